@@ -1,0 +1,148 @@
+//! The trait the derive implements, and the item conversion every entity shares.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::error::{Error, ItemKeyDisplay, KeyError};
+use crate::schema::{EntitySchema, TableDefinition, ENTITY_ATTRIBUTE};
+
+/// A DynamoDB item: attribute names to values.
+pub type Item = HashMap<String, AttributeValue>;
+
+/// The physical key attributes of one item, as `#[derive(ShardedEntity)]` computes them.
+///
+/// ```
+/// let keys = sharded_runtime::ItemKeys { pk: "GAME#g1#3".into(), sk: Some("SCORE#1".into()), gsis: vec![] };
+/// assert_eq!(keys.pk, "GAME#g1#3");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemKeys {
+    /// The base table partition key, with its shard.
+    pub pk: String,
+    /// The base table sort key.
+    pub sk: Option<String>,
+    /// Partition and sort key of each GSI, in the order of [`EntitySchema::gsis`].
+    pub gsis: Vec<(String, Option<String>)>,
+}
+
+/// An entity stored with sharded keys. Implemented by `#[derive(ShardedEntity)]`.
+///
+/// The derive generates the schema and `item_keys`; item conversion is shared runtime code.
+/// Besides this trait, the derive generates typed key builders as inherent functions
+/// (`Score::pk(..)`, `Score::sk(..)`, `Score::shard_for(..)`, `Score::pk_all_shards(..)`,
+/// `Score::parse_pk(..)`, `Score::gsi1_pk(..)`, ...): see the `sharded` crate docs.
+///
+/// ```ignore
+/// let item = score.to_item()?;                 // fields + pk, sk, gsi keys, `_entity`
+/// let back = Score::from_item(item)?;          // refuses items of other entities
+/// Score::table_definition().create_table(&client, "scores").send().await?;
+/// ```
+pub trait ShardedEntity: Serialize + DeserializeOwned + Sized {
+    /// The static description of the entity's keys.
+    const SCHEMA: &'static EntitySchema;
+
+    /// The physical key attributes of this item.
+    fn item_keys(&self) -> Result<ItemKeys, KeyError>;
+
+    /// The DynamoDB item: the struct's fields (through serde_dynamo), its key attributes and
+    /// the entity attribute.
+    fn to_item(&self) -> Result<Item, Error> {
+        to_item(self)
+    }
+
+    /// Reads an item back, refusing an item that belongs to another entity.
+    fn from_item(item: Item) -> Result<Self, Error> {
+        from_item(item)
+    }
+
+    /// The table (keys and GSIs) this entity needs.
+    fn table_definition() -> TableDefinition {
+        Self::SCHEMA.table_definition()
+    }
+}
+
+/// The shared implementation of [`ShardedEntity::to_item`].
+///
+/// Refuses (rather than overwrites) a serialised attribute that has the name of a key
+/// attribute: the derive catches named fields at compile time, this catches `flatten`ed maps.
+pub fn to_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
+    let schema = E::SCHEMA;
+    let keys = entity.item_keys()?;
+    let mut item: Item = serde_dynamo::to_item(entity).map_err(|source| Error::Serialize {
+        entity: schema.entity,
+        source,
+    })?;
+    let mut set = |name: &'static str, value: String| -> Result<(), Error> {
+        match item.insert(name.to_owned(), AttributeValue::S(value)) {
+            None => Ok(()),
+            Some(_) => Err(Error::AttributeClash {
+                entity: schema.entity,
+                attribute: name.to_owned(),
+            }),
+        }
+    };
+    set(schema.pk.attribute, keys.pk)?;
+    if let (Some(sk), Some(value)) = (schema.sk, keys.sk) {
+        set(sk.attribute, value)?;
+    }
+    for (gsi, (pk, sk)) in schema.gsis.iter().zip(keys.gsis) {
+        set(gsi.pk.attribute, pk)?;
+        if let (Some(sk_schema), Some(value)) = (gsi.sk, sk) {
+            set(sk_schema.attribute, value)?;
+        }
+    }
+    set(ENTITY_ATTRIBUTE, schema.entity.to_owned())?;
+    Ok(item)
+}
+
+/// The key of an item as text, for error messages.
+pub(crate) fn describe_key(schema: &EntitySchema, item: &Item) -> ItemKeyDisplay {
+    let text = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
+    ItemKeyDisplay {
+        pk: text(schema.pk.attribute),
+        sk: schema.sk.and_then(|sk| text(sk.attribute)),
+    }
+}
+
+/// The shared implementation of [`ShardedEntity::from_item`].
+pub fn from_item<E: ShardedEntity>(mut item: Item) -> Result<E, Error> {
+    let schema = E::SCHEMA;
+    match item.get(ENTITY_ATTRIBUTE).map(|v| v.as_s()) {
+        Some(Ok(name)) if name == schema.entity => {}
+        found => {
+            let found = match found {
+                Some(Ok(other)) => format!("a `{other}`"),
+                Some(Err(_)) => "an item whose entity attribute is not a string".to_owned(),
+                None => "an item without an entity attribute".to_owned(),
+            };
+            return Err(Error::WrongEntity {
+                expected: schema.entity,
+                found,
+                attribute: ENTITY_ATTRIBUTE,
+                key: describe_key(schema, &item),
+            });
+        }
+    }
+    let key = describe_key(schema, &item);
+    // Key attributes are derived data; removing them lets `#[serde(deny_unknown_fields)]`
+    // structs read their own items.
+    item.remove(ENTITY_ATTRIBUTE);
+    item.remove(schema.pk.attribute);
+    if let Some(sk) = schema.sk {
+        item.remove(sk.attribute);
+    }
+    for gsi in schema.gsis {
+        item.remove(gsi.pk.attribute);
+        if let Some(sk) = gsi.sk {
+            item.remove(sk.attribute);
+        }
+    }
+    serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {
+        entity: schema.entity,
+        key,
+        source,
+    })
+}

@@ -1,0 +1,171 @@
+//! Errors: what went wrong, and what the caller needs to recover.
+
+use std::fmt;
+
+/// A key could not be built or parsed.
+///
+/// Every variant names the entity, the key attribute and, where there is one, the field, so
+/// the message points at the value to fix.
+///
+/// ```
+/// use sharded_runtime::keys::{build_key, KeyContext, KeyTemplate, Segment};
+/// use sharded_runtime::KeyError;
+/// static T: KeyTemplate = KeyTemplate { source: "USER#{id}", segments: &[
+///     Segment::Literal("USER#"), Segment::Field("id")] };
+/// let err = build_key(KeyContext { entity: "User", attribute: "pk" }, &T, &[&""]).unwrap_err();
+/// assert!(matches!(err, KeyError::EmptyValue { field: "id", .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// A key field holds an empty string.
+    #[error(
+        "`{entity}.{field}` is empty, but it is part of the `{attribute}` key: DynamoDB keys cannot \
+         hold empty values and an empty field would make the key ambiguous; give `{field}` a \
+         non-empty value"
+    )]
+    EmptyValue {
+        /// The entity type.
+        entity: &'static str,
+        /// The key attribute being built.
+        attribute: &'static str,
+        /// The empty field.
+        field: &'static str,
+    },
+    /// A key field's value has no key encoding (e.g. a timestamp outside the years 0..=9999).
+    #[error("`{entity}.{field}` cannot be written into the `{attribute}` key: {reason}")]
+    Unencodable {
+        /// The entity type.
+        entity: &'static str,
+        /// The key attribute being built.
+        attribute: &'static str,
+        /// The field.
+        field: &'static str,
+        /// Why the value has no encoding.
+        reason: String,
+    },
+    /// A shard number outside `0..n` was asked for.
+    #[error("shard {shard} does not exist for the `{attribute}` key of {entity}: shards are 0..{n}")]
+    ShardOutOfRange {
+        /// The entity type.
+        entity: &'static str,
+        /// The key attribute.
+        attribute: &'static str,
+        /// The shard asked for.
+        shard: u32,
+        /// The shard count.
+        n: u32,
+    },
+    /// A physical key does not match its template.
+    #[error("`{key}` is not a `{attribute}` key of {entity} (template `{template}`): {reason}")]
+    Malformed {
+        /// The entity type.
+        entity: &'static str,
+        /// The key attribute.
+        attribute: &'static str,
+        /// The template the key should match.
+        template: &'static str,
+        /// The key as given.
+        key: String,
+        /// What did not match.
+        reason: String,
+    },
+    /// Generated code passed the wrong number of values for a template. This is a bug in
+    /// `sharded`, not in your code: please report it.
+    #[error("internal error: wrong number of values for the `{attribute}` template `{template}` of {entity}")]
+    Arity {
+        /// The entity type.
+        entity: &'static str,
+        /// The key attribute.
+        attribute: &'static str,
+        /// The template.
+        template: &'static str,
+    },
+}
+
+/// The error type of everything `sharded` does at run time.
+///
+/// ```
+/// use sharded_runtime::Error;
+/// fn handle(e: Error) -> String {
+///     match e {
+///         Error::Key(k) => format!("fix the key value: {k}"),
+///         other => other.to_string(),
+///     }
+/// }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A key could not be built or parsed.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// The entity could not be converted into a DynamoDB item.
+    #[error("cannot convert {entity} into a DynamoDB item: {source}")]
+    Serialize {
+        /// The entity type.
+        entity: &'static str,
+        /// What serde_dynamo reported.
+        #[source]
+        source: serde_dynamo::Error,
+    },
+    /// An item could not be read back into the entity's struct.
+    #[error("cannot read the item {key} as {entity}: {source}; does the struct still match what was written?")]
+    Deserialize {
+        /// The entity type.
+        entity: &'static str,
+        /// The item's key, for finding it.
+        key: ItemKeyDisplay,
+        /// What serde_dynamo reported.
+        #[source]
+        source: serde_dynamo::Error,
+    },
+    /// An item of another entity (or none) was read where this entity was expected.
+    #[error(
+        "the item {key} is {found}, not {expected}: the `{attribute}` attribute says so; query \
+         with the entity the item belongs to"
+    )]
+    WrongEntity {
+        /// The entity that was expected.
+        expected: &'static str,
+        /// What the item's entity attribute holds (`no entity attribute` if missing).
+        found: String,
+        /// The entity attribute's name.
+        attribute: &'static str,
+        /// The item's key.
+        key: ItemKeyDisplay,
+    },
+    /// A struct field serialises to the same attribute name as a generated key attribute.
+    #[error(
+        "{entity} serialises an attribute `{attribute}` that `sharded` writes itself (a key or the \
+         entity attribute); rename the field or use #[serde(rename = \"...\")]"
+    )]
+    AttributeClash {
+        /// The entity type.
+        entity: &'static str,
+        /// The clashing attribute name.
+        attribute: String,
+    },
+}
+
+/// The key attributes of an item, printed as `pk=..., sk=...` in error messages.
+///
+/// ```
+/// use sharded_runtime::error::ItemKeyDisplay;
+/// let k = ItemKeyDisplay { pk: Some("GAME#g1#3".into()), sk: Some("SCORE#1".into()) };
+/// assert_eq!(k.to_string(), "(pk=GAME#g1#3, sk=SCORE#1)");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ItemKeyDisplay {
+    /// The partition key value, when the item had one.
+    pub pk: Option<String>,
+    /// The sort key value, when the item had one.
+    pub sk: Option<String>,
+}
+
+impl fmt::Display for ItemKeyDisplay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
+        write!(f, "(pk={}, sk={})", show(&self.pk), show(&self.sk))
+    }
+}

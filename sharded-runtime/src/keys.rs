@@ -1,0 +1,609 @@
+//! Key templates: building physical keys from field values, and parsing them back.
+//!
+//! A template such as `GAME#{game_id}` is a list of [`Segment`]s: literal text and fields.
+//! The derive checks templates at compile time and emits them as `static` data; the functions
+//! here do the work, so generated code stays a list of arguments.
+//!
+//! # Physical form
+//!
+//! ```text
+//! unsharded partition key   <template>                 GAME#g1
+//! sharded partition key     <template>#<shard>         GAME#g1#3      (shard: decimal, 0..n, no padding)
+//! sort key                  <template>                 SCORE#00000000000000000042#p1
+//! ```
+//!
+//! Field values are written with their [`KeyPart`] encoding, which never contains `#`, so the
+//! last `#` of a sharded key always starts the shard number and every key parses back
+//! unambiguously.
+
+use crate::error::KeyError;
+use crate::hash;
+use crate::{KeyPart, KeyPartDecode, KeyPartError};
+
+/// One piece of a key template.
+///
+/// ```
+/// use sharded_runtime::keys::Segment;
+/// let template = [Segment::Literal("GAME#"), Segment::Field("game_id")];
+/// assert_eq!(template.len(), 2);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Segment {
+    /// Text copied into the key as written.
+    Literal(&'static str),
+    /// The encoded value of the named struct field.
+    Field(&'static str),
+}
+
+/// A key template: the text the user wrote and its segments.
+///
+/// ```
+/// use sharded_runtime::keys::{KeyTemplate, Segment};
+/// static GAME: KeyTemplate = KeyTemplate {
+///     source: "GAME#{game_id}",
+///     segments: &[Segment::Literal("GAME#"), Segment::Field("game_id")],
+/// };
+/// assert_eq!(GAME.fields().collect::<Vec<_>>(), ["game_id"]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyTemplate {
+    /// The template as written in the attribute, for error messages.
+    pub source: &'static str,
+    /// Literal and field segments, in order.
+    pub segments: &'static [Segment],
+}
+
+impl KeyTemplate {
+    /// The field names of the template, in order.
+    ///
+    /// ```
+    /// # use sharded_runtime::keys::{KeyTemplate, Segment};
+    /// let t = KeyTemplate { source: "A#{x}#{y}", segments: &[
+    ///     Segment::Literal("A#"), Segment::Field("x"), Segment::Literal("#"), Segment::Field("y")] };
+    /// assert_eq!(t.fields().collect::<Vec<_>>(), ["x", "y"]);
+    /// ```
+    pub fn fields(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.segments.iter().filter_map(|s| match s {
+            Segment::Field(f) => Some(*f),
+            Segment::Literal(_) => None,
+        })
+    }
+
+    /// A capacity guess for a built key: literals plus a typical field width.
+    fn capacity_hint(&self) -> usize {
+        self.segments
+            .iter()
+            .map(|s| match s {
+                Segment::Literal(l) => l.len(),
+                Segment::Field(_) => 24,
+            })
+            .sum::<usize>()
+            + 4
+    }
+}
+
+/// Where a key goes, for error messages: the entity and the key attribute.
+///
+/// ```
+/// let at = sharded_runtime::keys::KeyContext { entity: "Score", attribute: "pk" };
+/// assert_eq!(at.attribute, "pk");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyContext {
+    /// The entity type name.
+    pub entity: &'static str,
+    /// The key attribute (`pk`, `sk`, `gsi1pk`, ...).
+    pub attribute: &'static str,
+}
+
+fn field_error(ctx: KeyContext, field: &'static str, err: KeyPartError) -> KeyError {
+    match err {
+        KeyPartError::Empty => KeyError::EmptyValue {
+            entity: ctx.entity,
+            attribute: ctx.attribute,
+            field,
+        },
+        KeyPartError::Invalid(reason) => KeyError::Unencodable {
+            entity: ctx.entity,
+            attribute: ctx.attribute,
+            field,
+            reason,
+        },
+    }
+}
+
+/// Writes `template` with `values` (one per field segment, in order) into `out`.
+fn write_template(
+    out: &mut String,
+    ctx: KeyContext,
+    template: &KeyTemplate,
+    values: &[&dyn KeyPart],
+) -> Result<(), KeyError> {
+    let mut values = values.iter();
+    for segment in template.segments {
+        match *segment {
+            Segment::Literal(text) => out.push_str(text),
+            Segment::Field(field) => {
+                let value = values.next().ok_or(KeyError::Arity {
+                    entity: ctx.entity,
+                    attribute: ctx.attribute,
+                    template: template.source,
+                })?;
+                value.write_key(out).map_err(|e| field_error(ctx, field, e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Builds an unsharded key (a sort key, or a partition key without a shard).
+///
+/// ```
+/// use sharded_runtime::keys::{build_key, KeyContext, KeyTemplate, Segment};
+/// static SK: KeyTemplate = KeyTemplate { source: "SCORE#{score}", segments: &[
+///     Segment::Literal("SCORE#"), Segment::Field("score")] };
+/// let ctx = KeyContext { entity: "Score", attribute: "sk" };
+/// assert_eq!(build_key(ctx, &SK, &[&42u64]).unwrap(), "SCORE#00000000000000000042");
+/// ```
+pub fn build_key(ctx: KeyContext, template: &KeyTemplate, values: &[&dyn KeyPart]) -> Result<String, KeyError> {
+    let mut out = String::with_capacity(template.capacity_hint());
+    write_template(&mut out, ctx, template, values)?;
+    Ok(out)
+}
+
+/// Builds a sharded partition key on an explicit shard: `<template>#<shard>`.
+///
+/// ```
+/// use sharded_runtime::keys::{build_key_on_shard, KeyContext, KeyTemplate, Segment};
+/// static PK: KeyTemplate = KeyTemplate { source: "GAME#{game_id}", segments: &[
+///     Segment::Literal("GAME#"), Segment::Field("game_id")] };
+/// let ctx = KeyContext { entity: "Score", attribute: "pk" };
+/// assert_eq!(build_key_on_shard(ctx, &PK, &[&"g1"], 3, 10).unwrap(), "GAME#g1#3");
+/// assert!(build_key_on_shard(ctx, &PK, &[&"g1"], 10, 10).is_err());
+/// ```
+pub fn build_key_on_shard(
+    ctx: KeyContext,
+    template: &KeyTemplate,
+    values: &[&dyn KeyPart],
+    shard: u32,
+    n: u32,
+) -> Result<String, KeyError> {
+    if shard >= n {
+        return Err(KeyError::ShardOutOfRange {
+            entity: ctx.entity,
+            attribute: ctx.attribute,
+            shard,
+            n,
+        });
+    }
+    let mut out = String::with_capacity(template.capacity_hint());
+    write_template(&mut out, ctx, template, values)?;
+    push_shard(&mut out, shard);
+    Ok(out)
+}
+
+/// Builds a hash-sharded partition key: the shard is the [spec hash](crate::hash) of
+/// `shard_values`.
+///
+/// The shard fields are encoded into the same buffer after the template, hashed there and cut
+/// off again, so building a key allocates exactly one `String`.
+///
+/// ```
+/// use sharded_runtime::keys::{build_hashed_key, KeyContext, KeyTemplate, Segment};
+/// static PK: KeyTemplate = KeyTemplate { source: "GAME#{game_id}", segments: &[
+///     Segment::Literal("GAME#"), Segment::Field("game_id")] };
+/// let ctx = KeyContext { entity: "Score", attribute: "pk" };
+/// let key = build_hashed_key(ctx, &PK, &[&"g1"], &["player_id"], &[&"player-1"], 10).unwrap();
+/// assert_eq!(key, "GAME#g1#0"); // shard of "player-1" mod 10 is 0 (see the hash test vectors)
+/// ```
+pub fn build_hashed_key(
+    ctx: KeyContext,
+    template: &KeyTemplate,
+    values: &[&dyn KeyPart],
+    shard_fields: &[&'static str],
+    shard_values: &[&dyn KeyPart],
+    n: u32,
+) -> Result<String, KeyError> {
+    let mut out = String::with_capacity(template.capacity_hint() + 24);
+    write_template(&mut out, ctx, template, values)?;
+    let end = out.len();
+    write_canonical(&mut out, ctx, shard_fields, shard_values)?;
+    let shard = hash::shard_of_bytes(&out.as_bytes()[end..], n);
+    out.truncate(end);
+    push_shard(&mut out, shard);
+    Ok(out)
+}
+
+/// Builds a randomly sharded partition key: a fresh uniform shard in `0..n` each call.
+///
+/// ```
+/// use sharded_runtime::keys::{build_random_key, KeyContext, KeyTemplate, Segment};
+/// static PK: KeyTemplate = KeyTemplate { source: "VOTES#{candidate}", segments: &[
+///     Segment::Literal("VOTES#"), Segment::Field("candidate")] };
+/// let ctx = KeyContext { entity: "Vote", attribute: "pk" };
+/// let key = build_random_key(ctx, &PK, &[&"A"], 10).unwrap();
+/// assert!(key.starts_with("VOTES#A#"));
+/// ```
+pub fn build_random_key(
+    ctx: KeyContext,
+    template: &KeyTemplate,
+    values: &[&dyn KeyPart],
+    n: u32,
+) -> Result<String, KeyError> {
+    build_key_on_shard(ctx, template, values, random_shard(n), n.max(1))
+}
+
+/// The shard of `shard_values` under `n` shards, per the [hash spec](crate::hash).
+///
+/// ```
+/// use sharded_runtime::keys::{shard_of, KeyContext};
+/// let ctx = KeyContext { entity: "Score", attribute: "pk" };
+/// assert_eq!(shard_of(ctx, &["player_id"], &[&"player-1"], 10).unwrap(), 0);
+/// ```
+pub fn shard_of(
+    ctx: KeyContext,
+    shard_fields: &[&'static str],
+    shard_values: &[&dyn KeyPart],
+    n: u32,
+) -> Result<u32, KeyError> {
+    let mut canonical = String::with_capacity(32);
+    write_canonical(&mut canonical, ctx, shard_fields, shard_values)?;
+    Ok(hash::shard_of_bytes(canonical.as_bytes(), n))
+}
+
+/// The shard of an already-built text (used for identity-sharded GSIs, whose canonical bytes
+/// are the item's logical primary key).
+///
+/// ```
+/// let s = sharded_runtime::keys::shard_of_text("GAME#g1#SCORE#00000000000000000042#p1", 4);
+/// assert!(s < 4);
+/// ```
+pub fn shard_of_text(canonical: &str, n: u32) -> u32 {
+    hash::shard_of_bytes(canonical.as_bytes(), n)
+}
+
+fn write_canonical(
+    out: &mut String,
+    ctx: KeyContext,
+    fields: &[&'static str],
+    values: &[&dyn KeyPart],
+) -> Result<(), KeyError> {
+    for (i, (field, value)) in fields.iter().zip(values).enumerate() {
+        if i > 0 {
+            out.push('#');
+        }
+        value.write_key(out).map_err(|e| field_error(ctx, field, e))?;
+    }
+    Ok(())
+}
+
+fn push_shard(out: &mut String, shard: u32) {
+    out.push('#');
+    // Shards are small; a tiny hand loop avoids the formatting machinery on the write path.
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    let mut v = shard;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[i..]).unwrap_or("0"));
+}
+
+/// A uniformly random shard in `0..n` from a small per-thread generator (SplitMix64 seeded
+/// from the OS-randomised `RandomState`). Not for cryptography; only spreads writes.
+///
+/// ```
+/// assert!(sharded_runtime::keys::random_shard(10) < 10);
+/// assert_eq!(sharded_runtime::keys::random_shard(1), 0);
+/// ```
+pub fn random_shard(n: u32) -> u32 {
+    use std::cell::Cell;
+    use std::hash::{BuildHasher, RandomState};
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(RandomState::new().hash_one(std::thread::current().id()));
+    }
+    if n <= 1 {
+        return 0;
+    }
+    let x = STATE.with(|s| {
+        let next = s.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+        s.set(next);
+        let mut z = next;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    });
+    // Multiply-shift maps 64 random bits onto 0..n without modulo bias worth measuring.
+    ((u128::from(x) * u128::from(n)) >> 64) as u32
+}
+
+/// Every physical partition key of one logical key: `<prefix>#0` .. `<prefix>#(n-1)`.
+///
+/// Returned by the generated `pk_all_shards` and `gsiN_pk_all_shards` builders; the
+/// scatter-gather engine queries each.
+///
+/// ```
+/// use sharded_runtime::keys::ShardKeys;
+/// let keys: Vec<String> = ShardKeys::new("GAME#g1".to_string(), Some(3)).collect();
+/// assert_eq!(keys, ["GAME#g1#0", "GAME#g1#1", "GAME#g1#2"]);
+/// let unsharded: Vec<String> = ShardKeys::new("USER#u1".to_string(), None).collect();
+/// assert_eq!(unsharded, ["USER#u1"]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ShardKeys {
+    prefix: String,
+    n: Option<u32>,
+    next: u32,
+}
+
+impl ShardKeys {
+    /// The keys of `prefix` over `n` shards, or the one key `prefix` when `n` is `None`.
+    pub fn new(prefix: String, n: Option<u32>) -> Self {
+        ShardKeys { prefix, n, next: 0 }
+    }
+
+    /// The logical key (the template part, without a shard).
+    ///
+    /// ```
+    /// let k = sharded_runtime::keys::ShardKeys::new("GAME#g1".into(), Some(2));
+    /// assert_eq!(k.logical_key(), "GAME#g1");
+    /// ```
+    pub fn logical_key(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The number of physical keys (`n`, or 1 when unsharded).
+    ///
+    /// ```
+    /// assert_eq!(sharded_runtime::keys::ShardKeys::new("A".into(), Some(7)).shard_count(), 7);
+    /// ```
+    pub fn shard_count(&self) -> u32 {
+        self.n.unwrap_or(1)
+    }
+}
+
+impl Iterator for ShardKeys {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        match self.n {
+            None if self.next == 0 => {
+                self.next = 1;
+                Some(self.prefix.clone())
+            }
+            Some(n) if self.next < n => {
+                let mut key = String::with_capacity(self.prefix.len() + 4);
+                key.push_str(&self.prefix);
+                push_shard(&mut key, self.next);
+                self.next += 1;
+                Some(key)
+            }
+            _ => None,
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = (self.shard_count().saturating_sub(self.next)) as usize;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for ShardKeys {}
+
+/// The encoded field values and shard number of a parsed physical key.
+///
+/// Produced by [`parse_key`]; the generated `parse_*` functions decode each raw value with
+/// [`KeyPartDecode`] into the field's type.
+///
+/// ```
+/// use sharded_runtime::keys::{parse_key, KeyContext, KeyTemplate, Segment};
+/// static PK: KeyTemplate = KeyTemplate { source: "GAME#{game_id}", segments: &[
+///     Segment::Literal("GAME#"), Segment::Field("game_id")] };
+/// let ctx = KeyContext { entity: "Score", attribute: "pk" };
+/// let parsed = parse_key(ctx, &PK, "GAME#g$231#7", Some(10)).unwrap();
+/// assert_eq!(parsed.raw(0), Some("g$231"));
+/// assert_eq!(parsed.decode::<String>(0).unwrap(), "g#1");
+/// assert_eq!(parsed.shard, Some(7));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedKey<'a> {
+    ctx: KeyContext,
+    template: &'static KeyTemplate,
+    key: &'a str,
+    values: Vec<(&'static str, &'a str)>,
+    /// The shard number, for a sharded key.
+    pub shard: Option<u32>,
+}
+
+impl<'a> ParsedKey<'a> {
+    /// The still-encoded value of the `index`-th field.
+    pub fn raw(&self, index: usize) -> Option<&'a str> {
+        self.values.get(index).map(|(_, v)| *v)
+    }
+
+    /// Decodes the `index`-th field into `T`.
+    pub fn decode<T: KeyPartDecode>(&self, index: usize) -> Result<T, KeyError> {
+        let (field, raw) = self.values.get(index).copied().ok_or(KeyError::Arity {
+            entity: self.ctx.entity,
+            attribute: self.ctx.attribute,
+            template: self.template.source,
+        })?;
+        T::decode_key(raw).map_err(|e| self.malformed(format!("field `{field}`: {e}")))
+    }
+
+    fn malformed(&self, reason: String) -> KeyError {
+        malformed(self.ctx, self.template, self.key, reason)
+    }
+}
+
+fn malformed(ctx: KeyContext, template: &KeyTemplate, key: &str, reason: String) -> KeyError {
+    KeyError::Malformed {
+        entity: ctx.entity,
+        attribute: ctx.attribute,
+        template: template.source,
+        key: key.to_owned(),
+        reason,
+    }
+}
+
+/// Splits a physical key into its encoded field values and shard number.
+///
+/// `shards` is `Some(n)` for a sharded key (the last `#` segment must be a shard below `n`).
+/// Every mismatch is an error naming the template and what did not match; nothing is guessed.
+///
+/// ```
+/// use sharded_runtime::keys::{parse_key, KeyContext, KeyTemplate, Segment};
+/// static SK: KeyTemplate = KeyTemplate { source: "SCORE#{score}#{player_id}", segments: &[
+///     Segment::Literal("SCORE#"), Segment::Field("score"), Segment::Literal("#"), Segment::Field("player_id")] };
+/// let ctx = KeyContext { entity: "Score", attribute: "sk" };
+/// let parsed = parse_key(ctx, &SK, "SCORE#00000000000000000042#p1", None).unwrap();
+/// assert_eq!(parsed.decode::<u64>(0).unwrap(), 42);
+/// assert!(parse_key(ctx, &SK, "GAME#g1", None).is_err());
+/// ```
+pub fn parse_key<'a>(
+    ctx: KeyContext,
+    template: &'static KeyTemplate,
+    key: &'a str,
+    shards: Option<u32>,
+) -> Result<ParsedKey<'a>, KeyError> {
+    let (body, shard) = match shards {
+        None => (key, None),
+        Some(n) => {
+            let (body, digits) = key
+                .rsplit_once('#')
+                .ok_or_else(|| malformed(ctx, template, key, "no `#<shard>` suffix".into()))?;
+            let canonical = !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && (digits == "0" || !digits.starts_with('0'));
+            let shard = digits
+                .parse::<u32>()
+                .ok()
+                .filter(|_| canonical)
+                .ok_or_else(|| malformed(ctx, template, key, format!("shard `{digits}` is not a number")))?;
+            if shard >= n {
+                return Err(malformed(ctx, template, key, format!("shard {shard} is not below n = {n}")));
+            }
+            (body, Some(shard))
+        }
+    };
+    let mut rest = body;
+    let mut values = Vec::with_capacity(template.segments.len());
+    for segment in template.segments {
+        match *segment {
+            Segment::Literal(text) => {
+                rest = rest.strip_prefix(text).ok_or_else(|| {
+                    malformed(ctx, template, key, format!("expected `{text}` at `{rest}`"))
+                })?;
+            }
+            Segment::Field(field) => {
+                // Encoded values never contain `#`, and the derive makes every field end the
+                // template or be followed by a literal starting with `#`.
+                let end = rest.find('#').unwrap_or(rest.len());
+                if end == 0 {
+                    return Err(malformed(ctx, template, key, format!("field `{field}` is empty")));
+                }
+                values.push((field, &rest[..end]));
+                rest = &rest[end..];
+            }
+        }
+    }
+    if !rest.is_empty() {
+        return Err(malformed(ctx, template, key, format!("unexpected trailing `{rest}`")));
+    }
+    Ok(ParsedKey {
+        ctx,
+        template,
+        key,
+        values,
+        shard,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    static PK: KeyTemplate = KeyTemplate {
+        source: "GAME#{game_id}",
+        segments: &[Segment::Literal("GAME#"), Segment::Field("game_id")],
+    };
+    static SK: KeyTemplate = KeyTemplate {
+        source: "SCORE#{score}#{player_id}",
+        segments: &[
+            Segment::Literal("SCORE#"),
+            Segment::Field("score"),
+            Segment::Literal("#"),
+            Segment::Field("player_id"),
+        ],
+    };
+    const PK_CTX: KeyContext = KeyContext {
+        entity: "Score",
+        attribute: "pk",
+    };
+    const SK_CTX: KeyContext = KeyContext {
+        entity: "Score",
+        attribute: "sk",
+    };
+
+    #[test]
+    fn empty_values_name_the_field() {
+        let err = build_key(SK_CTX, &SK, &[&1u64, &""]).unwrap_err();
+        assert!(matches!(
+            err,
+            KeyError::EmptyValue {
+                field: "player_id",
+                attribute: "sk",
+                ..
+            }
+        ));
+        assert!(err.to_string().contains("player_id"), "{err}");
+    }
+
+    #[test]
+    fn tampered_keys_are_refused() {
+        for bad in ["GAME#g1", "GAME#g1#x", "GAME#g1#10", "GAME#g1#03", "GAMX#g1#3", "GAME##3", "GAME#g1#"] {
+            assert!(parse_key(PK_CTX, &PK, bad, Some(10)).is_err(), "{bad} parsed");
+        }
+        assert!(parse_key(SK_CTX, &SK, "SCORE#1#p1", None).unwrap().decode::<u64>(0).is_err());
+        assert!(parse_key(SK_CTX, &SK, "SCORE#00000000000000000001#p1#x", None).is_err());
+    }
+
+    #[test]
+    fn random_shards_cover_every_shard() {
+        let mut seen = [false; 10];
+        for _ in 0..1000 {
+            seen[random_shard(10) as usize] = true;
+        }
+        assert!(seen.iter().all(|&s| s));
+    }
+
+    proptest! {
+        /// parse(build(x)) == x for sharded partition keys and composite sort keys.
+        #[test]
+        fn parse_inverts_build(game in "\\PC{1,12}", player in "[ -~]{1,12}", score: u64, n in 1u32..1000) {
+            let pk = build_hashed_key(PK_CTX, &PK, &[&game], &["player_id"], &[&player], n).unwrap();
+            let parsed = parse_key(PK_CTX, &PK, &pk, Some(n)).unwrap();
+            prop_assert_eq!(parsed.decode::<String>(0).unwrap(), game.clone());
+            prop_assert_eq!(parsed.shard.unwrap(), shard_of(PK_CTX, &["player_id"], &[&player], n).unwrap());
+
+            let sk = build_key(SK_CTX, &SK, &[&score, &player]).unwrap();
+            let parsed = parse_key(SK_CTX, &SK, &sk, None).unwrap();
+            prop_assert_eq!(parsed.decode::<u64>(0).unwrap(), score);
+            prop_assert_eq!(parsed.decode::<String>(1).unwrap(), player);
+        }
+
+        /// Sort keys built from (score, player) sort like the tuples, the leaderboard's need.
+        #[test]
+        fn sort_keys_sort_like_tuples(a: u64, b in "[ -~]{1,6}", c: u64, d in "[ -~]{1,6}") {
+            let k1 = build_key(SK_CTX, &SK, &[&a, &b]).unwrap();
+            let k2 = build_key(SK_CTX, &SK, &[&c, &d]).unwrap();
+            prop_assert_eq!((a, b.as_bytes()).cmp(&(c, d.as_bytes())), k1.as_bytes().cmp(k2.as_bytes()));
+        }
+    }
+}

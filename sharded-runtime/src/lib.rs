@@ -1,0 +1,75 @@
+//! Runtime of [`sharded`](https://docs.rs/sharded): key encoding, the stable shard hash, item
+//! conversion and table definitions, called by the code `#[derive(ShardedEntity)]` generates.
+//!
+//! Use it through the `sharded` facade crate; this crate is split out so generated code stays
+//! thin and the logic is written (and tested) once.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`encoding`] | [`KeyPart`]: how values are written into keys so they sort correctly |
+//! | [`keys`] | templates, building and parsing physical keys, [`keys::ShardKeys`] |
+//! | [`hash`] | the shard hash specification and its test vectors |
+//! | [`schema`] | the static key description of an entity, table definitions |
+//! | [`entity`] | the [`ShardedEntity`] trait and item conversion |
+//! | [`error`] | [`Error`] and [`KeyError`] |
+//! | `local` (feature `local`) | the DynamoDB Local harness for tests and examples |
+//!
+//! ```
+//! use sharded_runtime::hash::shard_of_bytes;
+//! // The shard of player "player-1" among 10 shards, as any language computes it.
+//! assert_eq!(shard_of_bytes(b"player-1", 10), 0);
+//! ```
+#![warn(missing_docs)]
+
+pub mod encoding;
+pub mod entity;
+pub mod error;
+pub mod hash;
+pub mod keys;
+#[cfg(feature = "local")]
+pub mod local;
+pub mod schema;
+
+pub use encoding::{KeyPart, KeyPartDecode, KeyPartError};
+pub use entity::{Item, ItemKeys, ShardedEntity};
+pub use error::{Error, KeyError};
+pub use keys::ShardKeys;
+pub use schema::{EntitySchema, TableDefinition};
+
+/// Items used by generated code. Not a public API: no stability promise.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::entity::{Item, ItemKeys, ShardedEntity};
+    pub use crate::error::KeyError;
+    pub use crate::keys::{
+        build_hashed_key, build_key, build_key_on_shard, build_random_key, parse_key, shard_of, shard_of_text,
+        KeyContext, KeyTemplate, Segment, ShardKeys,
+    };
+    pub use crate::schema::{EntitySchema, GsiSchema, PartitionKeySchema, Sharding, SortKeySchema};
+    pub use crate::{KeyPart, KeyPartDecode};
+    pub use core::result::Result;
+    pub use std::string::String;
+    pub use std::vec::Vec;
+
+    /// Requires `T: KeyPart` at compile time; the derive spans the call at the field's type so
+    /// an unsupported type is reported there.
+    pub const fn assert_key_part<T: KeyPart + ?Sized>() {}
+
+    /// Requires `T: KeyPartDecode`, for fields that are parsed back out of keys.
+    pub const fn assert_key_part_decode<T: KeyPartDecode>() {}
+
+    /// The identity an identity-sharded GSI hashes: the logical partition key, `#`, and the
+    /// sort key (if any). Stable across re-puts of the same item, also for random base shards.
+    pub fn identity(logical_pk: &str, sk: Option<&str>) -> String {
+        match sk {
+            Some(sk) => {
+                let mut s = String::with_capacity(logical_pk.len() + sk.len() + 1);
+                s.push_str(logical_pk);
+                s.push('#');
+                s.push_str(sk);
+                s
+            }
+            None => logical_pk.to_owned(),
+        }
+    }
+}

@@ -201,14 +201,19 @@ impl KeyPartDecode for String {
         while i < bytes.len() {
             if bytes[i] == b'$' {
                 let hex = bytes.get(i + 1..i + 3).ok_or_else(|| {
-                    KeyPartError::invalid(format!("`$` at byte {i} is not followed by two hex digits"))
+                    KeyPartError::invalid(format!(
+                        "`$` at byte {i} is not followed by two hex digits"
+                    ))
                 })?;
                 let value = hex_value(hex[0])
                     .zip(hex_value(hex[1]))
                     .map(|(hi, lo)| hi << 4 | lo)
                     .filter(|&b| b <= ESCAPE_AT_OR_BELOW)
                     .ok_or_else(|| {
-                        KeyPartError::invalid(format!("`${}` is not a valid escape", String::from_utf8_lossy(hex)))
+                        KeyPartError::invalid(format!(
+                            "`${}` is not a valid escape",
+                            String::from_utf8_lossy(hex)
+                        ))
                     })?;
                 out.push(value);
                 i += 3;
@@ -352,7 +357,9 @@ impl KeyPartDecode for bool {
         match encoded {
             "true" => Ok(true),
             "false" => Ok(false),
-            _ => Err(KeyPartError::invalid(format!("`{encoded}` is not `true` or `false`"))),
+            _ => Err(KeyPartError::invalid(format!(
+                "`{encoded}` is not `true` or `false`"
+            ))),
         }
     }
 }
@@ -387,7 +394,9 @@ mod chrono_impls {
         fn decode_key(encoded: &str) -> Result<Self, KeyPartError> {
             DateTime::parse_from_rfc3339(encoded)
                 .map(|t| t.with_timezone(&Utc))
-                .map_err(|e| KeyPartError::invalid(format!("`{encoded}` is not an RFC 3339 timestamp: {e}")))
+                .map_err(|e| {
+                    KeyPartError::invalid(format!("`{encoded}` is not an RFC 3339 timestamp: {e}"))
+                })
         }
     }
 
@@ -401,8 +410,9 @@ mod chrono_impls {
 
     impl KeyPartDecode for NaiveDate {
         fn decode_key(encoded: &str) -> Result<Self, KeyPartError> {
-            NaiveDate::parse_from_str(encoded, "%Y-%m-%d")
-                .map_err(|e| KeyPartError::invalid(format!("`{encoded}` is not a YYYY-MM-DD date: {e}")))
+            NaiveDate::parse_from_str(encoded, "%Y-%m-%d").map_err(|e| {
+                KeyPartError::invalid(format!("`{encoded}` is not a YYYY-MM-DD date: {e}"))
+            })
         }
     }
 }
@@ -422,7 +432,8 @@ mod uuid_impls {
 
     impl KeyPartDecode for Uuid {
         fn decode_key(encoded: &str) -> Result<Self, KeyPartError> {
-            Uuid::try_parse(encoded).map_err(|e| KeyPartError::invalid(format!("`{encoded}` is not a UUID: {e}")))
+            Uuid::try_parse(encoded)
+                .map_err(|e| KeyPartError::invalid(format!("`{encoded}` is not a UUID: {e}")))
         }
     }
 }

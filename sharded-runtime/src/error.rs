@@ -45,7 +45,9 @@ pub enum KeyError {
         reason: String,
     },
     /// A shard number outside `0..n` was asked for.
-    #[error("shard {shard} does not exist for the `{attribute}` key of {entity}: shards are 0..{n}")]
+    #[error(
+        "shard {shard} does not exist for the `{attribute}` key of {entity}: shards are 0..{n}"
+    )]
     ShardOutOfRange {
         /// The entity type.
         entity: &'static str,

@@ -111,7 +111,11 @@ mod tests {
         for &(fields, bytes, fnv, n, shard) in vectors {
             assert_eq!(canonical(fields), bytes);
             assert_eq!(fnv1a64(bytes.as_bytes()), fnv, "fnv of {bytes:?}");
-            assert_eq!(shard_of_bytes(bytes.as_bytes(), n), shard, "shard of {bytes:?} mod {n}");
+            assert_eq!(
+                shard_of_bytes(bytes.as_bytes(), n),
+                shard,
+                "shard of {bytes:?} mod {n}"
+            );
         }
     }
 

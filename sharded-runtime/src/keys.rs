@@ -129,7 +129,9 @@ fn write_template(
                     attribute: ctx.attribute,
                     template: template.source,
                 })?;
-                value.write_key(out).map_err(|e| field_error(ctx, field, e))?;
+                value
+                    .write_key(out)
+                    .map_err(|e| field_error(ctx, field, e))?;
             }
         }
     }
@@ -145,7 +147,11 @@ fn write_template(
 /// let ctx = KeyContext { entity: "Score", attribute: "sk" };
 /// assert_eq!(build_key(ctx, &SK, &[&42u64]).unwrap(), "SCORE#00000000000000000042");
 /// ```
-pub fn build_key(ctx: KeyContext, template: &KeyTemplate, values: &[&dyn KeyPart]) -> Result<String, KeyError> {
+pub fn build_key(
+    ctx: KeyContext,
+    template: &KeyTemplate,
+    values: &[&dyn KeyPart],
+) -> Result<String, KeyError> {
     let mut out = String::with_capacity(template.capacity_hint());
     write_template(&mut out, ctx, template, values)?;
     Ok(out)
@@ -272,7 +278,9 @@ fn write_canonical(
         if i > 0 {
             out.push('#');
         }
-        value.write_key(out).map_err(|e| field_error(ctx, field, e))?;
+        value
+            .write_key(out)
+            .map_err(|e| field_error(ctx, field, e))?;
     }
     Ok(())
 }
@@ -484,9 +492,21 @@ pub fn parse_key<'a>(
                 .parse::<u32>()
                 .ok()
                 .filter(|_| canonical)
-                .ok_or_else(|| malformed(ctx, template, key, format!("shard `{digits}` is not a number")))?;
+                .ok_or_else(|| {
+                    malformed(
+                        ctx,
+                        template,
+                        key,
+                        format!("shard `{digits}` is not a number"),
+                    )
+                })?;
             if shard >= n {
-                return Err(malformed(ctx, template, key, format!("shard {shard} is not below n = {n}")));
+                return Err(malformed(
+                    ctx,
+                    template,
+                    key,
+                    format!("shard {shard} is not below n = {n}"),
+                ));
             }
             (body, Some(shard))
         }
@@ -505,7 +525,12 @@ pub fn parse_key<'a>(
                 // template or be followed by a literal starting with `#`.
                 let end = rest.find('#').unwrap_or(rest.len());
                 if end == 0 {
-                    return Err(malformed(ctx, template, key, format!("field `{field}` is empty")));
+                    return Err(malformed(
+                        ctx,
+                        template,
+                        key,
+                        format!("field `{field}` is empty"),
+                    ));
                 }
                 values.push((field, &rest[..end]));
                 rest = &rest[end..];
@@ -513,7 +538,12 @@ pub fn parse_key<'a>(
         }
     }
     if !rest.is_empty() {
-        return Err(malformed(ctx, template, key, format!("unexpected trailing `{rest}`")));
+        return Err(malformed(
+            ctx,
+            template,
+            key,
+            format!("unexpected trailing `{rest}`"),
+        ));
     }
     Ok(ParsedKey {
         ctx,
@@ -567,10 +597,24 @@ mod tests {
 
     #[test]
     fn tampered_keys_are_refused() {
-        for bad in ["GAME#g1", "GAME#g1#x", "GAME#g1#10", "GAME#g1#03", "GAMX#g1#3", "GAME##3", "GAME#g1#"] {
-            assert!(parse_key(PK_CTX, &PK, bad, Some(10)).is_err(), "{bad} parsed");
+        for bad in [
+            "GAME#g1",
+            "GAME#g1#x",
+            "GAME#g1#10",
+            "GAME#g1#03",
+            "GAMX#g1#3",
+            "GAME##3",
+            "GAME#g1#",
+        ] {
+            assert!(
+                parse_key(PK_CTX, &PK, bad, Some(10)).is_err(),
+                "{bad} parsed"
+            );
         }
-        assert!(parse_key(SK_CTX, &SK, "SCORE#1#p1", None).unwrap().decode::<u64>(0).is_err());
+        assert!(parse_key(SK_CTX, &SK, "SCORE#1#p1", None)
+            .unwrap()
+            .decode::<u64>(0)
+            .is_err());
         assert!(parse_key(SK_CTX, &SK, "SCORE#00000000000000000001#p1#x", None).is_err());
     }
 

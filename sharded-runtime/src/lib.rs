@@ -42,8 +42,8 @@ pub mod __private {
     pub use crate::entity::{Item, ItemKeys, ShardedEntity};
     pub use crate::error::KeyError;
     pub use crate::keys::{
-        build_hashed_key, build_key, build_key_on_shard, build_random_key, parse_key, shard_of, shard_of_text,
-        KeyContext, KeyTemplate, Segment, ShardKeys,
+        build_hashed_key, build_key, build_key_on_shard, build_random_key, parse_key, shard_of,
+        shard_of_text, KeyContext, KeyTemplate, Segment, ShardKeys,
     };
     pub use crate::schema::{EntitySchema, GsiSchema, PartitionKeySchema, Sharding, SortKeySchema};
     pub use crate::{KeyPart, KeyPartDecode};
@@ -57,6 +57,34 @@ pub mod __private {
 
     /// Requires `T: KeyPartDecode`, for fields that are parsed back out of keys.
     pub const fn assert_key_part_decode<T: KeyPartDecode>() {}
+
+    static FALLBACK_TEMPLATE: KeyTemplate = KeyTemplate {
+        source: "",
+        segments: &[],
+    };
+
+    /// The schema of the stub impl emitted next to derive errors; never used at run time
+    /// because the crate does not compile.
+    pub static FALLBACK_SCHEMA: EntitySchema = EntitySchema {
+        entity: "",
+        table: None,
+        pk: PartitionKeySchema {
+            attribute: "pk",
+            template: &FALLBACK_TEMPLATE,
+            sharding: Sharding::None,
+        },
+        sk: None,
+        gsis: &[],
+    };
+
+    /// The body of the stub impl's `item_keys`.
+    pub fn fallback_item_keys() -> Result<ItemKeys, KeyError> {
+        Err(KeyError::Arity {
+            entity: "",
+            attribute: "pk",
+            template: "",
+        })
+    }
 
     /// The identity an identity-sharded GSI hashes: the logical partition key, `#`, and the
     /// sort key (if any). Stable across re-puts of the same item, also for random base shards.

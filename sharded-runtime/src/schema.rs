@@ -2,8 +2,8 @@
 
 use aws_sdk_dynamodb::operation::create_table::builders::CreateTableFluentBuilder;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection, ProjectionType,
-    ScalarAttributeType,
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
+    ProjectionType, ScalarAttributeType,
 };
 use aws_sdk_dynamodb::Client;
 
@@ -309,7 +309,11 @@ impl TableDefinition {
                 GlobalSecondaryIndex::builder()
                     .index_name(index.name)
                     .set_key_schema(Some(key_schema(index.partition_key, index.sort_key)))
-                    .projection(Projection::builder().projection_type(ProjectionType::All).build())
+                    .projection(
+                        Projection::builder()
+                            .projection_type(ProjectionType::All)
+                            .build(),
+                    )
                     .build()
                     .expect("name, key schema and projection are set"),
             );

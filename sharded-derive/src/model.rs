@@ -1,0 +1,139 @@
+//! The model of one `#[derive(ShardedEntity)]` input: built once by `parse`, checked by
+//! `validate`, read by `expand`. Every value keeps the span of the token it came from, so a
+//! check that runs late can still point at what the user wrote.
+
+use proc_macro2::Span;
+use syn::{Ident, LitStr, Type};
+
+/// A value with the span of the token it came from (clap_derive's `Sp<T>`).
+#[derive(Clone, Debug)]
+pub struct Sp<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+impl<T> Sp<T> {
+    pub fn new(value: T, span: Span) -> Self {
+        Sp { value, span }
+    }
+}
+
+pub struct Entity {
+    pub ident: Ident,
+    pub fields: Vec<Field>,
+    pub container: Container,
+    /// `None` only when the input had no `#[pk]` (already reported).
+    pub pk: Option<PartitionKey>,
+    pub sk: Option<SortKey>,
+    pub gsis: Vec<Gsi>,
+}
+
+pub struct Field {
+    pub ident: Ident,
+    pub ty: Type,
+    /// The attribute name serde writes, with the span of the `rename` literal or the ident.
+    pub serde_name: Sp<String>,
+}
+
+#[derive(Default)]
+pub struct Container {
+    pub table: Option<LitStr>,
+    pub entity: Option<LitStr>,
+}
+
+/// `GAME#{game_id}`: literal text and field references.
+pub struct Template {
+    pub lit: LitStr,
+    pub segments: Vec<Segment>,
+}
+
+pub enum Segment {
+    Literal(String),
+    /// A field reference; its span is the template literal's (a string has no sub-spans on
+    /// stable Rust).
+    Field(Ident),
+}
+
+impl Template {
+    pub fn fields(&self) -> impl Iterator<Item = &Ident> {
+        self.segments.iter().filter_map(|s| match s {
+            Segment::Field(f) => Some(f),
+            Segment::Literal(_) => None,
+        })
+    }
+}
+
+/// How a partition key is spread over shards, as written.
+pub enum Shard {
+    None,
+    /// `shard = "hash(a, b)"`
+    Hash(Vec<Ident>),
+    /// `shard = "random"`
+    Random,
+    /// GSI `shard = 4`: hash the item's identity; the count is the literal.
+    Identity,
+    /// The expression did not parse (already reported); later checks skip it.
+    Invalid,
+}
+
+pub struct PartitionKey {
+    /// The DynamoDB attribute written (`pk`, `gsi1pk`).
+    pub attribute: String,
+    pub template: Template,
+    pub shard: Sp<Shard>,
+    /// The shard count: `n = 10`, or the literal of a GSI's `shard = 4`.
+    pub n: Option<Sp<u32>>,
+    /// `single_partition = "why"`: the explicit opt-in to an unsharded constant key.
+    pub single_partition: Option<LitStr>,
+    /// `query = "name"`: the generated query function's name.
+    pub query: Option<Ident>,
+    // Room for what later versions add, without changing the shape of the model:
+    // time buckets are a new `Segment` kind (`{at:day}`), a legacy unsharded layout read
+    // during a transition and a changed shard count are new optional fields here.
+}
+
+pub struct SortKey {
+    pub attribute: String,
+    pub template: Template,
+}
+
+pub struct Gsi {
+    pub number: u8,
+    pub attr_span: Span,
+    pub index_name: String,
+    pub pk: PartitionKey,
+    pub sk: Option<SortKey>,
+}
+
+impl Entity {
+    pub fn field(&self, name: &Ident) -> Option<&Field> {
+        self.fields.iter().find(|f| f.ident == *name)
+    }
+
+    /// The entity name written to the entity attribute.
+    pub fn entity_name(&self) -> String {
+        self.container
+            .entity
+            .as_ref()
+            .map(LitStr::value)
+            .unwrap_or_else(|| self.ident.to_string())
+    }
+
+    /// Every key attribute the runtime writes, with where it comes from.
+    pub fn generated_attributes(&self) -> Vec<String> {
+        let mut names = vec![crate::symbol::ENTITY_ATTRIBUTE.to_owned()];
+        if let Some(pk) = &self.pk {
+            names.push(pk.attribute.clone());
+        }
+        if let Some(sk) = &self.sk {
+            names.push(sk.attribute.clone());
+        }
+        for gsi in &self.gsis {
+            names.push(gsi.pk.attribute.clone());
+            if let Some(sk) = &gsi.sk {
+                names.push(sk.attribute.clone());
+            }
+        }
+        names
+    }
+}

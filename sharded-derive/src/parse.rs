@@ -1,0 +1,663 @@
+//! From `syn` to the model: reads the attributes, records syntax errors in the context.
+//! Checks that need the whole model (does a field exist, is a key hot) live in `validate`.
+
+use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned;
+use syn::{Attribute, Data, DeriveInput, Fields, Ident, Lit, LitStr};
+
+use crate::ctxt::Ctxt;
+use crate::model::{
+    Container, Entity, Field, Gsi, PartitionKey, Segment, Shard, SortKey, Sp, Template,
+};
+use crate::suggest::did_you_mean;
+use crate::symbol::*;
+
+pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
+    let named = match &input.data {
+        Data::Struct(data) => match &data.fields {
+            Fields::Named(named) => Some(named),
+            Fields::Unnamed(fields) => {
+                cx.error_spanned_by(
+                    fields,
+                    "#[derive(ShardedEntity)] needs named fields: key templates refer to fields by \
+                     name; turn this tuple struct into `struct Name { field: Type, .. }`",
+                );
+                None
+            }
+            Fields::Unit => {
+                cx.error_spanned_by(
+                    &input.ident,
+                    "#[derive(ShardedEntity)] needs a struct with named fields, and a unit struct \
+                     has none to build keys from; add the fields the keys are made of",
+                );
+                None
+            }
+        },
+        Data::Enum(data) => {
+            cx.error_spanned_by(
+                data.enum_token,
+                "#[derive(ShardedEntity)] works on structs, not enums: derive it on one struct per \
+                 entity and let them share a table",
+            );
+            None
+        }
+        Data::Union(data) => {
+            cx.error_spanned_by(
+                data.union_token,
+                "#[derive(ShardedEntity)] works on structs with named fields, not unions",
+            );
+            None
+        }
+    };
+    if !input.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &input.generics,
+            "#[derive(ShardedEntity)] does not support generic structs: an entity's keys and \
+             schema are fixed at compile time; use a concrete struct (wrap a generic one if needed)",
+        );
+    }
+    let named = named?;
+
+    let rename_all = serde_rename_all(&input.attrs);
+    let fields = named
+        .named
+        .iter()
+        .filter_map(|f| {
+            let ident = f.ident.clone()?;
+            let serde_name = serde_rename(&f.attrs).unwrap_or_else(|| {
+                let name = ident.to_string();
+                let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
+                Sp::new(
+                    rename_all.map_or(name.clone(), |rule| apply_rename_all(rule, &name)),
+                    ident.span(),
+                )
+            });
+            Some(Field {
+                ident,
+                ty: f.ty.clone(),
+                serde_name,
+            })
+        })
+        .collect();
+
+    let mut entity = Entity {
+        ident: input.ident.clone(),
+        fields,
+        container: Container::default(),
+        pk: None,
+        sk: None,
+        gsis: Vec::new(),
+    };
+
+    let mut seen_container = false;
+    for attr in &input.attrs {
+        let Some(name) = attr.path().get_ident().map(Ident::to_string) else {
+            continue;
+        };
+        if name == SHARDED {
+            if std::mem::replace(&mut seen_container, true) {
+                cx.error_spanned_by(
+                    attr.path(),
+                    "duplicate #[sharded(...)] attribute: merge them into one",
+                );
+            }
+            container(cx, attr, &mut entity.container);
+        } else if name == PK {
+            let pk = partition_key(cx, attr, PK, PK_KEYS, "pk".to_owned());
+            if entity.pk.is_some() {
+                cx.error_spanned_by(
+                    attr.path(),
+                    "duplicate #[pk(...)] attribute: an entity has one partition key",
+                );
+            } else {
+                entity.pk = pk;
+            }
+        } else if name == SK {
+            let sk = sort_key(cx, attr);
+            if entity.sk.is_some() {
+                cx.error_spanned_by(
+                    attr.path(),
+                    "duplicate #[sk(...)] attribute: an entity has one sort key",
+                );
+            } else {
+                entity.sk = sk;
+            }
+        } else if let Some(number) = gsi_number(&name) {
+            if entity.gsis.iter().any(|g| g.number == number) {
+                cx.error_spanned_by(
+                    attr.path(),
+                    format!("duplicate #[{name}(...)] attribute: merge them into one"),
+                );
+            } else if let Some(gsi) = gsi(cx, attr, number) {
+                entity.gsis.push(gsi);
+            }
+        }
+    }
+    entity.gsis.sort_by_key(|g| g.number);
+    if entity.pk.is_none() && !cx.has_errors() {
+        cx.error_spanned_by(
+            &input.ident,
+            "missing #[pk(...)]: every entity needs a partition key, e.g. \
+             #[pk(template = \"GAME#{game_id}\", shard = \"hash(player_id)\", n = 10)]",
+        );
+    }
+    Some(entity)
+}
+
+fn gsi_number(name: &str) -> Option<u8> {
+    let digits = name.strip_prefix(GSI_PREFIX)?;
+    if digits.starts_with('0') {
+        return None;
+    }
+    digits.parse().ok().filter(|n| (1..=MAX_GSIS).contains(n))
+}
+
+fn unknown_key(meta: &ParseNestedMeta, attr: &str, allowed: &[&str]) -> syn::Error {
+    let key = meta
+        .path
+        .get_ident()
+        .map(Ident::to_string)
+        .unwrap_or_default();
+    let hint = did_you_mean(&key, allowed.iter().copied())
+        .map(|s| format!("did you mean `{s}`? "))
+        .unwrap_or_default();
+    meta.error(format!(
+        "unknown key `{key}` in #[{attr}(...)]: {hint}expected one of: {}",
+        allowed.join(", ")
+    ))
+}
+
+/// Records `value` in `slot`, or a "duplicate key" error at the second occurrence.
+fn set_once<T>(cx: &Ctxt, meta: &ParseNestedMeta, attr: &str, slot: &mut Option<T>, value: T) {
+    if slot.is_some() {
+        let key = meta
+            .path
+            .get_ident()
+            .map(Ident::to_string)
+            .unwrap_or_default();
+        cx.error_spanned_by(
+            &meta.path,
+            format!("duplicate key `{key}` in #[{attr}(...)]: keep one"),
+        );
+    } else {
+        *slot = Some(value);
+    }
+}
+
+fn container(cx: &Ctxt, attr: &Attribute, out: &mut Container) {
+    let result = attr.parse_nested_meta(|meta| {
+        if meta.path.is_ident(TABLE) {
+            let lit: LitStr = meta.value()?.parse()?;
+            set_once(cx, &meta, SHARDED, &mut out.table, lit);
+        } else if meta.path.is_ident(ENTITY) {
+            let lit: LitStr = meta.value()?.parse()?;
+            if lit.value().is_empty() {
+                cx.error_spanned_by(&lit, "the entity name must not be empty");
+            }
+            set_once(cx, &meta, SHARDED, &mut out.entity, lit);
+        } else {
+            return Err(unknown_key(&meta, SHARDED, CONTAINER_KEYS));
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        cx.syn_error(e);
+    }
+}
+
+/// The raw keys of a `#[pk(...)]` or `#[gsiN(...)]`, before they become a model.
+#[derive(Default)]
+struct RawPartition {
+    template: Option<LitStr>,
+    shard: Option<Lit>,
+    n: Option<syn::LitInt>,
+    single_partition: Option<LitStr>,
+    query: Option<LitStr>,
+    index: Option<LitStr>,
+    sk: Option<LitStr>,
+}
+
+fn read_partition(
+    cx: &Ctxt,
+    attr: &Attribute,
+    name: &str,
+    allowed: &[&str],
+) -> Option<RawPartition> {
+    let mut raw = RawPartition::default();
+    let is_gsi = name != PK;
+    let result = attr.parse_nested_meta(|meta| {
+        let key = meta
+            .path
+            .get_ident()
+            .map(Ident::to_string)
+            .unwrap_or_default();
+        match key.as_str() {
+            // `#[pk(template = ..)]` and `#[gsi1(pk = ..)]` both name the partition template.
+            k if (k == TEMPLATE && !is_gsi) || (k == PK && is_gsi) => {
+                let v = meta.value()?.parse()?;
+                set_once(cx, &meta, name, &mut raw.template, v);
+            }
+            k if k == SK && is_gsi => {
+                let v = meta.value()?.parse()?;
+                set_once(cx, &meta, name, &mut raw.sk, v);
+            }
+            k if k == SHARD => {
+                let v = meta.value()?.parse()?;
+                set_once(cx, &meta, name, &mut raw.shard, v);
+            }
+            k if k == N => {
+                let v = meta.value()?.parse()?;
+                set_once(cx, &meta, name, &mut raw.n, v);
+            }
+            k if k == SINGLE_PARTITION => {
+                let v = meta.value()?.parse()?;
+                set_once(cx, &meta, name, &mut raw.single_partition, v);
+            }
+            k if k == QUERY => {
+                let v = meta.value()?.parse()?;
+                set_once(cx, &meta, name, &mut raw.query, v);
+            }
+            k if k == INDEX && is_gsi => {
+                let v = meta.value()?.parse()?;
+                set_once(cx, &meta, name, &mut raw.index, v);
+            }
+            _ => return Err(unknown_key(&meta, name, allowed)),
+        }
+        Ok(())
+    });
+    match result {
+        Ok(()) => Some(raw),
+        Err(e) => {
+            cx.syn_error(e);
+            None
+        }
+    }
+}
+
+fn partition_key(
+    cx: &Ctxt,
+    attr: &Attribute,
+    name: &str,
+    allowed: &[&str],
+    attribute: String,
+) -> Option<PartitionKey> {
+    let raw = read_partition(cx, attr, name, allowed)?;
+    partition_from_raw(cx, attr, name, raw, attribute)
+}
+
+fn partition_from_raw(
+    cx: &Ctxt,
+    attr: &Attribute,
+    name: &str,
+    raw: RawPartition,
+    attribute: String,
+) -> Option<PartitionKey> {
+    let is_gsi = name != PK;
+    let template_key = if is_gsi { PK } else { TEMPLATE };
+    let Some(template_lit) = raw.template else {
+        cx.error_spanned_by(
+            attr.path(),
+            format!("#[{name}(...)] needs `{template_key} = \"...\"`, the key template, e.g. `{template_key} = \"GAME#{{game_id}}\"`"),
+        );
+        return None;
+    };
+    let template = template(cx, &template_lit);
+
+    let mut n = raw
+        .n
+        .as_ref()
+        .and_then(|lit| match lit.base10_parse::<u32>() {
+            Ok(v) => Some(Sp::new(v, lit.span())),
+            Err(_) => {
+                cx.error_spanned_by(
+                    lit,
+                    format!("`n` must be a whole number of shards from 1 to {MAX_SHARDS}"),
+                );
+                None
+            }
+        });
+    let shard = match &raw.shard {
+        None => Sp::new(Shard::None, attr.path().span()),
+        Some(Lit::Str(expr)) => Sp::new(
+            shard_expression(cx, expr).unwrap_or(Shard::Invalid),
+            expr.span(),
+        ),
+        Some(Lit::Int(count)) if is_gsi => {
+            if let Some(n_lit) = &raw.n {
+                cx.error_spanned_by(
+                    n_lit,
+                    format!("`n` is not needed here: `shard = {count}` already sets the shard count of #[{name}]"),
+                );
+            }
+            match count.base10_parse::<u32>() {
+                Ok(v) => n = Some(Sp::new(v, count.span())),
+                Err(_) => cx.error_spanned_by(
+                    count,
+                    format!("the shard count must be a whole number from 1 to {MAX_SHARDS}"),
+                ),
+            }
+            Sp::new(Shard::Identity, count.span())
+        }
+        Some(other) => {
+            let expected = if is_gsi {
+                "`shard = N` (a count: hash the item's primary key), or `shard = \"hash(field)\", n = N`"
+            } else {
+                "`shard = \"hash(field, ...)\"` or `shard = \"random\"`, with `n = N`"
+            };
+            cx.error_spanned_by(
+                other,
+                format!("unsupported shard value: expected {expected}"),
+            );
+            return None;
+        }
+    };
+    let query = raw
+        .query
+        .and_then(|lit| match syn::parse_str::<Ident>(&lit.value()) {
+            Ok(ident) => Some(Ident::new(&ident.to_string(), lit.span())),
+            Err(_) => {
+                cx.error_spanned_by(
+                    &lit,
+                    "`query` must be a function name, e.g. `query = \"query_game\"`",
+                );
+                None
+            }
+        });
+    Some(PartitionKey {
+        attribute,
+        template: template?,
+        shard,
+        n,
+        single_partition: raw.single_partition,
+        query,
+    })
+}
+
+fn sort_key(cx: &Ctxt, attr: &Attribute) -> Option<SortKey> {
+    let mut lit = None;
+    let result = attr.parse_nested_meta(|meta| {
+        if meta.path.is_ident(TEMPLATE) {
+            let v: LitStr = meta.value()?.parse()?;
+            set_once(cx, &meta, SK, &mut lit, v);
+            Ok(())
+        } else if meta.path.is_ident(SHARD) || meta.path.is_ident(N) {
+            Err(meta.error(
+                "a sort key is never sharded: shard the partition key with #[pk(shard = ..., n = ...)]",
+            ))
+        } else {
+            Err(unknown_key(&meta, SK, SK_KEYS))
+        }
+    });
+    if let Err(e) = result {
+        cx.syn_error(e);
+        return None;
+    }
+    let Some(lit) = lit else {
+        cx.error_spanned_by(
+            attr.path(),
+            "#[sk(...)] needs `template = \"...\"`, e.g. `template = \"SCORE#{score}\"`",
+        );
+        return None;
+    };
+    Some(SortKey {
+        attribute: "sk".to_owned(),
+        template: template(cx, &lit)?,
+    })
+}
+
+fn gsi(cx: &Ctxt, attr: &Attribute, number: u8) -> Option<Gsi> {
+    let name = format!("{GSI_PREFIX}{number}");
+    let mut raw = read_partition(cx, attr, &name, GSI_KEYS)?;
+    let index_name = raw
+        .index
+        .take()
+        .map(|l| l.value())
+        .unwrap_or_else(|| name.clone());
+    let sk_lit = raw.sk.take();
+    let pk = partition_from_raw(cx, attr, &name, raw, format!("{name}pk"));
+    let sk = match sk_lit {
+        Some(lit) => Some(SortKey {
+            attribute: format!("{name}sk"),
+            template: template(cx, &lit)?,
+        }),
+        None => None,
+    };
+    Some(Gsi {
+        number,
+        attr_span: attr.path().span(),
+        index_name,
+        pk: pk?,
+        sk,
+    })
+}
+
+/// `"hash(a, b)"` or `"random"`.
+fn shard_expression(cx: &Ctxt, lit: &LitStr) -> Option<Shard> {
+    let text = lit.value();
+    let text = text.trim();
+    if text == "random" {
+        return Some(Shard::Random);
+    }
+    let (func, args) = match text.split_once('(') {
+        Some((func, rest)) if rest.ends_with(')') => (func.trim(), Some(&rest[..rest.len() - 1])),
+        _ => (text, None),
+    };
+    match (func, args) {
+        ("hash", Some(args)) => {
+            let mut fields = Vec::new();
+            for arg in args.split(',').map(str::trim) {
+                match syn::parse_str::<Ident>(arg) {
+                    Ok(ident) => fields.push(Ident::new(&ident.to_string(), lit.span())),
+                    Err(_) => {
+                        cx.error_spanned_by(
+                            lit,
+                            format!("`{arg}` is not a field name: write `hash(field)` or `hash(field_a, field_b)`"),
+                        );
+                        return None;
+                    }
+                }
+            }
+            Some(Shard::Hash(fields))
+        }
+        _ => {
+            let hint = did_you_mean(func, ["hash", "random"])
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "unknown shard expression `{text}`{hint}: expected `hash(field, ...)` (the shard follows \
+                     the fields, so point lookups know it) or `random` (spread evenly; reads ask every shard)"
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// Parses `GAME#{game_id}` into segments, refusing what could not be parsed back.
+fn template(cx: &Ctxt, lit: &LitStr) -> Option<Template> {
+    let text = lit.value();
+    let fail = |message: String| {
+        cx.error_spanned_by(lit, message);
+        None
+    };
+    if text.is_empty() {
+        return fail("a key template must not be empty: write literal text and `{field}`s, e.g. \"GAME#{game_id}\"".into());
+    }
+    let mut segments: Vec<Segment> = Vec::new();
+    let mut literal = String::new();
+    let mut chars = text.char_indices();
+    while let Some((_, c)) = chars.next() {
+        match c {
+            '{' => {
+                let mut name = String::new();
+                let mut closed = false;
+                for (_, c) in chars.by_ref() {
+                    if c == '}' {
+                        closed = true;
+                        break;
+                    }
+                    name.push(c);
+                }
+                if !closed || name.contains('{') {
+                    return fail(format!(
+                        "unclosed `{{` in template \"{text}\": write fields as `{{field}}`"
+                    ));
+                }
+                let name = name.trim();
+                if name.is_empty() {
+                    return fail(format!(
+                        "empty `{{}}` in template \"{text}\": name a field inside the braces"
+                    ));
+                }
+                let Ok(ident) = syn::parse_str::<Ident>(name) else {
+                    return fail(format!(
+                        "`{{{name}}}` in template \"{text}\" is not a field name"
+                    ));
+                };
+                if !literal.is_empty() {
+                    segments.push(Segment::Literal(std::mem::take(&mut literal)));
+                }
+                if let Some(Segment::Field(prev)) = segments.last() {
+                    return fail(format!(
+                        "`{{{prev}}}{{{name}}}` in template \"{text}\": two fields need a `#` between them, or the key cannot be parsed back"
+                    ));
+                }
+                if segments
+                    .iter()
+                    .any(|s| matches!(s, Segment::Field(f) if f == name))
+                {
+                    return fail(format!(
+                        "field `{name}` appears twice in template \"{text}\": use it once"
+                    ));
+                }
+                segments.push(Segment::Field(Ident::new(&ident.to_string(), lit.span())));
+            }
+            '}' => return fail(format!("unmatched `}}` in template \"{text}\"")),
+            c => {
+                if literal.is_empty() && !c.eq(&'#') {
+                    if let Some(Segment::Field(prev)) = segments.last() {
+                        return fail(format!(
+                            "in template \"{text}\", `{{{prev}}}` must be followed by `#` or end the template: \
+                             `#` is the one separator field values can never contain"
+                        ));
+                    }
+                }
+                literal.push(c);
+            }
+        }
+    }
+    if !literal.is_empty() {
+        segments.push(Segment::Literal(literal));
+    }
+    Some(Template {
+        lit: lit.clone(),
+        segments,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// serde names: a struct field must not serialise to a key attribute's name.
+
+fn serde_rename(attrs: &[Attribute]) -> Option<Sp<String>> {
+    let mut found = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        // Errors here are serde's to report; we only read what parses.
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                if meta.input.peek(syn::Token![=]) {
+                    let lit: LitStr = meta.value()?.parse()?;
+                    found = Some(Sp::new(lit.value(), lit.span()));
+                } else {
+                    meta.parse_nested_meta(|inner| {
+                        if inner.path.is_ident("serialize") {
+                            let lit: LitStr = inner.value()?.parse()?;
+                            found = Some(Sp::new(lit.value(), lit.span()));
+                        } else {
+                            skip(&inner)?;
+                        }
+                        Ok(())
+                    })?;
+                }
+            } else {
+                skip(&meta)?;
+            }
+            Ok(())
+        });
+    }
+    found
+}
+
+#[derive(Clone, Copy)]
+enum RenameRule {
+    Lower,
+    Upper,
+    Pascal,
+    Camel,
+    Snake,
+    ScreamingSnake,
+    Kebab,
+    ScreamingKebab,
+}
+
+fn serde_rename_all(attrs: &[Attribute]) -> Option<RenameRule> {
+    let mut rule = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename_all") && meta.input.peek(syn::Token![=]) {
+                let lit: LitStr = meta.value()?.parse()?;
+                rule = match lit.value().as_str() {
+                    "lowercase" => Some(RenameRule::Lower),
+                    "UPPERCASE" => Some(RenameRule::Upper),
+                    "PascalCase" => Some(RenameRule::Pascal),
+                    "camelCase" => Some(RenameRule::Camel),
+                    "snake_case" => Some(RenameRule::Snake),
+                    "SCREAMING_SNAKE_CASE" => Some(RenameRule::ScreamingSnake),
+                    "kebab-case" => Some(RenameRule::Kebab),
+                    "SCREAMING-KEBAB-CASE" => Some(RenameRule::ScreamingKebab),
+                    _ => None,
+                };
+            } else {
+                skip(&meta)?;
+            }
+            Ok(())
+        });
+    }
+    rule
+}
+
+/// serde's rules for fields (which are snake_case in Rust).
+fn apply_rename_all(rule: RenameRule, field: &str) -> String {
+    match rule {
+        RenameRule::Lower | RenameRule::Snake => field.to_owned(),
+        RenameRule::Upper | RenameRule::ScreamingSnake => field.to_ascii_uppercase(),
+        RenameRule::Kebab => field.replace('_', "-"),
+        RenameRule::ScreamingKebab => field.to_ascii_uppercase().replace('_', "-"),
+        RenameRule::Pascal | RenameRule::Camel => {
+            let mut out = String::new();
+            let mut upper = matches!(rule, RenameRule::Pascal);
+            for c in field.chars() {
+                if c == '_' {
+                    upper = true;
+                } else if upper {
+                    out.extend(c.to_uppercase());
+                    upper = false;
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        }
+    }
+}
+
+/// Consumes whatever value a nested meta item has, so unrelated serde keys parse.
+fn skip(meta: &ParseNestedMeta) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<syn::Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(|inner| skip(&inner))?;
+    }
+    Ok(())
+}

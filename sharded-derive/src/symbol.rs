@@ -1,0 +1,28 @@
+//! Attribute names and keys, named once (as serde_derive's `symbol.rs`).
+
+pub const SHARDED: &str = "sharded";
+pub const PK: &str = "pk";
+pub const SK: &str = "sk";
+/// GSI attributes are `gsi1` ..= `gsi20` (DynamoDB allows 20 GSIs per table).
+pub const GSI_PREFIX: &str = "gsi";
+pub const MAX_GSIS: u8 = 20;
+
+pub const TEMPLATE: &str = "template";
+pub const SHARD: &str = "shard";
+pub const N: &str = "n";
+pub const SINGLE_PARTITION: &str = "single_partition";
+pub const QUERY: &str = "query";
+pub const INDEX: &str = "index";
+pub const TABLE: &str = "table";
+pub const ENTITY: &str = "entity";
+
+/// Keys accepted by each attribute, for "unknown key" messages and suggestions.
+pub const PK_KEYS: &[&str] = &[TEMPLATE, SHARD, N, SINGLE_PARTITION, QUERY];
+pub const SK_KEYS: &[&str] = &[TEMPLATE];
+pub const GSI_KEYS: &[&str] = &[PK, SK, SHARD, N, SINGLE_PARTITION, QUERY, INDEX];
+pub const CONTAINER_KEYS: &[&str] = &[TABLE, ENTITY];
+
+/// Attribute names the runtime writes itself; a struct field may not serialise to them.
+pub const ENTITY_ATTRIBUTE: &str = "_entity";
+/// Must equal `sharded_runtime::schema::MAX_SHARDS`.
+pub const MAX_SHARDS: u32 = 1000;

@@ -1,0 +1,322 @@
+//! Checks on the finished model (serde_derive's `check.rs`): fields exist, shard counts make
+//! sense, key types encode, and no key is left hot. Every error goes under the user's token.
+
+use std::collections::HashSet;
+
+use syn::{Ident, Type};
+
+use crate::ctxt::Ctxt;
+use crate::model::{Entity, PartitionKey, Shard, Template};
+use crate::suggest::did_you_mean;
+use crate::symbol::MAX_SHARDS;
+
+pub fn entity(cx: &Ctxt, entity: &Entity) {
+    container(cx, entity);
+    let Some(pk) = &entity.pk else { return };
+    partition_key(cx, entity, pk, "pk");
+    base_key_not_hot(cx, pk);
+    if let Some(sk) = &entity.sk {
+        template_fields(cx, entity, &sk.template);
+    }
+    for gsi in &entity.gsis {
+        let name = format!("gsi{}", gsi.number);
+        partition_key(cx, entity, &gsi.pk, &name);
+        if let Some(sk) = &gsi.sk {
+            template_fields(cx, entity, &sk.template);
+        }
+        gsi_not_hot(cx, pk, &gsi.pk, &name);
+        table_name(cx, &gsi.index_name, gsi.attr_span, "index name");
+    }
+    key_field_types(cx, entity);
+    attribute_clashes(cx, entity);
+    query_names(cx, entity);
+}
+
+fn container(cx: &Ctxt, entity: &Entity) {
+    if let Some(table) = &entity.container.table {
+        table_name(cx, &table.value(), table.span(), "table name");
+    }
+}
+
+/// DynamoDB's rule for table and index names: 3 to 255 of `a-z A-Z 0-9 _ - .`.
+fn table_name(cx: &Ctxt, name: &str, span: proc_macro2::Span, what: &str) {
+    let ok = (3..=255).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if !ok {
+        cx.error_at(
+            span,
+            format!("`{name}` is not a valid DynamoDB {what}: use 3 to 255 letters, digits, `_`, `-` or `.`"),
+        );
+    }
+}
+
+fn unknown_field(cx: &Ctxt, entity: &Entity, field: &Ident, context: &str) {
+    let name = field.to_string();
+    let names: Vec<String> = entity.fields.iter().map(|f| f.ident.to_string()).collect();
+    let hint = did_you_mean(&name, names.iter().map(String::as_str))
+        .map(|s| format!("did you mean `{s}`? "))
+        .unwrap_or_default();
+    cx.error_spanned_by(
+        field,
+        format!(
+            "{context} names `{name}`, which is not a field of `{}`: {hint}fields are: {}",
+            entity.ident,
+            names.join(", ")
+        ),
+    );
+}
+
+fn template_fields(cx: &Ctxt, entity: &Entity, template: &Template) {
+    for field in template.fields() {
+        if entity.field(field).is_none() {
+            unknown_field(
+                cx,
+                entity,
+                field,
+                &format!("template \"{}\"", template.lit.value()),
+            );
+        }
+    }
+}
+
+fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
+    template_fields(cx, entity, &key.template);
+    match &key.shard.value {
+        Shard::Hash(fields) => {
+            for field in fields {
+                if entity.field(field).is_none() {
+                    unknown_field(cx, entity, field, "shard expression");
+                }
+            }
+            let template: HashSet<String> = key.template.fields().map(Ident::to_string).collect();
+            if !fields.is_empty() && fields.iter().all(|f| template.contains(&f.to_string())) {
+                cx.error_at(
+                    key.shard.span,
+                    format!(
+                        "`hash(...)` names only fields of the template, so every item of one logical key \
+                         lands on the same shard and sharding spreads nothing: hash a field that varies \
+                         within the key (for a leaderboard, the player id), or use `shard = \"random\"`"
+                    ),
+                );
+            }
+        }
+        Shard::Random if name != "pk" => cx.error_at(
+            key.shard.span,
+            format!(
+                "#[{name}] cannot use `shard = \"random\"`: a GSI key is rewritten on every put, and a \
+                 random shard would move the item between GSI shards; use `shard = N` (stable hash of \
+                 the item's primary key) or `shard = \"hash(field)\", n = N`"
+            ),
+        ),
+        _ => {}
+    }
+    if matches!(key.shard.value, Shard::Invalid) {
+        return;
+    }
+    let needs_n = !matches!(key.shard.value, Shard::None);
+    match (&key.n, needs_n) {
+        (None, true) => cx.error_at(
+            key.shard.span,
+            format!(
+                "#[{name}] is sharded but has no shard count: add `n = 10` (peak writes/s per logical \
+                 key / 1,000, with headroom)"
+            ),
+        ),
+        (Some(n), false) => cx.error_at(
+            n.span,
+            format!("`n` without `shard`: add `shard = \"hash(field)\"` or `shard = \"random\"` to #[{name}], or remove `n`"),
+        ),
+        (Some(n), true) if n.value == 0 => cx.error_at(
+            n.span,
+            format!("#[{name}] has 0 shards: use at least 1 (and at most {MAX_SHARDS})"),
+        ),
+        (Some(n), true) if n.value > MAX_SHARDS => cx.error_at(
+            n.span,
+            format!(
+                "#[{name}] has {} shards, above the maximum of {MAX_SHARDS}: every read asks every \
+                 shard; give the key more cardinality (a finer template) instead",
+                n.value
+            ),
+        ),
+        _ => {}
+    }
+    if let Some(reason) = &key.single_partition {
+        if reason.value().trim().is_empty() {
+            cx.error_spanned_by(
+                reason,
+                "`single_partition` needs the reason this key stays under 1,000 writes/s, e.g. \
+                 single_partition = \"brand registrations: < 100/day\"",
+            );
+        }
+        let constant_unsharded =
+            key.template.fields().next().is_none() && matches!(key.shard.value, Shard::None);
+        if !constant_unsharded && name == "pk" {
+            cx.error_spanned_by(
+                reason,
+                "`single_partition` is only for a constant, unsharded partition key, and this one is not: remove it",
+            );
+        }
+    }
+}
+
+/// The seeds' `OPS_LOG` anti-pattern: every write on one partition key value.
+fn base_key_not_hot(cx: &Ctxt, pk: &PartitionKey) {
+    let constant = pk.template.fields().next().is_none();
+    if constant && matches!(pk.shard.value, Shard::None) && pk.single_partition.is_none() {
+        cx.error_spanned_by(
+            &pk.template.lit,
+            format!(
+                "partition key \"{}\" has no field and no shard: every item lands on one partition, \
+                 capped at 1,000 writes/s whatever the table's capacity. Add a field to the template, \
+                 or `shard = \"random\", n = 10`, or, if this key truly stays small, opt in with \
+                 `single_partition = \"why it stays under 1,000 writes/s\"`",
+                pk.template.lit.value()
+            ),
+        );
+    }
+}
+
+/// The seeds' GSI hotspot: the base key is sharded, but a GSI key concentrates the same writes.
+fn gsi_not_hot(cx: &Ctxt, base: &PartitionKey, gsi: &PartitionKey, name: &str) {
+    if !matches!(gsi.shard.value, Shard::None) || gsi.single_partition.is_some() {
+        return;
+    }
+    let gsi_fields: Vec<String> = gsi.template.fields().map(Ident::to_string).collect();
+    let base_fields: HashSet<String> = base.template.fields().map(Ident::to_string).collect();
+    let base_sharded = !matches!(base.shard.value, Shard::None);
+    let opt_in = format!(
+        "add `shard = 4` (or `shard = \"hash(field)\", n = 4`) to #[{name}(...)], or opt in with \
+         `single_partition = \"why it stays under 1,000 writes/s\"`"
+    );
+    if gsi_fields.is_empty() {
+        cx.error_spanned_by(
+            &gsi.template.lit,
+            format!(
+                "#[{name}] partition key \"{}\" is a constant: every put writes one GSI partition, capped at \
+                 1,000 writes/s{}; {opt_in}",
+                gsi.template.lit.value(),
+                if base_sharded { ", which undoes the base key's sharding" } else { "" },
+            ),
+        );
+    } else if base_sharded && gsi_fields.iter().all(|f| base_fields.contains(f)) {
+        cx.error_spanned_by(
+            &gsi.template.lit,
+            format!(
+                "#[{name}] partition key \"{}\" is unsharded but uses only fields of the sharded base key \
+                 \"{}\": the writes the base key spreads over {} shards all land on one GSI partition (the \
+                 GSI hotspot); {opt_in}",
+                gsi.template.lit.value(),
+                base.template.lit.value(),
+                base.n.as_ref().map_or(0, |n| n.value),
+            ),
+        );
+    }
+}
+
+/// Why a type cannot be a key field, for the types we can recognise by their name.
+fn unsupported_key_type(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Path(path) => {
+            let last = path.path.segments.last()?.ident.to_string();
+            match last.as_str() {
+                "f32" | "f64" => Some(format!(
+                    "`{last}` cannot be a key field: floats have no exact, order-preserving text form (NaN, \
+                     -0.0, rounding); store an integer (e.g. cents or micro-units as u64/i64) or a String"
+                )),
+                "Option" => Some(
+                    "`Option` cannot be a key field: DynamoDB keys always have a value; use the inner type, \
+                     or keep the optional value out of the key"
+                        .to_owned(),
+                ),
+                "Vec" | "VecDeque" | "HashMap" | "BTreeMap" | "HashSet" | "BTreeSet" => Some(format!(
+                    "`{last}` cannot be a key field: a collection has no single sortable key value; put one \
+                     element (or a joined String) in its own field"
+                )),
+                _ => None,
+            }
+        }
+        Type::Reference(_) => Some(
+            "a reference cannot be a key field: entities are owned data that serde reads back; use an owned type"
+                .to_owned(),
+        ),
+        Type::Tuple(_) | Type::Array(_) | Type::Slice(_) => Some(
+            "tuples and arrays cannot be key fields: name each part as its own field and list them in the template"
+                .to_owned(),
+        ),
+        Type::Group(group) => unsupported_key_type(&group.elem),
+        Type::Paren(paren) => unsupported_key_type(&paren.elem),
+        _ => None,
+    }
+}
+
+fn key_field_types(cx: &Ctxt, entity: &Entity) {
+    let mut checked = HashSet::new();
+    for ident in key_fields(entity) {
+        if !checked.insert(ident.to_string()) {
+            continue;
+        }
+        if let Some(field) = entity.field(ident) {
+            if let Some(reason) = unsupported_key_type(&field.ty) {
+                cx.error_spanned_by(&field.ty, reason);
+            }
+        }
+    }
+}
+
+/// Every field referenced by a key template or a shard expression.
+pub fn key_fields(entity: &Entity) -> Vec<&Ident> {
+    fn add_partition<'a>(pk: &'a PartitionKey, out: &mut Vec<&'a Ident>) {
+        out.extend(pk.template.fields());
+        if let Shard::Hash(fields) = &pk.shard.value {
+            out.extend(fields.iter());
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(pk) = &entity.pk {
+        add_partition(pk, &mut out);
+    }
+    if let Some(sk) = &entity.sk {
+        out.extend(sk.template.fields());
+    }
+    for gsi in &entity.gsis {
+        add_partition(&gsi.pk, &mut out);
+        if let Some(sk) = &gsi.sk {
+            out.extend(sk.template.fields());
+        }
+    }
+    out
+}
+
+fn attribute_clashes(cx: &Ctxt, entity: &Entity) {
+    let generated = entity.generated_attributes();
+    for field in &entity.fields {
+        if generated.contains(&field.serde_name.value) {
+            cx.error_at(
+                field.serde_name.span,
+                format!(
+                    "field `{}` is stored as the attribute `{}`, which `sharded` writes itself (it holds a \
+                     key or the entity name): rename the field, or keep its name with \
+                     #[serde(rename = \"{}_value\")]",
+                    field.ident, field.serde_name.value, field.serde_name.value
+                ),
+            );
+        }
+    }
+}
+
+fn query_names(cx: &Ctxt, entity: &Entity) {
+    let mut seen: HashSet<String> = HashSet::new();
+    let keys = entity.pk.iter().chain(entity.gsis.iter().map(|g| &g.pk));
+    for key in keys {
+        if let Some(query) = &key.query {
+            if !seen.insert(query.to_string()) {
+                cx.error_spanned_by(
+                    query,
+                    format!("two keys generate a query named `{query}`: give them different names"),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! The code `#[derive(ShardedEntity)]` generates: key builders, shards, parsing, items.
+//! No database needed.
+
+use serde::{Deserialize, Serialize};
+use sharded::{Error, KeyError, ShardedEntity};
+
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[sharded(table = "leaderboard")]
+#[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+#[sk(template = "SCORE#{score}#{player_id}")]
+#[gsi1(pk = "PLAYER#{player_id}", sk = "GAME#{game_id}", shard = 4)]
+struct Score {
+    game_id: String,
+    player_id: String,
+    score: u64,
+    at: String,
+}
+
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[pk(template = "CANDIDATE#{candidate}", shard = "random", n = 10)]
+#[sk(template = "VOTES")]
+struct VoteShard {
+    candidate: String,
+    votes: i64,
+}
+
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[pk(template = "USER#{user_id}")]
+#[gsi2(
+    pk = "TEAM#{team}#{rank}",
+    shard = "hash(user_id)",
+    n = 3,
+    index = "by-team"
+)]
+struct User {
+    user_id: String,
+    team: String,
+    rank: i32,
+    active: bool,
+}
+
+fn score(player: &str, points: u64) -> Score {
+    Score {
+        game_id: "g1".into(),
+        player_id: player.into(),
+        score: points,
+        at: "2026-06-22T01:00:00Z".into(),
+    }
+}
+
+#[test]
+fn physical_partition_key_is_template_hash_shard() {
+    let shard = Score::shard_for("player-1").unwrap();
+    assert_eq!(shard, sharded::hash::shard_of_bytes(b"player-1", 10));
+    assert_eq!(
+        Score::pk("g1", "player-1").unwrap(),
+        format!("GAME#g1#{shard}")
+    );
+    assert_eq!(Score::pk_logical("g1").unwrap(), "GAME#g1");
+    assert_eq!(Score::pk_on_shard("g1", 7).unwrap(), "GAME#g1#7");
+    assert!(matches!(
+        Score::pk_on_shard("g1", 10),
+        Err(KeyError::ShardOutOfRange {
+            shard: 10,
+            n: 10,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn all_shards_of_a_logical_key() {
+    let keys: Vec<String> = Score::pk_all_shards("g1").unwrap().collect();
+    assert_eq!(keys.len(), 10);
+    assert_eq!(keys[0], "GAME#g1#0");
+    assert_eq!(keys[9], "GAME#g1#9");
+    let users: Vec<String> = User::pk_all_shards("u1").unwrap().collect();
+    assert_eq!(users, ["USER#u1"]);
+}
+
+#[test]
+fn sort_key_orders_scores_numerically() {
+    let low = Score::sk(9, "p").unwrap();
+    let high = Score::sk(10, "p").unwrap();
+    assert_eq!(low, "SCORE#00000000000000000009#p");
+    assert!(low < high, "9 must sort before 10");
+}
+
+#[test]
+fn keys_parse_back_into_typed_fields_and_shard() {
+    let pk = Score::pk("g#1 x", "p1").unwrap();
+    let (game, shard) = Score::parse_pk(&pk).unwrap();
+    assert_eq!(game, "g#1 x");
+    assert_eq!(shard, Score::shard_for("p1").unwrap());
+    let (points, player) = Score::parse_sk(&Score::sk(42, "p1").unwrap()).unwrap();
+    assert_eq!((points, player.as_str()), (42, "p1"));
+    let (team, rank, shard) =
+        User::parse_gsi2_pk(&User::gsi2_pk("red", -3, "u1").unwrap()).unwrap();
+    assert_eq!((team.as_str(), rank), ("red", -3));
+    assert!(shard < 3);
+    assert!(Score::parse_pk("GAME#g1").is_err());
+    assert!(Score::parse_pk("GAME#g1#99").is_err());
+    assert!(Score::parse_sk("SCORE#42#p1").is_err());
+}
+
+#[test]
+fn empty_key_values_are_refused_with_the_field_name() {
+    let err = Score::pk("", "p1").unwrap_err();
+    assert!(
+        matches!(
+            err,
+            KeyError::EmptyValue {
+                field: "game_id",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = score("", 1).to_item().unwrap_err();
+    assert!(err.to_string().contains("player_id"), "{err}");
+}
+
+#[test]
+fn item_has_fields_keys_gsi_keys_and_entity() {
+    let s = score("player-1", 42);
+    let item = s.to_item().unwrap();
+    let text = |k: &str| item[k].as_s().unwrap().clone();
+    assert_eq!(text("pk"), Score::pk("g1", "player-1").unwrap());
+    assert_eq!(text("sk"), "SCORE#00000000000000000042#player-1");
+    assert!(text("gsi1pk").starts_with("PLAYER#player-1#"));
+    assert_eq!(text("gsi1sk"), "GAME#g1");
+    assert_eq!(text("_entity"), "Score");
+    assert_eq!(item["score"].as_n().unwrap(), "42");
+    assert_eq!(Score::from_item(item).unwrap(), s);
+}
+
+#[test]
+fn identity_gsi_shard_is_stable_across_puts() {
+    let a = score("player-1", 42).item_keys().unwrap();
+    let b = score("player-1", 42).item_keys().unwrap();
+    assert_eq!(a.gsis, b.gsis);
+    // Different items spread over the GSI's 4 shards.
+    let mut shards = std::collections::HashSet::new();
+    for i in 0..200 {
+        let keys = score(&format!("p{i}"), i).item_keys().unwrap();
+        let (_, shard) = Score::parse_gsi1_pk(&keys.gsis[0].0).unwrap();
+        shards.insert(shard);
+    }
+    assert_eq!(shards.len(), 4);
+}
+
+#[test]
+fn random_shards_vary_and_parse() {
+    let mut shards = std::collections::HashSet::new();
+    for _ in 0..500 {
+        let (candidate, shard) = VoteShard::parse_pk(&VoteShard::pk("A").unwrap()).unwrap();
+        assert_eq!(candidate, "A");
+        shards.insert(shard);
+    }
+    assert_eq!(shards.len(), 10);
+}
+
+#[test]
+fn items_of_other_entities_are_refused() {
+    let vote = VoteShard {
+        candidate: "A".into(),
+        votes: 3,
+    };
+    let item = vote.to_item().unwrap();
+    match Score::from_item(item) {
+        Err(Error::WrongEntity {
+            expected, found, ..
+        }) => {
+            assert_eq!(expected, "Score");
+            assert!(found.contains("VoteShard"), "{found}");
+        }
+        other => panic!("expected WrongEntity, got {other:?}"),
+    }
+    let mut no_entity = score("p", 1).to_item().unwrap();
+    no_entity.remove("_entity");
+    assert!(matches!(
+        Score::from_item(no_entity),
+        Err(Error::WrongEntity { .. })
+    ));
+}
+
+#[test]
+fn table_definition_has_keys_and_gsis() {
+    let def = Score::table_definition();
+    assert_eq!(def.partition_key, "pk");
+    assert_eq!(def.sort_key, Some("sk"));
+    assert_eq!(def.indexes.len(), 1);
+    assert_eq!(def.indexes[0].name, "gsi1");
+    assert_eq!(Score::SCHEMA.table, Some("leaderboard"));
+    let users = User::table_definition();
+    assert_eq!(users.indexes[0].name, "by-team");
+    assert_eq!(users.indexes[0].partition_key, "gsi2pk");
+    assert!(
+        def.merge(&users).is_err(),
+        "one has a sort key, the other not"
+    );
+}

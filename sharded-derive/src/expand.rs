@@ -158,6 +158,11 @@ pub fn expand(entity: &Entity) -> TokenStream {
         }
     }
 
+    methods.push(repository_methods(&cx, pk));
+    for g in &entity.gsis {
+        methods.push(query_method(&cx, &g.pk, Some(g.number)));
+    }
+
     let item_keys = item_keys_body(&cx, pk);
     let assertions = type_assertions(&cx);
 
@@ -259,7 +264,7 @@ fn physical_args(pk: &PartitionKey) -> Vec<&Ident> {
     let mut args: Vec<&Ident> = pk.template.fields().collect();
     if let Shard::Hash(fields) = &pk.shard.value {
         for f in fields {
-            if !args.iter().any(|a| *a == f) {
+            if !args.contains(&f) {
                 args.push(f);
             }
         }
@@ -449,11 +454,13 @@ fn sort_methods(cx: &Ctx, sk: &SortKey, fn_name: &str, entity_name: &str) -> Tok
         "Parses a `{}` key of `{entity_ident}` back into its fields (template `{source}`); refuses keys that do not match.",
         sk.attribute
     );
+    let prefixes = sort_prefixes(cx, sk, fn_name, &ctx, &template);
     quote! {
         #[doc = #doc]
         pub fn #build(#(#params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
             #rt::build_key(#ctx, &#template, #values)
         }
+        #prefixes
         #[doc = #parse_doc]
         pub fn #parse(key: &str) -> #rt::Result<(#(#types,)*), #rt::KeyError> {
             let __parsed = #rt::parse_key(#ctx, &#template, key, ::core::option::Option::None)?;
@@ -543,4 +550,197 @@ fn type_assertions(cx: &Ctx) -> TokenStream {
         })
     });
     quote!(#(#checks)*)
+}
+
+/// `sk_prefix()` (the leading literal) and `sk_prefix_<field>(..)` for every field that does
+/// not end the template: typed prefixes for `begins_with` and range conditions.
+fn sort_prefixes(
+    cx: &Ctx,
+    sk: &SortKey,
+    fn_name: &str,
+    ctx: &TokenStream,
+    template: &Ident,
+) -> TokenStream {
+    let rt = &cx.rt;
+    let source = sk.template.lit.value();
+    let segments = &sk.template.segments;
+    let mut out = TokenStream::new();
+    if let Some(Segment::Literal(literal)) = segments.first() {
+        if segments.len() > 1 {
+            let name = format_ident!("{}_prefix", fn_name);
+            let doc = format!(
+                "The constant prefix `{literal}` of every `{}` key of this entity (template `{source}`).",
+                sk.attribute
+            );
+            out.extend(quote! {
+                #[doc = #doc]
+                pub fn #name() -> &'static str { #literal }
+            });
+        }
+    }
+    let mut fields_so_far: Vec<&Ident> = Vec::new();
+    for (i, segment) in segments.iter().enumerate() {
+        let Segment::Field(field) = segment else {
+            continue;
+        };
+        fields_so_far.push(field);
+        // A field that ends the template has no prefix beyond the whole key.
+        let Some(Segment::Literal(_)) = segments.get(i + 1) else {
+            continue;
+        };
+        let count = i + 2;
+        let name = format_ident!("{}_prefix_{}", fn_name, field);
+        let params = fields_so_far.iter().map(|f| cx.param(f));
+        let values = cx.values(fields_so_far.iter().copied());
+        let doc = format!(
+            "The `{}` key prefix shared by every item with these values, up to and including `{{{field}}}` \
+             and the separator after it (template `{source}`). Use it with `sk_begins_with`, or as \
+             range bounds: `sk_between(prefix(lo), prefix(hi))` selects `lo <= {field} < hi`.",
+            sk.attribute
+        );
+        out.extend(quote! {
+            #[doc = #doc]
+            pub fn #name(#(#params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
+                #rt::build_key_prefix(#ctx, &#template, #values, #count)
+            }
+        });
+    }
+    out
+}
+
+/// The arguments of a point lookup: the physical partition key's, then the sort key's.
+fn point_args<'a>(pk: &'a PartitionKey, sk: Option<&'a SortKey>) -> Vec<&'a Ident> {
+    let mut args = physical_args(pk);
+    if let Some(sk) = sk {
+        for f in sk.template.fields() {
+            if !args.contains(&f) {
+                args.push(f);
+            }
+        }
+    }
+    args
+}
+
+/// `get`/`delete` (or, for random shards, `get_from_all_shards`/`delete_on_shard`) and the base
+/// table query.
+fn repository_methods(cx: &Ctx, pk: &PartitionKey) -> TokenStream {
+    let rt = &cx.rt;
+    let entity = cx.entity;
+    let ident = &entity.ident;
+    let sk = entity.sk.as_ref();
+    let sk_value = |names: &dyn Fn(&Ident) -> TokenStream| match sk {
+        Some(sk) => {
+            let args = sk.template.fields().map(names);
+            quote!(::core::option::Option::Some(Self::sk(#(#args),*)?))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let arg_name = |i: &Ident| {
+        let name = &cx.field(i).ident;
+        quote!(#name)
+    };
+    let mut out = query_method(cx, pk, None);
+    match &pk.shard.value {
+        Shard::Random => {
+            let args: Vec<&Ident> = {
+                let mut a: Vec<&Ident> = pk.template.fields().collect();
+                if let Some(sk) = sk {
+                    a.extend(
+                        sk.template
+                            .fields()
+                            .filter(|f| !pk.template.fields().any(|p| p == *f)),
+                    );
+                }
+                a
+            };
+            let params: Vec<TokenStream> = args.iter().map(|f| cx.param(f)).collect();
+            let pk_args = pk.template.fields().map(arg_name);
+            let pk_args2 = pk.template.fields().map(arg_name);
+            let sk_expr = sk_value(&arg_name);
+            let get_doc = format!(
+                "Reads `{ident}` from every shard (random sharding: the shard of an item is not known), \
+                 in one `BatchGetItem` per 100 shards; returns every shard's copy, in shard order."
+            );
+            let delete_doc =
+                format!("Deletes the `{ident}` item on one shard (as returned by `parse_pk`).");
+            out.extend(quote! {
+                #[doc = #get_doc]
+                pub async fn get_from_all_shards(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::Vec<Self>, #rt::Error> {
+                    let sk = #sk_expr;
+                    repo.get_from_all_shards(Self::pk_all_shards(#(#pk_args),*)?, sk).await
+                }
+                #[doc = #delete_doc]
+                pub async fn delete_on_shard(repo: &#rt::Repo<Self>, #(#params,)* shard: u32) -> #rt::Result<(), #rt::Error> {
+                    let sk = #sk_expr;
+                    repo.delete_by_key(Self::pk_on_shard(#(#pk_args2,)* shard)?, sk).await
+                }
+            });
+        }
+        _ => {
+            let args = point_args(pk, sk);
+            let params: Vec<TokenStream> = args.iter().map(|f| cx.param(f)).collect();
+            let pk_args: Vec<TokenStream> = physical_args(pk).into_iter().map(arg_name).collect();
+            let sk_expr = sk_value(&arg_name);
+            let how = if matches!(pk.shard.value, Shard::Hash(_)) {
+                "exactly one `GetItem`, on the shard its hash fields give"
+            } else {
+                "one `GetItem`"
+            };
+            let get_doc =
+                format!("Reads one `{ident}` by its key: {how}. `None` if there is no such item.");
+            let delete_doc =
+                format!("Deletes one `{ident}` by its key (no error if there is none).");
+            out.extend(quote! {
+                #[doc = #get_doc]
+                pub async fn get(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<::core::option::Option<Self>, #rt::Error> {
+                    let sk = #sk_expr;
+                    repo.get_by_key(Self::pk(#(#pk_args),*)?, sk).await
+                }
+                #[doc = #delete_doc]
+                pub async fn delete(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<(), #rt::Error> {
+                    let sk = #sk_expr;
+                    repo.delete_by_key(Self::pk(#(#pk_args),*)?, sk).await
+                }
+            });
+        }
+    }
+    out
+}
+
+/// `query` (base table) or `query_gsiN`, named by `query = "..."` when given.
+fn query_method(cx: &Ctx, pk: &PartitionKey, gsi: Option<u8>) -> TokenStream {
+    let rt = &cx.rt;
+    let ident = &cx.entity.ident;
+    let name = pk.query.clone().unwrap_or_else(|| match gsi {
+        None => Ident::new("query", Span::call_site()),
+        Some(n) => format_ident!("query_gsi{}", n),
+    });
+    let all_shards = match gsi {
+        None => Ident::new("pk_all_shards", Span::call_site()),
+        Some(n) => format_ident!("gsi{}_pk_all_shards", n),
+    };
+    let index = match gsi {
+        None => quote!(::core::option::Option::None),
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+    };
+    let fields: Vec<&Ident> = pk.template.fields().collect();
+    let params = fields.iter().map(|f| cx.param(f));
+    let args = fields.iter().map(|f| {
+        let name = &cx.field(f).ident;
+        quote!(#name)
+    });
+    let shards = pk.n.as_ref().map_or(1, |n| n.value);
+    let source = pk.template.lit.value();
+    let doc = format!(
+        "Queries every `{ident}` under the logical key `{source}`{}: {shards} shard(s) queried concurrently and \
+         merged by sort key. Refine with `.limit`, `.descending`, `.sk_*`, then `.collect()`, `.stream()`, \
+         `.page(..)` or `.count()`.",
+        gsi.map(|n| format!(" of index gsi{n}")).unwrap_or_default()
+    );
+    quote! {
+        #[doc = #doc]
+        pub fn #name<'r>(repo: &'r #rt::Repo<Self>, #(#params),*) -> #rt::Query<'r, Self> {
+            repo.query_shards(#index, Self::#all_shards(#(#args),*))
+        }
+    }
 }

@@ -94,11 +94,9 @@ fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
             if !fields.is_empty() && fields.iter().all(|f| template.contains(&f.to_string())) {
                 cx.error_at(
                     key.shard.span,
-                    format!(
-                        "`hash(...)` names only fields of the template, so every item of one logical key \
-                         lands on the same shard and sharding spreads nothing: hash a field that varies \
-                         within the key (for a leaderboard, the player id), or use `shard = \"random\"`"
-                    ),
+                    "`hash(...)` names only fields of the template, so every item of one logical key \
+                     lands on the same shard and sharding spreads nothing: hash a field that varies \
+                     within the key (for a leaderboard, the player id), or use `shard = \"random\"`",
                 );
             }
         }

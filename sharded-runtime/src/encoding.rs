@@ -538,7 +538,7 @@ mod tests {
         ) {
             let k1 = { let mut s = enc(a.as_str()); s.push('#'); s.push_str(&enc(b.as_str())); s };
             let k2 = { let mut s = enc(c.as_str()); s.push('#'); s.push_str(&enc(d.as_str())); s };
-            prop_assert_eq!((a == c && b == d), k1 == k2);
+            prop_assert_eq!(a == c && b == d, k1 == k2);
         }
     }
 

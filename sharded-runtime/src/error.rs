@@ -148,6 +148,110 @@ pub enum Error {
         /// The clashing attribute name.
         attribute: String,
     },
+    /// One shard of a scatter-gather failed, so the merged answer would be incomplete.
+    #[error(
+        "shard {shard} of {shards} (partition key `{partition_key}`{}) failed: {source}; the query was \
+         stopped rather than return results missing that shard (use `.collect_partial()` to accept \
+         partial results)",
+        index.map(|i| format!(", index `{i}`")).unwrap_or_default()
+    )]
+    ShardFailed {
+        /// The shard number.
+        shard: u32,
+        /// The shard count of the query.
+        shards: u32,
+        /// The physical partition key of the failed shard.
+        partition_key: String,
+        /// The index queried, if any.
+        index: Option<&'static str>,
+        /// What went wrong, after the SDK's retries.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A DynamoDB request failed (after the SDK's retries).
+    #[error("DynamoDB {operation} on table `{table}` failed: {source}")]
+    Dynamo {
+        /// The operation (`PutItem`, `Query`, ...).
+        operation: &'static str,
+        /// The table.
+        table: String,
+        /// What DynamoDB (or the network) reported.
+        #[source]
+        source: Box<aws_sdk_dynamodb::Error>,
+    },
+    /// `put_new` found an item with the same key.
+    #[error("{entity} {key} already exists; use `put` to overwrite it")]
+    AlreadyExists {
+        /// The entity type.
+        entity: &'static str,
+        /// The existing item's key.
+        key: ItemKeyDisplay,
+    },
+    /// The item is larger than DynamoDB's 400 KB limit; it was not sent.
+    #[error(
+        "{entity} {key} is {size} bytes, over DynamoDB's item limit of {limit} bytes: move large \
+         attributes to S3 and store a reference, or split the item"
+    )]
+    ItemTooLarge {
+        /// The entity type.
+        entity: &'static str,
+        /// The item's key.
+        key: ItemKeyDisplay,
+        /// Its size as DynamoDB counts it.
+        size: usize,
+        /// The limit (409,600 bytes).
+        limit: usize,
+    },
+    /// A key attribute value is empty; DynamoDB would reject it.
+    #[error("the key attribute `{attribute}` is empty; DynamoDB keys must be non-empty")]
+    EmptyKeyAttribute {
+        /// The attribute.
+        attribute: String,
+    },
+    /// A cursor was refused.
+    #[error(transparent)]
+    Cursor(#[from] crate::cursor::CursorError),
+    /// A batch operation could not finish every item within its retry budget.
+    #[error(
+        "{operation} left {} item(s) unprocessed after {attempts} attempt(s){}; they are in this \
+         error (`unprocessed`): retry them later or raise the retry budget",
+        unprocessed.len(),
+        last_error.as_ref().map(|e| format!(" (last error: {e})")).unwrap_or_default()
+    )]
+    BatchIncomplete {
+        /// `BatchWriteItem` or `BatchGetItem`.
+        operation: &'static str,
+        /// Every item (for writes: the full item or, for deletes, the key) not processed.
+        unprocessed: Vec<crate::entity::Item>,
+        /// Attempts made for the last batch.
+        attempts: u32,
+        /// The last request error, when a request failed outright rather than returning
+        /// unprocessed items.
+        last_error: Option<String>,
+    },
+    /// The query cannot be run as asked.
+    #[error("invalid query: {0}")]
+    InvalidQuery(String),
+    /// `Repo::with_default_table` on an entity without `#[sharded(table = "...")]`.
+    #[error("{entity} has no default table: add #[sharded(table = \"...\")] or use Repo::new(client, table)")]
+    NoDefaultTable {
+        /// The entity type.
+        entity: &'static str,
+    },
+}
+
+impl Error {
+    /// Wraps an SDK error of `operation` on `table`.
+    pub(crate) fn dynamo<E>(operation: &'static str, table: &str, err: E) -> Error
+    where
+        aws_sdk_dynamodb::Error: From<E>,
+    {
+        Error::Dynamo {
+            operation,
+            table: table.to_owned(),
+            source: Box::new(aws_sdk_dynamodb::Error::from(err)),
+        }
+    }
 }
 
 /// The key attributes of an item, printed as `pk=..., sk=...` in error messages.

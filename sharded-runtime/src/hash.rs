@@ -96,10 +96,13 @@ mod tests {
         s
     }
 
+    /// Shard fields, their canonical bytes, FNV-1a 64, n, shard.
+    type Vector<'a> = (&'a [&'a dyn KeyPart], &'a str, u64, u32, u32);
+
     /// The table in the module docs, checked value by value.
     #[test]
     fn documented_test_vectors() {
-        let vectors: &[(&[&dyn KeyPart], &str, u64, u32, u32)] = &[
+        let vectors: &[Vector] = &[
             (&[], "", 0xcbf29ce484222325, 10, 5),
             (&[&"a"], "a", 0xaf63dc4c8601ec8c, 10, 4),
             (&[&"player-1"], "player-1", 0x212e1ef85a029ab2, 10, 0),

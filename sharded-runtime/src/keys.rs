@@ -157,6 +157,29 @@ pub fn build_key(
     Ok(out)
 }
 
+/// Builds the first `segments` segments of a template: a sort-key prefix for
+/// `begins_with` and range conditions (the generated `sk_prefix_*` functions).
+///
+/// ```
+/// use sharded_runtime::keys::{build_key_prefix, KeyContext, KeyTemplate, Segment};
+/// static SK: KeyTemplate = KeyTemplate { source: "SCORE#{score}#{player_id}", segments: &[
+///     Segment::Literal("SCORE#"), Segment::Field("score"), Segment::Literal("#"), Segment::Field("player_id")] };
+/// let ctx = KeyContext { entity: "Score", attribute: "sk" };
+/// assert_eq!(build_key_prefix(ctx, &SK, &[&7u64], 3).unwrap(), "SCORE#00000000000000000007#");
+/// ```
+pub fn build_key_prefix(
+    ctx: KeyContext,
+    template: &KeyTemplate,
+    values: &[&dyn KeyPart],
+    segments: usize,
+) -> Result<String, KeyError> {
+    let prefix = KeyTemplate {
+        source: template.source,
+        segments: &template.segments[..segments.min(template.segments.len())],
+    };
+    build_key(ctx, &prefix, values)
+}
+
 /// Builds a sharded partition key on an explicit shard: `<template>#<shard>`.
 ///
 /// ```
@@ -310,6 +333,16 @@ fn push_shard(out: &mut String, shard: u32) {
 /// assert_eq!(sharded_runtime::keys::random_shard(1), 0);
 /// ```
 pub fn random_shard(n: u32) -> u32 {
+    random_below(u64::from(n)) as u32
+}
+
+/// A uniformly random number in `0..n` (0 when `n` is 0), from the same generator as
+/// [`random_shard`]; used for shards and retry jitter.
+///
+/// ```
+/// assert!(sharded_runtime::keys::random_below(1000) < 1000);
+/// ```
+pub fn random_below(n: u64) -> u64 {
     use std::cell::Cell;
     use std::hash::{BuildHasher, RandomState};
     thread_local! {
@@ -327,7 +360,7 @@ pub fn random_shard(n: u32) -> u32 {
         z ^ (z >> 31)
     });
     // Multiply-shift maps 64 random bits onto 0..n without modulo bias worth measuring.
-    ((u128::from(x) * u128::from(n)) >> 64) as u32
+    ((u128::from(x) * u128::from(n)) >> 64) as u64
 }
 
 /// Every physical partition key of one logical key: `<prefix>#0` .. `<prefix>#(n-1)`.

@@ -11,8 +11,17 @@
 //! | [`hash`] | the shard hash specification and its test vectors |
 //! | [`schema`] | the static key description of an entity, table definitions |
 //! | [`entity`] | the [`ShardedEntity`] trait and item conversion |
+//! | [`repo`] | [`Repo`]: put, get, delete, batches, queries of one entity |
+//! | [`query`] | [`Query`]: the typed scatter-gather query builder |
+//! | [`scatter`] | the engine: bounded concurrent fan-out, lazy per-shard paging |
+//! | [`merge`] | the k-way heap merge in DynamoDB's sort order |
+//! | [`cursor`] | the versioned, checked cross-shard cursor |
+//! | [`batch`] | batch writes and reads with backoff that lose nothing |
+//! | [`counter`] | [`ShardedCounter`] |
+//! | [`size`] | DynamoDB item size, checked before sending |
 //! | [`error`] | [`Error`] and [`KeyError`] |
 //! | `local` (feature `local`) | the DynamoDB Local harness for tests and examples |
+//! | `faults` (feature `local`) | SDK-level latency and fault injection, request counts |
 //!
 //! ```
 //! use sharded_runtime::hash::shard_of_bytes;
@@ -21,30 +30,48 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod batch;
+pub mod counter;
+pub mod cursor;
 pub mod encoding;
 pub mod entity;
 pub mod error;
+#[cfg(feature = "local")]
+pub mod faults;
 pub mod hash;
 pub mod keys;
 #[cfg(feature = "local")]
 pub mod local;
+pub mod merge;
+pub mod query;
+pub mod repo;
+pub mod scatter;
 pub mod schema;
+pub mod size;
 
+pub use batch::RetryPolicy;
+pub use counter::ShardedCounter;
+pub use cursor::Cursor;
 pub use encoding::{KeyPart, KeyPartDecode, KeyPartError};
 pub use entity::{Item, ItemKeys, ShardedEntity};
 pub use error::{Error, KeyError};
 pub use keys::ShardKeys;
+pub use query::{Page, Partial, Query};
+pub use repo::Repo;
 pub use schema::{EntitySchema, TableDefinition};
 
 /// Items used by generated code. Not a public API: no stability promise.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::entity::{Item, ItemKeys, ShardedEntity};
+    pub use crate::error::Error;
     pub use crate::error::KeyError;
     pub use crate::keys::{
-        build_hashed_key, build_key, build_key_on_shard, build_random_key, parse_key, shard_of,
-        shard_of_text, KeyContext, KeyTemplate, Segment, ShardKeys,
+        build_hashed_key, build_key, build_key_on_shard, build_key_prefix, build_random_key,
+        parse_key, shard_of, shard_of_text, KeyContext, KeyTemplate, Segment, ShardKeys,
     };
+    pub use crate::query::Query;
+    pub use crate::repo::Repo;
     pub use crate::schema::{EntitySchema, GsiSchema, PartitionKeySchema, Sharding, SortKeySchema};
     pub use crate::{KeyPart, KeyPartDecode};
     pub use core::result::Result;

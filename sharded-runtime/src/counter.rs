@@ -1,0 +1,155 @@
+//! A sharded counter (the seeds' vote counter): writes spread over `n` items, reads sum them.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::Client;
+
+use crate::batch::{self, RetryPolicy};
+use crate::entity::Item;
+use crate::error::Error;
+use crate::keys::{random_shard, ShardKeys};
+use crate::schema::{TableDefinition, ENTITY_ATTRIBUTE, MAX_SHARDS};
+
+/// The entity name counter items carry, so no entity query ever reads one as its own.
+pub const COUNTER_ENTITY: &str = "ShardedCounter";
+/// The sort key value of counter items in tables with a sort key.
+pub const COUNTER_SORT_KEY: &str = "COUNTER";
+
+/// A counter spread over `n` items `<logical key>#0` .. `<logical key>#(n-1)`.
+///
+/// `increment` is one `UpdateItem ADD` on a random shard, so a hot counter takes `n` times
+/// the write rate of one item. `total` reads every shard (one `BatchGetItem` per 100 shards)
+/// and sums them: a shard never written counts 0, a shard that cannot be read is an error,
+/// never a silent 0.
+///
+/// ```no_run
+/// # async fn demo(client: aws_sdk_dynamodb::Client, def: sharded_runtime::TableDefinition) -> Result<(), sharded_runtime::Error> {
+/// use sharded_runtime::counter::ShardedCounter;
+/// let votes = ShardedCounter::new(client, "election", &def, "VOTES#candidate-a", 10)?;
+/// votes.increment(1).await?;
+/// println!("{} votes", votes.total().await?);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ShardedCounter {
+    client: Client,
+    table: String,
+    pk_attribute: &'static str,
+    sk_attribute: Option<&'static str>,
+    logical_key: String,
+    n: u32,
+    attribute: String,
+    retry: RetryPolicy,
+}
+
+impl ShardedCounter {
+    /// A counter at `logical_key` with `n` shards, in a table with the given definition (its
+    /// key attributes are used; in a table with a sort key, counters use the sort key
+    /// [`COUNTER_SORT_KEY`]).
+    pub fn new(
+        client: Client,
+        table: impl Into<String>,
+        definition: &TableDefinition,
+        logical_key: impl Into<String>,
+        n: u32,
+    ) -> Result<Self, Error> {
+        let logical_key = logical_key.into();
+        if logical_key.is_empty() {
+            return Err(Error::EmptyKeyAttribute {
+                attribute: definition.partition_key.to_owned(),
+            });
+        }
+        if n == 0 || n > MAX_SHARDS {
+            return Err(Error::InvalidQuery(format!(
+                "a counter needs 1 to {MAX_SHARDS} shards, not {n}"
+            )));
+        }
+        Ok(ShardedCounter {
+            client,
+            table: table.into(),
+            pk_attribute: definition.partition_key,
+            sk_attribute: definition.sort_key,
+            logical_key,
+            n,
+            attribute: "count".to_owned(),
+            retry: RetryPolicy::default(),
+        })
+    }
+
+    /// Stores the count in `attribute` instead of `count`.
+    pub fn with_attribute(mut self, attribute: impl Into<String>) -> Self {
+        self.attribute = attribute.into();
+        self
+    }
+
+    /// The shard count.
+    pub fn shards(&self) -> u32 {
+        self.n
+    }
+
+    fn key(&self, pk: String) -> Item {
+        let mut key = HashMap::from([(self.pk_attribute.to_owned(), AttributeValue::S(pk))]);
+        if let Some(sk) = self.sk_attribute {
+            key.insert(
+                sk.to_owned(),
+                AttributeValue::S(COUNTER_SORT_KEY.to_owned()),
+            );
+        }
+        key
+    }
+
+    /// Adds `by` (may be negative) on a random shard; returns the shard written.
+    pub async fn increment(&self, by: i64) -> Result<u32, Error> {
+        let shard = random_shard(self.n);
+        let pk = format!("{}#{shard}", self.logical_key);
+        self.client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(self.key(pk)))
+            .update_expression("ADD #count :by SET #et = :et")
+            .expression_attribute_names("#count", &self.attribute)
+            .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
+            .expression_attribute_values(":by", AttributeValue::N(by.to_string()))
+            .expression_attribute_values(":et", AttributeValue::S(COUNTER_ENTITY.to_owned()))
+            .send()
+            .await
+            .map_err(|e| Error::dynamo("UpdateItem", &self.table, e))?;
+        Ok(shard)
+    }
+
+    /// The value of every shard, in shard order (0 for a shard never written).
+    pub async fn shard_values(&self) -> Result<Vec<i64>, Error> {
+        let shard_keys: Vec<String> =
+            ShardKeys::new(self.logical_key.clone(), Some(self.n)).collect();
+        let keys = shard_keys.iter().cloned().map(|pk| self.key(pk)).collect();
+        let items = batch::get(&self.client, &self.table, keys, &self.retry, 8).await?;
+        let mut values = vec![0i64; self.n as usize];
+        for item in items {
+            let pk = item.get(self.pk_attribute).and_then(|v| v.as_s().ok());
+            let Some(shard) = pk.and_then(|pk| shard_keys.iter().position(|k| k == pk)) else {
+                continue;
+            };
+            values[shard] = match item.get(&self.attribute) {
+                None => 0,
+                Some(AttributeValue::N(n)) => n.parse().map_err(|_| {
+                    Error::InvalidQuery(format!(
+                        "counter shard {shard} holds `{n}`, not a whole number"
+                    ))
+                })?,
+                Some(other) => {
+                    return Err(Error::InvalidQuery(format!(
+                        "counter shard {shard} attribute `{}` is not a number: {other:?}",
+                        self.attribute
+                    )))
+                }
+            };
+        }
+        Ok(values)
+    }
+
+    /// The sum of every shard.
+    pub async fn total(&self) -> Result<i64, Error> {
+        Ok(self.shard_values().await?.into_iter().sum())
+    }
+}

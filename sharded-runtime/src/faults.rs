@@ -1,0 +1,252 @@
+//! SDK-level fault injection for what DynamoDB Local cannot show: latency, a throttled or
+//! failing shard, and how many requests (and how many at once) a call really made.
+//!
+//! [`Faults`] wraps the SDK's HTTP client, so everything above it runs as in production:
+//! the SDK's retries and error parsing, and our error classification. Responses it injects
+//! have DynamoDB's status and body shape.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use sharded_runtime::faults::Faults;
+//! use sharded_runtime::local::DynamoDbLocal;
+//!
+//! let local = DynamoDbLocal::shared().await?;
+//! let faults = Faults::new();
+//! faults.set_latency(std::time::Duration::from_millis(10));
+//! faults.fail_partition("GAME#g1#3");
+//! let client = faults.client(&local.sdk_config().await);
+//! // ... queries through `client` now see 10 ms per request and shard 3 failing.
+//! println!("{} Query requests, at most {} at once", faults.requests("Query"), faults.max_in_flight());
+//! # Ok(()) }
+//! ```
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use aws_config::SdkConfig;
+use aws_smithy_http_client::tls::rustls_provider::CryptoMode;
+use aws_smithy_http_client::tls::Provider;
+use aws_smithy_runtime_api::client::http::{
+    HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient,
+    SharedHttpConnector,
+};
+use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_runtime_api::http::StatusCode;
+use aws_smithy_types::body::SdkBody;
+
+#[derive(Debug, Default)]
+struct State {
+    latency: Mutex<Duration>,
+    throttled: Mutex<Vec<String>>,
+    failing: Mutex<Vec<String>>,
+    requests: Mutex<HashMap<String, u64>>,
+    injected: Mutex<HashMap<String, u64>>,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+}
+
+/// A handle on injected faults and request counts, shared by every client it wrapped.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    state: Arc<State>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic in another test thread must not hide this one's counts.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Faults {
+    /// No faults, counting requests.
+    pub fn new() -> Self {
+        Faults::default()
+    }
+
+    /// Delays every request by `latency` before it is sent (an asynchronous sleep, so
+    /// concurrent requests overlap as they would over a network).
+    pub fn set_latency(&self, latency: Duration) {
+        *lock(&self.state.latency) = latency;
+    }
+
+    /// Answers every request naming this partition key with HTTP 400
+    /// `ProvisionedThroughputExceededException`, as DynamoDB does for a hot key.
+    pub fn throttle_partition(&self, partition_key: impl Into<String>) {
+        lock(&self.state.throttled).push(format!("\"{}\"", partition_key.into()));
+    }
+
+    /// Answers every request naming this partition key with HTTP 500
+    /// `InternalServerError`.
+    pub fn fail_partition(&self, partition_key: impl Into<String>) {
+        lock(&self.state.failing).push(format!("\"{}\"", partition_key.into()));
+    }
+
+    /// Removes every injected fault and latency (counts are kept).
+    pub fn clear(&self) {
+        *lock(&self.state.latency) = Duration::ZERO;
+        lock(&self.state.throttled).clear();
+        lock(&self.state.failing).clear();
+    }
+
+    /// Requests sent for `operation` (`Query`, `GetItem`, `BatchWriteItem`, ...), including
+    /// those answered with an injected fault.
+    pub fn requests(&self, operation: &str) -> u64 {
+        lock(&self.state.requests)
+            .get(operation)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Requests of `operation` answered with an injected fault.
+    pub fn injected(&self, operation: &str) -> u64 {
+        lock(&self.state.injected)
+            .get(operation)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The most requests that were in flight at the same moment.
+    pub fn max_in_flight(&self) -> usize {
+        self.state.max_in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Zeroes the request counts and the in-flight maximum.
+    pub fn reset_counts(&self) {
+        lock(&self.state.requests).clear();
+        lock(&self.state.injected).clear();
+        self.state.max_in_flight.store(0, Ordering::SeqCst);
+    }
+
+    /// Wraps an HTTP client so its requests go through these faults.
+    pub fn wrap(&self, inner: SharedHttpClient) -> SharedHttpClient {
+        SharedHttpClient::new(FaultyClient {
+            inner,
+            faults: self.clone(),
+        })
+    }
+
+    /// The HTTP client of `sdk_config` wrapped in these faults; when the config names none
+    /// (aws-config leaves the default to each service client), the SDK's own default HTTPS
+    /// client (rustls with aws-lc), wrapped.
+    pub fn http_client(&self, sdk_config: &SdkConfig) -> SharedHttpClient {
+        let inner = sdk_config.http_client().unwrap_or_else(|| {
+            aws_smithy_http_client::Builder::new()
+                .tls_provider(Provider::Rustls(CryptoMode::AwsLc))
+                .build_https()
+        });
+        self.wrap(inner)
+    }
+
+    /// A DynamoDB client from `sdk_config` whose requests go through these faults.
+    pub fn client(&self, sdk_config: &SdkConfig) -> aws_sdk_dynamodb::Client {
+        let config = aws_sdk_dynamodb::config::Builder::from(sdk_config)
+            .http_client(self.http_client(sdk_config))
+            .build();
+        aws_sdk_dynamodb::Client::from_conf(config)
+    }
+
+    fn fault_for(&self, body: &[u8]) -> Option<(u16, &'static str, &'static str)> {
+        let names =
+            |list: &Mutex<Vec<String>>| lock(list).iter().any(|k| contains(body, k.as_bytes()));
+        if names(&self.state.throttled) {
+            Some((
+                400,
+                "ProvisionedThroughputExceededException",
+                "The level of configured provisioned throughput for the table was exceeded. (injected by sharded::faults)",
+            ))
+        } else if names(&self.state.failing) {
+            Some((
+                500,
+                "InternalServerError",
+                "Internal server error (injected by sharded::faults)",
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[derive(Debug)]
+struct FaultyClient {
+    inner: SharedHttpClient,
+    faults: Faults,
+}
+
+impl HttpClient for FaultyClient {
+    fn http_connector(
+        &self,
+        settings: &HttpConnectorSettings,
+        components: &RuntimeComponents,
+    ) -> SharedHttpConnector {
+        SharedHttpConnector::new(FaultyConnector {
+            inner: self.inner.http_connector(settings, components),
+            faults: self.faults.clone(),
+        })
+    }
+}
+
+#[derive(Debug)]
+struct FaultyConnector {
+    inner: SharedHttpConnector,
+    faults: Faults,
+}
+
+/// Decrements the in-flight count when a request ends, however it ends.
+struct InFlight(Arc<State>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl HttpConnector for FaultyConnector {
+    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
+        let faults = self.faults.clone();
+        let inner = self.inner.clone();
+        HttpConnectorFuture::new(async move {
+            let state = faults.state.clone();
+            let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            state.max_in_flight.fetch_max(now, Ordering::SeqCst);
+            let _in_flight = InFlight(state.clone());
+            let operation = request
+                .headers()
+                .get("x-amz-target")
+                .and_then(|t| t.rsplit('.').next())
+                .unwrap_or("unknown")
+                .to_owned();
+            *lock(&state.requests).entry(operation.clone()).or_default() += 1;
+            let latency = *lock(&state.latency);
+            if !latency.is_zero() {
+                tokio::time::sleep(latency).await;
+            }
+            if let Some((status, code, message)) =
+                request.body().bytes().and_then(|b| faults.fault_for(b))
+            {
+                *lock(&state.injected).entry(operation).or_default() += 1;
+                let body = format!(
+                    r#"{{"__type":"com.amazonaws.dynamodb.v20120810#{code}","message":"{message}"}}"#
+                );
+                let mut response = HttpResponse::new(
+                    StatusCode::try_from(status)
+                        .unwrap_or_else(|_| StatusCode::try_from(500).expect("500 is valid")),
+                    SdkBody::from(body),
+                );
+                response
+                    .headers_mut()
+                    .insert("content-type", "application/x-amz-json-1.0");
+                response
+                    .headers_mut()
+                    .insert("x-amzn-requestid", "sharded-faults");
+                return Ok(response);
+            }
+            inner.call(request).await
+        })
+    }
+}

@@ -1,0 +1,332 @@
+//! The typed query builder over a sharded logical key: what the generated `query*` functions
+//! return.
+
+use futures::Stream;
+
+use crate::cursor::{self, Cursor, Fingerprint, ShardPosition};
+use crate::entity::ShardedEntity;
+use crate::error::{Error, KeyError};
+use crate::keys::{Segment, ShardKeys};
+use crate::repo::Repo;
+use crate::scatter::{self, Engine, Plan, ShardFailure, SortCondition};
+
+/// A scatter-gather query over every shard of one logical partition key, merged by sort key.
+///
+/// Built by the entity's generated query functions (`Score::query(&repo, "g1")`,
+/// `Score::query_gsi1(&repo, "p1")`), then refined and run:
+///
+/// ```no_run
+/// # use sharded_runtime::{Repo, ShardedEntity, query::Query, Error};
+/// # async fn demo<E: ShardedEntity + Send + 'static>(q: Query<'_, E>) -> Result<(), Error> {
+/// let top10: Vec<E> = q.descending().limit(10).collect().await?;
+/// # Ok(()) }
+/// ```
+///
+/// Results come back in global sort-key order: `.collect()`, `.stream()`, or `.page(size,
+/// cursor)` for cursor paging. `.count()` counts matching items across shards.
+#[must_use = "a query does nothing until it is run with collect, stream, page or count"]
+pub struct Query<'r, E> {
+    repo: &'r Repo<E>,
+    index: Option<u8>,
+    partitions: Result<ShardKeys, KeyError>,
+    condition: Option<SortCondition>,
+    descending: bool,
+    limit: Option<usize>,
+    page_size: Option<u32>,
+    consistent: bool,
+}
+
+/// One page of a cursor-paged query.
+///
+/// ```no_run
+/// # use sharded_runtime::{query::Page, cursor::Cursor};
+/// # fn demo<E>(page: Page<E>) {
+/// match page.cursor {
+///     Some(next) => println!("{} items, more after {next}", page.items.len()),
+///     None => println!("{} items, the end", page.items.len()),
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Page<E> {
+    /// The items of this page, in sort order.
+    pub items: Vec<E>,
+    /// Where the next page starts; `None` when every shard is finished.
+    pub cursor: Option<Cursor>,
+}
+
+/// The results of a query run with partial results accepted, and the shards that failed.
+///
+/// ```no_run
+/// # fn demo<E>(p: sharded_runtime::query::Partial<E>) {
+/// if !p.failures.is_empty() {
+///     eprintln!("{} shard(s) missing from this answer", p.failures.len());
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Partial<E> {
+    /// Items of every shard that answered, merged in order.
+    pub items: Vec<E>,
+    /// Every shard that failed, with its error. Empty when the answer is complete.
+    pub failures: Vec<ShardFailure>,
+}
+
+impl<'r, E: ShardedEntity> Query<'r, E> {
+    pub(crate) fn new(
+        repo: &'r Repo<E>,
+        index: Option<u8>,
+        partitions: Result<ShardKeys, KeyError>,
+    ) -> Self {
+        Query {
+            repo,
+            index,
+            partitions,
+            condition: None,
+            descending: false,
+            limit: None,
+            page_size: None,
+            consistent: false,
+        }
+    }
+
+    /// Returns at most `n` items (the top `n` in the query's order).
+    pub fn limit(mut self, n: usize) -> Self {
+        self.limit = Some(n);
+        self
+    }
+
+    /// Largest to smallest sort key (DynamoDB's `ScanIndexForward = false`).
+    pub fn descending(mut self) -> Self {
+        self.descending = true;
+        self
+    }
+
+    /// Smallest to largest sort key (the default).
+    pub fn ascending(mut self) -> Self {
+        self.descending = false;
+        self
+    }
+
+    /// Only items whose sort key begins with `prefix` (e.g. `Score::sk_prefix_score(100)?`).
+    pub fn sk_begins_with(self, prefix: impl Into<String>) -> Self {
+        self.condition(SortCondition::BeginsWith(prefix.into()))
+    }
+
+    /// Only items with `low <= sort key <= high`.
+    pub fn sk_between(self, low: impl Into<String>, high: impl Into<String>) -> Self {
+        self.condition(SortCondition::Between(low.into(), high.into()))
+    }
+
+    /// Only items with sort key `< value`.
+    pub fn sk_lt(self, value: impl Into<String>) -> Self {
+        self.condition(SortCondition::Lt(value.into()))
+    }
+
+    /// Only items with sort key `<= value`.
+    pub fn sk_le(self, value: impl Into<String>) -> Self {
+        self.condition(SortCondition::Le(value.into()))
+    }
+
+    /// Only items with sort key `> value`.
+    pub fn sk_gt(self, value: impl Into<String>) -> Self {
+        self.condition(SortCondition::Gt(value.into()))
+    }
+
+    /// Only items with sort key `>= value`.
+    pub fn sk_ge(self, value: impl Into<String>) -> Self {
+        self.condition(SortCondition::Ge(value.into()))
+    }
+
+    /// Any [`SortCondition`].
+    pub fn condition(mut self, condition: SortCondition) -> Self {
+        self.condition = Some(condition);
+        self
+    }
+
+    /// Strongly consistent reads (base table only; GSIs are eventually consistent).
+    pub fn consistent_read(mut self, consistent: bool) -> Self {
+        self.consistent = consistent;
+        self
+    }
+
+    /// Caps each shard request's `Limit` (by default a request asks for what the merge can
+    /// still use: the remaining `limit`, or DynamoDB's 1 MB page when unlimited).
+    pub fn page_size(mut self, n: u32) -> Self {
+        self.page_size = Some(n.max(1));
+        self
+    }
+
+    fn plan(&mut self) -> Result<(Plan, u64), Error> {
+        let schema = E::SCHEMA;
+        let partitions = std::mem::replace(
+            &mut self.partitions,
+            Ok(ShardKeys::new(String::new(), None)),
+        )?;
+        let logical = partitions.logical_key().to_owned();
+        let (index, pk_attribute, sort_key, position_attributes) = match self.index {
+            None => (
+                None,
+                schema.pk.attribute,
+                schema.sk,
+                schema
+                    .sk
+                    .map(|sk| sk.attribute)
+                    .into_iter()
+                    .collect::<Vec<_>>(),
+            ),
+            Some(number) => {
+                let gsi = schema.gsi(number).ok_or_else(|| {
+                    Error::InvalidQuery(format!("{} has no gsi{number}", schema.entity))
+                })?;
+                if self.consistent {
+                    return Err(Error::InvalidQuery(format!(
+                        "consistent reads are not available on a GSI (`{}`); DynamoDB indexes are \
+                         eventually consistent: drop consistent_read(true) or query the base table",
+                        gsi.index_name
+                    )));
+                }
+                // A GSI's ExclusiveStartKey holds the index keys and the table's keys.
+                let mut position: Vec<&'static str> =
+                    gsi.sk.map(|sk| sk.attribute).into_iter().collect();
+                position.push(schema.pk.attribute);
+                position.extend(schema.sk.map(|sk| sk.attribute));
+                (Some(gsi.index_name), gsi.pk.attribute, gsi.sk, position)
+            }
+        };
+        // Without an explicit condition, the literal prefix of the sort-key template keeps
+        // the query to this entity's items at the key level (the entity filter catches the rest).
+        let condition = self.condition.clone().or_else(|| {
+            let sk = sort_key?;
+            match sk.template.segments.first() {
+                Some(Segment::Literal(prefix)) => {
+                    Some(SortCondition::BeginsWith((*prefix).to_owned()))
+                }
+                _ => None,
+            }
+        });
+        let fingerprint = Fingerprint::new()
+            .part(schema.entity)
+            .part(index.unwrap_or(""))
+            .part(&logical)
+            .part(
+                &condition
+                    .as_ref()
+                    .map(SortCondition::fingerprint)
+                    .unwrap_or_default(),
+            )
+            .part(if self.descending { "desc" } else { "asc" })
+            .finish();
+        let plan = Plan {
+            client: self.repo.client().clone(),
+            table: self.repo.table().to_owned(),
+            entity: schema.entity,
+            index,
+            pk_attribute,
+            sort_attribute: sort_key.map(|sk| sk.attribute),
+            position_attributes,
+            partitions: partitions.collect(),
+            condition,
+            descending: self.descending,
+            consistent: self.consistent,
+            page_size: self.page_size,
+            concurrency: self.repo.concurrency(),
+        };
+        Ok((plan, fingerprint))
+    }
+
+    fn engine(
+        &mut self,
+        positions: Option<Vec<ShardPosition>>,
+        limit: Option<usize>,
+        partial: bool,
+    ) -> Result<Engine, Error> {
+        let (plan, _) = self.plan()?;
+        let positions =
+            positions.unwrap_or_else(|| vec![ShardPosition::Start; plan.partitions.len()]);
+        Ok(Engine::new(plan, positions, limit, partial))
+    }
+
+    /// Runs the query and returns every item (up to `limit`) in sort-key order. A failed
+    /// shard fails the query with [`Error::ShardFailed`].
+    pub async fn collect(mut self) -> Result<Vec<E>, Error> {
+        let limit = self.limit;
+        let mut engine = self.engine(None, limit, false)?;
+        let mut items = Vec::with_capacity(limit.unwrap_or(0).min(1024));
+        while let Some(item) = engine.next_item().await? {
+            items.push(E::from_item(item)?);
+        }
+        Ok(items)
+    }
+
+    /// Like [`collect`](Self::collect), but a failed shard is left out and listed in
+    /// [`Partial::failures`] instead of failing the query.
+    pub async fn collect_partial(mut self) -> Result<Partial<E>, Error> {
+        let limit = self.limit;
+        let mut engine = self.engine(None, limit, true)?;
+        let mut items = Vec::new();
+        while let Some(item) = engine.next_item().await? {
+            items.push(E::from_item(item)?);
+        }
+        Ok(Partial {
+            items,
+            failures: engine.take_failures(),
+        })
+    }
+
+    /// The items as a stream in sort-key order, fetching shard pages as the stream is read.
+    /// The first error ends the stream.
+    pub fn stream(mut self) -> impl Stream<Item = Result<E, Error>> + Send + 'static
+    where
+        E: Send + 'static,
+    {
+        let limit = self.limit;
+        let engine = self.engine(None, limit, false);
+        futures::stream::try_unfold(Some(engine), |state| async move {
+            let mut engine = match state {
+                None => return Ok(None),
+                Some(engine) => engine?,
+            };
+            match engine.next_item().await? {
+                Some(item) => Ok(Some((E::from_item(item)?, Some(Ok(engine))))),
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// One page of `size` items after `cursor` (from the start when `None`), and the cursor of
+    /// the next page. Paging with any size yields every item exactly once, in order.
+    pub async fn page(mut self, size: usize, cursor: Option<&Cursor>) -> Result<Page<E>, Error> {
+        let (plan, fingerprint) = self.plan()?;
+        let shards = plan.partitions.len() as u32;
+        let positions = match cursor {
+            Some(c) => {
+                let positions = cursor::decode(c, fingerprint, shards)?;
+                let expected = plan.position_attributes.len();
+                if positions
+                    .iter()
+                    .any(|p| matches!(p, ShardPosition::After { key, .. } if key.len() != expected))
+                {
+                    return Err(cursor::CursorError::WrongQuery.into());
+                }
+                positions
+            }
+            None => vec![ShardPosition::Start; shards as usize],
+        };
+        let mut engine = Engine::new(plan, positions, Some(size), false);
+        let mut items = Vec::with_capacity(size.min(1024));
+        while let Some(item) = engine.next_item().await? {
+            items.push(E::from_item(item)?);
+        }
+        let cursor =
+            (!engine.is_complete()).then(|| cursor::encode(fingerprint, &engine.positions()));
+        Ok(Page { items, cursor })
+    }
+
+    /// Counts the matching items over every shard (`Select=COUNT` per shard, summed). A failed
+    /// shard fails the count.
+    pub async fn count(mut self) -> Result<u64, Error> {
+        let (plan, _) = self.plan()?;
+        scatter::count(&plan).await
+    }
+}

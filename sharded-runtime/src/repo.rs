@@ -1,0 +1,359 @@
+//! The typed repository: puts, point lookups, deletes, batches and queries of one entity.
+
+use std::marker::PhantomData;
+
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::Client;
+
+use crate::batch::{self, RetryPolicy};
+use crate::entity::{describe_key, Item, ShardedEntity};
+use crate::error::{Error, KeyError};
+use crate::keys::ShardKeys;
+use crate::query::Query;
+use crate::size::check_item_size;
+
+/// Default bound on concurrent shard requests of one query: all shards at once up to 32,
+/// which covers the usual 10 to 20 shards in one round trip and keeps 200 shards to
+/// 7 rounds without opening 200 connections.
+pub const DEFAULT_CONCURRENCY: usize = 32;
+
+/// A typed repository of entity `E` in one table.
+///
+/// Build it from an `aws_sdk_dynamodb::Client` made by the standard AWS config chain
+/// (`aws_config::load_defaults`), so the same code runs on DynamoDB, DynamoDB Local
+/// (`AWS_ENDPOINT_URL`) or any compatible endpoint.
+///
+/// ```no_run
+/// # use sharded_runtime::{Repo, ShardedEntity};
+/// # async fn demo<Score: ShardedEntity>(score: Score) -> Result<(), sharded_runtime::Error> {
+/// let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+/// let repo: Repo<Score> = Repo::new(aws_sdk_dynamodb::Client::new(&config), "leaderboard");
+/// repo.put(&score).await?;
+/// # Ok(()) }
+/// ```
+pub struct Repo<E> {
+    client: Client,
+    table: String,
+    concurrency: usize,
+    retry: RetryPolicy,
+    _entity: PhantomData<fn() -> E>,
+}
+
+impl<E> Clone for Repo<E> {
+    fn clone(&self) -> Self {
+        Repo {
+            client: self.client.clone(),
+            table: self.table.clone(),
+            concurrency: self.concurrency,
+            retry: self.retry.clone(),
+            _entity: PhantomData,
+        }
+    }
+}
+
+impl<E> std::fmt::Debug for Repo<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repo")
+            .field("table", &self.table)
+            .field("concurrency", &self.concurrency)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: ShardedEntity> Repo<E> {
+    /// A repository of `E` in `table`.
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        Repo {
+            client,
+            table: table.into(),
+            concurrency: DEFAULT_CONCURRENCY,
+            retry: RetryPolicy::default(),
+            _entity: PhantomData,
+        }
+    }
+
+    /// A repository in the entity's `#[sharded(table = "...")]` table.
+    pub fn with_default_table(client: Client) -> Result<Self, Error> {
+        let table = E::SCHEMA.table.ok_or(Error::NoDefaultTable {
+            entity: E::SCHEMA.entity,
+        })?;
+        Ok(Repo::new(client, table))
+    }
+
+    /// Bounds the number of concurrent shard requests of one query (at least 1).
+    pub fn with_concurrency(mut self, concurrency: usize) -> Self {
+        self.concurrency = concurrency.max(1);
+        self
+    }
+
+    /// The retry budget for unprocessed batch items.
+    pub fn with_batch_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The same table and client, typed for another entity of the single-table design.
+    pub fn for_entity<F: ShardedEntity>(&self) -> Repo<F> {
+        Repo {
+            client: self.client.clone(),
+            table: self.table.clone(),
+            concurrency: self.concurrency,
+            retry: self.retry.clone(),
+            _entity: PhantomData,
+        }
+    }
+
+    /// The DynamoDB client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The table name.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// The concurrency bound of queries.
+    pub fn concurrency(&self) -> usize {
+        self.concurrency
+    }
+
+    /// Creates the table this entity needs (keys and GSIs, on-demand billing).
+    pub async fn create_table(&self) -> Result<(), Error> {
+        E::table_definition()
+            .create_table(&self.client, &self.table)
+            .send()
+            .await
+            .map_err(|e| Error::dynamo("CreateTable", &self.table, e))?;
+        Ok(())
+    }
+
+    fn checked_item(&self, entity: &E) -> Result<Item, Error> {
+        let item = entity.to_item()?;
+        check_item_size::<E>(&item)?;
+        Ok(item)
+    }
+
+    /// Writes `entity`, replacing any item with the same key.
+    pub async fn put(&self, entity: &E) -> Result<(), Error> {
+        let item = self.checked_item(entity)?;
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .map_err(|e| Error::dynamo("PutItem", &self.table, e))?;
+        Ok(())
+    }
+
+    /// Writes `entity` only if no item has its key; otherwise [`Error::AlreadyExists`].
+    pub async fn put_new(&self, entity: &E) -> Result<(), Error> {
+        let item = self.checked_item(entity)?;
+        let key = describe_key(E::SCHEMA, &item);
+        let result = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", E::SCHEMA.pk.attribute)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.as_service_error(),
+                    Some(PutItemError::ConditionalCheckFailedException(_))
+                ) =>
+            {
+                Err(Error::AlreadyExists {
+                    entity: E::SCHEMA.entity,
+                    key,
+                })
+            }
+            Err(e) => Err(Error::dynamo("PutItem", &self.table, e)),
+        }
+    }
+
+    fn key(&self, pk: String, sk: Option<String>) -> Result<Item, Error> {
+        let schema = E::SCHEMA;
+        if pk.is_empty() {
+            return Err(Error::EmptyKeyAttribute {
+                attribute: schema.pk.attribute.to_owned(),
+            });
+        }
+        let mut key = Item::from([(schema.pk.attribute.to_owned(), AttributeValue::S(pk))]);
+        match (schema.sk, sk) {
+            (Some(attr), Some(sk)) if !sk.is_empty() => {
+                key.insert(attr.attribute.to_owned(), AttributeValue::S(sk));
+            }
+            (Some(attr), _) => {
+                return Err(Error::EmptyKeyAttribute {
+                    attribute: attr.attribute.to_owned(),
+                })
+            }
+            (None, _) => {}
+        }
+        Ok(key)
+    }
+
+    /// One `GetItem` by physical key. The generated `Entity::get(&repo, ...)` builds the key
+    /// (for a hash-sharded key, on the right shard) and calls this.
+    pub async fn get_by_key(&self, pk: String, sk: Option<String>) -> Result<Option<E>, Error> {
+        let key = self.key(pk, sk)?;
+        let output = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .send()
+            .await
+            .map_err(|e| Error::dynamo("GetItem", &self.table, e))?;
+        output.item.map(E::from_item).transpose()
+    }
+
+    /// Reads the item with sort key `sk` on every shard of a logical key, in one
+    /// `BatchGetItem` per 100 shards: how a randomly sharded item is found, since its shard
+    /// is not known. Returns every shard's copy, in shard order.
+    pub async fn get_from_all_shards(
+        &self,
+        shards: ShardKeys,
+        sk: Option<String>,
+    ) -> Result<Vec<E>, Error> {
+        let keys: Vec<Item> = shards
+            .map(|pk| self.key(pk, sk.clone()))
+            .collect::<Result<_, _>>()?;
+        let order: Vec<String> = keys
+            .iter()
+            .filter_map(|k| {
+                k.get(E::SCHEMA.pk.attribute)
+                    .and_then(|v| v.as_s().ok())
+                    .cloned()
+            })
+            .collect();
+        let mut items = batch::get(
+            &self.client,
+            &self.table,
+            keys,
+            &self.retry,
+            self.concurrency,
+        )
+        .await?;
+        let position = |item: &Item| {
+            item.get(E::SCHEMA.pk.attribute)
+                .and_then(|v| v.as_s().ok())
+                .and_then(|pk| order.iter().position(|o| o == pk))
+        };
+        items.sort_by_key(|item| position(item));
+        items.into_iter().map(E::from_item).collect()
+    }
+
+    /// Deletes the item with this physical key (no error if there is none).
+    pub async fn delete_by_key(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
+        let key = self.key(pk, sk)?;
+        self.client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .send()
+            .await
+            .map_err(|e| Error::dynamo("DeleteItem", &self.table, e))?;
+        Ok(())
+    }
+
+    /// A scatter-gather query over every shard of a logical key, on the base table
+    /// (`index = None`) or GSI `gsiN` (`Some(N)`). The generated `query*` functions call this.
+    pub fn query_shards(
+        &self,
+        index: Option<u8>,
+        shards: Result<ShardKeys, KeyError>,
+    ) -> Query<'_, E> {
+        Query::new(self, index, shards)
+    }
+
+    /// Writes many entities with `BatchWriteItem` (25 per request, concurrently), retrying
+    /// unprocessed items with exponential backoff and full jitter. If the retry budget runs
+    /// out, [`Error::BatchIncomplete`] carries every item not written.
+    pub async fn batch_put<'a>(
+        &self,
+        entities: impl IntoIterator<Item = &'a E>,
+    ) -> Result<(), Error>
+    where
+        E: 'a,
+    {
+        let items: Vec<Item> = entities
+            .into_iter()
+            .map(|e| self.checked_item(e))
+            .collect::<Result<_, _>>()?;
+        let writes = items.into_iter().map(batch::Write::Put).collect();
+        batch::write(
+            &self.client,
+            &self.table,
+            writes,
+            &self.retry,
+            self.concurrency,
+            key_of::<E>,
+        )
+        .await
+    }
+
+    /// Deletes many entities with `BatchWriteItem`, as [`batch_put`](Self::batch_put).
+    pub async fn batch_delete<'a>(
+        &self,
+        entities: impl IntoIterator<Item = &'a E>,
+    ) -> Result<(), Error>
+    where
+        E: 'a,
+    {
+        let keys: Vec<Item> = entities
+            .into_iter()
+            .map(|e| {
+                let keys = e.item_keys()?;
+                self.key(keys.pk, keys.sk)
+            })
+            .collect::<Result<_, _>>()?;
+        let writes = keys.into_iter().map(batch::Write::Delete).collect();
+        batch::write(
+            &self.client,
+            &self.table,
+            writes,
+            &self.retry,
+            self.concurrency,
+            key_of::<E>,
+        )
+        .await
+    }
+
+    /// Reads many items by physical key with `BatchGetItem` (100 per request), retrying
+    /// unprocessed keys; keys with no item are simply absent from the result.
+    pub async fn batch_get(
+        &self,
+        keys: impl IntoIterator<Item = (String, Option<String>)>,
+    ) -> Result<Vec<E>, Error> {
+        let keys: Vec<Item> = keys
+            .into_iter()
+            .map(|(pk, sk)| self.key(pk, sk))
+            .collect::<Result<_, _>>()?;
+        let items = batch::get(
+            &self.client,
+            &self.table,
+            keys,
+            &self.retry,
+            self.concurrency,
+        )
+        .await?;
+        items.into_iter().map(E::from_item).collect()
+    }
+}
+
+/// The primary key attributes of an item of `E`, for de-duplicating batch requests.
+fn key_of<E: ShardedEntity>(item: &Item) -> (Option<String>, Option<String>) {
+    let text = |attr: &str| item.get(attr).and_then(|v| v.as_s().ok()).cloned();
+    (
+        text(E::SCHEMA.pk.attribute),
+        E::SCHEMA.sk.and_then(|sk| text(sk.attribute)),
+    )
+}

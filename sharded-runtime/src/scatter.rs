@@ -1,0 +1,481 @@
+//! The scatter-gather engine: one logical Query over N shard partitions, merged in order.
+//!
+//! - **Concurrent, bounded.** The first page of every shard is requested concurrently, at
+//!   most `concurrency` at a time (never N unbounded tasks, never one after another), so the
+//!   latency of a top-K read is that of the slowest shard, not the sum.
+//! - **Lazy.** Each shard request asks for `Limit` = what the merge can still use. A shard's
+//!   next page is fetched only when the merge needs its next item (its buffer ran dry and its
+//!   head could be the next smallest). The engine stops as soon as the requested number of
+//!   items has been emitted.
+//! - **Ordered.** A heap of shard heads ([`HeadHeap`]) emits items in DynamoDB's sort-key
+//!   order; ties go to the lower shard.
+//! - **Honest.** A failed shard fails the query, naming the shard, unless the caller opted
+//!   into partial results, in which case every failure is listed. Never a silent zero.
+
+use std::collections::{HashMap, VecDeque};
+
+use aws_sdk_dynamodb::types::{AttributeValue, Select};
+use aws_sdk_dynamodb::Client;
+use futures::stream::{self, StreamExt};
+use tracing::Instrument;
+
+use crate::cursor::ShardPosition;
+use crate::entity::Item;
+use crate::error::Error;
+use crate::merge::{HeadHeap, SortValue};
+
+/// A sort-key condition of a query, applied by DynamoDB in the key condition.
+///
+/// Values are physical sort-key strings: build them with the entity's generated `sk` and
+/// `sk_prefix_*` functions so they encode like the stored keys.
+///
+/// ```
+/// use sharded_runtime::scatter::SortCondition;
+/// let c = SortCondition::BeginsWith("SCORE#".into());
+/// assert_eq!(c.expression(), "begins_with(#sk, :sk0)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SortCondition {
+    /// `begins_with(sk, prefix)`
+    BeginsWith(String),
+    /// `sk BETWEEN low AND high` (both inclusive)
+    Between(String, String),
+    /// `sk < value`
+    Lt(String),
+    /// `sk <= value`
+    Le(String),
+    /// `sk > value`
+    Gt(String),
+    /// `sk >= value`
+    Ge(String),
+}
+
+impl SortCondition {
+    /// The key-condition fragment, with `#sk` and `:sk0`/`:sk1` placeholders.
+    pub fn expression(&self) -> &'static str {
+        match self {
+            SortCondition::BeginsWith(_) => "begins_with(#sk, :sk0)",
+            SortCondition::Between(..) => "#sk BETWEEN :sk0 AND :sk1",
+            SortCondition::Lt(_) => "#sk < :sk0",
+            SortCondition::Le(_) => "#sk <= :sk0",
+            SortCondition::Gt(_) => "#sk > :sk0",
+            SortCondition::Ge(_) => "#sk >= :sk0",
+        }
+    }
+
+    /// The placeholder values, in order.
+    pub fn values(&self) -> Vec<&str> {
+        match self {
+            SortCondition::Between(a, b) => vec![a, b],
+            SortCondition::BeginsWith(v)
+            | SortCondition::Lt(v)
+            | SortCondition::Le(v)
+            | SortCondition::Gt(v)
+            | SortCondition::Ge(v) => vec![v],
+        }
+    }
+
+    /// A stable text form, for the cursor fingerprint.
+    pub(crate) fn fingerprint(&self) -> String {
+        format!("{}|{}", self.expression(), self.values().join("\u{0}"))
+    }
+}
+
+/// One failed shard of a query run with partial results accepted.
+///
+/// ```
+/// # fn show(f: &sharded_runtime::scatter::ShardFailure) -> String {
+/// format!("shard {} ({}) failed: {}", f.shard, f.partition_key, f.error)
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct ShardFailure {
+    /// The shard number.
+    pub shard: u32,
+    /// Its physical partition key.
+    pub partition_key: String,
+    /// What went wrong (after the SDK's retries).
+    pub error: Error,
+}
+
+/// Everything the engine needs to know about one query; fixed for its lifetime.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub client: Client,
+    pub table: String,
+    pub entity: &'static str,
+    pub index: Option<&'static str>,
+    /// The partition key attribute queried (`pk` or `gsi1pk`).
+    pub pk_attribute: &'static str,
+    /// The sort key attribute of the queried key schema, if any.
+    pub sort_attribute: Option<&'static str>,
+    /// Besides the partition key: the attributes of an `ExclusiveStartKey`, in cursor order.
+    pub position_attributes: Vec<&'static str>,
+    /// One physical partition key per shard.
+    pub partitions: Vec<String>,
+    pub condition: Option<SortCondition>,
+    pub descending: bool,
+    pub consistent: bool,
+    /// Upper bound of a shard request's `Limit`.
+    pub page_size: Option<u32>,
+    pub concurrency: usize,
+}
+
+#[derive(Debug)]
+struct ShardState {
+    buffer: VecDeque<Item>,
+    /// Where the next request starts (DynamoDB's `LastEvaluatedKey`).
+    next_start: Option<Item>,
+    /// DynamoDB said there is nothing after `next_start`.
+    exhausted: bool,
+    /// The position this page started from, for the cursor of a shard that emitted nothing.
+    start: ShardPosition,
+    /// Key values of the last emitted item.
+    last_emitted: Option<Vec<AttributeValue>>,
+    failed: bool,
+    /// The heap holds this shard's next sort key from the cursor, not a fetched item: the
+    /// shard is fetched only when the merge reaches that key.
+    placeholder: Option<SortValue>,
+}
+
+impl ShardState {
+    fn needs_fetch(&self) -> bool {
+        self.buffer.is_empty() && !self.exhausted && !self.failed && self.placeholder.is_none()
+    }
+}
+
+/// A running scatter-gather.
+pub(crate) struct Engine {
+    plan: Plan,
+    shards: Vec<ShardState>,
+    heads: HeadHeap<Option<SortValue>>,
+    remaining: Option<usize>,
+    tolerate_failures: bool,
+    failures: Vec<ShardFailure>,
+    span: tracing::Span,
+}
+
+impl Engine {
+    /// An engine starting each shard at `positions` (all `Start` for a fresh query).
+    pub fn new(
+        plan: Plan,
+        positions: Vec<ShardPosition>,
+        limit: Option<usize>,
+        tolerate_failures: bool,
+    ) -> Engine {
+        let span = tracing::info_span!(
+            "sharded.query",
+            entity = plan.entity,
+            table = %plan.table,
+            index = plan.index.unwrap_or(""),
+            shards = plan.partitions.len(),
+            limit = limit.map(|l| l as u64),
+        );
+        let mut heads = HeadHeap::new(plan.descending);
+        let shards = positions
+            .into_iter()
+            .zip(&plan.partitions)
+            .enumerate()
+            .map(|(shard, (start, pk))| {
+                let (next_start, placeholder) = match &start {
+                    ShardPosition::After { key, next } => {
+                        let head = next.as_ref().and_then(SortValue::from_attribute);
+                        if let Some(head) = &head {
+                            heads.push(Some(head.clone()), shard);
+                        }
+                        (Some(start_key(&plan, pk, key)), head)
+                    }
+                    _ => (None, None),
+                };
+                ShardState {
+                    buffer: VecDeque::new(),
+                    next_start,
+                    exhausted: matches!(start, ShardPosition::Done),
+                    start,
+                    last_emitted: None,
+                    failed: false,
+                    placeholder,
+                }
+            })
+            .collect();
+        Engine {
+            heads,
+            plan,
+            shards,
+            remaining: limit,
+            tolerate_failures,
+            failures: Vec::new(),
+            span,
+        }
+    }
+
+    /// The next item in sort order, or `None` when the query is complete.
+    pub async fn next_item(&mut self) -> Result<Option<Item>, Error> {
+        if self.remaining == Some(0) {
+            return Ok(None);
+        }
+        let shard = loop {
+            self.fill().await?;
+            let Some((_, shard)) = self.heads.pop() else {
+                return Ok(None);
+            };
+            // The merge reached a shard known only by its next sort key: fetch it now and
+            // let its real head (an item may have been deleted or written since) compete.
+            if self.shards[shard].placeholder.take().is_some() {
+                continue;
+            }
+            break shard;
+        };
+        let state = &mut self.shards[shard];
+        let Some(item) = state.buffer.pop_front() else {
+            return Ok(None);
+        };
+        state.last_emitted = Some(position_values(&self.plan, &item));
+        if let Some(head) = state.buffer.front() {
+            self.heads.push(sort_value(&self.plan, head), shard);
+        }
+        if let Some(remaining) = &mut self.remaining {
+            *remaining -= 1;
+        }
+        Ok(Some(item))
+    }
+
+    /// Fetches every shard whose buffer ran dry and that may still hold items, concurrently,
+    /// until each such shard has a head or is exhausted (filtered pages can come back empty).
+    async fn fill(&mut self) -> Result<(), Error> {
+        loop {
+            let needed: Vec<usize> = (0..self.shards.len())
+                .filter(|&s| self.shards[s].needs_fetch())
+                .collect();
+            if needed.is_empty() {
+                return Ok(());
+            }
+            let limit = match (self.remaining, self.plan.page_size) {
+                (Some(r), Some(p)) => Some(r.min(p as usize)),
+                (Some(r), None) => Some(r),
+                (None, p) => p.map(|p| p as usize),
+            }
+            .map(|l| l.clamp(1, i32::MAX as usize) as i32);
+            let requests: Vec<(usize, Option<Item>)> = needed
+                .iter()
+                .map(|&s| (s, self.shards[s].next_start.clone()))
+                .collect();
+            let plan = &self.plan;
+            let results: Vec<(usize, Result<ShardPage, Error>)> = stream::iter(requests)
+                .map(|(shard, start)| async move {
+                    (shard, query_shard(plan, shard, start, limit, false).await)
+                })
+                .buffer_unordered(plan.concurrency.max(1))
+                .collect()
+                .instrument(self.span.clone())
+                .await;
+            for (shard, result) in results {
+                match result {
+                    Ok(page) => {
+                        let state = &mut self.shards[shard];
+                        state.exhausted = page.last_evaluated_key.is_none();
+                        state.next_start = page.last_evaluated_key;
+                        state.buffer.extend(page.items);
+                        if let Some(head) = state.buffer.front() {
+                            self.heads.push(sort_value(&self.plan, head), shard);
+                        }
+                    }
+                    Err(error) => {
+                        let partition_key = self.plan.partitions[shard].clone();
+                        if !self.tolerate_failures {
+                            return Err(shard_failed(&self.plan, shard, error));
+                        }
+                        self.shards[shard].failed = true;
+                        self.failures.push(ShardFailure {
+                            shard: shard as u32,
+                            partition_key,
+                            error,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where each shard stands after the items emitted so far.
+    pub fn positions(&self) -> Vec<ShardPosition> {
+        self.shards
+            .iter()
+            .map(|s| {
+                if s.placeholder.is_some() {
+                    // Never fetched on this page: it stands where it stood.
+                    return s.start.clone();
+                }
+                if s.buffer.is_empty() && s.exhausted {
+                    return ShardPosition::Done;
+                }
+                let next = s
+                    .buffer
+                    .front()
+                    .and_then(|head| self.plan.sort_attribute.and_then(|a| head.get(a)))
+                    .cloned();
+                match (&s.last_emitted, &s.start) {
+                    (Some(key), _) | (None, ShardPosition::After { key, .. }) => {
+                        ShardPosition::After {
+                            key: key.clone(),
+                            next,
+                        }
+                    }
+                    (None, start) => start.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// Whether every shard is finished (no cursor needed).
+    pub fn is_complete(&self) -> bool {
+        self.positions()
+            .iter()
+            .all(|p| matches!(p, ShardPosition::Done))
+    }
+
+    /// The shard failures recorded in partial mode.
+    pub fn take_failures(&mut self) -> Vec<ShardFailure> {
+        std::mem::take(&mut self.failures)
+    }
+}
+
+fn shard_failed(plan: &Plan, shard: usize, error: Error) -> Error {
+    Error::ShardFailed {
+        shard: shard as u32,
+        shards: plan.partitions.len() as u32,
+        partition_key: plan.partitions[shard].clone(),
+        index: plan.index,
+        source: Box::new(error),
+    }
+}
+
+/// One page of one shard.
+pub(crate) struct ShardPage {
+    pub items: Vec<Item>,
+    pub last_evaluated_key: Option<Item>,
+    pub count: u64,
+}
+
+/// One Query request against one shard.
+pub(crate) async fn query_shard(
+    plan: &Plan,
+    shard: usize,
+    start: Option<Item>,
+    limit: Option<i32>,
+    count_only: bool,
+) -> Result<ShardPage, Error> {
+    let pk = &plan.partitions[shard];
+    let mut names = HashMap::from([
+        ("#pk".to_owned(), plan.pk_attribute.to_owned()),
+        ("#et".to_owned(), crate::schema::ENTITY_ATTRIBUTE.to_owned()),
+    ]);
+    let mut values = HashMap::from([
+        (":pk".to_owned(), AttributeValue::S(pk.clone())),
+        (":et".to_owned(), AttributeValue::S(plan.entity.to_owned())),
+    ]);
+    let mut condition = "#pk = :pk".to_owned();
+    if let (Some(sort), Some(sk_attr)) = (&plan.condition, plan.sort_attribute) {
+        names.insert("#sk".to_owned(), sk_attr.to_owned());
+        for (i, v) in sort.values().into_iter().enumerate() {
+            values.insert(format!(":sk{i}"), AttributeValue::S(v.to_owned()));
+        }
+        condition.push_str(" AND ");
+        condition.push_str(sort.expression());
+    }
+    let request = plan
+        .client
+        .query()
+        .table_name(&plan.table)
+        .set_index_name(plan.index.map(str::to_owned))
+        .key_condition_expression(condition)
+        // Single-table: other entities may share the partition; only this entity's items
+        // come back, so none is ever deserialised as the wrong type.
+        .filter_expression("#et = :et")
+        .set_expression_attribute_names(Some(names))
+        .set_expression_attribute_values(Some(values))
+        .scan_index_forward(!plan.descending)
+        .set_limit(limit)
+        .set_consistent_read(plan.consistent.then_some(true))
+        .set_exclusive_start_key(start)
+        .set_select(count_only.then_some(Select::Count));
+    let span = tracing::debug_span!("sharded.shard_query", shard, partition_key = %pk, limit = limit.map(i64::from));
+    let output = request
+        .send()
+        .instrument(span)
+        .await
+        .map_err(|e| Error::dynamo("Query", &plan.table, e))?;
+    Ok(ShardPage {
+        count: output.count().max(0) as u64,
+        last_evaluated_key: output.last_evaluated_key,
+        items: output.items.unwrap_or_default(),
+    })
+}
+
+/// Counts one shard's matching items, following its pages.
+pub(crate) async fn count_shard(plan: &Plan, shard: usize) -> Result<u64, Error> {
+    let mut total = 0;
+    let mut start = None;
+    loop {
+        let page = query_shard(plan, shard, start, None, true).await?;
+        total += page.count;
+        match page.last_evaluated_key {
+            Some(next) => start = Some(next),
+            None => return Ok(total),
+        }
+    }
+}
+
+/// `Select=COUNT` on every shard, concurrently and bounded, summed. A failed shard fails the
+/// count, naming the shard: a partial sum would be a wrong number that looks right.
+pub(crate) async fn count(plan: &Plan) -> Result<u64, Error> {
+    let span = tracing::info_span!(
+        "sharded.count",
+        entity = plan.entity,
+        shards = plan.partitions.len()
+    );
+    let counts: Vec<(usize, Result<u64, Error>)> = stream::iter(0..plan.partitions.len())
+        .map(|shard| async move { (shard, count_shard(plan, shard).await) })
+        .buffer_unordered(plan.concurrency.max(1))
+        .collect()
+        .instrument(span)
+        .await;
+    let mut total = 0;
+    for (shard, result) in counts {
+        total += result.map_err(|e| shard_failed(plan, shard, e))?;
+    }
+    Ok(total)
+}
+
+fn sort_value(plan: &Plan, item: &Item) -> Option<SortValue> {
+    plan.sort_attribute
+        .and_then(|attr| item.get(attr))
+        .and_then(SortValue::from_attribute)
+}
+
+fn position_values(plan: &Plan, item: &Item) -> Vec<AttributeValue> {
+    plan.position_attributes
+        .iter()
+        .map(|attr| {
+            item.get(*attr)
+                .cloned()
+                .unwrap_or(AttributeValue::S(String::new()))
+        })
+        .collect()
+}
+
+/// The `ExclusiveStartKey` of a shard: its partition key (from the query, never from the
+/// cursor) and the position values.
+fn start_key(plan: &Plan, pk: &str, values: &[AttributeValue]) -> Item {
+    let mut key: Item = plan
+        .position_attributes
+        .iter()
+        .map(|a| a.to_string())
+        .zip(values.iter().cloned())
+        .collect();
+    key.insert(
+        plan.pk_attribute.to_owned(),
+        AttributeValue::S(pk.to_owned()),
+    );
+    key
+}

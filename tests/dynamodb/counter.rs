@@ -1,0 +1,64 @@
+//! The sharded counter: writes spread over shards, the total reads them all.
+
+use sharded::faults::Faults;
+use sharded::{Error, ShardedCounter, ShardedEntity};
+
+use crate::entities::Score;
+use crate::support::{client, faulty_client, repo};
+
+#[tokio::test]
+async fn increments_spread_and_sum() {
+    let repo = repo::<Score>("counter").await;
+    let votes = ShardedCounter::new(
+        client().await,
+        repo.table(),
+        &Score::table_definition(),
+        "VOTES#candidate-a",
+        10,
+    )
+    .unwrap();
+    assert_eq!(
+        votes.total().await.unwrap(),
+        0,
+        "no shard written yet: every shard counts 0"
+    );
+    let mut shards = std::collections::HashSet::new();
+    let increments = futures::future::join_all((0..200).map(|_| votes.increment(1))).await;
+    for shard in increments {
+        shards.insert(shard.unwrap());
+    }
+    votes.increment(-5).await.unwrap();
+    assert_eq!(votes.total().await.unwrap(), 195);
+    assert!(
+        shards.len() >= 8,
+        "200 increments should touch most of 10 shards: {shards:?}"
+    );
+    let values = votes.shard_values().await.unwrap();
+    assert_eq!(values.len(), 10);
+    assert_eq!(values.iter().sum::<i64>(), 195);
+    // Counter items never show up in an entity's query of the same table.
+    assert_eq!(Score::query(&repo, "g1").count().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn a_shard_that_cannot_be_read_is_an_error_not_zero() {
+    let repo = repo::<Score>("counter-fail").await;
+    let faults = Faults::new();
+    let votes = ShardedCounter::new(
+        faulty_client(&faults, 1).await,
+        repo.table(),
+        &Score::table_definition(),
+        "VOTES#b",
+        4,
+    )
+    .unwrap();
+    for _ in 0..20 {
+        votes.increment(1).await.unwrap();
+    }
+    faults.fail_partition("VOTES#b#2");
+    let result = votes.total().await;
+    assert!(
+        matches!(result, Err(Error::BatchIncomplete { .. })),
+        "{result:?}"
+    );
+}

@@ -1,0 +1,41 @@
+//! Shared setup: the DynamoDB Local instance, fresh tables, fault-injecting clients.
+
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::Client;
+use sharded::faults::Faults;
+use sharded::local::{unique_table_name, DynamoDbLocal};
+use sharded::{Repo, ShardedEntity};
+
+pub async fn local() -> &'static DynamoDbLocal {
+    match DynamoDbLocal::shared().await {
+        Ok(local) => local,
+        Err(e) => panic!("DynamoDB Local is needed for these tests: {e}"),
+    }
+}
+
+pub async fn client() -> Client {
+    local().await.client().await
+}
+
+/// A new table with `E`'s keys and GSIs, and a repository of `E` in it.
+pub async fn repo<E: ShardedEntity>(prefix: &str) -> Repo<E> {
+    let repo = Repo::new(client().await, unique_table_name(prefix));
+    repo.create_table().await.expect("create table");
+    repo
+}
+
+/// A client whose requests go through `faults`, retrying at most `attempts` times in the SDK
+/// (so injected failures surface quickly).
+pub async fn faulty_client(faults: &Faults, attempts: u32) -> Client {
+    let sdk = local().await.sdk_config().await;
+    let config = aws_sdk_dynamodb::config::Builder::from(&sdk)
+        .http_client(faults.http_client(&sdk))
+        .retry_config(RetryConfig::standard().with_max_attempts(attempts))
+        .build();
+    Client::from_conf(config)
+}
+
+/// The same table as `repo`, through a fault-injecting client.
+pub async fn faulty<E: ShardedEntity>(repo: &Repo<E>, faults: &Faults) -> Repo<E> {
+    Repo::new(faulty_client(faults, 2).await, repo.table())
+}

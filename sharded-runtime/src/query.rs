@@ -325,8 +325,13 @@ impl<'r, E: ShardedEntity> Query<'r, E> {
 
     /// Counts the matching items over every shard (`Select=COUNT` per shard, summed). A failed
     /// shard fails the count.
-    pub async fn count(mut self) -> Result<u64, Error> {
+    pub async fn count(self) -> Result<u64, Error> {
+        Ok(self.count_by_shard().await?.into_iter().sum())
+    }
+
+    /// The count of each shard, in shard order: how evenly the logical key is spread.
+    pub async fn count_by_shard(mut self) -> Result<Vec<u64>, Error> {
         let (plan, _) = self.plan()?;
-        scatter::count(&plan).await
+        scatter::count_by_shard(&plan).await
     }
 }

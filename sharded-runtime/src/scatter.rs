@@ -426,9 +426,10 @@ pub(crate) async fn count_shard(plan: &Plan, shard: usize) -> Result<u64, Error>
     }
 }
 
-/// `Select=COUNT` on every shard, concurrently and bounded, summed. A failed shard fails the
-/// count, naming the shard: a partial sum would be a wrong number that looks right.
-pub(crate) async fn count(plan: &Plan) -> Result<u64, Error> {
+/// `Select=COUNT` on every shard, concurrently and bounded: the count of each shard, in
+/// shard order. A failed shard fails the count, naming the shard: a partial sum would be a
+/// wrong number that looks right.
+pub(crate) async fn count_by_shard(plan: &Plan) -> Result<Vec<u64>, Error> {
     let span = tracing::info_span!(
         "sharded.count",
         entity = plan.entity,
@@ -440,11 +441,11 @@ pub(crate) async fn count(plan: &Plan) -> Result<u64, Error> {
         .collect()
         .instrument(span)
         .await;
-    let mut total = 0;
+    let mut by_shard = vec![0; plan.partitions.len()];
     for (shard, result) in counts {
-        total += result.map_err(|e| shard_failed(plan, shard, e))?;
+        by_shard[shard] = result.map_err(|e| shard_failed(plan, shard, e))?;
     }
-    Ok(total)
+    Ok(by_shard)
 }
 
 fn sort_value(plan: &Plan, item: &Item) -> Option<SortValue> {

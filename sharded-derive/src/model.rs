@@ -33,6 +33,20 @@ pub struct Field {
     pub ty: Type,
     /// The attribute name serde writes, with the span of the `rename` literal or the ident.
     pub serde_name: Sp<String>,
+    /// Where `serde_name` comes from, so a message can name the fix.
+    pub serde_source: SerdeName,
+    /// `#[serde(flatten)]` or `#[serde(skip)]`: the field writes no attribute of its own name.
+    pub serde_attribute: bool,
+}
+
+/// How serde names a field's attribute.
+pub enum SerdeName {
+    /// The field's own name.
+    Ident,
+    /// `#[serde(rename = "...")]` on the field.
+    Rename,
+    /// The container's `#[serde(rename_all = "...")]`, with the rule as written.
+    RenameAll(String),
 }
 
 #[derive(Default)]
@@ -119,21 +133,37 @@ impl Entity {
             .unwrap_or_else(|| self.ident.to_string())
     }
 
-    /// Every key attribute the runtime writes, with where it comes from.
+    /// Every key attribute the runtime writes, by name.
+    #[cfg(test)]
     pub fn generated_attributes(&self) -> Vec<String> {
-        let mut names = vec![crate::symbol::ENTITY_ATTRIBUTE.to_owned()];
+        self.generated_attribute_roles()
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// Every key attribute the runtime writes, with what it holds (for messages).
+    pub fn generated_attribute_roles(&self) -> Vec<(String, String)> {
+        let mut roles = vec![(
+            crate::symbol::ENTITY_ATTRIBUTE.to_owned(),
+            "the entity name".to_owned(),
+        )];
         if let Some(pk) = &self.pk {
-            names.push(pk.attribute.clone());
+            roles.push((pk.attribute.clone(), "the partition key".to_owned()));
         }
         if let Some(sk) = &self.sk {
-            names.push(sk.attribute.clone());
+            roles.push((sk.attribute.clone(), "the sort key".to_owned()));
         }
         for gsi in &self.gsis {
-            names.push(gsi.pk.attribute.clone());
+            let name = format!("#[{}{}]", crate::symbol::GSI_PREFIX, gsi.number);
+            roles.push((
+                gsi.pk.attribute.clone(),
+                format!("the partition key of {name}"),
+            ));
             if let Some(sk) = &gsi.sk {
-                names.push(sk.attribute.clone());
+                roles.push((sk.attribute.clone(), format!("the sort key of {name}")));
             }
         }
-        names
+        roles
     }
 }

@@ -7,7 +7,7 @@ use syn::{Attribute, Data, DeriveInput, Fields, Ident, Lit, LitStr};
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Container, Entity, Field, Gsi, PartitionKey, Segment, Shard, SortKey, Sp, Template,
+    Container, Entity, Field, Gsi, PartitionKey, Segment, SerdeName, Shard, SortKey, Sp, Template,
 };
 use crate::suggest::did_you_mean;
 use crate::symbol::*;
@@ -49,7 +49,8 @@ pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
             None
         }
     };
-    if !input.generics.params.is_empty() {
+    let generic = !input.generics.params.is_empty();
+    if generic {
         cx.error_spanned_by(
             &input.generics,
             "#[derive(ShardedEntity)] does not support generic structs: an entity's keys and \
@@ -64,18 +65,27 @@ pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
         .iter()
         .filter_map(|f| {
             let ident = f.ident.clone()?;
-            let serde_name = serde_rename(&f.attrs).unwrap_or_else(|| {
-                let name = ident.to_string();
-                let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
-                Sp::new(
-                    rename_all.map_or(name.clone(), |rule| apply_rename_all(rule, &name)),
-                    ident.span(),
-                )
-            });
+            let serde = serde_field(&f.attrs);
+            let (serde_name, serde_source) = match serde.rename {
+                Some(rename) => (rename, SerdeName::Rename),
+                None => {
+                    let name = ident.to_string();
+                    let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
+                    match &rename_all {
+                        Some((rule, written)) => (
+                            Sp::new(apply_rename_all(*rule, &name), ident.span()),
+                            SerdeName::RenameAll(written.clone()),
+                        ),
+                        None => (Sp::new(name, ident.span()), SerdeName::Ident),
+                    }
+                }
+            };
             Some(Field {
                 ident,
                 ty: f.ty.clone(),
                 serde_name,
+                serde_source,
+                serde_attribute: !serde.flatten && !serde.skip,
             })
         })
         .collect();
@@ -134,6 +144,11 @@ pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
         }
     }
     entity.gsis.sort_by_key(|g| g.number);
+    if generic {
+        // The attributes were read for their errors; an entity (and so the fallback impl, which
+        // would name the struct without its generics) would only add follow-on errors.
+        return None;
+    }
     if entity.pk.is_none() && !cx.has_errors() {
         cx.error_spanned_by(
             &input.ident,
@@ -158,9 +173,16 @@ fn unknown_key(meta: &ParseNestedMeta, attr: &str, allowed: &[&str]) -> syn::Err
         .get_ident()
         .map(Ident::to_string)
         .unwrap_or_default();
-    let hint = did_you_mean(&key, allowed.iter().copied())
-        .map(|s| format!("did you mean `{s}`? "))
-        .unwrap_or_default();
+    let hint = match (attr == PK, key.as_str()) {
+        (true, PK) => format!("the template of #[{PK}(...)] is `{TEMPLATE} = \"...\"`; "),
+        (true, SK) => format!("the sort key is its own attribute, #[{SK}({TEMPLATE} = \"...\")]; "),
+        (false, TEMPLATE) if attr.starts_with(GSI_PREFIX) => {
+            format!("a GSI names its key templates `{PK} = \"...\"` and `{SK} = \"...\"`; ")
+        }
+        _ => did_you_mean(&key, allowed.iter().copied())
+            .map(|s| format!("did you mean `{s}`? "))
+            .unwrap_or_default(),
+    };
     meta.error(format!(
         "unknown key `{key}` in #[{attr}(...)]: {hint}expected one of: {}",
         allowed.join(", ")
@@ -444,8 +466,29 @@ fn shard_expression(cx: &Ctxt, lit: &LitStr) -> Option<Shard> {
     };
     match (func, args) {
         ("hash", Some(args)) => {
-            let mut fields = Vec::new();
+            let mut fields: Vec<Ident> = Vec::new();
+            if args.trim().is_empty() {
+                cx.error_spanned_by(
+                    lit,
+                    "`hash()` needs the fields to hash: write `hash(field)` or `hash(field_a, field_b)`",
+                );
+                return None;
+            }
             for arg in args.split(',').map(str::trim) {
+                if fields.iter().any(|f| f == arg) {
+                    cx.error_spanned_by(
+                        lit,
+                        format!("`{arg}` appears twice in `{text}`: list each field once"),
+                    );
+                    return None;
+                }
+                if arg.is_empty() {
+                    cx.error_spanned_by(
+                        lit,
+                        format!("`{text}` has an empty field name: write `hash(field)` or `hash(field_a, field_b)`"),
+                    );
+                    return None;
+                }
                 match syn::parse_str::<Ident>(arg) {
                     Ok(ident) => fields.push(Ident::new(&ident.to_string(), lit.span())),
                     Err(_) => {
@@ -560,33 +603,55 @@ fn template(cx: &Ctxt, lit: &LitStr) -> Option<Template> {
 // ---------------------------------------------------------------------------------------------
 // serde names: a struct field must not serialise to a key attribute's name.
 
-fn serde_rename(attrs: &[Attribute]) -> Option<Sp<String>> {
-    let mut found = None;
+/// What serde does with one field's attribute name.
+#[derive(Default)]
+struct SerdeField {
+    /// `rename = "x"` or `rename(serialize = "x")`.
+    rename: Option<Sp<String>>,
+    flatten: bool,
+    /// `skip`: neither written nor read.
+    skip: bool,
+}
+
+fn serde_field(attrs: &[Attribute]) -> SerdeField {
+    let mut out = SerdeField::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         // Errors here are serde's to report; we only read what parses.
         let _ = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("rename") {
-                if meta.input.peek(syn::Token![=]) {
-                    let lit: LitStr = meta.value()?.parse()?;
-                    found = Some(Sp::new(lit.value(), lit.span()));
-                } else {
-                    meta.parse_nested_meta(|inner| {
-                        if inner.path.is_ident("serialize") {
-                            let lit: LitStr = inner.value()?.parse()?;
-                            found = Some(Sp::new(lit.value(), lit.span()));
-                        } else {
-                            skip(&inner)?;
-                        }
-                        Ok(())
-                    })?;
-                }
+                out.rename = serialize_name(&meta)?.or(out.rename.take());
+            } else if meta.path.is_ident("flatten") {
+                out.flatten = true;
+            } else if meta.path.is_ident("skip") {
+                out.skip = true;
             } else {
                 skip(&meta)?;
             }
             Ok(())
         });
     }
-    found
+    out
+}
+
+/// The serialize name of `key = "x"` or `key(serialize = "x", deserialize = "y")`.
+fn serialize_name(meta: &ParseNestedMeta) -> syn::Result<Option<Sp<String>>> {
+    if meta.input.peek(syn::Token![=]) {
+        let lit: LitStr = meta.value()?.parse()?;
+        return Ok(Some(Sp::new(lit.value(), lit.span())));
+    }
+    let mut found = None;
+    if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(|inner| {
+            if inner.path.is_ident("serialize") {
+                let lit: LitStr = inner.value()?.parse()?;
+                found = Some(Sp::new(lit.value(), lit.span()));
+            } else {
+                skip(&inner)?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(found)
 }
 
 #[derive(Clone, Copy)]
@@ -601,23 +666,26 @@ enum RenameRule {
     ScreamingKebab,
 }
 
-fn serde_rename_all(attrs: &[Attribute]) -> Option<RenameRule> {
+/// The container's `rename_all` rule for serialisation, with the rule as written.
+fn serde_rename_all(attrs: &[Attribute]) -> Option<(RenameRule, String)> {
     let mut rule = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let _ = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("rename_all") && meta.input.peek(syn::Token![=]) {
-                let lit: LitStr = meta.value()?.parse()?;
-                rule = match lit.value().as_str() {
-                    "lowercase" => Some(RenameRule::Lower),
-                    "UPPERCASE" => Some(RenameRule::Upper),
-                    "PascalCase" => Some(RenameRule::Pascal),
-                    "camelCase" => Some(RenameRule::Camel),
-                    "snake_case" => Some(RenameRule::Snake),
-                    "SCREAMING_SNAKE_CASE" => Some(RenameRule::ScreamingSnake),
-                    "kebab-case" => Some(RenameRule::Kebab),
-                    "SCREAMING-KEBAB-CASE" => Some(RenameRule::ScreamingKebab),
-                    _ => None,
-                };
+            if meta.path.is_ident("rename_all") {
+                if let Some(written) = serialize_name(&meta)? {
+                    let parsed = match written.value.as_str() {
+                        "lowercase" => Some(RenameRule::Lower),
+                        "UPPERCASE" => Some(RenameRule::Upper),
+                        "PascalCase" => Some(RenameRule::Pascal),
+                        "camelCase" => Some(RenameRule::Camel),
+                        "snake_case" => Some(RenameRule::Snake),
+                        "SCREAMING_SNAKE_CASE" => Some(RenameRule::ScreamingSnake),
+                        "kebab-case" => Some(RenameRule::Kebab),
+                        "SCREAMING-KEBAB-CASE" => Some(RenameRule::ScreamingKebab),
+                        _ => None,
+                    };
+                    rule = parsed.map(|r| (r, written.value));
+                }
             } else {
                 skip(&meta)?;
             }
@@ -627,27 +695,37 @@ fn serde_rename_all(attrs: &[Attribute]) -> Option<RenameRule> {
     rule
 }
 
-/// serde's rules for fields (which are snake_case in Rust).
+/// serde's rules for fields (which are snake_case in Rust), as `serde_derive` applies them:
+/// ASCII case changes only, and camelCase is PascalCase with its first character lowered (so
+/// `_pk` becomes `pk`).
 fn apply_rename_all(rule: RenameRule, field: &str) -> String {
     match rule {
         RenameRule::Lower | RenameRule::Snake => field.to_owned(),
         RenameRule::Upper | RenameRule::ScreamingSnake => field.to_ascii_uppercase(),
         RenameRule::Kebab => field.replace('_', "-"),
         RenameRule::ScreamingKebab => field.to_ascii_uppercase().replace('_', "-"),
-        RenameRule::Pascal | RenameRule::Camel => {
+        RenameRule::Pascal => {
             let mut out = String::new();
-            let mut upper = matches!(rule, RenameRule::Pascal);
+            let mut upper = true;
             for c in field.chars() {
                 if c == '_' {
                     upper = true;
                 } else if upper {
-                    out.extend(c.to_uppercase());
+                    out.push(c.to_ascii_uppercase());
                     upper = false;
                 } else {
                     out.push(c);
                 }
             }
             out
+        }
+        RenameRule::Camel => {
+            let pascal = apply_rename_all(RenameRule::Pascal, field);
+            let mut chars = pascal.chars();
+            match chars.next() {
+                Some(first) => first.to_ascii_lowercase().to_string() + chars.as_str(),
+                None => pascal,
+            }
         }
     }
 }

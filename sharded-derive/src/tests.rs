@@ -152,3 +152,97 @@ fn serde_renames_that_clash_with_key_attributes_are_refused() {
     );
     assert!(errs[0].contains("`sk`"), "{errs:?}");
 }
+
+#[test]
+fn serde_names_follow_serde_derive() {
+    // camelCase is PascalCase with the first character lowered: `_pk` is stored as `pk`.
+    let errs = errors(parse_quote! {
+        #[serde(rename_all = "camelCase")]
+        #[pk(template = "O#{order_id}")]
+        struct O { order_id: String, _pk: String, gsi1_pk: String }
+    });
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    assert!(errs[0].contains("rename_all = \"camelCase\""), "{errs:?}");
+    assert!(errs[0].contains("the partition key"), "{errs:?}");
+    // rename(serialize = ..) names the attribute; flatten and skip write none of their own.
+    let errs = errors(parse_quote! {
+        #[serde(rename_all(serialize = "UPPERCASE"))]
+        #[pk(template = "O#{order_id}")]
+        #[sk(template = "X")]
+        struct O {
+            order_id: String,
+            #[serde(rename(serialize = "sk", deserialize = "other"))] a: String,
+            #[serde(flatten)] pk: Extra,
+            #[serde(skip)] _entity: String,
+        }
+    });
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    assert!(errs[0].contains("the sort key"), "{errs:?}");
+}
+
+#[test]
+fn generic_structs_are_refused_without_an_entity() {
+    let input: DeriveInput = parse_quote! {
+        #[pk(template = "D#{id}")]
+        struct D<T> { id: String, body: T }
+    };
+    let cx = Ctxt::new();
+    assert!(parse::entity(&cx, &input).is_none());
+    let errs: Vec<String> = cx
+        .check()
+        .unwrap_err()
+        .into_iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    assert!(errs[0].contains("generic"), "{errs:?}");
+}
+
+#[test]
+fn confusable_keys_and_shard_expressions_are_explained() {
+    for (input, needle) in [
+        (
+            quote::quote! {
+                #[pk(template = "A#{a}")]
+                #[gsi1(template = "B#{b}", shard = 4)]
+                struct S { a: String, b: String }
+            },
+            "a GSI names its key templates `pk",
+        ),
+        (
+            quote::quote! {
+                #[pk(pk = "A#{a}")]
+                struct S { a: String }
+            },
+            "the template of #[pk(...)] is `template",
+        ),
+        (
+            quote::quote! {
+                #[pk(template = "A#{a}", shard = "hash()", n = 2)]
+                struct S { a: String, b: String }
+            },
+            "`hash()` needs the fields",
+        ),
+        (
+            quote::quote! {
+                #[pk(template = "A#{a}", shard = "hash(b, b)", n = 2)]
+                struct S { a: String, b: String }
+            },
+            "appears twice",
+        ),
+        (
+            quote::quote! {
+                #[pk(template = "A#{a}", shard = "hash(b)", n = 2)]
+                #[gsi1(pk = "B#{b}", shard = 4, single_partition = "small")]
+                struct S { a: String, b: String }
+            },
+            "but #[gsi1] is sharded",
+        ),
+    ] {
+        let errs = errors(syn::parse2(input).unwrap());
+        assert!(
+            errs.iter().any(|e| e.contains(needle)),
+            "{needle}: {errs:#?}"
+        );
+    }
+}

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use syn::{Ident, Type};
 
 use crate::ctxt::Ctxt;
-use crate::model::{Entity, PartitionKey, Shard, Template};
+use crate::model::{Entity, PartitionKey, SerdeName, Shard, Template};
 use crate::suggest::did_you_mean;
 use crate::symbol::MAX_SHARDS;
 
@@ -150,7 +150,15 @@ fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
         }
         let constant_unsharded =
             key.template.fields().next().is_none() && matches!(key.shard.value, Shard::None);
-        if !constant_unsharded && name == "pk" {
+        if !matches!(key.shard.value, Shard::None | Shard::Invalid) {
+            cx.error_spanned_by(
+                reason,
+                format!(
+                    "`single_partition` opts an unsharded key in, but #[{name}] is sharded: remove \
+                     `single_partition`, or remove `shard` if the key truly stays under 1,000 writes/s"
+                ),
+            );
+        } else if !constant_unsharded && name == "pk" {
             cx.error_spanned_by(
                 reason,
                 "`single_partition` is only for a constant, unsharded partition key, and this one is not: remove it",
@@ -288,19 +296,37 @@ pub fn key_fields(entity: &Entity) -> Vec<&Ident> {
 }
 
 fn attribute_clashes(cx: &Ctxt, entity: &Entity) {
-    let generated = entity.generated_attributes();
-    for field in &entity.fields {
-        if generated.contains(&field.serde_name.value) {
-            cx.error_at(
-                field.serde_name.span,
+    let generated = entity.generated_attribute_roles();
+    for field in entity.fields.iter().filter(|f| f.serde_attribute) {
+        let name = &field.serde_name.value;
+        let Some((_, role)) = generated.iter().find(|(attribute, _)| attribute == name) else {
+            continue;
+        };
+        let (how, fix) = match &field.serde_source {
+            SerdeName::Ident => (
+                String::new(),
+                format!("rename the field, or keep its name with #[serde(rename = \"{name}_value\")]"),
+            ),
+            SerdeName::Rename => (
+                " (by its #[serde(rename)])".to_owned(),
+                format!("choose another name, e.g. #[serde(rename = \"{name}_value\")]"),
+            ),
+            SerdeName::RenameAll(rule) => (
+                format!(" (by #[serde(rename_all = \"{rule}\")])"),
                 format!(
-                    "field `{}` is stored as the attribute `{}`, which `sharded` writes itself (it holds a \
-                     key or the entity name): rename the field, or keep its name with \
-                     #[serde(rename = \"{}_value\")]",
-                    field.ident, field.serde_name.value, field.serde_name.value
+                    "rename the field, or give it its own name with #[serde(rename = \"{name}_value\")], \
+                     which overrides rename_all"
                 ),
-            );
-        }
+            ),
+        };
+        cx.error_at(
+            field.serde_name.span,
+            format!(
+                "field `{}` is stored as the attribute `{name}`{how}, which `sharded` writes itself \
+                 ({role}): {fix}",
+                field.ident
+            ),
+        );
     }
 }
 

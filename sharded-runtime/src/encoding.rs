@@ -92,6 +92,11 @@ pub trait KeyPart {
 /// assert_eq!(u64::decode_key("00000000000000001234").unwrap(), 1234);
 /// assert_eq!(String::decode_key("a$20b$23c").unwrap(), "a b#c");
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be parsed back out of a DynamoDB key",
+    label = "this key field type has no key decoding",
+    note = "key fields are parsed back by the generated `parse_*` functions: implement `sharded::KeyPartDecode` for `{Self}` next to its `KeyPart`"
+)]
 pub trait KeyPartDecode: Sized {
     /// Parses one encoded field value (never containing `#`).
     fn decode_key(encoded: &str) -> Result<Self, KeyPartError>;
@@ -141,6 +146,7 @@ impl fmt::Display for KeyPartError {
 impl std::error::Error for KeyPartError {}
 
 impl<T: KeyPart + ?Sized> KeyPart for &T {
+    #[inline]
     fn write_key(&self, out: &mut String) -> Result<(), KeyPartError> {
         (**self).write_key(out)
     }
@@ -154,6 +160,7 @@ const ESCAPE_AT_OR_BELOW: u8 = b'$';
 const HEX: &[u8; 16] = b"0123456789ABCDEF";
 
 impl KeyPart for str {
+    #[inline]
     fn write_key(&self, out: &mut String) -> Result<(), KeyPartError> {
         if self.is_empty() {
             return Err(KeyPartError::Empty);
@@ -161,7 +168,7 @@ impl KeyPart for str {
         let bytes = self.as_bytes();
         // Fast path: most ids need no escape at all, and one `push_str` is what a hand-written
         // `format!` would cost.
-        if bytes.iter().all(|&b| b > ESCAPE_AT_OR_BELOW) {
+        if !needs_escape(bytes) {
             out.push_str(self);
             return Ok(());
         }
@@ -181,7 +188,20 @@ impl KeyPart for str {
     }
 }
 
+/// Whether any byte of `bytes` must be escaped.
+///
+/// Deliberately without an early exit (unlike `iter().any`): an OR over the whole slice
+/// compiles to a vectorised loop, 16 bytes per step, where the short-circuiting scan goes byte
+/// by byte. Keys are short and nearly never need an escape, so reading to the end costs nothing.
+#[inline]
+fn needs_escape(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .fold(false, |found, &b| found | (b <= ESCAPE_AT_OR_BELOW))
+}
+
 impl KeyPart for String {
+    #[inline]
     fn write_key(&self, out: &mut String) -> Result<(), KeyPartError> {
         self.as_str().write_key(out)
     }
@@ -248,12 +268,21 @@ fn push_padded(out: &mut String, value: u128, width: usize) {
     // Written by hand (not `format!("{:0w$}")`): key building is on every write's hot path and
     // the formatting machinery costs more than the digits themselves.
     let mut digits = [b'0'; 39];
-    let mut v = value;
     let mut i = digits.len();
-    while v > 0 {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
+    // 128-bit division is a library call; every type but `u128`/`i128` fits 64 bits.
+    if let Ok(mut v) = u64::try_from(value) {
+        while v > 0 {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    } else {
+        let mut v = value;
+        while v > 0 {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
     }
     let start = digits.len() - width;
     debug_assert!(i >= start, "value does not fit the width");

@@ -131,12 +131,7 @@ impl Faults {
     /// (aws-config leaves the default to each service client), the SDK's own default HTTPS
     /// client (rustls with aws-lc), wrapped.
     pub fn http_client(&self, sdk_config: &SdkConfig) -> SharedHttpClient {
-        let inner = sdk_config.http_client().unwrap_or_else(|| {
-            aws_smithy_http_client::Builder::new()
-                .tls_provider(Provider::Rustls(CryptoMode::AwsLc))
-                .build_https()
-        });
-        self.wrap(inner)
+        self.wrap(base_http_client(sdk_config))
     }
 
     /// A DynamoDB client from `sdk_config` whose requests go through these faults.
@@ -166,6 +161,16 @@ impl Faults {
             None
         }
     }
+}
+
+/// The HTTP client of `sdk_config`, or the SDK's default HTTPS client (rustls with aws-lc)
+/// when the config names none: aws-config leaves the default to each service client.
+pub(crate) fn base_http_client(sdk_config: &SdkConfig) -> SharedHttpClient {
+    sdk_config.http_client().unwrap_or_else(|| {
+        aws_smithy_http_client::Builder::new()
+            .tls_provider(Provider::Rustls(CryptoMode::AwsLc))
+            .build_https()
+    })
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

@@ -22,6 +22,7 @@
 //! | [`error`] | [`Error`] and [`KeyError`] |
 //! | `local` (feature `local`) | the DynamoDB Local harness for tests and examples |
 //! | `faults` (feature `local`) | SDK-level latency and fault injection, request counts |
+//! | `emulator` (feature `local`) | DynamoDB's per-partition-key limits in front of DynamoDB Local |
 //!
 //! ```
 //! use sharded_runtime::hash::shard_of_bytes;
@@ -31,8 +32,11 @@
 #![warn(missing_docs)]
 
 pub mod batch;
+pub mod clock;
 pub mod counter;
 pub mod cursor;
+#[cfg(feature = "local")]
+pub mod emulator;
 pub mod encoding;
 pub mod entity;
 pub mod error;

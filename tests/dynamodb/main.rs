@@ -9,6 +9,7 @@ mod support;
 mod batch;
 mod counter;
 mod keys;
+mod limits;
 mod paging;
 mod query;
 mod repo;

@@ -1,0 +1,8 @@
+use serde::{Deserialize, Serialize};
+use sharded::ShardedEntity;
+
+#[derive(ShardedEntity, Serialize, Deserialize)]
+#[pk(template = "MARKER")]
+struct Marker;
+
+fn main() {}

@@ -1,0 +1,12 @@
+use serde::{Deserialize, Serialize};
+use sharded::ShardedEntity;
+
+#[derive(ShardedEntity, Serialize, Deserialize)]
+#[pk(template = "GAME#{game_id}", shard = "hsh(player_id)", n = 10)]
+struct Score {
+    game_id: String,
+    player_id: String,
+    score: u64,
+}
+
+fn main() {}

@@ -1,0 +1,300 @@
+//! The per-key limit emulator in front of DynamoDB Local: hot keys throttle as on DynamoDB,
+//! sharded keys do not, and nothing is lost under overload. A manual clock makes every count
+//! exact: no test here depends on timing.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::Client;
+use serde::{Deserialize, Serialize};
+use sharded::clock::ManualClock;
+use sharded::emulator::{KeyLimitEmulator, KeyLimits};
+use sharded::local::unique_table_name;
+use sharded::{Error, Repo, RetryPolicy, ShardedEntity};
+
+use crate::entities::{score, Score};
+use crate::support::local;
+
+/// The same leaderboard, unsharded: `n = 1` in all but name.
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[pk(template = "FLAT#{game_id}")]
+#[sk(template = "SCORE#{score}#{player_id}")]
+struct FlatScore {
+    game_id: String,
+    player_id: String,
+    score: u64,
+}
+
+/// A sharded base key whose GSI was left on one key (opted in, so it compiles).
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[pk(template = "CANDIDATE#{candidate}", shard = "hash(voter)", n = 10)]
+#[sk(template = "VOTE#{voter}")]
+#[gsi1(
+    pk = "ELECTION#2024",
+    single_partition = "made hot on purpose for this test"
+)]
+struct Vote {
+    candidate: String,
+    voter: String,
+}
+
+/// 10 write units/s and 30 read units/s per key, 1 s of burst, on a frozen clock.
+async fn emulated(clock: &ManualClock, sdk_attempts: u32) -> (KeyLimitEmulator, Client) {
+    let emulator = KeyLimitEmulator::with_clock(
+        KeyLimits {
+            write_units_per_second: 10.0,
+            read_units_per_second: 30.0,
+            burst_seconds: 1.0,
+        },
+        Arc::new(clock.clone()),
+    );
+    let sdk = local().await.sdk_config().await;
+    let config = aws_sdk_dynamodb::config::Builder::from(&sdk)
+        .http_client(emulator.http_client(&sdk))
+        .retry_config(RetryConfig::standard().with_max_attempts(sdk_attempts))
+        .build();
+    (emulator, Client::from_conf(config))
+}
+
+async fn table<E: ShardedEntity>(client: &Client, prefix: &str) -> Repo<E> {
+    let repo = Repo::new(client.clone(), unique_table_name(prefix));
+    repo.create_table().await.unwrap(); // through the emulated client: it learns the keys
+    repo
+}
+
+fn throttle_reason(err: &Error) -> Option<String> {
+    let Error::Dynamo { source, .. } = err else {
+        return None;
+    };
+    match source.as_ref() {
+        aws_sdk_dynamodb::Error::ProvisionedThroughputExceededException(e) => e
+            .throttling_reasons()
+            .first()
+            .and_then(|r| r.reason())
+            .map(str::to_owned),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn a_hot_key_throttles_like_dynamodb() {
+    let clock = ManualClock::new();
+    let (emulator, client) = emulated(&clock, 1).await;
+    let repo = table::<FlatScore>(&client, "limits-hot").await;
+    let mut accepted = 0;
+    let mut reasons = HashSet::new();
+    for i in 0..30 {
+        match repo
+            .put(&FlatScore {
+                game_id: "g1".into(),
+                player_id: format!("p{i}"),
+                score: i,
+            })
+            .await
+        {
+            Ok(()) => accepted += 1,
+            Err(e) => {
+                reasons
+                    .insert(throttle_reason(&e).unwrap_or_else(|| panic!("not a throttle: {e}")));
+            }
+        }
+    }
+    assert_eq!(accepted, 10, "one second's worth of a 10 WCU key");
+    assert_eq!(
+        reasons,
+        HashSet::from(["TableWriteKeyRangeThroughputExceeded".to_owned()])
+    );
+    assert_eq!(emulator.counts().throttled, 20);
+    clock.advance(Duration::from_millis(500));
+    let repo = &repo;
+    let after: usize = futures::future::join_all((100..110).map(|i| async move {
+        repo.put(&FlatScore {
+            game_id: "g1".into(),
+            player_id: format!("p{i}"),
+            score: i,
+        })
+        .await
+    }))
+    .await
+    .into_iter()
+    .filter(Result::is_ok)
+    .count();
+    assert_eq!(after, 5, "half a second refills 5 units");
+}
+
+#[tokio::test]
+async fn sharding_spreads_what_one_key_cannot_take() {
+    let clock = ManualClock::new();
+    let (_, client) = emulated(&clock, 1).await;
+    let flat = table::<FlatScore>(&client, "limits-flat").await;
+    let sharded = table::<Score>(&client, "limits-sharded").await;
+    let (mut flat_ok, mut sharded_ok) = (0, 0);
+    for i in 0..50 {
+        let player = format!("player-{i}");
+        if flat
+            .put(&FlatScore {
+                game_id: "g1".into(),
+                player_id: player.clone(),
+                score: i,
+            })
+            .await
+            .is_ok()
+        {
+            flat_ok += 1;
+        }
+        if sharded.put(&score("g1", &player, i)).await.is_ok() {
+            sharded_ok += 1;
+        }
+    }
+    assert_eq!(flat_ok, 10);
+    // 50 writes over 10 shards of 10 units each: only a shard hashed more than 10 players
+    // could refuse one. The GSI (4 identity shards, one player each) stays far below.
+    let mut per_shard = [0u32; 10];
+    for i in 0..50 {
+        per_shard[Score::shard_for(&format!("player-{i}")).unwrap() as usize] += 1;
+    }
+    let expected: u32 = per_shard.iter().map(|&c| c.min(10)).sum();
+    assert_eq!(sharded_ok, expected);
+    assert!(sharded_ok >= 45, "{per_shard:?}");
+}
+
+#[tokio::test]
+async fn an_unsharded_gsi_key_throttles_the_sharded_base_writes() {
+    let clock = ManualClock::new();
+    let (emulator, client) = emulated(&clock, 1).await;
+    let votes = table::<Vote>(&client, "limits-gsi").await;
+    let mut reasons = HashSet::new();
+    let mut accepted = 0;
+    for i in 0..25 {
+        match votes
+            .put(&Vote {
+                candidate: "a".into(),
+                voter: format!("v{i}"),
+            })
+            .await
+        {
+            Ok(()) => accepted += 1,
+            Err(e) => {
+                reasons.insert(throttle_reason(&e).expect("a throttle"));
+            }
+        }
+    }
+    assert_eq!(accepted, 10, "the base key is spread, the GSI key is not");
+    assert_eq!(
+        reasons,
+        HashSet::from(["IndexWriteKeyRangeThroughputExceeded".to_owned()])
+    );
+    assert_eq!(
+        emulator.counts().by_reason["IndexWriteKeyRangeThroughputExceeded"],
+        15
+    );
+}
+
+#[tokio::test]
+async fn batch_writes_at_overload_lose_nothing() {
+    let clock = ManualClock::new();
+    let (_, client) = emulated(&clock, 1).await;
+    let repo = table::<FlatScore>(&client, "limits-batch")
+        .await
+        .with_batch_retry(RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(2),
+        });
+    let items: Vec<FlatScore> = (0..100)
+        .map(|i| FlatScore {
+            game_id: "g1".into(),
+            player_id: format!("p{i:03}"),
+            score: i,
+        })
+        .collect();
+    let err = repo.batch_put(&items).await.unwrap_err();
+    let Error::BatchIncomplete { unprocessed, .. } = err else {
+        panic!("expected BatchIncomplete, got {err:?}")
+    };
+    assert_eq!(
+        unprocessed.len(),
+        90,
+        "10 units/s and a frozen clock: 10 written, 90 returned"
+    );
+    let returned: Vec<FlatScore> = unprocessed
+        .into_iter()
+        .map(|i| FlatScore::from_item(i).unwrap())
+        .collect();
+
+    clock.advance(Duration::from_secs(30));
+    let mut written = FlatScore::query(&repo, "g1").collect().await.unwrap();
+    assert_eq!(written.len(), 10);
+    // Retrying what came back, with capacity refilled step by step, writes everything.
+    let mut pending = returned;
+    while !pending.is_empty() {
+        clock.advance(Duration::from_secs(1));
+        match repo.batch_put(&pending).await {
+            Ok(()) => pending.clear(),
+            Err(Error::BatchIncomplete { unprocessed, .. }) => {
+                assert!(unprocessed.len() < pending.len(), "no progress");
+                pending = unprocessed
+                    .into_iter()
+                    .map(|i| FlatScore::from_item(i).unwrap())
+                    .collect();
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    written = FlatScore::query(&repo, "g1")
+        .consistent_read(true)
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(written, items, "every item written exactly once");
+}
+
+#[tokio::test]
+async fn a_throttled_shard_is_retried_then_named() {
+    let clock = ManualClock::new();
+    let (_, client) = emulated(&clock, 2).await;
+    let repo = table::<Score>(&client, "limits-read").await;
+    clock.advance(Duration::from_secs(10)); // let write capacity refill between batches
+    for i in 0..40 {
+        repo.put(&score("g1", &format!("player-{i}"), i))
+            .await
+            .unwrap();
+        clock.advance(Duration::from_millis(200));
+    }
+    // Spend shard 3's read capacity (30 units/s, 1 s burst) with reads of that shard alone.
+    let hot = Score::pk_on_shard("g1", 3).unwrap();
+    let mut spent = 0;
+    while client
+        .query()
+        .table_name(repo.table())
+        .key_condition_expression("pk = :pk")
+        .expression_attribute_values(
+            ":pk",
+            aws_sdk_dynamodb::types::AttributeValue::S(hot.clone()),
+        )
+        .send()
+        .await
+        .is_ok()
+    {
+        spent += 1;
+        assert!(spent < 1000, "the shard never throttled");
+    }
+    match Score::query(&repo, "g1").collect().await {
+        Err(Error::ShardFailed { shard, source, .. }) => {
+            assert_eq!(shard, 3);
+            assert_eq!(
+                throttle_reason(&source).as_deref(),
+                Some("TableReadKeyRangeThroughputExceeded")
+            );
+        }
+        other => panic!("expected shard 3 to fail, got {other:?}"),
+    }
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(
+        Score::query(&repo, "g1").collect().await.unwrap().len(),
+        40,
+        "after refill it succeeds"
+    );
+}

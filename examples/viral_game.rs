@@ -13,12 +13,15 @@
 //! the SDK's standard retries; every item is read back (without limits) to count losses.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
 use sharded::emulator::{KeyLimitEmulator, KeyLimits};
 use sharded::local::{unique_table_name, DynamoDbLocal};
+use sharded::planner::{plan, PlanInput};
+use sharded::stats::HotKeyStats;
 use sharded::{Error, Repo, ShardedEntity};
 
 macro_rules! leaderboards {
@@ -64,7 +67,13 @@ trait Scored: ShardedEntity + Send + Sync + 'static {
 
 const GAME: &str = "viral";
 
-leaderboards!(Unsharded = 1, Shards2 = 2, Shards5 = 5, Shards10 = 10, Shards20 = 20);
+leaderboards!(
+    Unsharded = 1,
+    Shards2 = 2,
+    Shards5 = 5,
+    Shards10 = 10,
+    Shards20 = 20
+);
 
 /// Scaled per-key limits: 100 WCU/s, 15 RCU/s, 1 s burst.
 const LIMITS: KeyLimits = KeyLimits {
@@ -83,8 +92,12 @@ fn options() -> Options {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let value = |flag: &str| args.windows(2).find(|w| w[0] == flag).map(|w| w[1].clone());
     Options {
-        seconds: value("--seconds").and_then(|v| v.parse().ok()).unwrap_or(3.0),
-        overload: value("--overload").and_then(|v| v.parse().ok()).unwrap_or(5.0),
+        seconds: value("--seconds")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(3.0),
+        overload: value("--overload")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(5.0),
         chart: value("--chart"),
     }
 }
@@ -109,14 +122,21 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-async fn write_run<E: Scored>(local: &DynamoDbLocal, opts: &Options) -> Result<WriteRun, Box<dyn std::error::Error>> {
+async fn write_run<E: Scored>(
+    local: &DynamoDbLocal,
+    opts: &Options,
+) -> Result<WriteRun, Box<dyn std::error::Error>> {
     let sdk = local.sdk_config().await;
     let emulator = KeyLimitEmulator::new(LIMITS);
     let table = unique_table_name(&format!("viral-n{}", E::SHARDS));
     let plain: Repo<E> = Repo::new(local.client().await, &table);
     plain.create_table().await?;
     emulator.register_table(&table, &E::table_definition());
-    let repo: Repo<E> = Repo::new(emulator.client(&sdk), &table);
+    let stats = Arc::new(
+        HotKeyStats::new(Duration::from_secs(60))
+            .with_limits(LIMITS.write_units_per_second, LIMITS.read_units_per_second),
+    );
+    let repo: Repo<E> = Repo::new(emulator.client(&sdk), &table).with_stats(stats.clone());
 
     let rate = LIMITS.write_units_per_second * opts.overload;
     let total = (rate * opts.seconds) as usize;
@@ -143,7 +163,11 @@ async fn write_run<E: Scored>(local: &DynamoDbLocal, opts: &Options) -> Result<W
     }
     let wall = started.elapsed().as_secs_f64();
 
-    let written: HashSet<String> = results.iter().filter(|r| r.1).map(|r| r.0.clone()).collect();
+    let written: HashSet<String> = results
+        .iter()
+        .filter(|r| r.1)
+        .map(|r| r.0.clone())
+        .collect();
     let stored: HashSet<String> = E::query(&plain)
         .consistent_read(true)
         .collect()
@@ -155,6 +179,13 @@ async fn write_run<E: Scored>(local: &DynamoDbLocal, opts: &Options) -> Result<W
     latencies.sort();
     let counts = emulator.counts();
     let attempts = (counts.admitted + counts.throttled).max(1) as f64;
+    if E::SHARDS == 1 || E::SHARDS == 10 {
+        println!(
+            "hot-key report after n = {}:\n{}",
+            E::SHARDS,
+            stats.report()
+        );
+    }
     Ok(WriteRun {
         n: E::SHARDS,
         offered_per_sec: rate,
@@ -188,7 +219,9 @@ async fn read_run<E: Scored>(
     let table = unique_table_name(&format!("viral-read-n{}", E::SHARDS));
     let plain: Repo<E> = Repo::new(local.client().await, &table);
     plain.create_table().await?;
-    let items: Vec<E> = (0..2000).map(|i| E::new(i, (i as u64 * 7919) % 1_000_000)).collect();
+    let items: Vec<E> = (0..2000)
+        .map(|i| E::new(i, (i as u64 * 7919) % 1_000_000))
+        .collect();
     plain.batch_put(&items).await?;
     let emulator = KeyLimitEmulator::new(LIMITS);
     emulator.register_table(&table, &E::table_definition());
@@ -231,12 +264,19 @@ async fn read_run<E: Scored>(
 
 fn draw_chart(path: &str, runs: &[WriteRun]) -> Result<(), Box<dyn std::error::Error>> {
     use plotters::prelude::*;
-    let font = ["/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "/usr/share/fonts/TTF/DejaVuSans.ttf"]
-        .iter()
-        .find_map(|p| std::fs::read(p).ok())
-        .ok_or("no DejaVuSans.ttf found for the chart's text (install fonts-dejavu-core)")?;
-    plotters::style::register_font("sans-serif", FontStyle::Normal, Box::leak(font.into_boxed_slice()))
-        .map_err(|_| "DejaVuSans.ttf is not a readable font")?;
+    let font = [
+        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+        "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    ]
+    .iter()
+    .find_map(|p| std::fs::read(p).ok())
+    .ok_or("no DejaVuSans.ttf found for the chart's text (install fonts-dejavu-core)")?;
+    plotters::style::register_font(
+        "sans-serif",
+        FontStyle::Normal,
+        Box::leak(font.into_boxed_slice()),
+    )
+    .map_err(|_| "DejaVuSans.ttf is not a readable font")?;
     if let Some(dir) = std::path::Path::new(path).parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -244,7 +284,10 @@ fn draw_chart(path: &str, runs: &[WriteRun]) -> Result<(), Box<dyn std::error::E
     root.fill(&WHITE)?;
     let labels: Vec<String> = runs.iter().map(|r| format!("n = {}", r.n)).collect();
     let mut chart = ChartBuilder::on(&root)
-        .caption("One viral game at 5x the per-key write limit", ("sans-serif", 26))
+        .caption(
+            "One viral game at 5x the per-key write limit",
+            ("sans-serif", 26),
+        )
         .margin(20)
         .x_label_area_size(45)
         .y_label_area_size(60)
@@ -256,8 +299,16 @@ fn draw_chart(path: &str, runs: &[WriteRun]) -> Result<(), Box<dyn std::error::E
         .y_desc("% of attempts / % of offered writes")
         .label_style(("sans-serif", 16))
         .draw()?;
-    let accepted: Vec<(f64, f64)> = runs.iter().enumerate().map(|(i, r)| (i as f64, r.accepted_share * 100.0)).collect();
-    let throttled: Vec<(f64, f64)> = runs.iter().enumerate().map(|(i, r)| (i as f64, r.throttle_rate * 100.0)).collect();
+    let accepted: Vec<(f64, f64)> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (i as f64, r.accepted_share * 100.0))
+        .collect();
+    let throttled: Vec<(f64, f64)> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (i as f64, r.throttle_rate * 100.0))
+        .collect();
     let green = RGBColor(30, 140, 60);
     let red = RGBColor(200, 40, 40);
     chart
@@ -289,6 +340,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "per-key limits {} WCU/s, {} RCU/s, {} s burst; offered {}x the write limit for {} s per n\n",
         LIMITS.write_units_per_second, LIMITS.read_units_per_second, LIMITS.burst_seconds, opts.overload, opts.seconds
     );
+    let offered = LIMITS.write_units_per_second * opts.overload;
+    let advice = plan(
+        &PlanInput::new(offered, 110)
+            .limits(LIMITS.write_units_per_second, LIMITS.read_units_per_second),
+    )?;
+    println!("what the shard planner recommends for this load:\n{advice}\n");
     let runs = vec![
         write_run::<Unsharded>(local, &opts).await?,
         write_run::<Shards2>(local, &opts).await?,

@@ -113,40 +113,7 @@ impl Default for KeyLimits {
     }
 }
 
-/// Write units of an item of `bytes`: 1 per KB, rounded up, at least 1; doubled in a
-/// transaction.
-///
-/// ```
-/// use sharded_runtime::emulator::write_units;
-/// assert_eq!(write_units(3000, false), 3.0);
-/// assert_eq!(write_units(100, true), 2.0);
-/// ```
-pub fn write_units(bytes: usize, transactional: bool) -> f64 {
-    let units = bytes.div_ceil(1024).max(1) as f64;
-    if transactional {
-        units * 2.0
-    } else {
-        units
-    }
-}
-
-/// Read units of `bytes` read: 1 per 4 KB, rounded up, at least 1; half when eventually
-/// consistent; doubled in a transaction.
-///
-/// ```
-/// use sharded_runtime::emulator::read_units;
-/// assert_eq!(read_units(5000, true, false), 2.0);
-/// assert_eq!(read_units(5000, false, false), 1.0);
-/// ```
-pub fn read_units(bytes: usize, consistent: bool, transactional: bool) -> f64 {
-    let units = bytes.div_ceil(4096).max(1) as f64;
-    let units = if consistent { units } else { units / 2.0 };
-    if transactional {
-        units * 2.0
-    } else {
-        units
-    }
-}
+pub use crate::size::{read_units, write_units};
 
 /// What the emulator has seen.
 ///

@@ -241,6 +241,61 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether DynamoDB refused the request for capacity (a hot key, a throttled index, a
+    /// request rate limit), here or in the shard that failed.
+    ///
+    /// ```
+    /// let e = sharded_runtime::Error::InvalidQuery("x".into());
+    /// assert!(!e.is_throttling());
+    /// ```
+    pub fn is_throttling(&self) -> bool {
+        !self.throttling_reasons().is_empty()
+    }
+
+    /// The throttling reasons DynamoDB gave (`TableWriteKeyRangeThroughputExceeded`, ...),
+    /// each with the index it names, if any. A throttle without a reason is reported as its
+    /// exception name.
+    ///
+    /// ```
+    /// let e = sharded_runtime::Error::InvalidQuery("x".into());
+    /// assert!(e.throttling_reasons().is_empty());
+    /// ```
+    pub fn throttling_reasons(&self) -> Vec<(String, Option<String>)> {
+        use aws_sdk_dynamodb::Error as Sdk;
+        match self {
+            Error::ShardFailed { source, .. } => source.throttling_reasons(),
+            Error::Dynamo { source, .. } => match source.as_ref() {
+                Sdk::ProvisionedThroughputExceededException(e) => {
+                    let reasons: Vec<(String, Option<String>)> = e
+                        .throttling_reasons()
+                        .iter()
+                        .map(|r| {
+                            let index = r
+                                .resource()
+                                .and_then(|arn| arn.split_once("/index/"))
+                                .map(|(_, index)| index.to_owned());
+                            (
+                                r.reason()
+                                    .unwrap_or("ProvisionedThroughputExceeded")
+                                    .to_owned(),
+                                index,
+                            )
+                        })
+                        .collect();
+                    if reasons.is_empty() {
+                        vec![("ProvisionedThroughputExceeded".to_owned(), None)]
+                    } else {
+                        reasons
+                    }
+                }
+                Sdk::ThrottlingException(_) => vec![("ThrottlingException".to_owned(), None)],
+                Sdk::RequestLimitExceeded(_) => vec![("RequestLimitExceeded".to_owned(), None)],
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
     /// Wraps an SDK error of `operation` on `table`.
     pub(crate) fn dynamo<E>(operation: &'static str, table: &str, err: E) -> Error
     where

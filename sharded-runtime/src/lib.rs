@@ -18,7 +18,10 @@
 //! | [`cursor`] | the versioned, checked cross-shard cursor |
 //! | [`batch`] | batch writes and reads with backoff that lose nothing |
 //! | [`counter`] | [`ShardedCounter`] |
-//! | [`size`] | DynamoDB item size, checked before sending |
+//! | [`size`] | DynamoDB item size and capacity units, checked before sending |
+//! | [`stats`] | [`HotKeyStats`]: the hot-key report, in capacity units per key and index |
+//! | [`planner`] | [`plan`]: the shard count for a load, with the arithmetic shown |
+//! | [`clock`] | time that tests can control, for rates and the emulator |
 //! | [`error`] | [`Error`] and [`KeyError`] |
 //! | `local` (feature `local`) | the DynamoDB Local harness for tests and examples |
 //! | `faults` (feature `local`) | SDK-level latency and fault injection, request counts |
@@ -47,22 +50,27 @@ pub mod keys;
 #[cfg(feature = "local")]
 pub mod local;
 pub mod merge;
+pub mod planner;
 pub mod query;
 pub mod repo;
 pub mod scatter;
 pub mod schema;
 pub mod size;
+pub mod stats;
 
 pub use batch::RetryPolicy;
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use counter::ShardedCounter;
 pub use cursor::Cursor;
 pub use encoding::{KeyPart, KeyPartDecode, KeyPartError};
 pub use entity::{Item, ItemKeys, ShardedEntity};
 pub use error::{Error, KeyError};
 pub use keys::ShardKeys;
+pub use planner::{plan, PlanInput, ShardPlan};
 pub use query::{Page, Partial, Query};
 pub use repo::Repo;
 pub use schema::{EntitySchema, TableDefinition};
+pub use stats::{HotKeyReport, HotKeyStats};
 
 /// Items used by generated code. Not a public API: no stability promise.
 #[doc(hidden)]

@@ -231,6 +231,15 @@ impl<'r, E: ShardedEntity> Query<'r, E> {
             consistent: self.consistent,
             page_size: self.page_size,
             concurrency: self.repo.concurrency(),
+            stats: self.repo.stats().cloned(),
+            shards: match index {
+                None => schema.pk.sharding.shard_count(),
+                Some(name) => schema
+                    .gsis
+                    .iter()
+                    .find(|g| g.index_name == name)
+                    .and_then(|g| g.pk.sharding.shard_count()),
+            },
         };
         Ok((plan, fingerprint))
     }

@@ -1,9 +1,10 @@
 //! The typed repository: puts, point lookups, deletes, batches and queries of one entity.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
-use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::types::{AttributeValue, ConsumedCapacity, ReturnConsumedCapacity};
 use aws_sdk_dynamodb::Client;
 
 use crate::batch::{self, RetryPolicy};
@@ -11,7 +12,8 @@ use crate::entity::{describe_key, Item, ShardedEntity};
 use crate::error::{Error, KeyError};
 use crate::keys::ShardKeys;
 use crate::query::Query;
-use crate::size::check_item_size;
+use crate::size::{check_item_size, item_size, read_units, write_units};
+use crate::stats::HotKeyStats;
 
 /// Default bound on concurrent shard requests of one query: all shards at once up to 32,
 /// which covers the usual 10 to 20 shards in one round trip and keeps 200 shards to
@@ -26,9 +28,9 @@ pub const DEFAULT_CONCURRENCY: usize = 32;
 ///
 /// ```no_run
 /// # use sharded_runtime::{Repo, ShardedEntity};
-/// # async fn demo<Score: ShardedEntity>(score: Score) -> Result<(), sharded_runtime::Error> {
-/// let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-/// let repo: Repo<Score> = Repo::new(aws_sdk_dynamodb::Client::new(&config), "leaderboard");
+/// # async fn demo<Score: ShardedEntity>(score: Score, config: aws_sdk_dynamodb::config::Config) -> Result<(), sharded_runtime::Error> {
+/// // `config` from the standard chain: aws_config::load_defaults(BehaviorVersion::latest()).await
+/// let repo: Repo<Score> = Repo::new(aws_sdk_dynamodb::Client::from_conf(config), "leaderboard");
 /// repo.put(&score).await?;
 /// # Ok(()) }
 /// ```
@@ -37,6 +39,7 @@ pub struct Repo<E> {
     table: String,
     concurrency: usize,
     retry: RetryPolicy,
+    stats: Option<Arc<HotKeyStats>>,
     _entity: PhantomData<fn() -> E>,
 }
 
@@ -47,6 +50,7 @@ impl<E> Clone for Repo<E> {
             table: self.table.clone(),
             concurrency: self.concurrency,
             retry: self.retry.clone(),
+            stats: self.stats.clone(),
             _entity: PhantomData,
         }
     }
@@ -69,6 +73,7 @@ impl<E: ShardedEntity> Repo<E> {
             table: table.into(),
             concurrency: DEFAULT_CONCURRENCY,
             retry: RetryPolicy::default(),
+            stats: None,
             _entity: PhantomData,
         }
     }
@@ -93,6 +98,19 @@ impl<E: ShardedEntity> Repo<E> {
         self
     }
 
+    /// Records consumed capacity and throttles per physical key into `stats` (the hot-key
+    /// report). Requests then ask DynamoDB for `ReturnConsumedCapacity`; without stats
+    /// nothing is recorded and nothing extra is asked.
+    pub fn with_stats(mut self, stats: Arc<HotKeyStats>) -> Self {
+        self.stats = Some(stats);
+        self
+    }
+
+    /// The hot-key statistics this repository records into, if any.
+    pub fn stats(&self) -> Option<&Arc<HotKeyStats>> {
+        self.stats.as_ref()
+    }
+
     /// The same table and client, typed for another entity of the single-table design.
     pub fn for_entity<F: ShardedEntity>(&self) -> Repo<F> {
         Repo {
@@ -100,6 +118,7 @@ impl<E: ShardedEntity> Repo<E> {
             table: self.table.clone(),
             concurrency: self.concurrency,
             retry: self.retry.clone(),
+            stats: self.stats.clone(),
             _entity: PhantomData,
         }
     }
@@ -138,14 +157,80 @@ impl<E: ShardedEntity> Repo<E> {
     /// Writes `entity`, replacing any item with the same key.
     pub async fn put(&self, entity: &E) -> Result<(), Error> {
         let item = self.checked_item(entity)?;
-        self.client
+        let keys = self.stats.as_ref().map(|_| item.clone());
+        let result = self
+            .client
             .put_item()
             .table_name(&self.table)
             .set_item(Some(item))
+            .set_return_consumed_capacity(self.capacity_request())
             .send()
             .await
-            .map_err(|e| Error::dynamo("PutItem", &self.table, e))?;
-        Ok(())
+            .map_err(|e| Error::dynamo("PutItem", &self.table, e));
+        if let Some(item) = &keys {
+            let consumed = result
+                .as_ref()
+                .ok()
+                .and_then(|o| o.consumed_capacity.as_ref());
+            self.record_write(item, consumed, result.as_ref().err());
+        }
+        result.map(|_| ())
+    }
+
+    fn capacity_request(&self) -> Option<ReturnConsumedCapacity> {
+        self.stats.as_ref().map(|_| ReturnConsumedCapacity::Indexes)
+    }
+
+    /// Records a write of `item` (or its throttle) into the hot-key stats: the capacity
+    /// DynamoDB reported per table and index, or units computed from the item's size.
+    fn record_write(
+        &self,
+        item: &Item,
+        consumed: Option<&ConsumedCapacity>,
+        error: Option<&Error>,
+    ) {
+        let Some(stats) = &self.stats else { return };
+        let schema = E::SCHEMA;
+        let text = |attr: &str| item.get(attr).and_then(|v| v.as_s().ok()).cloned();
+        let fallback = write_units(item_size(item), false);
+        if let Some(error) = error {
+            for (reason, index) in error.throttling_reasons() {
+                let gsi = index
+                    .as_deref()
+                    .and_then(|name| schema.gsis.iter().find(|g| g.index_name == name));
+                let (key, shards) = match gsi {
+                    Some(g) => (text(g.pk.attribute), g.pk.sharding.shard_count()),
+                    None => (text(schema.pk.attribute), schema.pk.sharding.shard_count()),
+                };
+                if let Some(key) = key {
+                    stats.record_throttle(gsi.map(|g| g.index_name), &key, &reason, shards);
+                }
+            }
+            return;
+        }
+        if let Some(pk) = text(schema.pk.attribute) {
+            let units = consumed
+                .and_then(|c| c.table.as_ref())
+                .and_then(|t| t.capacity_units)
+                .unwrap_or(fallback);
+            stats.record_write(None, &pk, units, schema.pk.sharding.shard_count());
+        }
+        for gsi in schema.gsis {
+            let Some(key) = text(gsi.pk.attribute) else {
+                continue;
+            };
+            let units = consumed
+                .and_then(|c| c.global_secondary_indexes.as_ref())
+                .and_then(|m| m.get(gsi.index_name))
+                .and_then(|c| c.capacity_units)
+                .unwrap_or(fallback);
+            stats.record_write(
+                Some(gsi.index_name),
+                &key,
+                units,
+                gsi.pk.sharding.shard_count(),
+            );
+        }
     }
 
     /// Writes `entity` only if no item has its key; otherwise [`Error::AlreadyExists`].
@@ -204,15 +289,41 @@ impl<E: ShardedEntity> Repo<E> {
     /// (for a hash-sharded key, on the right shard) and calls this.
     pub async fn get_by_key(&self, pk: String, sk: Option<String>) -> Result<Option<E>, Error> {
         let key = self.key(pk, sk)?;
-        let output = self
+        let pk = self.stats.as_ref().and_then(|_| {
+            key.get(E::SCHEMA.pk.attribute)
+                .and_then(|v| v.as_s().ok())
+                .cloned()
+        });
+        let result = self
             .client
             .get_item()
             .table_name(&self.table)
             .set_key(Some(key))
+            .set_return_consumed_capacity(
+                self.stats.as_ref().map(|_| ReturnConsumedCapacity::Total),
+            )
             .send()
             .await
-            .map_err(|e| Error::dynamo("GetItem", &self.table, e))?;
-        output.item.map(E::from_item).transpose()
+            .map_err(|e| Error::dynamo("GetItem", &self.table, e));
+        if let (Some(stats), Some(pk)) = (&self.stats, &pk) {
+            let shards = E::SCHEMA.pk.sharding.shard_count();
+            match &result {
+                Ok(output) => {
+                    let units = output
+                        .consumed_capacity
+                        .as_ref()
+                        .and_then(|c| c.capacity_units)
+                        .unwrap_or_else(|| read_units(0, false, false));
+                    stats.record_read(None, pk, units, shards);
+                }
+                Err(error) => {
+                    for (reason, _) in error.throttling_reasons() {
+                        stats.record_throttle(None, pk, &reason, shards);
+                    }
+                }
+            }
+        }
+        result?.item.map(E::from_item).transpose()
     }
 
     /// Reads the item with sort key `sk` on every shard of a logical key, in one

@@ -14,7 +14,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use aws_sdk_dynamodb::types::{AttributeValue, Select};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select};
 use aws_sdk_dynamodb::Client;
 use futures::stream::{self, StreamExt};
 use tracing::Instrument;
@@ -119,6 +119,10 @@ pub(crate) struct Plan {
     /// Upper bound of a shard request's `Limit`.
     pub page_size: Option<u32>,
     pub concurrency: usize,
+    /// Where shard requests record consumed capacity and throttles, if anywhere.
+    pub stats: Option<std::sync::Arc<crate::stats::HotKeyStats>>,
+    /// The shard count of the queried key, when it is sharded (for grouping in the stats).
+    pub shards: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -398,13 +402,32 @@ pub(crate) async fn query_shard(
         .set_limit(limit)
         .set_consistent_read(plan.consistent.then_some(true))
         .set_exclusive_start_key(start)
-        .set_select(count_only.then_some(Select::Count));
+        .set_select(count_only.then_some(Select::Count))
+        .set_return_consumed_capacity(plan.stats.as_ref().map(|_| ReturnConsumedCapacity::Total));
     let span = tracing::debug_span!("sharded.shard_query", shard, partition_key = %pk, limit = limit.map(i64::from));
-    let output = request
+    let result = request
         .send()
         .instrument(span)
         .await
-        .map_err(|e| Error::dynamo("Query", &plan.table, e))?;
+        .map_err(|e| Error::dynamo("Query", &plan.table, e));
+    if let Some(stats) = &plan.stats {
+        match &result {
+            Ok(output) => {
+                let units = output
+                    .consumed_capacity
+                    .as_ref()
+                    .and_then(|c| c.capacity_units)
+                    .unwrap_or(if plan.consistent { 1.0 } else { 0.5 });
+                stats.record_read(plan.index, pk, units, plan.shards);
+            }
+            Err(error) => {
+                for (reason, _) in error.throttling_reasons() {
+                    stats.record_throttle(plan.index, pk, &reason, plan.shards);
+                }
+            }
+        }
+    }
+    let output = result?;
     Ok(ShardPage {
         count: output.count().max(0) as u64,
         last_evaluated_key: output.last_evaluated_key,

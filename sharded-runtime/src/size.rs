@@ -59,6 +59,41 @@ fn value_size(value: &AttributeValue) -> usize {
     }
 }
 
+/// Write units of an item of `bytes`: 1 per KB, rounded up, at least 1; doubled in a
+/// transaction.
+///
+/// ```
+/// use sharded_runtime::size::write_units;
+/// assert_eq!(write_units(3000, false), 3.0);
+/// assert_eq!(write_units(100, true), 2.0);
+/// ```
+pub fn write_units(bytes: usize, transactional: bool) -> f64 {
+    let units = bytes.div_ceil(1024).max(1) as f64;
+    if transactional {
+        units * 2.0
+    } else {
+        units
+    }
+}
+
+/// Read units of `bytes` read: 1 per 4 KB, rounded up, at least 1; half when eventually
+/// consistent; doubled in a transaction.
+///
+/// ```
+/// use sharded_runtime::size::read_units;
+/// assert_eq!(read_units(5000, true, false), 2.0);
+/// assert_eq!(read_units(5000, false, false), 1.0);
+/// ```
+pub fn read_units(bytes: usize, consistent: bool, transactional: bool) -> f64 {
+    let units = bytes.div_ceil(4096).max(1) as f64;
+    let units = if consistent { units } else { units / 2.0 };
+    if transactional {
+        units * 2.0
+    } else {
+        units
+    }
+}
+
 /// Refuses an item over [`ITEM_SIZE_LIMIT`] with [`Error::ItemTooLarge`].
 pub(crate) fn check_item_size<E: ShardedEntity>(item: &Item) -> Result<(), Error> {
     let size = item_size(item);

@@ -298,3 +298,84 @@ async fn a_throttled_shard_is_retried_then_named() {
         "after refill it succeeds"
     );
 }
+
+#[tokio::test]
+async fn the_hot_key_report_names_the_hot_key() {
+    use sharded::stats::{HotKeyFlag, HotKeyStats};
+    let clock = ManualClock::new();
+    let (_, client) = emulated(&clock, 1).await;
+    let stats = Arc::new(
+        HotKeyStats::with_clock(Duration::from_secs(60), Arc::new(clock.clone()))
+            .with_limits(10.0, 30.0),
+    );
+    let flat = table::<FlatScore>(&client, "report-flat")
+        .await
+        .with_stats(stats.clone());
+    let votes = table::<Vote>(&client, "report-gsi")
+        .await
+        .with_stats(stats.clone());
+    // The unsharded game key: 30 writes on a 10-unit key within one second.
+    for i in 0..30 {
+        let _ = flat
+            .put(&FlatScore {
+                game_id: "hot".into(),
+                player_id: format!("p{i}"),
+                score: i,
+            })
+            .await;
+    }
+    // A few cold keys, and votes whose sharded base keys are fine but whose GSI key is not.
+    for i in 0..3 {
+        flat.put(&FlatScore {
+            game_id: format!("cold-{i}"),
+            player_id: "p".into(),
+            score: 1,
+        })
+        .await
+        .unwrap();
+    }
+    for i in 0..12 {
+        let _ = votes
+            .put(&Vote {
+                candidate: "a".into(),
+                voter: format!("v{i}"),
+            })
+            .await;
+    }
+    clock.advance(Duration::from_secs(1));
+    let report = stats.report();
+    let text = report.to_string();
+    assert!(text.contains("FLAT#hot"), "{text}");
+
+    let hot = report
+        .key(None, "FLAT#hot")
+        .expect("the hot key is reported");
+    assert_eq!(hot.write_units, 10.0, "10 writes were admitted");
+    assert_eq!(
+        hot.throttles.get("TableWriteKeyRangeThroughputExceeded"),
+        Some(&20)
+    );
+    assert!(
+        report
+            .flags
+            .iter()
+            .any(|f| matches!(f, HotKeyFlag::NearLimit { key, .. } if key == "FLAT#hot")),
+        "{text}"
+    );
+    assert!(
+        report
+            .flags
+            .iter()
+            .any(|f| matches!(f, HotKeyFlag::Throttled { key, .. } if key == "FLAT#hot")),
+        "{text}"
+    );
+    assert!(!report
+        .flags
+        .iter()
+        .any(|f| matches!(f, HotKeyFlag::NearLimit { key, .. } if key.starts_with("FLAT#cold"))));
+    // The votes' unsharded GSI key is named with its index and its throttles.
+    assert!(
+        report.flags.iter().any(|f| matches!(f, HotKeyFlag::Throttled { index: Some(i), key, .. } if i == "gsi1" && key == "ELECTION#2024")),
+        "{text}"
+    );
+}

@@ -77,6 +77,14 @@ pub(crate) enum Write {
 }
 
 impl Write {
+    /// The item of a put (`None` for a delete).
+    pub(crate) fn put_item(&self) -> Option<&Item> {
+        match self {
+            Write::Put(item) => Some(item),
+            Write::Delete(_) => None,
+        }
+    }
+
     fn item(&self) -> &Item {
         match self {
             Write::Put(item) | Write::Delete(item) => item,

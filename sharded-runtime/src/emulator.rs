@@ -699,19 +699,7 @@ fn json_value_size(value: &Value) -> usize {
         return 0;
     };
     let text_len = |v: &Value| v.as_str().map_or(0, str::len);
-    let number = |v: &Value| {
-        let digits = v
-            .as_str()
-            .unwrap_or("")
-            .split(['e', 'E'])
-            .next()
-            .unwrap_or("")
-            .bytes()
-            .filter(u8::is_ascii_digit)
-            .skip_while(|&d| d == b'0')
-            .count();
-        digits.div_ceil(2) + 1
-    };
+    let number = |v: &Value| crate::size::number_size(v.as_str().unwrap_or(""));
     let binary = |v: &Value| text_len(v) * 3 / 4;
     let list = |v: &Value| v.as_array().map(|a| a.as_slice()).unwrap_or(&[]).to_vec();
     match tag.as_str() {

@@ -156,18 +156,47 @@ impl<E: ShardedEntity> Repo<E> {
 
     /// Writes `entity`, replacing any item with the same key.
     pub async fn put(&self, entity: &E) -> Result<(), Error> {
+        self.send_put(entity, false).await
+    }
+
+    /// Writes `entity` only if no item has its key; otherwise [`Error::AlreadyExists`].
+    pub async fn put_new(&self, entity: &E) -> Result<(), Error> {
+        self.send_put(entity, true).await
+    }
+
+    /// One `PutItem`, optionally conditioned on the key not existing; records the write (or
+    /// its throttle) when stats are on.
+    async fn send_put(&self, entity: &E, only_new: bool) -> Result<(), Error> {
         let item = self.checked_item(entity)?;
-        let keys = self.stats.as_ref().map(|_| item.clone());
-        let result = self
+        let key = describe_key(E::SCHEMA, &item);
+        let recorded = self.stats.as_ref().map(|_| item.clone());
+        let mut request = self
             .client
             .put_item()
             .table_name(&self.table)
             .set_item(Some(item))
-            .set_return_consumed_capacity(self.capacity_request())
-            .send()
-            .await
-            .map_err(|e| Error::dynamo("PutItem", &self.table, e));
-        if let Some(item) = &keys {
+            .set_return_consumed_capacity(self.capacity_request());
+        if only_new {
+            request = request
+                .condition_expression("attribute_not_exists(#pk)")
+                .expression_attribute_names("#pk", E::SCHEMA.pk.attribute);
+        }
+        let result = match request.send().await {
+            Ok(output) => Ok(output),
+            Err(e)
+                if matches!(
+                    e.as_service_error(),
+                    Some(PutItemError::ConditionalCheckFailedException(_))
+                ) =>
+            {
+                Err(Error::AlreadyExists {
+                    entity: E::SCHEMA.entity,
+                    key,
+                })
+            }
+            Err(e) => Err(Error::dynamo("PutItem", &self.table, e)),
+        };
+        if let Some(item) = &recorded {
             let consumed = result
                 .as_ref()
                 .ok()
@@ -230,36 +259,6 @@ impl<E: ShardedEntity> Repo<E> {
                 units,
                 gsi.pk.sharding.shard_count(),
             );
-        }
-    }
-
-    /// Writes `entity` only if no item has its key; otherwise [`Error::AlreadyExists`].
-    pub async fn put_new(&self, entity: &E) -> Result<(), Error> {
-        let item = self.checked_item(entity)?;
-        let key = describe_key(E::SCHEMA, &item);
-        let result = self
-            .client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(#pk)")
-            .expression_attribute_names("#pk", E::SCHEMA.pk.attribute)
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e)
-                if matches!(
-                    e.as_service_error(),
-                    Some(PutItemError::ConditionalCheckFailedException(_))
-                ) =>
-            {
-                Err(Error::AlreadyExists {
-                    entity: E::SCHEMA.entity,
-                    key,
-                })
-            }
-            Err(e) => Err(Error::dynamo("PutItem", &self.table, e)),
         }
     }
 
@@ -399,16 +398,8 @@ impl<E: ShardedEntity> Repo<E> {
             .into_iter()
             .map(|e| self.checked_item(e))
             .collect::<Result<_, _>>()?;
-        let writes = items.into_iter().map(batch::Write::Put).collect();
-        batch::write(
-            &self.client,
-            &self.table,
-            writes,
-            &self.retry,
-            self.concurrency,
-            key_of::<E>,
-        )
-        .await
+        self.run_batch(items.into_iter().map(batch::Write::Put).collect())
+            .await
     }
 
     /// Deletes many entities with `BatchWriteItem`, as [`batch_put`](Self::batch_put).
@@ -426,8 +417,22 @@ impl<E: ShardedEntity> Repo<E> {
                 self.key(keys.pk, keys.sk)
             })
             .collect::<Result<_, _>>()?;
-        let writes = keys.into_iter().map(batch::Write::Delete).collect();
-        batch::write(
+        self.run_batch(keys.into_iter().map(batch::Write::Delete).collect())
+            .await
+    }
+
+    /// Runs batch writes, then records what they wrote (units from item size:
+    /// `BatchWriteItem` reports capacity per table, not per key) and, as throttled, what they
+    /// returned unprocessed.
+    async fn run_batch(&self, writes: Vec<batch::Write>) -> Result<(), Error> {
+        let recorded: Option<Vec<Item>> = self.stats.as_ref().map(|_| {
+            writes
+                .iter()
+                .filter_map(batch::Write::put_item)
+                .cloned()
+                .collect()
+        });
+        let result = batch::write(
             &self.client,
             &self.table,
             writes,
@@ -435,7 +440,24 @@ impl<E: ShardedEntity> Repo<E> {
             self.concurrency,
             key_of::<E>,
         )
-        .await
+        .await;
+        if let (Some(stats), Some(items)) = (&self.stats, recorded) {
+            let unprocessed: Vec<(Option<String>, Option<String>)> = match &result {
+                Err(Error::BatchIncomplete { unprocessed, .. }) => {
+                    unprocessed.iter().map(key_of::<E>).collect()
+                }
+                _ => Vec::new(),
+            };
+            let shards = E::SCHEMA.pk.sharding.shard_count();
+            for item in &items {
+                let key = key_of::<E>(item);
+                match (&key.0, unprocessed.contains(&key)) {
+                    (Some(pk), true) => stats.record_throttle(None, pk, "UnprocessedItems", shards),
+                    _ => self.record_write(item, None, None),
+                }
+            }
+        }
+        result
     }
 
     /// Reads many items by physical key with `BatchGetItem` (100 per request), retrying

@@ -26,7 +26,8 @@ pub fn item_size(item: &Item) -> usize {
         .sum()
 }
 
-fn number_size(n: &str) -> usize {
+/// Bytes of a number: one per two significant digits, plus one.
+pub(crate) fn number_size(n: &str) -> usize {
     let digits = n
         .split(['e', 'E'])
         .next()

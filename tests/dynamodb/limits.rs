@@ -342,9 +342,23 @@ async fn the_hot_key_report_names_the_hot_key() {
             })
             .await;
     }
+    // Batch writes are recorded per key too.
+    let batch: Vec<FlatScore> = (0..5)
+        .map(|i| FlatScore {
+            game_id: "batched".into(),
+            player_id: format!("p{i}"),
+            score: i,
+        })
+        .collect();
+    flat.batch_put(&batch).await.unwrap();
     clock.advance(Duration::from_secs(1));
     let report = stats.report();
     let text = report.to_string();
+    assert_eq!(
+        report.key(None, "FLAT#batched").map(|k| k.write_units),
+        Some(5.0),
+        "{text}"
+    );
     assert!(text.contains("FLAT#hot"), "{text}");
 
     let hot = report

@@ -75,9 +75,10 @@ impl Ctx<'_> {
 
     /// `&[&a, &b]` for a `&[&dyn KeyPart]` argument.
     fn values<'b>(&self, idents: impl IntoIterator<Item = &'b Ident>) -> TokenStream {
+        let rt = &self.rt;
         let idents = idents.into_iter().map(|i| {
             let name = &self.field(i).ident;
-            quote!(&#name)
+            quote!((&#rt::Probe(&#name)).part())
         });
         quote!(&[#(#idents),*])
     }
@@ -170,6 +171,8 @@ pub fn expand(entity: &Entity) -> TokenStream {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, clippy::all)]
         const _: () = {
+            #[allow(unused_imports)]
+            use #rt::{DecodeFallback as _, DecodeVia as _, FallbackProbe as _, KeyPartProbe as _};
             #pk_template
             #sk_template
             #(#gsi_templates)*
@@ -404,7 +407,7 @@ fn partition_methods(
     let field_types: Vec<&Type> = template_fields.iter().map(|f| &cx.field(f).ty).collect();
     let decodes = (0..template_fields.len()).map(|i| {
         let ty = field_types[i];
-        quote!(__parsed.decode::<#ty>(#i)?)
+        quote!((&#rt::DecodeProbe::<#ty>::new()).decode_at(&__parsed, #i)?)
     });
     let (ret, shard_part) = if sharded {
         (
@@ -444,7 +447,7 @@ fn sort_methods(cx: &Ctx, sk: &SortKey, fn_name: &str, entity_name: &str) -> Tok
     let types: Vec<&Type> = fields.iter().map(|f| &cx.field(f).ty).collect();
     let decodes = (0..fields.len()).map(|i| {
         let ty = types[i];
-        quote!(__parsed.decode::<#ty>(#i)?)
+        quote!((&#rt::DecodeProbe::<#ty>::new()).decode_at(&__parsed, #i)?)
     });
     let doc = format!(
         "Builds the `{}` key `{source}` of `{entity_ident}`.",

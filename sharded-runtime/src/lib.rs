@@ -90,6 +90,103 @@ pub mod __private {
     pub use std::string::String;
     pub use std::vec::Vec;
 
+    /// Autoref specialisation: `(&Probe(&v)).part()` is `&v as &dyn KeyPart` when the value's
+    /// type has a `KeyPart`, and otherwise resolves to [`FallbackProbe`], so a key field type
+    /// without an encoding is reported once, by [`assert_key_part`] at the user's type, and
+    /// not again at every generated builder.
+    pub struct Probe<'a, T: ?Sized>(pub &'a T);
+
+    /// The `KeyPart` path of [`Probe`].
+    pub trait KeyPartProbe {
+        /// The value as a key part.
+        fn part(&self) -> &dyn KeyPart;
+    }
+
+    impl<T: KeyPart + ?Sized> KeyPartProbe for Probe<'_, T> {
+        fn part(&self) -> &dyn KeyPart {
+            // `&&T` coerces because `&T: KeyPart` for every `T: KeyPart + ?Sized`.
+            &self.0
+        }
+    }
+
+    /// The fallback of [`Probe`], reached only when compilation already failed.
+    pub trait FallbackProbe {
+        /// A key part that refuses to encode.
+        fn part(&self) -> &dyn KeyPart;
+    }
+
+    impl<T: ?Sized> FallbackProbe for &Probe<'_, T> {
+        fn part(&self) -> &dyn KeyPart {
+            &Unencodable
+        }
+    }
+
+    struct Unencodable;
+
+    impl KeyPart for Unencodable {
+        fn write_key(&self, _: &mut String) -> Result<(), crate::KeyPartError> {
+            Err(crate::KeyPartError::invalid(
+                "this type has no key encoding",
+            ))
+        }
+    }
+
+    /// The same trick for decoding: `(&DecodeProbe::<T>::new()).decode_at(&parsed, i)`.
+    pub struct DecodeProbe<T>(core::marker::PhantomData<fn() -> T>);
+
+    impl<T> DecodeProbe<T> {
+        /// A probe for `T`.
+        pub fn new() -> Self {
+            DecodeProbe(core::marker::PhantomData)
+        }
+    }
+
+    impl<T> Default for DecodeProbe<T> {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    /// The `KeyPartDecode` path of [`DecodeProbe`].
+    pub trait DecodeVia<T> {
+        /// Decodes field `index` of `parsed`.
+        fn decode_at(
+            &self,
+            parsed: &crate::keys::ParsedKey<'_>,
+            index: usize,
+        ) -> Result<T, KeyError>;
+    }
+
+    impl<T: KeyPartDecode> DecodeVia<T> for DecodeProbe<T> {
+        fn decode_at(
+            &self,
+            parsed: &crate::keys::ParsedKey<'_>,
+            index: usize,
+        ) -> Result<T, KeyError> {
+            parsed.decode::<T>(index)
+        }
+    }
+
+    /// The fallback of [`DecodeProbe`], reached only when compilation already failed.
+    pub trait DecodeFallback<T> {
+        /// Always an error.
+        fn decode_at(
+            &self,
+            parsed: &crate::keys::ParsedKey<'_>,
+            index: usize,
+        ) -> Result<T, KeyError>;
+    }
+
+    impl<T> DecodeFallback<T> for &DecodeProbe<T> {
+        fn decode_at(&self, _: &crate::keys::ParsedKey<'_>, _: usize) -> Result<T, KeyError> {
+            Err(KeyError::Arity {
+                entity: "",
+                attribute: "",
+                template: "",
+            })
+        }
+    }
+
     /// Requires `T: KeyPart` at compile time; the derive spans the call at the field's type so
     /// an unsupported type is reported there.
     pub const fn assert_key_part<T: KeyPart + ?Sized>() {}

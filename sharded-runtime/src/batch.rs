@@ -178,13 +178,26 @@ struct Outcome {
     last_error: Option<String>,
 }
 
-async fn write_batch(
-    client: &Client,
-    table: &str,
-    batch: Vec<Write>,
+/// One round of a batch request: what it returned, and what is left to do.
+struct Round<T, R> {
+    found: Vec<R>,
+    remaining: Vec<T>,
+}
+
+/// Sends `pending` until nothing is left, the attempt budget is spent, or an error that
+/// will not pass on retry comes back, sleeping a full-jitter backoff between rounds.
+/// `send` makes one request of the entries still pending. Shared by writes and reads, so
+/// both retry the same way.
+async fn retry_unprocessed<T, R, Fut>(
+    mut pending: Vec<T>,
     retry: &RetryPolicy,
-) -> Outcome {
-    let mut pending = batch;
+    mut send: impl FnMut(Vec<T>, u32) -> Fut,
+) -> (Vec<R>, Vec<T>, u32, Option<String>)
+where
+    T: Clone,
+    Fut: std::future::Future<Output = Result<Round<T, R>, (bool, String)>>,
+{
+    let mut found = Vec::new();
     let mut attempts = 0;
     let mut last_error = None;
     while !pending.is_empty() {
@@ -192,32 +205,14 @@ async fn write_batch(
             tokio::time::sleep(retry.backoff(attempts - 1)).await;
         }
         attempts += 1;
-        let requests: Vec<WriteRequest> =
-            pending.iter().cloned().map(Write::into_request).collect();
-        let result = client
-            .batch_write_item()
-            .request_items(table, requests)
-            .send()
-            .instrument(tracing::debug_span!(
-                "sharded.batch_write",
-                items = pending.len(),
-                attempt = attempts
-            ))
-            .await;
-        match result {
-            Ok(output) => {
-                pending = output
-                    .unprocessed_items
-                    .and_then(|mut u| u.remove(table))
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter_map(Write::from_request)
-                    .collect();
+        match send(pending.clone(), attempts).await {
+            Ok(round) => {
+                found.extend(round.found);
+                pending = round.remaining;
             }
-            Err(err) => {
-                let retry_it = retryable(&err);
-                last_error = Some(aws_sdk_dynamodb::Error::from(err).to_string());
-                if !retry_it {
+            Err((retryable, message)) => {
+                last_error = Some(message);
+                if !retryable {
                     break;
                 }
             }
@@ -226,6 +221,51 @@ async fn write_batch(
             break;
         }
     }
+    (found, pending, attempts, last_error)
+}
+
+/// An SDK error as (worth retrying, message).
+fn classify<E, R>(err: SdkError<E, R>) -> (bool, String)
+where
+    E: ProvideErrorMetadata,
+    aws_sdk_dynamodb::Error: From<SdkError<E, R>>,
+{
+    (
+        retryable(&err),
+        aws_sdk_dynamodb::Error::from(err).to_string(),
+    )
+}
+
+async fn write_batch(
+    client: &Client,
+    table: &str,
+    batch: Vec<Write>,
+    retry: &RetryPolicy,
+) -> Outcome {
+    let (_, pending, attempts, last_error) =
+        retry_unprocessed(batch, retry, |pending: Vec<Write>, attempt| async move {
+            let items = pending.len();
+            let requests: Vec<WriteRequest> =
+                pending.into_iter().map(Write::into_request).collect();
+            let output = client
+                .batch_write_item()
+                .request_items(table, requests)
+                .send()
+                .instrument(tracing::debug_span!("sharded.batch_write", items, attempt))
+                .await
+                .map_err(classify)?;
+            Ok(Round::<Write, ()> {
+                found: Vec::new(),
+                remaining: output
+                    .unprocessed_items
+                    .and_then(|mut u| u.remove(table))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(Write::from_request)
+                    .collect(),
+            })
+        })
+        .await;
     Outcome {
         unprocessed: pending.into_iter().map(|w| w.item().clone()).collect(),
         attempts,
@@ -283,55 +323,33 @@ async fn get_batch(
     keys: Vec<Item>,
     retry: &RetryPolicy,
 ) -> (Vec<Item>, Outcome) {
-    let mut pending = keys;
-    let mut found = Vec::new();
-    let mut attempts = 0;
-    let mut last_error = None;
-    while !pending.is_empty() {
-        if attempts > 0 {
-            tokio::time::sleep(retry.backoff(attempts - 1)).await;
-        }
-        attempts += 1;
-        let request = KeysAndAttributes::builder()
-            .set_keys(Some(pending.clone()))
-            .build()
-            .expect("keys are set");
-        let result = client
-            .batch_get_item()
-            .request_items(table, request)
-            .send()
-            .instrument(tracing::debug_span!(
-                "sharded.batch_get",
-                keys = pending.len(),
-                attempt = attempts
-            ))
-            .await;
-        match result {
-            Ok(output) => {
-                found.extend(
-                    output
-                        .responses
-                        .and_then(|mut r| r.remove(table))
-                        .unwrap_or_default(),
-                );
-                pending = output
+    let (found, pending, attempts, last_error) =
+        retry_unprocessed(keys, retry, |pending: Vec<Item>, attempt| async move {
+            let keys = pending.len();
+            let request = KeysAndAttributes::builder()
+                .set_keys(Some(pending))
+                .build()
+                .expect("keys are set");
+            let output = client
+                .batch_get_item()
+                .request_items(table, request)
+                .send()
+                .instrument(tracing::debug_span!("sharded.batch_get", keys, attempt))
+                .await
+                .map_err(classify)?;
+            Ok(Round {
+                found: output
+                    .responses
+                    .and_then(|mut r| r.remove(table))
+                    .unwrap_or_default(),
+                remaining: output
                     .unprocessed_keys
                     .and_then(|mut u| u.remove(table))
                     .map(|k| k.keys)
-                    .unwrap_or_default();
-            }
-            Err(err) => {
-                let retry_it = retryable(&err);
-                last_error = Some(aws_sdk_dynamodb::Error::from(err).to_string());
-                if !retry_it {
-                    break;
-                }
-            }
-        }
-        if attempts >= retry.max_attempts {
-            break;
-        }
-    }
+                    .unwrap_or_default(),
+            })
+        })
+        .await;
     (
         found,
         Outcome {

@@ -3,8 +3,8 @@
 //! Use it through the `sharded` crate (`use sharded::ShardedEntity;`), which re-exports this
 //! derive together with the runtime the generated code calls.
 //!
-//! The macro is a small compiler: [`parse`] reads the attributes into a [`model`], [`validate`]
-//! checks the model and reports every problem under the token that caused it, and [`expand`]
+//! The macro is a small compiler: `parse` reads the attributes into a `model`, `validate`
+//! checks the model and reports every problem under the token that caused it, and `expand`
 //! generates code from the model alone.
 //!
 //! # Attributes

@@ -511,18 +511,15 @@ impl KeyLimitEmulator {
     async fn batch_write(
         &self,
         inner: SharedHttpConnector,
-        mut request: HttpRequest,
+        request: HttpRequest,
         mut body: Value,
     ) -> Result<HttpResponse, ConnectorErr> {
-        let mut unprocessed: Map<String, Value> = Map::new();
-        let mut throttled: Vec<Charge> = Vec::new();
-        let mut admitted = 0u64;
-        let mut kept = 0usize;
+        let mut split = BatchSplit::default();
         if let Some(tables) = body["RequestItems"].as_object_mut() {
             for (table, requests) in tables.iter_mut() {
                 let Some(keys) = self.table(table) else {
                     lock(&self.state.counts).unmetered += 1;
-                    kept += requests.as_array().map_or(0, Vec::len);
+                    split.kept += requests.as_array().map_or(0, Vec::len);
                     continue;
                 };
                 let Some(list) = requests.as_array_mut() else {
@@ -539,12 +536,13 @@ impl KeyLimitEmulator {
                     };
                     match self.admit(&charges) {
                         Ok(()) => {
-                            admitted += 1;
+                            split.admitted += 1;
                             keep.push(entry);
                         }
                         Err(over) => {
-                            throttled.push(over);
-                            if let Some(list) = unprocessed
+                            split.throttled.push(over);
+                            if let Some(list) = split
+                                .unprocessed
                                 .entry(table.clone())
                                 .or_insert_with(|| Value::Array(Vec::new()))
                                 .as_array_mut()
@@ -554,40 +552,27 @@ impl KeyLimitEmulator {
                         }
                     }
                 }
-                kept += keep.len();
+                split.kept += keep.len();
                 *list = keep;
             }
             tables.retain(|_, v| v.as_array().is_some_and(|a| !a.is_empty()));
         }
-        self.count(admitted, &throttled);
-        if kept == 0 {
-            if let Some(first) = throttled.first() {
-                return Ok(throttled_response(first));
-            }
-        }
-        if unprocessed.is_empty() {
-            return inner.call(request).await;
-        }
-        replace_body(&mut request, &body);
-        let response = inner.call(request).await?;
-        merge_unprocessed(response, "UnprocessedItems", unprocessed, false).await
+        self.forward_split(inner, request, &body, split, "UnprocessedItems", false)
+            .await
     }
 
     async fn batch_get(
         &self,
         inner: SharedHttpConnector,
-        mut request: HttpRequest,
+        request: HttpRequest,
         mut body: Value,
     ) -> Result<HttpResponse, ConnectorErr> {
-        let mut unprocessed: Map<String, Value> = Map::new();
-        let mut throttled: Vec<Charge> = Vec::new();
-        let mut admitted = 0u64;
-        let mut kept = 0usize;
+        let mut split = BatchSplit::default();
         if let Some(tables) = body["RequestItems"].as_object_mut() {
             for (table, spec) in tables.iter_mut() {
                 let Some(keys) = self.table(table) else {
                     lock(&self.state.counts).unmetered += 1;
-                    kept += spec["Keys"].as_array().map_or(0, Vec::len);
+                    split.kept += spec["Keys"].as_array().map_or(0, Vec::len);
                     continue;
                 };
                 let consistent = spec["ConsistentRead"].as_bool().unwrap_or(false);
@@ -607,38 +592,65 @@ impl KeyLimitEmulator {
                     );
                     match self.admit(std::slice::from_ref(&c)) {
                         Ok(()) => {
-                            admitted += 1;
+                            split.admitted += 1;
                             keep.push(key);
                         }
                         Err(over) => {
-                            throttled.push(over);
+                            split.throttled.push(over);
                             rejected.push(key);
                         }
                     }
                 }
-                kept += keep.len();
+                split.kept += keep.len();
                 *list = keep;
                 if !rejected.is_empty() {
                     let mut entry = spec.clone();
                     entry["Keys"] = Value::Array(rejected);
-                    unprocessed.insert(table.clone(), entry);
+                    split.unprocessed.insert(table.clone(), entry);
                 }
             }
             tables.retain(|_, v| v["Keys"].as_array().is_some_and(|a| !a.is_empty()));
         }
-        self.count(admitted, &throttled);
-        if kept == 0 {
-            if let Some(first) = throttled.first() {
+        self.forward_split(inner, request, &body, split, "UnprocessedKeys", true)
+            .await
+    }
+
+    /// The shared end of a metered batch: count, refuse the request when every entry was
+    /// throttled, else forward what was admitted and add the throttled entries to the
+    /// response's unprocessed map.
+    async fn forward_split(
+        &self,
+        inner: SharedHttpConnector,
+        mut request: HttpRequest,
+        body: &Value,
+        split: BatchSplit,
+        field: &str,
+        keys_spec: bool,
+    ) -> Result<HttpResponse, ConnectorErr> {
+        self.count(split.admitted, &split.throttled);
+        if split.kept == 0 {
+            if let Some(first) = split.throttled.first() {
                 return Ok(throttled_response(first));
             }
         }
-        if unprocessed.is_empty() {
+        if split.unprocessed.is_empty() {
             return inner.call(request).await;
         }
-        replace_body(&mut request, &body);
+        replace_body(&mut request, body);
         let response = inner.call(request).await?;
-        merge_unprocessed(response, "UnprocessedKeys", unprocessed, true).await
+        merge_unprocessed(response, field, split.unprocessed, keys_spec).await
     }
+}
+
+/// How a metered batch was split: what went on, what came back throttled.
+#[derive(Default)]
+struct BatchSplit {
+    /// Throttled entries per table, in the request's shape.
+    unprocessed: Map<String, Value>,
+    throttled: Vec<Charge>,
+    admitted: u64,
+    /// Entries left in the request (admitted or unmetered).
+    kept: usize,
 }
 
 type ConnectorErr = aws_smithy_runtime_api::client::result::ConnectorError;

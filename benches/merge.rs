@@ -7,7 +7,7 @@
 //! with an `sk` like `SCORE#<20-digit score>#player-N`, plus the other attributes of a score
 //! item); output: the top 100. Both directions (ascending and descending) are measured.
 //!
-//! - **ours**: `sharded::merge::top_k` keyed by `SortValue::from_attribute(item["sk"])`, as the
+//! - **ours**: the engine's k-way merge keyed by `SortValue::from_attribute(item["sk"])`, as the
 //!   engine keys its shard heads (the key is cloned out of the item on every heap push).
 //! - **concat + sort**: the hand-written way: flatten the 10 pages, `sort_by` the `sk` bytes
 //!   (a stable sort, so ties keep shard order), `truncate(100)`.
@@ -30,7 +30,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use sharded::merge::{top_k, SortValue};
+use sharded_runtime::__bench::{top_k, SortValue};
 
 type Item = HashMap<String, AttributeValue>;
 

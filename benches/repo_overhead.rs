@@ -38,8 +38,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::local::{unique_table_name, DynamoDbLocal};
-use sharded::merge::{top_k, SortValue};
 use sharded::{Item, Repo, ShardedEntity};
+use sharded_runtime::__bench::{top_k, SortValue};
 
 mod cpu;
 use cpu::{per_run, CpuMeter};

@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
+use sharded::capacity::HotKeyStats;
+use sharded::capacity::{plan, PlanInput};
 use sharded::emulator::{KeyLimitEmulator, KeyLimits};
 use sharded::local::{unique_table_name, DynamoDbLocal};
-use sharded::planner::{plan, PlanInput};
-use sharded::stats::HotKeyStats;
 use sharded::{Error, Repo, ShardedEntity};
 
 macro_rules! leaderboards {
@@ -50,7 +50,7 @@ macro_rules! leaderboards {
             fn player(&self) -> &str {
                 &self.player_id
             }
-            fn query(repo: &Repo<Self>) -> sharded::Query<'_, Self> {
+            fn query(repo: &Repo<Self>) -> sharded::Query<Self> {
                 $name::query(repo, GAME)
             }
         }
@@ -62,7 +62,7 @@ trait Scored: ShardedEntity + Send + Sync + 'static {
     const SHARDS: u32;
     fn new(player: usize, score: u64) -> Self;
     fn player(&self) -> &str;
-    fn query(repo: &Repo<Self>) -> sharded::Query<'_, Self>;
+    fn query(repo: &Repo<Self>) -> sharded::Query<Self>;
 }
 
 const GAME: &str = "viral";
@@ -132,10 +132,7 @@ async fn write_run<E: Scored>(
     let plain: Repo<E> = Repo::new(local.client().await, &table);
     plain.create_table().await?;
     emulator.register_table(&table, &E::table_definition());
-    let stats = Arc::new(
-        HotKeyStats::new(Duration::from_secs(60))
-            .with_limits(LIMITS.write_units_per_second, LIMITS.read_units_per_second),
-    );
+    let stats = Arc::new(HotKeyStats::new(Duration::from_secs(60)).with_limits(LIMITS));
     let repo: Repo<E> = Repo::new(emulator.client(&sdk), &table).with_stats(stats.clone());
 
     let rate = LIMITS.write_units_per_second * opts.overload;

@@ -26,16 +26,51 @@
 //! # Ok(()) }
 //! ```
 //!
-//! With a [`Repo`] (built from any `aws_sdk_dynamodb::Client`), the same entity gets
+//! With a [`Repo`] (built from any [`aws_sdk_dynamodb::Client`]), the same entity gets
 //! `Score::get(&repo, ..)` (one `GetItem` on the right shard), `Score::query(&repo, "g1")` and
 //! `Score::query_gsi1(&repo, "p1")` (scatter-gather [`Query`] builders), and `repo.put`,
 //! `repo.batch_put`, ... . The README is the guide: attributes, key encoding, the hash
-//! specification, the engine, and the local tools (`local`, `faults`, `emulator`, behind the
-//! `local` feature) that start DynamoDB Local and make its per-key limits real.
+//! specification and the engine. Tests, examples and benchmarks run against DynamoDB Local
+//! through the `sharded-testkit` crate.
 //!
-//! The derive's attributes are documented on [`ShardedEntity`](derive@ShardedEntity) and in
-//! the `sharded-derive` crate.
+//! The derive's attributes are documented on [`ShardedEntity`](derive@ShardedEntity).
+//!
+//! # What this crate exports
+//!
+//! | item | what it is for |
+//! |---|---|
+//! | [`ShardedEntity`](derive@ShardedEntity) (derive) and [`ShardedEntity`] (trait) | declaring an entity's keys; the generated key builders and queries |
+//! | [`Repo`] | puts, point lookups, deletes and batches of one entity in one table |
+//! | [`Query`], [`Page`], [`Partial`], [`Cursor`], [`SortCondition`], [`ShardFailure`] | scatter-gather queries: results, pages, partial answers |
+//! | [`ShardedCounter`] | the vote-counter pattern: a counter spread over shards |
+//! | [`RetryPolicy`] | the retry budget of batch writes and reads |
+//! | [`Error`], [`KeyError`], [`CursorError`], [`ItemKeyDisplay`] | what went wrong, with what the caller needs to recover |
+//! | [`KeyPart`], [`KeyPartDecode`], [`KeyPartError`] | how a value is written into a key; implement them for your own key types |
+//! | [`ShardKeys`], [`Item`], [`ItemKeys`] | the physical keys of a logical key; an item and its key attributes |
+//! | [`hash`] | the shard hash specification, with test vectors |
+//! | [`schema`] | the static description of an entity's keys; table definitions |
+//! | [`capacity`] | item size and units, per-key limits, the hot-key report, the shard planner |
+//! | [`aws_sdk_dynamodb`] | the SDK crate `Repo` is built on, at the matching version |
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub use sharded_derive::ShardedEntity;
-pub use sharded_runtime::*;
+
+pub use sharded_runtime::{
+    capacity, hash, schema, Cursor, CursorError, Error, Item, ItemKeyDisplay, ItemKeys, KeyError,
+    KeyPart, KeyPartDecode, KeyPartError, Page, Partial, Query, Repo, RetryPolicy, ShardFailure,
+    ShardKeys, ShardedCounter, ShardedEntity, SortCondition,
+};
+
+/// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give
+/// `Repo::new` from this path, and no version mismatch can arise.
+///
+/// ```no_run
+/// # async fn demo(config: &aws_config::SdkConfig) {
+/// let client = sharded::aws_sdk_dynamodb::Client::new(config);
+/// # }
+/// ```
+pub use aws_sdk_dynamodb;
+
+#[doc(hidden)]
+pub use sharded_runtime::__private;

@@ -121,7 +121,7 @@ pub fn expand(entity: &Entity) -> TokenStream {
     let sk_schema = match &entity.sk {
         Some(sk) => {
             let attr = &sk.attribute;
-            quote!(::core::option::Option::Some(#rt::SortKeySchema { attribute: #attr, template: &__SK_TEMPLATE }))
+            quote!(::core::option::Option::Some(#rt::SortKeySchema::new(#attr, &__SK_TEMPLATE)))
         }
         None => quote!(::core::option::Option::None),
     };
@@ -133,11 +133,11 @@ pub fn expand(entity: &Entity) -> TokenStream {
             Some(sk) => {
                 let attr = &sk.attribute;
                 let t = format_ident!("__GSI{}_SK_TEMPLATE", number);
-                quote!(::core::option::Option::Some(#rt::SortKeySchema { attribute: #attr, template: &#t }))
+                quote!(::core::option::Option::Some(#rt::SortKeySchema::new(#attr, &#t)))
             }
             None => quote!(::core::option::Option::None),
         };
-        quote!(#rt::GsiSchema { number: #number, index_name: #index, pk: #pk_s, sk: #sk_s })
+        quote!(#rt::GsiSchema::new(#number, #index, #pk_s, #sk_s))
     });
 
     let mut methods = Vec::new();
@@ -177,13 +177,13 @@ pub fn expand(entity: &Entity) -> TokenStream {
             #sk_template
             #(#gsi_templates)*
 
-            static __SCHEMA: #rt::EntitySchema = #rt::EntitySchema {
-                entity: #entity_name,
-                table: #table,
-                pk: #pk_schema,
-                sk: #sk_schema,
-                gsis: &[#(#gsi_schemas),*],
-            };
+            static __SCHEMA: #rt::EntitySchema = #rt::EntitySchema::new(
+                #entity_name,
+                #table,
+                #pk_schema,
+                #sk_schema,
+                &[#(#gsi_schemas),*],
+            );
 
             #assertions
 
@@ -230,14 +230,14 @@ fn template_static(rt: &TokenStream, name: &str, template: &Template) -> TokenSt
     let name = Ident::new(name, Span::call_site());
     let source = template.lit.value();
     let segments = template.segments.iter().map(|s| match s {
-        Segment::Literal(text) => quote!(#rt::Segment::Literal(#text)),
+        Segment::Literal(text) => quote!(#rt::Segment::literal(#text)),
         Segment::Field(f) => {
             let f = f.to_string();
-            quote!(#rt::Segment::Field(#f))
+            quote!(#rt::Segment::field(#f))
         }
     });
     quote! {
-        static #name: #rt::KeyTemplate = #rt::KeyTemplate { source: #source, segments: &[#(#segments),*] };
+        static #name: #rt::KeyTemplate = #rt::KeyTemplate::new(#source, &[#(#segments),*]);
     }
 }
 
@@ -252,13 +252,13 @@ fn partition_schema(rt: &TokenStream, pk: &PartitionKey, template: &Ident) -> To
         Shard::None => quote!(#rt::Sharding::None),
         Shard::Hash(fields) => {
             let names = fields.iter().map(Ident::to_string);
-            quote!(#rt::Sharding::Hash { fields: &[#(#names),*], n: #n })
+            quote!(#rt::Sharding::hash(&[#(#names),*], #n))
         }
-        Shard::Random => quote!(#rt::Sharding::Random { n: #n }),
-        Shard::Identity => quote!(#rt::Sharding::Identity { n: #n }),
+        Shard::Random => quote!(#rt::Sharding::random(#n)),
+        Shard::Identity => quote!(#rt::Sharding::identity(#n)),
         Shard::Invalid => quote!(#rt::Sharding::None),
     };
-    quote!(#rt::PartitionKeySchema { attribute: #attribute, template: &#template, sharding: #sharding })
+    quote!(#rt::PartitionKeySchema::new(#attribute, &#template, #sharding))
 }
 
 /// The template fields of a partition key, then the hash fields that are not in the template:
@@ -528,11 +528,9 @@ fn item_keys_body(cx: &Ctx, pk: &PartitionKey) -> TokenStream {
     quote! {
         let __sk: ::core::option::Option<#rt::String> = #sk_expr;
         #identity
-        #rt::Result::Ok(#rt::ItemKeys {
-            pk: #pk_expr,
-            gsis: #rt::Vec::from([#(#gsis),*]),
-            sk: __sk,
-        })
+        let __pk: #rt::String = #pk_expr;
+        let __gsis = #rt::Vec::from([#(#gsis),*]);
+        #rt::Result::Ok(#rt::ItemKeys::new(__pk, __sk, __gsis))
     }
 }
 
@@ -670,12 +668,12 @@ fn repository_methods(cx: &Ctx, pk: &PartitionKey) -> TokenStream {
                 #[doc = #get_doc]
                 pub async fn get_from_all_shards(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::Vec<Self>, #rt::Error> {
                     let sk = #sk_expr;
-                    repo.get_from_all_shards(Self::pk_all_shards(#(#pk_args),*)?, sk).await
+                    #rt::get_from_all_shards(repo, Self::pk_all_shards(#(#pk_args),*)?, sk).await
                 }
                 #[doc = #delete_doc]
                 pub async fn delete_on_shard(repo: &#rt::Repo<Self>, #(#params,)* shard: u32) -> #rt::Result<(), #rt::Error> {
                     let sk = #sk_expr;
-                    repo.delete_by_key(Self::pk_on_shard(#(#pk_args2,)* shard)?, sk).await
+                    #rt::delete_by_key(repo, Self::pk_on_shard(#(#pk_args2,)* shard)?, sk).await
                 }
             });
         }
@@ -697,12 +695,12 @@ fn repository_methods(cx: &Ctx, pk: &PartitionKey) -> TokenStream {
                 #[doc = #get_doc]
                 pub async fn get(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<::core::option::Option<Self>, #rt::Error> {
                     let sk = #sk_expr;
-                    repo.get_by_key(Self::pk(#(#pk_args),*)?, sk).await
+                    #rt::get_by_key(repo, Self::pk(#(#pk_args),*)?, sk).await
                 }
                 #[doc = #delete_doc]
                 pub async fn delete(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<(), #rt::Error> {
                     let sk = #sk_expr;
-                    repo.delete_by_key(Self::pk(#(#pk_args),*)?, sk).await
+                    #rt::delete_by_key(repo, Self::pk(#(#pk_args),*)?, sk).await
                 }
             });
         }
@@ -742,8 +740,8 @@ fn query_method(cx: &Ctx, pk: &PartitionKey, gsi: Option<u8>) -> TokenStream {
     );
     quote! {
         #[doc = #doc]
-        pub fn #name<'r>(repo: &'r #rt::Repo<Self>, #(#params),*) -> #rt::Query<'r, Self> {
-            repo.query_shards(#index, Self::#all_shards(#(#args),*))
+        pub fn #name(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Query<Self> {
+            #rt::query_shards(repo, #index, Self::#all_shards(#(#args),*))
         }
     }
 }

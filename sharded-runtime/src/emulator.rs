@@ -59,8 +59,8 @@ use aws_smithy_types::body::SdkBody;
 use aws_smithy_types::byte_stream::ByteStream;
 use serde_json::{json, Map, Value};
 
-use crate::clock::{Clock, SystemClock};
-use crate::schema::TableDefinition;
+use crate::capacity::clock::{Clock, SystemClock};
+use crate::keys::schema::TableDefinition;
 
 /// Per-key throughput limits.
 ///
@@ -113,7 +113,7 @@ impl Default for KeyLimits {
     }
 }
 
-pub use crate::size::{read_units, write_units};
+pub use crate::capacity::units::{read_units, write_units};
 
 /// What the emulator has seen.
 ///
@@ -699,7 +699,7 @@ fn query_partition_value(body: &Value, attr: &str) -> Option<String> {
     None
 }
 
-/// DynamoDB's size of an item in its JSON wire form (see [`crate::size::item_size`]).
+/// DynamoDB's size of an item in its JSON wire form (see [`crate::capacity::units::item_size`]).
 fn json_item_size(item: &Value) -> usize {
     item.as_object()
         .map(|m| m.iter().map(|(k, v)| k.len() + json_value_size(v)).sum())
@@ -711,7 +711,7 @@ fn json_value_size(value: &Value) -> usize {
         return 0;
     };
     let text_len = |v: &Value| v.as_str().map_or(0, str::len);
-    let number = |v: &Value| crate::size::number_size(v.as_str().unwrap_or(""));
+    let number = |v: &Value| crate::capacity::units::number_size(v.as_str().unwrap_or(""));
     let binary = |v: &Value| text_len(v) * 3 / 4;
     let list = |v: &Value| v.as_array().map(|a| a.as_slice()).unwrap_or(&[]).to_vec();
     match tag.as_str() {
@@ -894,7 +894,7 @@ impl HttpConnector for EmulatedConnector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ManualClock;
+    use crate::capacity::clock::ManualClock;
 
     fn emulator(clock: &ManualClock) -> KeyLimitEmulator {
         let e = KeyLimitEmulator::with_clock(

@@ -2,93 +2,12 @@
 
 use std::fmt;
 
-/// A key could not be built or parsed.
-///
-/// Every variant names the entity, the key attribute and, where there is one, the field, so
-/// the message points at the value to fix.
-///
-/// ```
-/// use sharded_runtime::keys::{build_key, KeyContext, KeyTemplate, Segment};
-/// use sharded_runtime::KeyError;
-/// static T: KeyTemplate = KeyTemplate { source: "USER#{id}", segments: &[
-///     Segment::Literal("USER#"), Segment::Field("id")] };
-/// let err = build_key(KeyContext { entity: "User", attribute: "pk" }, &T, &[&""]).unwrap_err();
-/// assert!(matches!(err, KeyError::EmptyValue { field: "id", .. }));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum KeyError {
-    /// A key field holds an empty string.
-    #[error(
-        "`{entity}.{field}` is empty, but it is part of the `{attribute}` key: DynamoDB keys cannot \
-         hold empty values and an empty field would make the key ambiguous; give `{field}` a \
-         non-empty value"
-    )]
-    EmptyValue {
-        /// The entity type.
-        entity: &'static str,
-        /// The key attribute being built.
-        attribute: &'static str,
-        /// The empty field.
-        field: &'static str,
-    },
-    /// A key field's value has no key encoding (e.g. a timestamp outside the years 0..=9999).
-    #[error("`{entity}.{field}` cannot be written into the `{attribute}` key: {reason}")]
-    Unencodable {
-        /// The entity type.
-        entity: &'static str,
-        /// The key attribute being built.
-        attribute: &'static str,
-        /// The field.
-        field: &'static str,
-        /// Why the value has no encoding.
-        reason: String,
-    },
-    /// A shard number outside `0..n` was asked for.
-    #[error(
-        "shard {shard} does not exist for the `{attribute}` key of {entity}: shards are 0..{n}"
-    )]
-    ShardOutOfRange {
-        /// The entity type.
-        entity: &'static str,
-        /// The key attribute.
-        attribute: &'static str,
-        /// The shard asked for.
-        shard: u32,
-        /// The shard count.
-        n: u32,
-    },
-    /// A physical key does not match its template.
-    #[error("`{key}` is not a `{attribute}` key of {entity} (template `{template}`): {reason}")]
-    Malformed {
-        /// The entity type.
-        entity: &'static str,
-        /// The key attribute.
-        attribute: &'static str,
-        /// The template the key should match.
-        template: &'static str,
-        /// The key as given.
-        key: String,
-        /// What did not match.
-        reason: String,
-    },
-    /// Generated code passed the wrong number of values for a template. This is a bug in
-    /// `sharded`, not in your code: please report it.
-    #[error("internal error: wrong number of values for the `{attribute}` template `{template}` of {entity}")]
-    Arity {
-        /// The entity type.
-        entity: &'static str,
-        /// The key attribute.
-        attribute: &'static str,
-        /// The template.
-        template: &'static str,
-    },
-}
+pub use crate::keys::error::KeyError;
 
 /// The error type of everything `sharded` does at run time.
 ///
 /// ```
-/// use sharded_runtime::Error;
+/// use sharded::Error;
 /// fn handle(e: Error) -> String {
 ///     match e {
 ///         Error::Key(k) => format!("fix the key value: {k}"),
@@ -210,7 +129,7 @@ pub enum Error {
     },
     /// A cursor was refused.
     #[error(transparent)]
-    Cursor(#[from] crate::cursor::CursorError),
+    Cursor(#[from] crate::access::cursor::CursorError),
     /// A batch operation could not finish every item within its retry budget.
     #[error(
         "{operation} left {} item(s) unprocessed after {attempts} attempt(s){}; they are in this \
@@ -222,7 +141,7 @@ pub enum Error {
         /// `BatchWriteItem` or `BatchGetItem`.
         operation: &'static str,
         /// Every item (for writes: the full item or, for deletes, the key) not processed.
-        unprocessed: Vec<crate::entity::Item>,
+        unprocessed: Vec<crate::access::entity::Item>,
         /// Attempts made for the last batch.
         attempts: u32,
         /// The last request error, when a request failed outright rather than returning
@@ -232,7 +151,7 @@ pub enum Error {
     /// The query cannot be run as asked.
     #[error("invalid query: {0}")]
     InvalidQuery(String),
-    /// `Repo::with_default_table` on an entity without `#[sharded(table = "...")]`.
+    /// `Repo::in_default_table` on an entity without `#[sharded(table = "...")]`.
     #[error("{entity} has no default table: add #[sharded(table = \"...\")] or use Repo::new(client, table)")]
     NoDefaultTable {
         /// The entity type.
@@ -245,7 +164,7 @@ impl Error {
     /// request rate limit), here or in the shard that failed.
     ///
     /// ```
-    /// let e = sharded_runtime::Error::InvalidQuery("x".into());
+    /// let e = sharded::Error::InvalidQuery("x".into());
     /// assert!(!e.is_throttling());
     /// ```
     pub fn is_throttling(&self) -> bool {
@@ -257,7 +176,7 @@ impl Error {
     /// exception name.
     ///
     /// ```
-    /// let e = sharded_runtime::Error::InvalidQuery("x".into());
+    /// let e = sharded::Error::InvalidQuery("x".into());
     /// assert!(e.throttling_reasons().is_empty());
     /// ```
     pub fn throttling_reasons(&self) -> Vec<(String, Option<String>)> {
@@ -312,7 +231,7 @@ impl Error {
 /// The key attributes of an item, printed as `pk=..., sk=...` in error messages.
 ///
 /// ```
-/// use sharded_runtime::error::ItemKeyDisplay;
+/// use sharded::ItemKeyDisplay;
 /// let k = ItemKeyDisplay { pk: Some("GAME#g1#3".into()), sk: Some("SCORE#1".into()) };
 /// assert_eq!(k.to_string(), "(pk=GAME#g1#3, sk=SCORE#1)");
 /// ```

@@ -9,7 +9,7 @@ use std::time::Duration;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
-use sharded::clock::ManualClock;
+use sharded::capacity::ManualClock;
 use sharded::emulator::{KeyLimitEmulator, KeyLimits};
 use sharded::local::unique_table_name;
 use sharded::{Error, Repo, RetryPolicy, ShardedEntity};
@@ -301,12 +301,13 @@ async fn a_throttled_shard_is_retried_then_named() {
 
 #[tokio::test]
 async fn the_hot_key_report_names_the_hot_key() {
-    use sharded::stats::{HotKeyFlag, HotKeyStats};
+    use sharded::capacity::{HotKeyFlag, HotKeyStats};
     let clock = ManualClock::new();
     let (_, client) = emulated(&clock, 1).await;
     let stats = Arc::new(
-        HotKeyStats::with_clock(Duration::from_secs(60), Arc::new(clock.clone()))
-            .with_limits(10.0, 30.0),
+        HotKeyStats::new(Duration::from_secs(60))
+            .with_clock(Arc::new(clock.clone()))
+            .with_limits(sharded::capacity::PerKeyLimits::new(10.0, 30.0)),
     );
     let flat = table::<FlatScore>(&client, "report-flat")
         .await

@@ -1,6 +1,6 @@
 //! Cursor paging: every item exactly once, in order, at any page size; bad cursors refused.
 
-use sharded::cursor::{Cursor, CursorError};
+use sharded::{Cursor, CursorError};
 use sharded::{Error, Repo};
 
 use crate::entities::{score, Comment, Score, ScoreN20};

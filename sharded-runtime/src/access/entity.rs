@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::error::{Error, ItemKeyDisplay, KeyError};
-use crate::schema::{EntitySchema, TableDefinition, ENTITY_ATTRIBUTE};
+use crate::keys::schema::{EntitySchema, TableDefinition, ENTITY_ATTRIBUTE};
 
 /// A DynamoDB item: attribute names to values.
 pub type Item = HashMap<String, AttributeValue>;
@@ -15,17 +15,36 @@ pub type Item = HashMap<String, AttributeValue>;
 /// The physical key attributes of one item, as `#[derive(ShardedEntity)]` computes them.
 ///
 /// ```
-/// let keys = sharded_runtime::ItemKeys { pk: "GAME#g1#3".into(), sk: Some("SCORE#1".into()), gsis: vec![] };
-/// assert_eq!(keys.pk, "GAME#g1#3");
+/// use serde::{Deserialize, Serialize};
+/// use sharded::ShardedEntity;
+///
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+/// #[sk(template = "SCORE#{score}#{player_id}")]
+/// struct Score { game_id: String, player_id: String, score: u64 }
+///
+/// let score = Score { game_id: "g1".into(), player_id: "player-1".into(), score: 42 };
+/// let keys = score.item_keys()?;
+/// assert_eq!(keys.pk, "GAME#g1#0"); // "player-1" hashes to shard 0 of 10
+/// assert_eq!(keys.sk.as_deref(), Some("SCORE#00000000000000000042#player-1"));
+/// # Ok::<(), sharded::KeyError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ItemKeys {
     /// The base table partition key, with its shard.
     pub pk: String,
     /// The base table sort key.
     pub sk: Option<String>,
-    /// Partition and sort key of each GSI, in the order of [`EntitySchema::gsis`].
+    /// Partition and sort key of each GSI, in the order of [`EntitySchema::gsis`](crate::schema::EntitySchema::gsis).
     pub gsis: Vec<(String, Option<String>)>,
+}
+
+impl ItemKeys {
+    /// The key attributes `pk`, `sk` and, per GSI, its partition and sort key.
+    pub fn new(pk: String, sk: Option<String>, gsis: Vec<(String, Option<String>)>) -> Self {
+        ItemKeys { pk, sk, gsis }
+    }
 }
 
 /// An entity stored with sharded keys. Implemented by `#[derive(ShardedEntity)]`.
@@ -68,7 +87,7 @@ pub trait ShardedEntity: Serialize + DeserializeOwned + Sized {
 ///
 /// Refuses (rather than overwrites) a serialised attribute that has the name of a key
 /// attribute: the derive catches named fields at compile time, this catches `flatten`ed maps.
-pub fn to_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
+pub(crate) fn to_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
     let schema = E::SCHEMA;
     let keys = entity.item_keys()?;
     let mut item: Item = serde_dynamo::to_item(entity).map_err(|source| Error::Serialize {
@@ -108,7 +127,7 @@ pub(crate) fn describe_key(schema: &EntitySchema, item: &Item) -> ItemKeyDisplay
 }
 
 /// The shared implementation of [`ShardedEntity::from_item`].
-pub fn from_item<E: ShardedEntity>(mut item: Item) -> Result<E, Error> {
+pub(crate) fn from_item<E: ShardedEntity>(mut item: Item) -> Result<E, Error> {
     let schema = E::SCHEMA;
     match item.get(ENTITY_ATTRIBUTE).map(|v| v.as_s()) {
         Some(Ok(name)) if name == schema.entity => {}

@@ -12,20 +12,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 /// A sort key value, ordered as DynamoDB orders it: strings by their UTF-8 bytes, numbers by
 /// numeric value, binary by bytes.
-///
-/// ```
-/// use aws_sdk_dynamodb::types::AttributeValue;
-/// use sharded_runtime::merge::SortValue;
-///
-/// let a = SortValue::from_attribute(&AttributeValue::N("9".into())).unwrap();
-/// let b = SortValue::from_attribute(&AttributeValue::N("10".into())).unwrap();
-/// assert!(a < b, "numbers compare numerically, not as text");
-/// let z = SortValue::from_attribute(&AttributeValue::S("Z".into())).unwrap();
-/// let a = SortValue::from_attribute(&AttributeValue::S("a".into())).unwrap();
-/// assert!(z < a, "strings compare by bytes: 'Z' (0x5A) < 'a' (0x61)");
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SortValue {
+pub(crate) enum SortValue {
     /// A string key.
     S(String),
     /// A number key, kept as its decimal text and compared numerically.
@@ -77,15 +65,7 @@ impl SortValue {
 
 /// Compares two DynamoDB number texts numerically, exactly (up to DynamoDB's 38 digits and
 /// beyond), without going through floating point.
-///
-/// ```
-/// use std::cmp::Ordering;
-/// use sharded_runtime::merge::compare_decimal;
-/// assert_eq!(compare_decimal("-2.5", "-10"), Ordering::Greater);
-/// assert_eq!(compare_decimal("1.50", "1.5"), Ordering::Equal);
-/// assert_eq!(compare_decimal("1e3", "999"), Ordering::Greater);
-/// ```
-pub fn compare_decimal(a: &str, b: &str) -> Ordering {
+pub(crate) fn compare_decimal(a: &str, b: &str) -> Ordering {
     let (a, b) = (Decimal::parse(a), Decimal::parse(b));
     match (a.negative, b.negative) {
         (false, true) => Ordering::Greater,
@@ -188,18 +168,8 @@ impl<K: Ord> Eq for Head<K> {}
 ///
 /// The scatter-gather engine pushes a run's head key whenever the run has a buffered item,
 /// and pops the run to emit from; a run whose buffer ran dry is refilled before the next pop.
-///
-/// ```
-/// use sharded_runtime::merge::HeadHeap;
-/// let mut heap = HeadHeap::new(false);
-/// heap.push(30, 0);
-/// heap.push(10, 1);
-/// heap.push(20, 2);
-/// assert_eq!(heap.pop(), Some((10, 1)));
-/// assert_eq!(heap.pop(), Some((20, 2)));
-/// ```
 #[derive(Debug)]
-pub struct HeadHeap<K> {
+pub(crate) struct HeadHeap<K> {
     heap: BinaryHeap<Head<K>>,
     descending: bool,
 }
@@ -226,22 +196,14 @@ impl<K: Ord> HeadHeap<K> {
     pub fn pop(&mut self) -> Option<(K, usize)> {
         self.heap.pop().map(|h| (h.key, h.run))
     }
-
-    /// Whether no run has a head.
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
 }
 
 /// The first `k` items of several sorted runs, merged: what a top-K scatter-gather does once
 /// the shard pages are in.
-///
-/// ```
-/// use sharded_runtime::merge::top_k;
-/// let runs = vec![vec![1, 4, 7], vec![2, 5, 8], vec![3, 6, 9]];
-/// assert_eq!(top_k(runs, 4, |x| *x, false), [1, 2, 3, 4]);
-/// ```
-pub fn top_k<T, K: Ord>(
+// The engine merges lazily with `HeadHeap`; this eager form is its property-tested model and
+// what the merge benchmark measures (feature `bench-internals`).
+#[cfg_attr(not(feature = "bench-internals"), allow(dead_code))]
+pub(crate) fn top_k<T, K: Ord>(
     runs: Vec<Vec<T>>,
     k: usize,
     key: impl Fn(&T) -> K,
@@ -329,5 +291,47 @@ mod tests {
             all.truncate(k);
             prop_assert_eq!(top_k(runs, k, |x| x.0, desc), all);
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! Examples of crate-internal items, kept as tests.
+    use super::*;
+
+    #[test]
+    fn example_sortvalue() {
+        use aws_sdk_dynamodb::types::AttributeValue;
+
+        let a = SortValue::from_attribute(&AttributeValue::N("9".into())).unwrap();
+        let b = SortValue::from_attribute(&AttributeValue::N("10".into())).unwrap();
+        assert!(a < b, "numbers compare numerically, not as text");
+        let z = SortValue::from_attribute(&AttributeValue::S("Z".into())).unwrap();
+        let a = SortValue::from_attribute(&AttributeValue::S("a".into())).unwrap();
+        assert!(z < a, "strings compare by bytes: 'Z' (0x5A) < 'a' (0x61)");
+    }
+
+    #[test]
+    fn example_compare_decimal() {
+        use std::cmp::Ordering;
+        assert_eq!(compare_decimal("-2.5", "-10"), Ordering::Greater);
+        assert_eq!(compare_decimal("1.50", "1.5"), Ordering::Equal);
+        assert_eq!(compare_decimal("1e3", "999"), Ordering::Greater);
+    }
+
+    #[test]
+    fn example_headheap() {
+        let mut heap = HeadHeap::new(false);
+        heap.push(30, 0);
+        heap.push(10, 1);
+        heap.push(20, 2);
+        assert_eq!(heap.pop(), Some((10, 1)));
+        assert_eq!(heap.pop(), Some((20, 2)));
+    }
+
+    #[test]
+    fn example_top_k() {
+        let runs = vec![vec![1, 4, 7], vec![2, 5, 8], vec![3, 6, 9]];
+        assert_eq!(top_k(runs, 4, |x| *x, false), [1, 2, 3, 4]);
     }
 }

@@ -28,7 +28,7 @@
 //! Your own types join by implementing [`KeyPart`] (and [`KeyPartDecode`] to parse keys back):
 //!
 //! ```
-//! use sharded_runtime::{KeyPart, KeyPartDecode, KeyPartError};
+//! use sharded::{KeyPart, KeyPartDecode, KeyPartError};
 //!
 //! /// A region code, always two ASCII upper-case letters.
 //! struct Region([u8; 2]);
@@ -65,7 +65,7 @@ use std::fmt;
 /// stay unambiguous. See the [module docs](self) for the built-in encodings.
 ///
 /// ```
-/// use sharded_runtime::KeyPart;
+/// use sharded::KeyPart;
 ///
 /// let mut key = String::from("SCORE#");
 /// 1234u64.write_key(&mut key).unwrap();
@@ -87,7 +87,7 @@ pub trait KeyPart {
 /// A [`KeyPart`] that can be read back from its encoding, used when parsing physical keys.
 ///
 /// ```
-/// use sharded_runtime::KeyPartDecode;
+/// use sharded::KeyPartDecode;
 ///
 /// assert_eq!(u64::decode_key("00000000000000001234").unwrap(), 1234);
 /// assert_eq!(String::decode_key("a$20b$23c").unwrap(), "a b#c");
@@ -108,7 +108,7 @@ pub trait KeyPartDecode: Sized {
 /// the field.
 ///
 /// ```
-/// use sharded_runtime::{KeyPart, KeyPartError};
+/// use sharded::{KeyPart, KeyPartError};
 ///
 /// let err = "".write_key(&mut String::new()).unwrap_err();
 /// assert_eq!(err, KeyPartError::Empty);
@@ -126,7 +126,7 @@ impl KeyPartError {
     /// An [`KeyPartError::Invalid`] with the given reason.
     ///
     /// ```
-    /// let e = sharded_runtime::KeyPartError::invalid("too long");
+    /// let e = sharded::KeyPartError::invalid("too long");
     /// assert_eq!(e.to_string(), "too long");
     /// ```
     pub fn invalid(reason: impl Into<String>) -> Self {

@@ -21,7 +21,7 @@
 //! "N = 10 lands at 500-700 WCU per shard"):
 //!
 //! ```
-//! use sharded_runtime::planner::{plan, PlanInput};
+//! use sharded::capacity::{plan, PlanInput};
 //! let leaderboard = plan(&PlanInput::new(7_000.0, 1_024))?;
 //! assert_eq!(leaderboard.base.n, 10);
 //! assert_eq!(leaderboard.base.write_units_per_shard, 700.0); // at the peak; 500 sustained
@@ -31,82 +31,18 @@
 //! assert_eq!(plan(&PlanInput::new(50_000.0, 1_024).headroom(1.0 / 3.0))?.base.n, 75);
 //! // 500 writes/s: one key is enough.
 //! assert_eq!(plan(&PlanInput::new(500.0, 1_024))?.base.n, 1);
-//! # Ok::<(), sharded_runtime::planner::PlanError>(())
+//! # Ok::<(), sharded::capacity::PlanError>(())
 //! ```
 
 use std::collections::HashSet;
 use std::fmt;
 
-use crate::schema::MAX_SHARDS;
-use crate::size::ITEM_SIZE_LIMIT;
+use crate::capacity::limits::PerKeyLimits;
+use crate::capacity::units::{read_units, write_units, Consistency, ITEM_SIZE_LIMIT};
+use crate::keys::schema::MAX_SHARDS;
 
-/// Bytes per write unit: one write unit writes up to 1 KB.
-pub const WRITE_UNIT_BYTES: u64 = 1024;
-/// Bytes per read unit: one strongly consistent read unit reads up to 4 KB.
-pub const READ_UNIT_BYTES: u64 = 4096;
 /// The default headroom: plan each shard for 70% of the per-key limit.
 pub const DEFAULT_HEADROOM: f64 = 0.3;
-
-/// The throughput one partition key value can take, in capacity units per second.
-///
-/// DynamoDB's documented per-partition limits are the default; lower them to plan against a
-/// stricter budget (or to model a test environment). The `local` emulator's
-/// `emulator::KeyLimits` converts into this type (dropping its burst window).
-///
-/// ```
-/// use sharded_runtime::planner::PerKeyLimits;
-/// let limits = PerKeyLimits::default();
-/// assert_eq!((limits.write_units_per_second, limits.read_units_per_second), (1_000.0, 3_000.0));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PerKeyLimits {
-    /// Write units per second one key takes (DynamoDB: 1,000).
-    pub write_units_per_second: f64,
-    /// Read units per second one key takes (DynamoDB: 3,000).
-    pub read_units_per_second: f64,
-}
-
-impl PerKeyLimits {
-    /// DynamoDB's per-partition limits: 1,000 WCU/s and 3,000 RCU/s.
-    pub const DYNAMODB: PerKeyLimits = PerKeyLimits {
-        write_units_per_second: 1_000.0,
-        read_units_per_second: 3_000.0,
-    };
-}
-
-/// The emulator's limits without its burst window, so a test can plan and report against
-/// the limits it emulates.
-#[cfg(feature = "local")]
-impl From<crate::emulator::KeyLimits> for PerKeyLimits {
-    fn from(limits: crate::emulator::KeyLimits) -> Self {
-        PerKeyLimits {
-            write_units_per_second: limits.write_units_per_second,
-            read_units_per_second: limits.read_units_per_second,
-        }
-    }
-}
-
-impl Default for PerKeyLimits {
-    fn default() -> Self {
-        Self::DYNAMODB
-    }
-}
-
-/// How reads are made: strongly consistent reads cost twice the units of eventually
-/// consistent ones.
-///
-/// ```
-/// use sharded_runtime::planner::Consistency;
-/// assert_eq!(Consistency::default(), Consistency::Strong);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Consistency {
-    /// `ConsistentRead = true`: one read unit per 4 KB.
-    #[default]
-    Strong,
-    /// The default of `GetItem`/`Query`: half a read unit per 4 KB.
-    Eventual,
-}
 
 /// The write load one GSI puts on its hottest partition key value.
 ///
@@ -118,7 +54,7 @@ pub enum Consistency {
 /// values has a small share and needs no sharding.
 ///
 /// ```
-/// use sharded_runtime::planner::GsiLoad;
+/// use sharded::capacity::GsiLoad;
 /// let by_player = GsiLoad::new("gsi1", 1.0).hottest_key_share(0.01);
 /// let keys_only = GsiLoad::new("by-day", 1.0).projected_bytes(100);
 /// assert_eq!(by_player.write_fraction, 1.0);
@@ -168,7 +104,7 @@ impl GsiLoad {
 /// but the write rate and the item size has a default.
 ///
 /// ```
-/// use sharded_runtime::planner::{plan, Consistency, GsiLoad, PlanInput};
+/// use sharded::capacity::{plan, Consistency, GsiLoad, PlanInput};
 /// let input = PlanInput::new(7_000.0, 1_024)   // peak puts/s on the logical key, item size
 ///     .scatter_reads_per_sec(50.0)            // top-100 queries/s over all shards
 ///     .items_per_read(100)
@@ -178,7 +114,7 @@ impl GsiLoad {
 /// let shard_plan = plan(&input)?;
 /// assert_eq!(shard_plan.base.n, 10);
 /// assert_eq!(shard_plan.gsis[0].n, 10);
-/// # Ok::<(), sharded_runtime::planner::PlanError>(())
+/// # Ok::<(), sharded::capacity::PlanError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanInput {
@@ -189,7 +125,7 @@ pub struct PlanInput {
     /// Peak point reads per second (`get`: one shard each); they spread over the shards like
     /// writes and can drive `n` when reads dominate.
     pub point_reads_per_sec: f64,
-    /// Average item size in bytes, as DynamoDB counts it (see [`crate::size::item_size`]).
+    /// Average item size in bytes, as DynamoDB counts it (see [`crate::capacity::units::item_size`]).
     pub item_bytes: u64,
     /// Items one scatter-gather read returns from each shard (its per-shard `Limit`); 1 by
     /// default.
@@ -270,7 +206,7 @@ impl PlanInput {
 /// Why [`plan`] refused its input.
 ///
 /// ```
-/// use sharded_runtime::planner::{plan, PlanError, PlanInput};
+/// use sharded::capacity::{plan, PlanError, PlanInput};
 /// let err = plan(&PlanInput::new(7_000.0, 1_024).headroom(1.0)).unwrap_err();
 /// assert!(matches!(err, PlanError::InvalidNumber { ref field, .. } if field == "headroom"));
 /// assert!(err.to_string().contains("0.3"), "{err}");
@@ -319,7 +255,7 @@ pub enum PlanError {
 /// Read or write, for warnings and flags that concern one of them.
 ///
 /// ```
-/// use sharded_runtime::planner::UnitKind;
+/// use sharded::capacity::UnitKind;
 /// assert_eq!(UnitKind::Write.to_string(), "write");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -342,14 +278,14 @@ impl fmt::Display for UnitKind {
 /// The plan of one partition key: the base table's or one GSI's.
 ///
 /// ```
-/// use sharded_runtime::planner::{plan, PlanInput};
+/// use sharded::capacity::{plan, PlanInput};
 /// let key = plan(&PlanInput::new(1_000.0, 3_000))?.base;
 /// assert_eq!(key.write_units_per_put, 3);
 /// assert_eq!(key.write_units_per_sec, 3_000.0);
 /// assert_eq!(key.n, 5);
 /// assert_eq!(key.derive_n(), Some(5));
 /// assert!(key.lines.iter().any(|l| l == "n = ceil(3,000 / 700) = 5"));
-/// # Ok::<(), sharded_runtime::planner::PlanError>(())
+/// # Ok::<(), sharded::capacity::PlanError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyPlan {
@@ -386,10 +322,10 @@ impl KeyPlan {
 /// Something about a plan that needs a decision beyond choosing `n`.
 ///
 /// ```
-/// use sharded_runtime::planner::{plan, PlanInput, PlanWarning};
+/// use sharded::capacity::{plan, PlanInput, PlanWarning};
 /// let shard_plan = plan(&PlanInput::new(500.0, 1_024))?;
 /// assert_eq!(shard_plan.warnings, vec![PlanWarning::NoShardingNeeded { index: None }]);
-/// # Ok::<(), sharded_runtime::planner::PlanError>(())
+/// # Ok::<(), sharded::capacity::PlanError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -487,13 +423,13 @@ impl fmt::Display for PlanWarning {
 /// `Display` prints every step, so the plan can go into a design document or a commit message:
 ///
 /// ```
-/// use sharded_runtime::planner::{plan, PlanInput};
+/// use sharded::capacity::{plan, PlanInput};
 /// let text = plan(&PlanInput::new(7_000.0, 3_000))?.to_string();
 /// assert!(text.contains("item 3,000 B -> 3 write units per put (1 KB each, rounded up)"));
 /// assert!(text.contains("7,000 puts/s x 3 units = 21,000 WCU/s on the logical key"));
 /// assert!(text.contains("per shard budget: 1,000 WCU x (1 - 0.30) = 700 WCU"));
 /// assert!(text.contains("n = ceil(21,000 / 700) = 30"));
-/// # Ok::<(), sharded_runtime::planner::PlanError>(())
+/// # Ok::<(), sharded::capacity::PlanError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShardPlan {
@@ -553,13 +489,13 @@ impl fmt::Display for ShardPlan {
 /// [`PlanError`] saying what to give instead.
 ///
 /// ```
-/// use sharded_runtime::planner::{plan, GsiLoad, PlanInput, PlanWarning};
+/// use sharded::capacity::{plan, GsiLoad, PlanInput, PlanWarning};
 /// // A GSI written by every put doubles the write units, and needs its own n.
 /// let p = plan(&PlanInput::new(7_000.0, 1_024).gsi(GsiLoad::new("gsi1", 1.0)))?;
 /// assert_eq!(p.total_write_units_per_sec, 14_000.0);
 /// assert_eq!((p.base.n, p.gsis[0].n), (10, 10));
 /// assert!(p.warnings.contains(&PlanWarning::GsiNeedsSharding { index: "gsi1".into(), n: 10 }));
-/// # Ok::<(), sharded_runtime::planner::PlanError>(())
+/// # Ok::<(), sharded::capacity::PlanError>(())
 /// ```
 pub fn plan(input: &PlanInput) -> Result<ShardPlan, PlanError> {
     validate(input)?;
@@ -599,6 +535,7 @@ pub fn plan(input: &PlanInput) -> Result<ShardPlan, PlanError> {
     let consistency_note = match input.consistency {
         Consistency::Strong => "strongly consistent",
         Consistency::Eventual => "halved: eventually consistent",
+        Consistency::Transactional => "doubled: transactional",
     };
     let mut n = n_writes;
     if input.point_reads_per_sec > 0.0 {
@@ -889,33 +826,6 @@ fn validate(input: &PlanInput) -> Result<(), PlanError> {
         }
     }
     Ok(())
-}
-
-/// Write units one write of a `bytes`-byte item costs: `ceil(bytes / 1,024)`, at least 1.
-///
-/// ```
-/// use sharded_runtime::planner::write_units;
-/// assert_eq!((write_units(1), write_units(1_024), write_units(1_025), write_units(3_000)), (1, 1, 2, 3));
-/// ```
-pub fn write_units(bytes: u64) -> u64 {
-    bytes.div_ceil(WRITE_UNIT_BYTES).max(1)
-}
-
-/// Read units one read of `bytes` bytes costs: `ceil(bytes / 4,096)` (at least 1), halved for
-/// eventually consistent reads. A `Query` sums the sizes of the items it returns first.
-///
-/// ```
-/// use sharded_runtime::planner::{read_units, Consistency};
-/// assert_eq!(read_units(1_024, Consistency::Strong), 1.0);
-/// assert_eq!(read_units(1_024, Consistency::Eventual), 0.5);
-/// assert_eq!(read_units(100 * 1_024, Consistency::Strong), 25.0);
-/// ```
-pub fn read_units(bytes: u64, consistency: Consistency) -> f64 {
-    let strong = bytes.div_ceil(READ_UNIT_BYTES).max(1) as f64;
-    match consistency {
-        Consistency::Strong => strong,
-        Consistency::Eventual => strong / 2.0,
-    }
 }
 
 /// `ceil(load / budget)`, at least 1, with ratios within a relative 1e-9 of a whole number

@@ -1,13 +1,11 @@
 //! The static description of an entity's keys, emitted by the derive, and the table it needs.
+//!
+//! `#[derive(ShardedEntity)]` describes each entity as an [`EntitySchema`], reachable as
+//! `<Entity as ShardedEntity>::SCHEMA`. The types are `#[non_exhaustive]`: their fields can be
+//! read, and new kinds of layout can be added to them without breaking code that reads them;
+//! generated code builds them with their `const fn` constructors.
 
-use aws_sdk_dynamodb::operation::create_table::builders::CreateTableFluentBuilder;
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
-    ProjectionType, ScalarAttributeType,
-};
-use aws_sdk_dynamodb::Client;
-
-use crate::keys::KeyTemplate;
+pub use crate::keys::template::{KeyTemplate, Segment};
 
 /// The attribute that records which entity an item is, so a query over a shared partition
 /// never reads one entity's item as another's.
@@ -22,8 +20,9 @@ pub const MAX_SHARDS: u32 = 1000;
 /// How a partition key is spread over shards.
 ///
 /// ```
-/// use sharded_runtime::schema::Sharding;
-/// assert_eq!(Sharding::Random { n: 10 }.shard_count(), Some(10));
+/// use sharded::schema::Sharding;
+/// assert_eq!(Sharding::random(10).shard_count(), Some(10));
+/// assert_eq!(Sharding::hash(&["player_id"], 4).shard_count(), Some(4));
 /// assert_eq!(Sharding::None.shard_count(), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +32,7 @@ pub enum Sharding {
     None,
     /// `shard = "hash(a, b)"`: the shard is the spec hash of these fields, so a point lookup
     /// knows its shard.
+    #[non_exhaustive]
     Hash {
         /// The hashed fields, in order.
         fields: &'static [&'static str],
@@ -40,12 +40,14 @@ pub enum Sharding {
         n: u32,
     },
     /// `shard = "random"`: a fresh random shard per write; point lookups must ask every shard.
+    #[non_exhaustive]
     Random {
         /// The shard count.
         n: u32,
     },
     /// GSI `shard = N`: the shard is the spec hash of the item's logical primary key, so
     /// re-putting an item keeps its GSI shard.
+    #[non_exhaustive]
     Identity {
         /// The shard count.
         n: u32,
@@ -53,6 +55,21 @@ pub enum Sharding {
 }
 
 impl Sharding {
+    /// `shard = "hash(fields..)"` over `n` shards.
+    pub const fn hash(fields: &'static [&'static str], n: u32) -> Sharding {
+        Sharding::Hash { fields, n }
+    }
+
+    /// `shard = "random"` over `n` shards.
+    pub const fn random(n: u32) -> Sharding {
+        Sharding::Random { n }
+    }
+
+    /// A GSI's `shard = n`: the item's logical primary key hashed over `n` shards.
+    pub const fn identity(n: u32) -> Sharding {
+        Sharding::Identity { n }
+    }
+
     /// The shard count, or `None` when unsharded.
     pub fn shard_count(&self) -> Option<u32> {
         match *self {
@@ -65,14 +82,16 @@ impl Sharding {
 /// A partition key: attribute name, template, sharding.
 ///
 /// ```
-/// use sharded_runtime::keys::{KeyTemplate, Segment};
-/// use sharded_runtime::schema::{PartitionKeySchema, Sharding};
-/// static T: KeyTemplate = KeyTemplate { source: "GAME#{game_id}", segments: &[
-///     Segment::Literal("GAME#"), Segment::Field("game_id")] };
-/// let pk = PartitionKeySchema { attribute: "pk", template: &T, sharding: Sharding::Random { n: 10 } };
+/// use sharded::schema::{KeyTemplate, PartitionKeySchema, Segment, Sharding};
+/// static T: KeyTemplate = KeyTemplate::new(
+///     "GAME#{game_id}",
+///     &[Segment::literal("GAME#"), Segment::field("game_id")],
+/// );
+/// let pk = PartitionKeySchema::new("pk", &T, Sharding::random(10));
 /// assert_eq!(pk.physical_form(), "GAME#{game_id}#<shard 0..10>");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PartitionKeySchema {
     /// The DynamoDB attribute holding the key.
     pub attribute: &'static str,
@@ -83,6 +102,19 @@ pub struct PartitionKeySchema {
 }
 
 impl PartitionKeySchema {
+    /// The key held in `attribute`, built from `template` and spread by `sharding`.
+    pub const fn new(
+        attribute: &'static str,
+        template: &'static KeyTemplate,
+        sharding: Sharding,
+    ) -> Self {
+        PartitionKeySchema {
+            attribute,
+            template,
+            sharding,
+        }
+    }
+
     /// The physical form for documentation and messages.
     pub fn physical_form(&self) -> String {
         match self.sharding.shard_count() {
@@ -95,13 +127,13 @@ impl PartitionKeySchema {
 /// A sort key: attribute name and template.
 ///
 /// ```
-/// use sharded_runtime::keys::{KeyTemplate, Segment};
-/// use sharded_runtime::schema::SortKeySchema;
-/// static T: KeyTemplate = KeyTemplate { source: "META", segments: &[Segment::Literal("META")] };
-/// let sk = SortKeySchema { attribute: "sk", template: &T };
+/// use sharded::schema::{KeyTemplate, Segment, SortKeySchema};
+/// static T: KeyTemplate = KeyTemplate::new("META", &[Segment::literal("META")]);
+/// let sk = SortKeySchema::new("sk", &T);
 /// assert_eq!(sk.attribute, "sk");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SortKeySchema {
     /// The DynamoDB attribute holding the key.
     pub attribute: &'static str,
@@ -109,22 +141,29 @@ pub struct SortKeySchema {
     pub template: &'static KeyTemplate,
 }
 
+impl SortKeySchema {
+    /// The key held in `attribute`, built from `template`.
+    pub const fn new(attribute: &'static str, template: &'static KeyTemplate) -> Self {
+        SortKeySchema {
+            attribute,
+            template,
+        }
+    }
+}
+
 /// A global secondary index written by the entity.
 ///
 /// ```
-/// # use sharded_runtime::keys::{KeyTemplate, Segment};
-/// use sharded_runtime::schema::{GsiSchema, PartitionKeySchema, Sharding};
-/// static T: KeyTemplate = KeyTemplate { source: "PLAYER#{player_id}", segments: &[
-///     Segment::Literal("PLAYER#"), Segment::Field("player_id")] };
-/// let gsi = GsiSchema {
-///     number: 1,
-///     index_name: "gsi1",
-///     pk: PartitionKeySchema { attribute: "gsi1pk", template: &T, sharding: Sharding::Identity { n: 4 } },
-///     sk: None,
-/// };
+/// use sharded::schema::{GsiSchema, KeyTemplate, PartitionKeySchema, Segment, Sharding};
+/// static T: KeyTemplate = KeyTemplate::new(
+///     "PLAYER#{player_id}",
+///     &[Segment::literal("PLAYER#"), Segment::field("player_id")],
+/// );
+/// let gsi = GsiSchema::new(1, "gsi1", PartitionKeySchema::new("gsi1pk", &T, Sharding::identity(4)), None);
 /// assert_eq!(gsi.index_name, "gsi1");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GsiSchema {
     /// `1` for `#[gsi1(...)]`.
     pub number: u8,
@@ -136,25 +175,43 @@ pub struct GsiSchema {
     pub sk: Option<SortKeySchema>,
 }
 
+impl GsiSchema {
+    /// Index `number` (`1` for `#[gsi1]`), named `index_name` in DynamoDB.
+    pub const fn new(
+        number: u8,
+        index_name: &'static str,
+        pk: PartitionKeySchema,
+        sk: Option<SortKeySchema>,
+    ) -> Self {
+        GsiSchema {
+            number,
+            index_name,
+            pk,
+            sk,
+        }
+    }
+}
+
 /// Everything the derive knows about an entity's keys.
 ///
 /// Generated as a `static` per entity and reachable as `<Entity as ShardedEntity>::SCHEMA`.
 ///
 /// ```
-/// # use sharded_runtime::keys::{KeyTemplate, Segment};
-/// use sharded_runtime::schema::{EntitySchema, PartitionKeySchema, Sharding};
-/// static T: KeyTemplate = KeyTemplate { source: "USER#{id}", segments: &[
-///     Segment::Literal("USER#"), Segment::Field("id")] };
-/// static USER: EntitySchema = EntitySchema {
-///     entity: "User",
-///     table: Some("app"),
-///     pk: PartitionKeySchema { attribute: "pk", template: &T, sharding: Sharding::None },
-///     sk: None,
-///     gsis: &[],
-/// };
-/// assert_eq!(USER.table_definition().partition_key, "pk");
+/// use serde::{Deserialize, Serialize};
+/// use sharded::ShardedEntity;
+///
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[sharded(table = "app")]
+/// #[pk(template = "ORG#{org}", shard = "hash(id)", n = 4)]
+/// struct User { org: String, id: String }
+///
+/// let schema = <User as ShardedEntity>::SCHEMA;
+/// assert_eq!((schema.entity, schema.table), ("User", Some("app")));
+/// assert_eq!(schema.pk.sharding.shard_count(), Some(4));
+/// assert_eq!(User::table_definition().partition_key, "pk");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EntitySchema {
     /// The entity name written into [`ENTITY_ATTRIBUTE`].
     pub entity: &'static str,
@@ -169,6 +226,23 @@ pub struct EntitySchema {
 }
 
 impl EntitySchema {
+    /// Entity `entity` (the value of [`ENTITY_ATTRIBUTE`]) with these keys.
+    pub const fn new(
+        entity: &'static str,
+        table: Option<&'static str>,
+        pk: PartitionKeySchema,
+        sk: Option<SortKeySchema>,
+        gsis: &'static [GsiSchema],
+    ) -> Self {
+        EntitySchema {
+            entity,
+            table,
+            pk,
+            sk,
+            gsis,
+        }
+    }
+
     /// The table this entity needs (key schema and GSIs).
     pub fn table_definition(&self) -> TableDefinition {
         TableDefinition {
@@ -189,11 +263,10 @@ impl EntitySchema {
     /// The GSI with the given number (`1` for `gsi1`).
     ///
     /// ```
-    /// # use sharded_runtime::keys::{KeyTemplate, Segment};
-    /// # use sharded_runtime::schema::*;
-    /// # static T: KeyTemplate = KeyTemplate { source: "A", segments: &[Segment::Literal("A")] };
-    /// # static S: EntitySchema = EntitySchema { entity: "A", table: None,
-    /// #   pk: PartitionKeySchema { attribute: "pk", template: &T, sharding: Sharding::Random { n: 2 } }, sk: None, gsis: &[] };
+    /// # use sharded::schema::*;
+    /// # static T: KeyTemplate = KeyTemplate::new("A", &[Segment::literal("A")]);
+    /// # static S: EntitySchema = EntitySchema::new("A", None,
+    /// #   PartitionKeySchema::new("pk", &T, Sharding::random(2)), None, &[]);
     /// assert!(S.gsi(1).is_none());
     /// ```
     pub fn gsi(&self, number: u8) -> Option<&'static GsiSchema> {
@@ -207,11 +280,12 @@ impl EntitySchema {
 /// combines their definitions and refuses ones that disagree.
 ///
 /// ```no_run
-/// # async fn demo(client: aws_sdk_dynamodb::Client, def: sharded_runtime::schema::TableDefinition) -> Result<(), Box<dyn std::error::Error>> {
+/// # async fn demo(client: sharded::aws_sdk_dynamodb::Client, def: sharded::schema::TableDefinition) -> Result<(), Box<dyn std::error::Error>> {
 /// def.create_table(&client, "leaderboard").send().await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TableDefinition {
     /// The partition key attribute.
     pub partition_key: &'static str,
@@ -224,10 +298,11 @@ pub struct TableDefinition {
 /// One GSI of a [`TableDefinition`].
 ///
 /// ```
-/// let i = sharded_runtime::schema::IndexDefinition { name: "gsi1", partition_key: "gsi1pk", sort_key: None };
+/// let i = sharded::schema::IndexDefinition::new("gsi1", "gsi1pk", None);
 /// assert_eq!(i.name, "gsi1");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct IndexDefinition {
     /// The index name.
     pub name: &'static str,
@@ -237,12 +312,27 @@ pub struct IndexDefinition {
     pub sort_key: Option<&'static str>,
 }
 
+impl IndexDefinition {
+    /// Index `name` keyed by `partition_key` and `sort_key`.
+    pub fn new(
+        name: &'static str,
+        partition_key: &'static str,
+        sort_key: Option<&'static str>,
+    ) -> Self {
+        IndexDefinition {
+            name,
+            partition_key,
+            sort_key,
+        }
+    }
+}
+
 /// Two entities disagree about a table's keys, so they cannot share it.
 ///
 /// ```
-/// # use sharded_runtime::schema::*;
-/// let a = TableDefinition { partition_key: "pk", sort_key: Some("sk"), indexes: vec![] };
-/// let b = TableDefinition { partition_key: "pk", sort_key: None, indexes: vec![] };
+/// use sharded::schema::TableDefinition;
+/// let a = TableDefinition::new("pk", Some("sk"));
+/// let b = TableDefinition::new("pk", None);
 /// assert!(a.merge(&b).is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -250,6 +340,27 @@ pub struct IndexDefinition {
 pub struct TableConflict(pub String);
 
 impl TableDefinition {
+    /// A table keyed by `partition_key` and `sort_key`, with no indexes yet.
+    pub fn new(partition_key: &'static str, sort_key: Option<&'static str>) -> Self {
+        TableDefinition {
+            partition_key,
+            sort_key,
+            indexes: Vec::new(),
+        }
+    }
+
+    /// The same table with one more index.
+    ///
+    /// ```
+    /// use sharded::schema::{IndexDefinition, TableDefinition};
+    /// let t = TableDefinition::new("pk", Some("sk")).with_index(IndexDefinition::new("gsi1", "gsi1pk", None));
+    /// assert_eq!(t.indexes.len(), 1);
+    /// ```
+    pub fn with_index(mut self, index: IndexDefinition) -> Self {
+        self.indexes.push(index);
+        self
+    }
+
     /// The union of two definitions, or why they cannot share a table.
     pub fn merge(&self, other: &TableDefinition) -> Result<TableDefinition, TableConflict> {
         if self.partition_key != other.partition_key || self.sort_key != other.sort_key {
@@ -277,60 +388,4 @@ impl TableDefinition {
             indexes,
         })
     }
-
-    /// A `CreateTable` request for this definition: on-demand billing, every key a string,
-    /// GSIs projecting all attributes (so index queries can return whole entities).
-    pub fn create_table(&self, client: &Client, table_name: &str) -> CreateTableFluentBuilder {
-        let mut attributes = vec![self.partition_key];
-        attributes.extend(self.sort_key);
-        for index in &self.indexes {
-            attributes.push(index.partition_key);
-            attributes.extend(index.sort_key);
-        }
-        attributes.sort_unstable();
-        attributes.dedup();
-
-        let mut request = client
-            .create_table()
-            .table_name(table_name)
-            .billing_mode(BillingMode::PayPerRequest)
-            .set_key_schema(Some(key_schema(self.partition_key, self.sort_key)));
-        for name in attributes {
-            request = request.attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name(name)
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .expect("name and type are set"),
-            );
-        }
-        for index in &self.indexes {
-            request = request.global_secondary_indexes(
-                GlobalSecondaryIndex::builder()
-                    .index_name(index.name)
-                    .set_key_schema(Some(key_schema(index.partition_key, index.sort_key)))
-                    .projection(
-                        Projection::builder()
-                            .projection_type(ProjectionType::All)
-                            .build(),
-                    )
-                    .build()
-                    .expect("name, key schema and projection are set"),
-            );
-        }
-        request
-    }
-}
-
-fn key_schema(partition_key: &str, sort_key: Option<&str>) -> Vec<KeySchemaElement> {
-    let element = |name: &str, key_type| {
-        KeySchemaElement::builder()
-            .attribute_name(name)
-            .key_type(key_type)
-            .build()
-            .expect("name and key type are set")
-    };
-    let mut schema = vec![element(partition_key, KeyType::Hash)];
-    schema.extend(sort_key.map(|sk| element(sk, KeyType::Range)));
-    schema
 }

@@ -37,7 +37,7 @@
 //! The values above are checked by a unit test; if you port the hash, check them too.
 //!
 //! ```
-//! use sharded_runtime::hash::{fnv1a64, shard_of_bytes};
+//! use sharded::hash::{fnv1a64, shard_of_bytes};
 //!
 //! assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
 //! assert_eq!(shard_of_bytes(b"player-1", 10), 0);
@@ -51,7 +51,7 @@ pub const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 /// FNV-1a 64-bit of `bytes`.
 ///
 /// ```
-/// assert_eq!(sharded_runtime::hash::fnv1a64(b""), 0xcbf29ce484222325);
+/// assert_eq!(sharded::hash::fnv1a64(b""), 0xcbf29ce484222325);
 /// ```
 #[inline]
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
@@ -69,7 +69,7 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 /// generates `n = 0`.
 ///
 /// ```
-/// assert_eq!(sharded_runtime::hash::shard_of_bytes(b"p1", 100), 37);
+/// assert_eq!(sharded::hash::shard_of_bytes(b"p1", 100), 37);
 /// ```
 #[inline]
 pub fn shard_of_bytes(canonical: &[u8], n: u32) -> u32 {

@@ -7,18 +7,18 @@ use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ConsumedCapacity, ReturnConsumedCapacity};
 use aws_sdk_dynamodb::Client;
 
-use crate::batch::{self, RetryPolicy};
-use crate::entity::{describe_key, Item, ShardedEntity};
+use crate::access::batch::{self, RetryPolicy};
+use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::query::Query;
+use crate::capacity::stats::HotKeyStats;
+use crate::capacity::units::{check_item_size, item_size, read_units, write_units, Consistency};
 use crate::error::{Error, KeyError};
-use crate::keys::ShardKeys;
-use crate::query::Query;
-use crate::size::{check_item_size, item_size, read_units, write_units};
-use crate::stats::HotKeyStats;
+use crate::keys::shards::ShardKeys;
 
 /// Default bound on concurrent shard requests of one query: all shards at once up to 32,
 /// which covers the usual 10 to 20 shards in one round trip and keeps 200 shards to
 /// 7 rounds without opening 200 connections.
-pub const DEFAULT_CONCURRENCY: usize = 32;
+pub(crate) const DEFAULT_CONCURRENCY: usize = 32;
 
 /// A typed repository of entity `E` in one table.
 ///
@@ -27,30 +27,33 @@ pub const DEFAULT_CONCURRENCY: usize = 32;
 /// (`AWS_ENDPOINT_URL`) or any compatible endpoint.
 ///
 /// ```no_run
-/// # use sharded_runtime::{Repo, ShardedEntity};
-/// # async fn demo<Score: ShardedEntity>(score: Score, config: aws_sdk_dynamodb::config::Config) -> Result<(), sharded_runtime::Error> {
+/// # use sharded::{Repo, ShardedEntity};
+/// # async fn demo<Score: ShardedEntity>(score: Score, config: aws_sdk_dynamodb::config::Config) -> Result<(), sharded::Error> {
 /// // `config` from the standard chain: aws_config::load_defaults(BehaviorVersion::latest()).await
 /// let repo: Repo<Score> = Repo::new(aws_sdk_dynamodb::Client::from_conf(config), "leaderboard");
 /// repo.put(&score).await?;
 /// # Ok(()) }
 /// ```
 pub struct Repo<E> {
+    // One allocation shared by every clone, so a `Query` can own its repository handle (no
+    // borrowed lifetime in users' signatures) for the price of a reference count.
+    shared: Arc<Shared>,
+    _entity: PhantomData<fn() -> E>,
+}
+
+#[derive(Clone)]
+struct Shared {
     client: Client,
     table: String,
     concurrency: usize,
     retry: RetryPolicy,
     stats: Option<Arc<HotKeyStats>>,
-    _entity: PhantomData<fn() -> E>,
 }
 
 impl<E> Clone for Repo<E> {
     fn clone(&self) -> Self {
         Repo {
-            client: self.client.clone(),
-            table: self.table.clone(),
-            concurrency: self.concurrency,
-            retry: self.retry.clone(),
-            stats: self.stats.clone(),
+            shared: Arc::clone(&self.shared),
             _entity: PhantomData,
         }
     }
@@ -59,8 +62,8 @@ impl<E> Clone for Repo<E> {
 impl<E> std::fmt::Debug for Repo<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Repo")
-            .field("table", &self.table)
-            .field("concurrency", &self.concurrency)
+            .field("table", &self.shared.table)
+            .field("concurrency", &self.shared.concurrency)
             .finish_non_exhaustive()
     }
 }
@@ -69,17 +72,20 @@ impl<E: ShardedEntity> Repo<E> {
     /// A repository of `E` in `table`.
     pub fn new(client: Client, table: impl Into<String>) -> Self {
         Repo {
-            client,
-            table: table.into(),
-            concurrency: DEFAULT_CONCURRENCY,
-            retry: RetryPolicy::default(),
-            stats: None,
+            shared: Arc::new(Shared {
+                client,
+                table: table.into(),
+                concurrency: DEFAULT_CONCURRENCY,
+                retry: RetryPolicy::default(),
+                stats: None,
+            }),
             _entity: PhantomData,
         }
     }
 
-    /// A repository in the entity's `#[sharded(table = "...")]` table.
-    pub fn with_default_table(client: Client) -> Result<Self, Error> {
+    /// A repository in the entity's `#[sharded(table = "...")]` table; an error naming the
+    /// fix when the entity declares none.
+    pub fn in_default_table(client: Client) -> Result<Self, Error> {
         let table = E::SCHEMA.table.ok_or(Error::NoDefaultTable {
             entity: E::SCHEMA.entity,
         })?;
@@ -88,13 +94,13 @@ impl<E: ShardedEntity> Repo<E> {
 
     /// Bounds the number of concurrent shard requests of one query (at least 1).
     pub fn with_concurrency(mut self, concurrency: usize) -> Self {
-        self.concurrency = concurrency.max(1);
+        Arc::make_mut(&mut self.shared).concurrency = concurrency.max(1);
         self
     }
 
     /// The retry budget for unprocessed batch items.
     pub fn with_batch_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
+        Arc::make_mut(&mut self.shared).retry = retry;
         self
     }
 
@@ -102,49 +108,45 @@ impl<E: ShardedEntity> Repo<E> {
     /// report). Requests then ask DynamoDB for `ReturnConsumedCapacity`; without stats
     /// nothing is recorded and nothing extra is asked.
     pub fn with_stats(mut self, stats: Arc<HotKeyStats>) -> Self {
-        self.stats = Some(stats);
+        Arc::make_mut(&mut self.shared).stats = Some(stats);
         self
     }
 
     /// The hot-key statistics this repository records into, if any.
     pub fn stats(&self) -> Option<&Arc<HotKeyStats>> {
-        self.stats.as_ref()
+        self.shared.stats.as_ref()
     }
 
     /// The same table and client, typed for another entity of the single-table design.
     pub fn for_entity<F: ShardedEntity>(&self) -> Repo<F> {
         Repo {
-            client: self.client.clone(),
-            table: self.table.clone(),
-            concurrency: self.concurrency,
-            retry: self.retry.clone(),
-            stats: self.stats.clone(),
+            shared: Arc::clone(&self.shared),
             _entity: PhantomData,
         }
     }
 
     /// The DynamoDB client.
     pub fn client(&self) -> &Client {
-        &self.client
+        &self.shared.client
     }
 
     /// The table name.
     pub fn table(&self) -> &str {
-        &self.table
+        &self.shared.table
     }
 
     /// The concurrency bound of queries.
     pub fn concurrency(&self) -> usize {
-        self.concurrency
+        self.shared.concurrency
     }
 
     /// Creates the table this entity needs (keys and GSIs, on-demand billing).
     pub async fn create_table(&self) -> Result<(), Error> {
         E::table_definition()
-            .create_table(&self.client, &self.table)
+            .create_table(&self.shared.client, &self.shared.table)
             .send()
             .await
-            .map_err(|e| Error::dynamo("CreateTable", &self.table, e))?;
+            .map_err(|e| Error::dynamo("CreateTable", &self.shared.table, e))?;
         Ok(())
     }
 
@@ -169,11 +171,12 @@ impl<E: ShardedEntity> Repo<E> {
     async fn send_put(&self, entity: &E, only_new: bool) -> Result<(), Error> {
         let item = self.checked_item(entity)?;
         let key = describe_key(E::SCHEMA, &item);
-        let recorded = self.stats.as_ref().map(|_| item.clone());
+        let recorded = self.shared.stats.as_ref().map(|_| item.clone());
         let mut request = self
+            .shared
             .client
             .put_item()
-            .table_name(&self.table)
+            .table_name(&self.shared.table)
             .set_item(Some(item))
             .set_return_consumed_capacity(self.capacity_request());
         if only_new {
@@ -194,7 +197,7 @@ impl<E: ShardedEntity> Repo<E> {
                     key,
                 })
             }
-            Err(e) => Err(Error::dynamo("PutItem", &self.table, e)),
+            Err(e) => Err(Error::dynamo("PutItem", &self.shared.table, e)),
         };
         if let Some(item) = &recorded {
             let consumed = result
@@ -207,7 +210,10 @@ impl<E: ShardedEntity> Repo<E> {
     }
 
     fn capacity_request(&self) -> Option<ReturnConsumedCapacity> {
-        self.stats.as_ref().map(|_| ReturnConsumedCapacity::Indexes)
+        self.shared
+            .stats
+            .as_ref()
+            .map(|_| ReturnConsumedCapacity::Indexes)
     }
 
     /// Records a write of `item` (or its throttle) into the hot-key stats: the capacity
@@ -218,10 +224,12 @@ impl<E: ShardedEntity> Repo<E> {
         consumed: Option<&ConsumedCapacity>,
         error: Option<&Error>,
     ) {
-        let Some(stats) = &self.stats else { return };
+        let Some(stats) = &self.shared.stats else {
+            return;
+        };
         let schema = E::SCHEMA;
         let text = |attr: &str| item.get(attr).and_then(|v| v.as_s().ok()).cloned();
-        let fallback = write_units(item_size(item), false);
+        let fallback = write_units(item_size(item) as u64) as f64;
         if let Some(error) = error {
             for (reason, index) in error.throttling_reasons() {
                 let gsi = index
@@ -286,25 +294,33 @@ impl<E: ShardedEntity> Repo<E> {
 
     /// One `GetItem` by physical key. The generated `Entity::get(&repo, ...)` builds the key
     /// (for a hash-sharded key, on the right shard) and calls this.
-    pub async fn get_by_key(&self, pk: String, sk: Option<String>) -> Result<Option<E>, Error> {
+    pub(crate) async fn get_by_key(
+        &self,
+        pk: String,
+        sk: Option<String>,
+    ) -> Result<Option<E>, Error> {
         let key = self.key(pk, sk)?;
-        let pk = self.stats.as_ref().and_then(|_| {
+        let pk = self.shared.stats.as_ref().and_then(|_| {
             key.get(E::SCHEMA.pk.attribute)
                 .and_then(|v| v.as_s().ok())
                 .cloned()
         });
         let result = self
+            .shared
             .client
             .get_item()
-            .table_name(&self.table)
+            .table_name(&self.shared.table)
             .set_key(Some(key))
             .set_return_consumed_capacity(
-                self.stats.as_ref().map(|_| ReturnConsumedCapacity::Total),
+                self.shared
+                    .stats
+                    .as_ref()
+                    .map(|_| ReturnConsumedCapacity::Total),
             )
             .send()
             .await
-            .map_err(|e| Error::dynamo("GetItem", &self.table, e));
-        if let (Some(stats), Some(pk)) = (&self.stats, &pk) {
+            .map_err(|e| Error::dynamo("GetItem", &self.shared.table, e));
+        if let (Some(stats), Some(pk)) = (&self.shared.stats, &pk) {
             let shards = E::SCHEMA.pk.sharding.shard_count();
             match &result {
                 Ok(output) => {
@@ -312,7 +328,7 @@ impl<E: ShardedEntity> Repo<E> {
                         .consumed_capacity
                         .as_ref()
                         .and_then(|c| c.capacity_units)
-                        .unwrap_or_else(|| read_units(0, false, false));
+                        .unwrap_or_else(|| read_units(0, Consistency::Eventual));
                     stats.record_read(None, pk, units, shards);
                 }
                 Err(error) => {
@@ -328,7 +344,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// Reads the item with sort key `sk` on every shard of a logical key, in one
     /// `BatchGetItem` per 100 shards: how a randomly sharded item is found, since its shard
     /// is not known. Returns every shard's copy, in shard order.
-    pub async fn get_from_all_shards(
+    pub(crate) async fn get_from_all_shards(
         &self,
         shards: ShardKeys,
         sk: Option<String>,
@@ -345,11 +361,11 @@ impl<E: ShardedEntity> Repo<E> {
             })
             .collect();
         let mut items = batch::get(
-            &self.client,
-            &self.table,
+            &self.shared.client,
+            &self.shared.table,
             keys,
-            &self.retry,
-            self.concurrency,
+            &self.shared.retry,
+            self.shared.concurrency,
         )
         .await?;
         let position = |item: &Item| {
@@ -362,26 +378,27 @@ impl<E: ShardedEntity> Repo<E> {
     }
 
     /// Deletes the item with this physical key (no error if there is none).
-    pub async fn delete_by_key(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
+    pub(crate) async fn delete_by_key(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
         let key = self.key(pk, sk)?;
-        self.client
+        self.shared
+            .client
             .delete_item()
-            .table_name(&self.table)
+            .table_name(&self.shared.table)
             .set_key(Some(key))
             .send()
             .await
-            .map_err(|e| Error::dynamo("DeleteItem", &self.table, e))?;
+            .map_err(|e| Error::dynamo("DeleteItem", &self.shared.table, e))?;
         Ok(())
     }
 
     /// A scatter-gather query over every shard of a logical key, on the base table
     /// (`index = None`) or GSI `gsiN` (`Some(N)`). The generated `query*` functions call this.
-    pub fn query_shards(
+    pub(crate) fn query_shards(
         &self,
         index: Option<u8>,
         shards: Result<ShardKeys, KeyError>,
-    ) -> Query<'_, E> {
-        Query::new(self, index, shards)
+    ) -> Query<E> {
+        Query::new(self.clone(), index, shards)
     }
 
     /// Writes many entities with `BatchWriteItem` (25 per request, concurrently), retrying
@@ -425,7 +442,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// `BatchWriteItem` reports capacity per table, not per key) and, as throttled, what they
     /// returned unprocessed.
     async fn run_batch(&self, writes: Vec<batch::Write>) -> Result<(), Error> {
-        let recorded: Option<Vec<Item>> = self.stats.as_ref().map(|_| {
+        let recorded: Option<Vec<Item>> = self.shared.stats.as_ref().map(|_| {
             writes
                 .iter()
                 .filter_map(batch::Write::put_item)
@@ -433,15 +450,15 @@ impl<E: ShardedEntity> Repo<E> {
                 .collect()
         });
         let result = batch::write(
-            &self.client,
-            &self.table,
+            &self.shared.client,
+            &self.shared.table,
             writes,
-            &self.retry,
-            self.concurrency,
+            &self.shared.retry,
+            self.shared.concurrency,
             key_of::<E>,
         )
         .await;
-        if let (Some(stats), Some(items)) = (&self.stats, recorded) {
+        if let (Some(stats), Some(items)) = (&self.shared.stats, recorded) {
             let unprocessed: Vec<(Option<String>, Option<String>)> = match &result {
                 Err(Error::BatchIncomplete { unprocessed, .. }) => {
                     unprocessed.iter().map(key_of::<E>).collect()
@@ -471,11 +488,11 @@ impl<E: ShardedEntity> Repo<E> {
             .map(|(pk, sk)| self.key(pk, sk))
             .collect::<Result<_, _>>()?;
         let items = batch::get(
-            &self.client,
-            &self.table,
+            &self.shared.client,
+            &self.shared.table,
             keys,
-            &self.retry,
-            self.concurrency,
+            &self.shared.retry,
+            self.shared.concurrency,
         )
         .await?;
         items.into_iter().map(E::from_item).collect()

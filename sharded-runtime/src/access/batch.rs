@@ -12,13 +12,13 @@ use aws_sdk_dynamodb::Client;
 use futures::stream::{self, StreamExt};
 use tracing::Instrument;
 
-use crate::entity::Item;
+use crate::access::entity::Item;
 use crate::error::Error;
 
 /// Items per `BatchWriteItem` (DynamoDB's limit).
-pub const WRITE_BATCH: usize = 25;
+pub(crate) const WRITE_BATCH: usize = 25;
 /// Keys per `BatchGetItem` (DynamoDB's limit).
-pub const GET_BATCH: usize = 100;
+pub(crate) const GET_BATCH: usize = 100;
 
 /// How long batch operations keep retrying unprocessed items.
 ///
@@ -27,7 +27,7 @@ pub const GET_BATCH: usize = 100;
 ///
 /// ```
 /// use std::time::Duration;
-/// use sharded_runtime::batch::RetryPolicy;
+/// use sharded::RetryPolicy;
 /// let patient = RetryPolicy { max_attempts: 20, ..RetryPolicy::default() };
 /// assert!(patient.max_delay >= Duration::from_millis(100));
 /// ```
@@ -55,7 +55,7 @@ impl RetryPolicy {
     /// The full-jitter delay before retry number `attempt` (0-based).
     ///
     /// ```
-    /// use sharded_runtime::batch::RetryPolicy;
+    /// use sharded::RetryPolicy;
     /// let p = RetryPolicy::default();
     /// assert!(p.backoff(30) <= p.max_delay);
     /// ```
@@ -65,7 +65,7 @@ impl RetryPolicy {
             .saturating_mul(1u32.checked_shl(attempt.min(31)).unwrap_or(u32::MAX))
             .min(self.max_delay);
         let nanos = cap.as_nanos().min(u128::from(u64::MAX)) as u64;
-        Duration::from_nanos(crate::keys::random_below(nanos.saturating_add(1)))
+        Duration::from_nanos(fastrand::u64(0..=nanos))
     }
 }
 

@@ -5,16 +5,16 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 
-use crate::batch::{self, RetryPolicy};
-use crate::entity::Item;
+use crate::access::batch::{self, RetryPolicy};
+use crate::access::entity::Item;
 use crate::error::Error;
-use crate::keys::{random_shard, ShardKeys};
-use crate::schema::{TableDefinition, ENTITY_ATTRIBUTE, MAX_SHARDS};
+use crate::keys::schema::{TableDefinition, ENTITY_ATTRIBUTE, MAX_SHARDS};
+use crate::keys::shards::{random_shard, ShardKeys};
 
 /// The entity name counter items carry, so no entity query ever reads one as its own.
-pub const COUNTER_ENTITY: &str = "ShardedCounter";
+pub(crate) const COUNTER_ENTITY: &str = "ShardedCounter";
 /// The sort key value of counter items in tables with a sort key.
-pub const COUNTER_SORT_KEY: &str = "COUNTER";
+pub(crate) const COUNTER_SORT_KEY: &str = "COUNTER";
 
 /// A counter spread over `n` items `<logical key>#0` .. `<logical key>#(n-1)`.
 ///
@@ -24,8 +24,8 @@ pub const COUNTER_SORT_KEY: &str = "COUNTER";
 /// never a silent 0.
 ///
 /// ```no_run
-/// # async fn demo(client: aws_sdk_dynamodb::Client, def: sharded_runtime::TableDefinition) -> Result<(), sharded_runtime::Error> {
-/// use sharded_runtime::counter::ShardedCounter;
+/// # async fn demo(client: aws_sdk_dynamodb::Client, def: sharded::schema::TableDefinition) -> Result<(), sharded::Error> {
+/// use sharded::ShardedCounter;
 /// let votes = ShardedCounter::new(client, "election", &def, "VOTES#candidate-a", 10)?;
 /// votes.increment(1).await?;
 /// println!("{} votes", votes.total().await?);

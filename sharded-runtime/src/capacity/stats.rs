@@ -12,11 +12,11 @@
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Duration;
-//! use sharded_runtime::clock::ManualClock;
-//! use sharded_runtime::stats::{HotKeyFlag, HotKeyStats};
+//! use sharded::capacity::ManualClock;
+//! use sharded::capacity::{HotKeyFlag, HotKeyStats};
 //!
 //! let clock = ManualClock::new();
-//! let stats = HotKeyStats::with_clock(Duration::from_secs(60), Arc::new(clock.clone()));
+//! let stats = HotKeyStats::new(Duration::from_secs(60)).with_clock(Arc::new(clock.clone()));
 //! for _ in 0..60 {
 //!     stats.record_write(None, "OPS_LOG", 900.0, None); // 900 WCU/s on one key
 //!     stats.record_write(None, "USER#u1", 5.0, None);
@@ -33,9 +33,10 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::clock::{Clock, SystemClock};
-use crate::planner::{fmt_num, percent, shards_for, PerKeyLimits, UnitKind, DEFAULT_HEADROOM};
-use crate::schema::MAX_SHARDS;
+use crate::capacity::clock::{Clock, SystemClock};
+use crate::capacity::limits::PerKeyLimits;
+use crate::capacity::planner::{fmt_num, percent, shards_for, UnitKind, DEFAULT_HEADROOM};
+use crate::keys::schema::MAX_SHARDS;
 
 /// The base table's name inside the collector; DynamoDB index names have at least 3
 /// characters, so it never clashes with a GSI.
@@ -44,7 +45,7 @@ const BASE: &str = "";
 /// When [`HotKeyStats`] raises a flag.
 ///
 /// ```
-/// use sharded_runtime::stats::HotKeyThresholds;
+/// use sharded::capacity::HotKeyThresholds;
 /// let strict = HotKeyThresholds { near_limit: 0.5, ..HotKeyThresholds::default() };
 /// assert_eq!(strict.uneven_max_over_mean, 1.5);
 /// ```
@@ -158,11 +159,11 @@ fn with_slot<V: Default, R>(
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use sharded_runtime::clock::ManualClock;
-/// use sharded_runtime::stats::{HotKeyFlag, HotKeyStats};
+/// use sharded::capacity::ManualClock;
+/// use sharded::capacity::{HotKeyFlag, HotKeyStats};
 ///
 /// let clock = ManualClock::new();
-/// let stats = Arc::new(HotKeyStats::with_clock(Duration::from_secs(10), Arc::new(clock.clone())));
+/// let stats = Arc::new(HotKeyStats::new(Duration::from_secs(10)).with_clock(Arc::new(clock.clone())));
 /// // A sharded logical key (n = 4) whose shard 2 takes most writes.
 /// for _ in 0..10 {
 ///     for shard in 0..4 {
@@ -201,13 +202,8 @@ impl fmt::Debug for HotKeyStats {
 impl HotKeyStats {
     /// A collector over the last `window` of traffic, on the system clock.
     pub fn new(window: Duration) -> Self {
-        Self::with_clock(window, Arc::new(SystemClock::new()))
-    }
-
-    /// A collector over the last `window` of traffic, reading time from `clock` (a
-    /// [`ManualClock`](crate::clock::ManualClock) in tests).
-    pub fn with_clock(window: Duration, clock: Arc<dyn Clock>) -> Self {
         let window_secs = (window.as_secs() + u64::from(window.subsec_nanos() > 0)).max(1);
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
         let start = clock.now();
         Self {
             window: Duration::from_secs(window_secs),
@@ -223,14 +219,27 @@ impl HotKeyStats {
         }
     }
 
-    /// Sets the per-key limits utilization is measured against (default 1,000 write and 3,000
-    /// read units/s). A value that is not a finite number above 0 leaves that limit unchanged.
-    pub fn with_limits(mut self, write_units_per_key: f64, read_units_per_key: f64) -> Self {
-        if write_units_per_key.is_finite() && write_units_per_key > 0.0 {
-            self.limits.write_units_per_second = write_units_per_key;
+    /// Reads time from `clock` (a [`ManualClock`](crate::capacity::clock::ManualClock) in
+    /// tests) instead of the system clock. Set it before recording: it restarts the window.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.start = clock.now();
+        self.clock = clock;
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        state.indexes.clear();
+        state.last_sweep = self.start.as_secs();
+        self
+    }
+
+    /// Sets the per-key limits utilisation is measured against (default: DynamoDB's 1,000
+    /// write and 3,000 read units/s). Pass the limits the per-key emulator enforces, or the
+    /// planner planned with, so the three agree. A limit that is not a finite number above 0
+    /// leaves that limit unchanged.
+    pub fn with_limits(mut self, limits: PerKeyLimits) -> Self {
+        if limits.write_units_per_second.is_finite() && limits.write_units_per_second > 0.0 {
+            self.limits.write_units_per_second = limits.write_units_per_second;
         }
-        if read_units_per_key.is_finite() && read_units_per_key > 0.0 {
-            self.limits.read_units_per_second = read_units_per_key;
+        if limits.read_units_per_second.is_finite() && limits.read_units_per_second > 0.0 {
+            self.limits.read_units_per_second = limits.read_units_per_second;
         }
         self
     }
@@ -589,10 +598,10 @@ fn flags(keys: &[KeyActivity], limits: PerKeyLimits, t: &HotKeyThresholds) -> Ve
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use sharded_runtime::clock::ManualClock;
-/// use sharded_runtime::stats::HotKeyStats;
+/// use sharded::capacity::ManualClock;
+/// use sharded::capacity::HotKeyStats;
 /// let clock = ManualClock::new();
-/// let stats = HotKeyStats::with_clock(Duration::from_secs(10), Arc::new(clock.clone()));
+/// let stats = HotKeyStats::new(Duration::from_secs(10)).with_clock(Arc::new(clock.clone()));
 /// stats.record_write(Some("gsi1"), "DAY#2024-06-01", 3_000.0, None);
 /// clock.advance(Duration::from_secs(10));
 /// let report = stats.report();
@@ -632,8 +641,8 @@ pub struct KeyActivity {
 /// Something in a [`HotKeyReport`] to act on; `Display` says what to do.
 ///
 /// ```
-/// use sharded_runtime::planner::UnitKind;
-/// use sharded_runtime::stats::HotKeyFlag;
+/// use sharded::capacity::UnitKind;
+/// use sharded::capacity::HotKeyFlag;
 /// let flag = HotKeyFlag::HotGsiKey {
 ///     index: "gsi1".into(),
 ///     key: "ELECTION#2024".into(),
@@ -849,10 +858,10 @@ impl fmt::Display for HotKeyFlag {
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use sharded_runtime::clock::ManualClock;
-/// use sharded_runtime::stats::HotKeyStats;
+/// use sharded::capacity::ManualClock;
+/// use sharded::capacity::HotKeyStats;
 /// let clock = ManualClock::new();
-/// let stats = HotKeyStats::with_clock(Duration::from_secs(60), Arc::new(clock.clone()));
+/// let stats = HotKeyStats::new(Duration::from_secs(60)).with_clock(Arc::new(clock.clone()));
 /// stats.record_write(None, "GAME#g1#3", 120.0, Some(10));
 /// stats.record_read(None, "GAME#g1#3", 40.0, Some(10));
 /// stats.record_throttle(None, "GAME#g1#3", "ProvisionedThroughputExceeded", Some(10));
@@ -997,14 +1006,14 @@ impl fmt::Display for HotKeyReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ManualClock;
+    use crate::capacity::clock::ManualClock;
 
     const SEC: Duration = Duration::from_secs(1);
 
     fn collector(window_secs: u64) -> (ManualClock, HotKeyStats) {
         let clock = ManualClock::new();
         let stats =
-            HotKeyStats::with_clock(Duration::from_secs(window_secs), Arc::new(clock.clone()));
+            HotKeyStats::new(Duration::from_secs(window_secs)).with_clock(Arc::new(clock.clone()));
         (clock, stats)
     }
 
@@ -1398,8 +1407,9 @@ mod tests {
     #[test]
     fn limits_and_thresholds_are_configurable() {
         let (clock, _) = collector(10);
-        let stats = HotKeyStats::with_clock(Duration::from_secs(10), Arc::new(clock.clone()))
-            .with_limits(100.0, 300.0)
+        let stats = HotKeyStats::new(Duration::from_secs(10))
+            .with_clock(Arc::new(clock.clone()))
+            .with_limits(PerKeyLimits::new(100.0, 300.0))
             .with_thresholds(HotKeyThresholds {
                 near_limit: 0.5,
                 ..HotKeyThresholds::default()
@@ -1427,7 +1437,8 @@ mod tests {
             }
         ));
         // Nonsense limits are ignored.
-        let kept = HotKeyStats::new(Duration::from_secs(1)).with_limits(f64::NAN, -1.0);
+        let kept =
+            HotKeyStats::new(Duration::from_secs(1)).with_limits(PerKeyLimits::new(f64::NAN, -1.0));
         assert_eq!(kept.limits, PerKeyLimits::DYNAMODB);
     }
 

@@ -17,17 +17,19 @@
 //! unambiguously.
 
 use crate::error::KeyError;
-use crate::hash;
+use crate::keys::hash;
+use crate::keys::shards::random_shard;
 use crate::{KeyPart, KeyPartDecode, KeyPartError};
 
 /// One piece of a key template.
 ///
 /// ```
-/// use sharded_runtime::keys::Segment;
-/// let template = [Segment::Literal("GAME#"), Segment::Field("game_id")];
-/// assert_eq!(template.len(), 2);
+/// use sharded::schema::Segment;
+/// let template = [Segment::literal("GAME#"), Segment::field("game_id")];
+/// assert_eq!(template[1], Segment::Field("game_id"));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Segment {
     /// Text copied into the key as written.
     Literal(&'static str),
@@ -38,14 +40,15 @@ pub enum Segment {
 /// A key template: the text the user wrote and its segments.
 ///
 /// ```
-/// use sharded_runtime::keys::{KeyTemplate, Segment};
-/// static GAME: KeyTemplate = KeyTemplate {
-///     source: "GAME#{game_id}",
-///     segments: &[Segment::Literal("GAME#"), Segment::Field("game_id")],
-/// };
+/// use sharded::schema::{KeyTemplate, Segment};
+/// static GAME: KeyTemplate = KeyTemplate::new(
+///     "GAME#{game_id}",
+///     &[Segment::literal("GAME#"), Segment::field("game_id")],
+/// );
 /// assert_eq!(GAME.fields().collect::<Vec<_>>(), ["game_id"]);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct KeyTemplate {
     /// The template as written in the attribute, for error messages.
     pub source: &'static str,
@@ -53,13 +56,31 @@ pub struct KeyTemplate {
     pub segments: &'static [Segment],
 }
 
+impl Segment {
+    /// Text copied into the key as written.
+    pub const fn literal(text: &'static str) -> Segment {
+        Segment::Literal(text)
+    }
+
+    /// The encoded value of struct field `name`.
+    pub const fn field(name: &'static str) -> Segment {
+        Segment::Field(name)
+    }
+}
+
 impl KeyTemplate {
+    /// The template `source` (as written in the attribute) with its `segments`.
+    pub const fn new(source: &'static str, segments: &'static [Segment]) -> Self {
+        KeyTemplate { source, segments }
+    }
+
     /// The field names of the template, in order.
     ///
     /// ```
-    /// # use sharded_runtime::keys::{KeyTemplate, Segment};
-    /// let t = KeyTemplate { source: "A#{x}#{y}", segments: &[
-    ///     Segment::Literal("A#"), Segment::Field("x"), Segment::Literal("#"), Segment::Field("y")] };
+    /// # use sharded::schema::{KeyTemplate, Segment};
+    /// static T: KeyTemplate = KeyTemplate::new("A#{x}#{y}", &[
+    ///     Segment::literal("A#"), Segment::field("x"), Segment::literal("#"), Segment::field("y")]);
+    /// let t = &T;
     /// assert_eq!(t.fields().collect::<Vec<_>>(), ["x", "y"]);
     /// ```
     pub fn fields(&self) -> impl Iterator<Item = &'static str> + '_ {
@@ -83,11 +104,6 @@ impl KeyTemplate {
 }
 
 /// Where a key goes, for error messages: the entity and the key attribute.
-///
-/// ```
-/// let at = sharded_runtime::keys::KeyContext { entity: "Score", attribute: "pk" };
-/// assert_eq!(at.attribute, "pk");
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyContext {
     /// The entity type name.
@@ -140,14 +156,6 @@ fn write_template(
 }
 
 /// Builds an unsharded key (a sort key, or a partition key without a shard).
-///
-/// ```
-/// use sharded_runtime::keys::{build_key, KeyContext, KeyTemplate, Segment};
-/// static SK: KeyTemplate = KeyTemplate { source: "SCORE#{score}", segments: &[
-///     Segment::Literal("SCORE#"), Segment::Field("score")] };
-/// let ctx = KeyContext { entity: "Score", attribute: "sk" };
-/// assert_eq!(build_key(ctx, &SK, &[&42u64]).unwrap(), "SCORE#00000000000000000042");
-/// ```
 pub fn build_key(
     ctx: KeyContext,
     template: &KeyTemplate,
@@ -160,14 +168,6 @@ pub fn build_key(
 
 /// Builds the first `segments` segments of a template: a sort-key prefix for
 /// `begins_with` and range conditions (the generated `sk_prefix_*` functions).
-///
-/// ```
-/// use sharded_runtime::keys::{build_key_prefix, KeyContext, KeyTemplate, Segment};
-/// static SK: KeyTemplate = KeyTemplate { source: "SCORE#{score}#{player_id}", segments: &[
-///     Segment::Literal("SCORE#"), Segment::Field("score"), Segment::Literal("#"), Segment::Field("player_id")] };
-/// let ctx = KeyContext { entity: "Score", attribute: "sk" };
-/// assert_eq!(build_key_prefix(ctx, &SK, &[&7u64], 3).unwrap(), "SCORE#00000000000000000007#");
-/// ```
 pub fn build_key_prefix(
     ctx: KeyContext,
     template: &KeyTemplate,
@@ -182,15 +182,6 @@ pub fn build_key_prefix(
 }
 
 /// Builds a sharded partition key on an explicit shard: `<template>#<shard>`.
-///
-/// ```
-/// use sharded_runtime::keys::{build_key_on_shard, KeyContext, KeyTemplate, Segment};
-/// static PK: KeyTemplate = KeyTemplate { source: "GAME#{game_id}", segments: &[
-///     Segment::Literal("GAME#"), Segment::Field("game_id")] };
-/// let ctx = KeyContext { entity: "Score", attribute: "pk" };
-/// assert_eq!(build_key_on_shard(ctx, &PK, &[&"g1"], 3, 10).unwrap(), "GAME#g1#3");
-/// assert!(build_key_on_shard(ctx, &PK, &[&"g1"], 10, 10).is_err());
-/// ```
 pub fn build_key_on_shard(
     ctx: KeyContext,
     template: &KeyTemplate,
@@ -212,20 +203,11 @@ pub fn build_key_on_shard(
     Ok(out)
 }
 
-/// Builds a hash-sharded partition key: the shard is the [spec hash](crate::hash) of
+/// Builds a hash-sharded partition key: the shard is the [spec hash](crate::keys::hash) of
 /// `shard_values`.
 ///
 /// The shard fields are encoded into the same buffer after the template, hashed there and cut
 /// off again, so building a key allocates exactly one `String`.
-///
-/// ```
-/// use sharded_runtime::keys::{build_hashed_key, KeyContext, KeyTemplate, Segment};
-/// static PK: KeyTemplate = KeyTemplate { source: "GAME#{game_id}", segments: &[
-///     Segment::Literal("GAME#"), Segment::Field("game_id")] };
-/// let ctx = KeyContext { entity: "Score", attribute: "pk" };
-/// let key = build_hashed_key(ctx, &PK, &[&"g1"], &["player_id"], &[&"player-1"], 10).unwrap();
-/// assert_eq!(key, "GAME#g1#0"); // shard of "player-1" mod 10 is 0 (see the hash test vectors)
-/// ```
 // `#[inline]` so the generated builder's constant `n` reaches `h % n`: a multiply instead of a
 // 64-bit `div`, which alone is a sizeable part of building a key.
 #[inline]
@@ -248,15 +230,6 @@ pub fn build_hashed_key(
 }
 
 /// Builds a randomly sharded partition key: a fresh uniform shard in `0..n` each call.
-///
-/// ```
-/// use sharded_runtime::keys::{build_random_key, KeyContext, KeyTemplate, Segment};
-/// static PK: KeyTemplate = KeyTemplate { source: "VOTES#{candidate}", segments: &[
-///     Segment::Literal("VOTES#"), Segment::Field("candidate")] };
-/// let ctx = KeyContext { entity: "Vote", attribute: "pk" };
-/// let key = build_random_key(ctx, &PK, &[&"A"], 10).unwrap();
-/// assert!(key.starts_with("VOTES#A#"));
-/// ```
 pub fn build_random_key(
     ctx: KeyContext,
     template: &KeyTemplate,
@@ -266,13 +239,7 @@ pub fn build_random_key(
     build_key_on_shard(ctx, template, values, random_shard(n), n.max(1))
 }
 
-/// The shard of `shard_values` under `n` shards, per the [hash spec](crate::hash).
-///
-/// ```
-/// use sharded_runtime::keys::{shard_of, KeyContext};
-/// let ctx = KeyContext { entity: "Score", attribute: "pk" };
-/// assert_eq!(shard_of(ctx, &["player_id"], &[&"player-1"], 10).unwrap(), 0);
-/// ```
+/// The shard of `shard_values` under `n` shards, per the [hash spec](crate::keys::hash).
 #[inline]
 pub fn shard_of(
     ctx: KeyContext,
@@ -287,11 +254,6 @@ pub fn shard_of(
 
 /// The shard of an already-built text (used for identity-sharded GSIs, whose canonical bytes
 /// are the item's logical primary key).
-///
-/// ```
-/// let s = sharded_runtime::keys::shard_of_text("GAME#g1#SCORE#00000000000000000042#p1", 4);
-/// assert!(s < 4);
-/// ```
 pub fn shard_of_text(canonical: &str, n: u32) -> u32 {
     hash::shard_of_bytes(canonical.as_bytes(), n)
 }
@@ -314,7 +276,7 @@ fn write_canonical(
     Ok(())
 }
 
-fn push_shard(out: &mut String, shard: u32) {
+pub(crate) fn push_shard(out: &mut String, shard: u32) {
     out.push('#');
     // Shards are small; a tiny hand loop avoids the formatting machinery on the write path.
     if shard < 10 {
@@ -335,132 +297,10 @@ fn push_shard(out: &mut String, shard: u32) {
     out.push_str(std::str::from_utf8(&digits[i..]).unwrap_or("0"));
 }
 
-/// A uniformly random shard in `0..n` from a small per-thread generator (SplitMix64 seeded
-/// from the OS-randomised `RandomState`). Not for cryptography; only spreads writes.
-///
-/// ```
-/// assert!(sharded_runtime::keys::random_shard(10) < 10);
-/// assert_eq!(sharded_runtime::keys::random_shard(1), 0);
-/// ```
-pub fn random_shard(n: u32) -> u32 {
-    random_below(u64::from(n)) as u32
-}
-
-/// A uniformly random number in `0..n` (0 when `n` is 0), from the same generator as
-/// [`random_shard`]; used for shards and retry jitter.
-///
-/// ```
-/// assert!(sharded_runtime::keys::random_below(1000) < 1000);
-/// ```
-pub fn random_below(n: u64) -> u64 {
-    use std::cell::Cell;
-    use std::hash::{BuildHasher, RandomState};
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new(RandomState::new().hash_one(std::thread::current().id()));
-    }
-    if n <= 1 {
-        return 0;
-    }
-    let x = STATE.with(|s| {
-        let next = s.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
-        s.set(next);
-        let mut z = next;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    });
-    // Multiply-shift maps 64 random bits onto 0..n without modulo bias worth measuring.
-    ((u128::from(x) * u128::from(n)) >> 64) as u64
-}
-
-/// Every physical partition key of one logical key: `<prefix>#0` .. `<prefix>#(n-1)`.
-///
-/// Returned by the generated `pk_all_shards` and `gsiN_pk_all_shards` builders; the
-/// scatter-gather engine queries each.
-///
-/// ```
-/// use sharded_runtime::keys::ShardKeys;
-/// let keys: Vec<String> = ShardKeys::new("GAME#g1".to_string(), Some(3)).collect();
-/// assert_eq!(keys, ["GAME#g1#0", "GAME#g1#1", "GAME#g1#2"]);
-/// let unsharded: Vec<String> = ShardKeys::new("USER#u1".to_string(), None).collect();
-/// assert_eq!(unsharded, ["USER#u1"]);
-/// ```
-#[derive(Debug, Clone)]
-pub struct ShardKeys {
-    prefix: String,
-    n: Option<u32>,
-    next: u32,
-}
-
-impl ShardKeys {
-    /// The keys of `prefix` over `n` shards, or the one key `prefix` when `n` is `None`.
-    pub fn new(prefix: String, n: Option<u32>) -> Self {
-        ShardKeys { prefix, n, next: 0 }
-    }
-
-    /// The logical key (the template part, without a shard).
-    ///
-    /// ```
-    /// let k = sharded_runtime::keys::ShardKeys::new("GAME#g1".into(), Some(2));
-    /// assert_eq!(k.logical_key(), "GAME#g1");
-    /// ```
-    pub fn logical_key(&self) -> &str {
-        &self.prefix
-    }
-
-    /// The number of physical keys (`n`, or 1 when unsharded).
-    ///
-    /// ```
-    /// assert_eq!(sharded_runtime::keys::ShardKeys::new("A".into(), Some(7)).shard_count(), 7);
-    /// ```
-    pub fn shard_count(&self) -> u32 {
-        self.n.unwrap_or(1)
-    }
-}
-
-impl Iterator for ShardKeys {
-    type Item = String;
-
-    fn next(&mut self) -> Option<String> {
-        match self.n {
-            None if self.next == 0 => {
-                self.next = 1;
-                Some(self.prefix.clone())
-            }
-            Some(n) if self.next < n => {
-                let mut key = String::with_capacity(self.prefix.len() + 4);
-                key.push_str(&self.prefix);
-                push_shard(&mut key, self.next);
-                self.next += 1;
-                Some(key)
-            }
-            _ => None,
-        }
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = (self.shard_count().saturating_sub(self.next)) as usize;
-        (left, Some(left))
-    }
-}
-
-impl ExactSizeIterator for ShardKeys {}
-
 /// The encoded field values and shard number of a parsed physical key.
 ///
 /// Produced by [`parse_key`]; the generated `parse_*` functions decode each raw value with
 /// [`KeyPartDecode`] into the field's type.
-///
-/// ```
-/// use sharded_runtime::keys::{parse_key, KeyContext, KeyTemplate, Segment};
-/// static PK: KeyTemplate = KeyTemplate { source: "GAME#{game_id}", segments: &[
-///     Segment::Literal("GAME#"), Segment::Field("game_id")] };
-/// let ctx = KeyContext { entity: "Score", attribute: "pk" };
-/// let parsed = parse_key(ctx, &PK, "GAME#g$231#7", Some(10)).unwrap();
-/// assert_eq!(parsed.raw(0), Some("g$231"));
-/// assert_eq!(parsed.decode::<String>(0).unwrap(), "g#1");
-/// assert_eq!(parsed.shard, Some(7));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParsedKey<'a> {
     ctx: KeyContext,
@@ -506,16 +346,6 @@ fn malformed(ctx: KeyContext, template: &KeyTemplate, key: &str, reason: String)
 ///
 /// `shards` is `Some(n)` for a sharded key (the last `#` segment must be a shard below `n`).
 /// Every mismatch is an error naming the template and what did not match; nothing is guessed.
-///
-/// ```
-/// use sharded_runtime::keys::{parse_key, KeyContext, KeyTemplate, Segment};
-/// static SK: KeyTemplate = KeyTemplate { source: "SCORE#{score}#{player_id}", segments: &[
-///     Segment::Literal("SCORE#"), Segment::Field("score"), Segment::Literal("#"), Segment::Field("player_id")] };
-/// let ctx = KeyContext { entity: "Score", attribute: "sk" };
-/// let parsed = parse_key(ctx, &SK, "SCORE#00000000000000000042#p1", None).unwrap();
-/// assert_eq!(parsed.decode::<u64>(0).unwrap(), 42);
-/// assert!(parse_key(ctx, &SK, "GAME#g1", None).is_err());
-/// ```
 pub fn parse_key<'a>(
     ctx: KeyContext,
     template: &'static KeyTemplate,
@@ -661,15 +491,6 @@ mod tests {
         assert!(parse_key(SK_CTX, &SK, "SCORE#00000000000000000001#p1#x", None).is_err());
     }
 
-    #[test]
-    fn random_shards_cover_every_shard() {
-        let mut seen = [false; 10];
-        for _ in 0..1000 {
-            seen[random_shard(10) as usize] = true;
-        }
-        assert!(seen.iter().all(|&s| s));
-    }
-
     proptest! {
         /// parse(build(x)) == x for sharded partition keys and composite sort keys.
         #[test]
@@ -692,5 +513,156 @@ mod tests {
             let k2 = build_key(SK_CTX, &SK, &[&c, &d]).unwrap();
             prop_assert_eq!((a, b.as_bytes()).cmp(&(c, d.as_bytes())), k1.as_bytes().cmp(k2.as_bytes()));
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! Examples of crate-internal items, kept as tests.
+    use super::*;
+
+    #[test]
+    fn example_keycontext() {
+        let at = KeyContext {
+            entity: "Score",
+            attribute: "pk",
+        };
+        assert_eq!(at.attribute, "pk");
+    }
+
+    #[test]
+    fn example_build_key() {
+        static SK: KeyTemplate = KeyTemplate {
+            source: "SCORE#{score}",
+            segments: &[Segment::Literal("SCORE#"), Segment::Field("score")],
+        };
+        let ctx = KeyContext {
+            entity: "Score",
+            attribute: "sk",
+        };
+        assert_eq!(
+            build_key(ctx, &SK, &[&42u64]).unwrap(),
+            "SCORE#00000000000000000042"
+        );
+    }
+
+    #[test]
+    fn example_build_key_prefix() {
+        static SK: KeyTemplate = KeyTemplate {
+            source: "SCORE#{score}#{player_id}",
+            segments: &[
+                Segment::Literal("SCORE#"),
+                Segment::Field("score"),
+                Segment::Literal("#"),
+                Segment::Field("player_id"),
+            ],
+        };
+        let ctx = KeyContext {
+            entity: "Score",
+            attribute: "sk",
+        };
+        assert_eq!(
+            build_key_prefix(ctx, &SK, &[&7u64], 3).unwrap(),
+            "SCORE#00000000000000000007#"
+        );
+    }
+
+    #[test]
+    fn example_build_key_on_shard() {
+        static PK: KeyTemplate = KeyTemplate {
+            source: "GAME#{game_id}",
+            segments: &[Segment::Literal("GAME#"), Segment::Field("game_id")],
+        };
+        let ctx = KeyContext {
+            entity: "Score",
+            attribute: "pk",
+        };
+        assert_eq!(
+            build_key_on_shard(ctx, &PK, &[&"g1"], 3, 10).unwrap(),
+            "GAME#g1#3"
+        );
+        assert!(build_key_on_shard(ctx, &PK, &[&"g1"], 10, 10).is_err());
+    }
+
+    #[test]
+    fn example_build_hashed_key() {
+        static PK: KeyTemplate = KeyTemplate {
+            source: "GAME#{game_id}",
+            segments: &[Segment::Literal("GAME#"), Segment::Field("game_id")],
+        };
+        let ctx = KeyContext {
+            entity: "Score",
+            attribute: "pk",
+        };
+        let key = build_hashed_key(ctx, &PK, &[&"g1"], &["player_id"], &[&"player-1"], 10).unwrap();
+        assert_eq!(key, "GAME#g1#0"); // shard of "player-1" mod 10 is 0 (see the hash test vectors)
+    }
+
+    #[test]
+    fn example_build_random_key() {
+        static PK: KeyTemplate = KeyTemplate {
+            source: "VOTES#{candidate}",
+            segments: &[Segment::Literal("VOTES#"), Segment::Field("candidate")],
+        };
+        let ctx = KeyContext {
+            entity: "Vote",
+            attribute: "pk",
+        };
+        let key = build_random_key(ctx, &PK, &[&"A"], 10).unwrap();
+        assert!(key.starts_with("VOTES#A#"));
+    }
+
+    #[test]
+    fn example_shard_of() {
+        let ctx = KeyContext {
+            entity: "Score",
+            attribute: "pk",
+        };
+        assert_eq!(
+            shard_of(ctx, &["player_id"], &[&"player-1"], 10).unwrap(),
+            0
+        );
+    }
+
+    #[test]
+    fn example_shard_of_text() {
+        let s = shard_of_text("GAME#g1#SCORE#00000000000000000042#p1", 4);
+        assert!(s < 4);
+    }
+
+    #[test]
+    fn example_parsedkey() {
+        static PK: KeyTemplate = KeyTemplate {
+            source: "GAME#{game_id}",
+            segments: &[Segment::Literal("GAME#"), Segment::Field("game_id")],
+        };
+        let ctx = KeyContext {
+            entity: "Score",
+            attribute: "pk",
+        };
+        let parsed = parse_key(ctx, &PK, "GAME#g$231#7", Some(10)).unwrap();
+        assert_eq!(parsed.raw(0), Some("g$231"));
+        assert_eq!(parsed.decode::<String>(0).unwrap(), "g#1");
+        assert_eq!(parsed.shard, Some(7));
+    }
+
+    #[test]
+    fn example_parse_key() {
+        static SK: KeyTemplate = KeyTemplate {
+            source: "SCORE#{score}#{player_id}",
+            segments: &[
+                Segment::Literal("SCORE#"),
+                Segment::Field("score"),
+                Segment::Literal("#"),
+                Segment::Field("player_id"),
+            ],
+        };
+        let ctx = KeyContext {
+            entity: "Score",
+            attribute: "sk",
+        };
+        let parsed = parse_key(ctx, &SK, "SCORE#00000000000000000042#p1", None).unwrap();
+        assert_eq!(parsed.decode::<u64>(0).unwrap(), 42);
+        assert!(parse_key(ctx, &SK, "GAME#g1", None).is_err());
     }
 }

@@ -3,12 +3,13 @@
 
 use futures::Stream;
 
-use crate::cursor::{self, Cursor, Fingerprint, ShardPosition};
-use crate::entity::ShardedEntity;
+use crate::access::cursor::{self, Cursor, Fingerprint, ShardPosition};
+use crate::access::entity::ShardedEntity;
+use crate::access::repo::Repo;
+use crate::access::scatter::{self, Engine, Plan, ShardFailure, SortCondition};
 use crate::error::{Error, KeyError};
-use crate::keys::{Segment, ShardKeys};
-use crate::repo::Repo;
-use crate::scatter::{self, Engine, Plan, ShardFailure, SortCondition};
+use crate::keys::shards::ShardKeys;
+use crate::keys::template::Segment;
 
 /// A scatter-gather query over every shard of one logical partition key, merged by sort key.
 ///
@@ -16,8 +17,8 @@ use crate::scatter::{self, Engine, Plan, ShardFailure, SortCondition};
 /// `Score::query_gsi1(&repo, "p1")`), then refined and run:
 ///
 /// ```no_run
-/// # use sharded_runtime::{Repo, ShardedEntity, query::Query, Error};
-/// # async fn demo<E: ShardedEntity + Send + 'static>(q: Query<'_, E>) -> Result<(), Error> {
+/// # use sharded::{Repo, ShardedEntity, Query, Error};
+/// # async fn demo<E: ShardedEntity + Send + 'static>(q: Query<E>) -> Result<(), Error> {
 /// let top10: Vec<E> = q.descending().limit(10).collect().await?;
 /// # Ok(()) }
 /// ```
@@ -25,8 +26,8 @@ use crate::scatter::{self, Engine, Plan, ShardFailure, SortCondition};
 /// Results come back in global sort-key order: `.collect()`, `.stream()`, or `.page(size,
 /// cursor)` for cursor paging. `.count()` counts matching items across shards.
 #[must_use = "a query does nothing until it is run with collect, stream, page or count"]
-pub struct Query<'r, E> {
-    repo: &'r Repo<E>,
+pub struct Query<E> {
+    repo: Repo<E>,
     index: Option<u8>,
     partitions: Result<ShardKeys, KeyError>,
     condition: Option<SortCondition>,
@@ -39,7 +40,7 @@ pub struct Query<'r, E> {
 /// One page of a cursor-paged query.
 ///
 /// ```no_run
-/// # use sharded_runtime::{query::Page, cursor::Cursor};
+/// # use sharded::{Page, Cursor};
 /// # fn demo<E>(page: Page<E>) {
 /// match page.cursor {
 ///     Some(next) => println!("{} items, more after {next}", page.items.len()),
@@ -48,6 +49,7 @@ pub struct Query<'r, E> {
 /// # }
 /// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Page<E> {
     /// The items of this page, in sort order.
     pub items: Vec<E>,
@@ -58,13 +60,14 @@ pub struct Page<E> {
 /// The results of a query run with partial results accepted, and the shards that failed.
 ///
 /// ```no_run
-/// # fn demo<E>(p: sharded_runtime::query::Partial<E>) {
+/// # fn demo<E>(p: sharded::Partial<E>) {
 /// if !p.failures.is_empty() {
 ///     eprintln!("{} shard(s) missing from this answer", p.failures.len());
 /// }
 /// # }
 /// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Partial<E> {
     /// Items of every shard that answered, merged in order.
     pub items: Vec<E>,
@@ -72,9 +75,9 @@ pub struct Partial<E> {
     pub failures: Vec<ShardFailure>,
 }
 
-impl<'r, E: ShardedEntity> Query<'r, E> {
+impl<E: ShardedEntity> Query<E> {
     pub(crate) fn new(
-        repo: &'r Repo<E>,
+        repo: Repo<E>,
         index: Option<u8>,
         partitions: Result<ShardKeys, KeyError>,
     ) -> Self {

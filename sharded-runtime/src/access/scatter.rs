@@ -19,10 +19,10 @@ use aws_sdk_dynamodb::Client;
 use futures::stream::{self, StreamExt};
 use tracing::Instrument;
 
-use crate::cursor::ShardPosition;
-use crate::entity::Item;
+use crate::access::cursor::ShardPosition;
+use crate::access::entity::Item;
+use crate::access::merge::{HeadHeap, SortValue};
 use crate::error::Error;
-use crate::merge::{HeadHeap, SortValue};
 
 /// A sort-key condition of a query, applied by DynamoDB in the key condition.
 ///
@@ -30,11 +30,12 @@ use crate::merge::{HeadHeap, SortValue};
 /// `sk_prefix_*` functions so they encode like the stored keys.
 ///
 /// ```
-/// use sharded_runtime::scatter::SortCondition;
+/// use sharded::SortCondition;
 /// let c = SortCondition::BeginsWith("SCORE#".into());
 /// assert_eq!(c.expression(), "begins_with(#sk, :sk0)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SortCondition {
     /// `begins_with(sk, prefix)`
     BeginsWith(String),
@@ -84,11 +85,12 @@ impl SortCondition {
 /// One failed shard of a query run with partial results accepted.
 ///
 /// ```
-/// # fn show(f: &sharded_runtime::scatter::ShardFailure) -> String {
+/// # fn show(f: &sharded::ShardFailure) -> String {
 /// format!("shard {} ({}) failed: {}", f.shard, f.partition_key, f.error)
 /// # }
 /// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct ShardFailure {
     /// The shard number.
     pub shard: u32,
@@ -120,7 +122,7 @@ pub(crate) struct Plan {
     pub page_size: Option<u32>,
     pub concurrency: usize,
     /// Where shard requests record consumed capacity and throttles, if anywhere.
-    pub stats: Option<std::sync::Arc<crate::stats::HotKeyStats>>,
+    pub stats: Option<std::sync::Arc<crate::capacity::stats::HotKeyStats>>,
     /// The shard count of the queried key, when it is sharded (for grouping in the stats).
     pub shards: Option<u32>,
 }
@@ -372,7 +374,10 @@ pub(crate) async fn query_shard(
     let pk = &plan.partitions[shard];
     let mut names = HashMap::from([
         ("#pk".to_owned(), plan.pk_attribute.to_owned()),
-        ("#et".to_owned(), crate::schema::ENTITY_ATTRIBUTE.to_owned()),
+        (
+            "#et".to_owned(),
+            crate::keys::schema::ENTITY_ATTRIBUTE.to_owned(),
+        ),
     ]);
     let mut values = HashMap::from([
         (":pk".to_owned(), AttributeValue::S(pk.clone())),

@@ -34,17 +34,17 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
-use crate::hash::fnv1a64;
+use crate::keys::hash::fnv1a64;
 
 const VERSION: u8 = 1;
 
 /// An opaque position in a scatter-gather query, to resume from with
-/// [`Query::page`](crate::query::Query::page).
+/// [`Query::page`](crate::access::query::Query::page).
 ///
 /// It is a plain string, safe in URLs: hand it to clients and take it back.
 ///
 /// ```
-/// use sharded_runtime::cursor::Cursor;
+/// use sharded::Cursor;
 /// let c: Cursor = "AQ".parse().unwrap(); // parsing only stores the text; checks happen on use
 /// assert_eq!(c.as_str(), "AQ");
 /// ```
@@ -80,7 +80,7 @@ impl From<String> for Cursor {
 /// Why a cursor was refused. Nothing is guessed: a refused cursor never yields a page.
 ///
 /// ```
-/// use sharded_runtime::cursor::CursorError;
+/// use sharded::CursorError;
 /// let e = CursorError::ShardCount { cursor: 10, query: 20 };
 /// assert!(e.to_string().contains("10 shards"));
 /// ```
@@ -116,7 +116,7 @@ pub enum CursorError {
 
 /// Where one shard stands.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ShardPosition {
+pub(crate) enum ShardPosition {
     /// Not queried yet: start at the beginning.
     Start,
     /// Every item was emitted.
@@ -131,15 +131,8 @@ pub enum ShardPosition {
 }
 
 /// A hash identifying a query, so a cursor cannot be replayed against another one.
-///
-/// ```
-/// use sharded_runtime::cursor::Fingerprint;
-/// let a = Fingerprint::new().part("Score").part("GAME#g1").finish();
-/// let b = Fingerprint::new().part("Score").part("GAME#g2").finish();
-/// assert_ne!(a, b);
-/// ```
 #[derive(Debug, Default)]
-pub struct Fingerprint(Vec<u8>);
+pub(crate) struct Fingerprint(Vec<u8>);
 
 impl Fingerprint {
     /// An empty fingerprint.
@@ -161,7 +154,7 @@ impl Fingerprint {
 }
 
 /// Encodes shard positions into a cursor.
-pub fn encode(fingerprint: u64, positions: &[ShardPosition]) -> Cursor {
+pub(crate) fn encode(fingerprint: u64, positions: &[ShardPosition]) -> Cursor {
     let mut out = Vec::with_capacity(16 + positions.len() * 48);
     out.push(VERSION);
     out.extend_from_slice(&fingerprint.to_be_bytes());
@@ -205,7 +198,7 @@ fn write_value(out: &mut Vec<u8>, value: &AttributeValue) {
 }
 
 /// Decodes a cursor, checking it against the query's fingerprint and shard count.
-pub fn decode(
+pub(crate) fn decode(
     cursor: &Cursor,
     fingerprint: u64,
     shards: u32,
@@ -396,5 +389,18 @@ mod tests {
         let mut truncated = c.as_str().to_owned();
         truncated.truncate(truncated.len() - 3);
         assert!(decode(&Cursor(truncated), 42, 4).is_err());
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! Examples of crate-internal items, kept as tests.
+    use super::*;
+
+    #[test]
+    fn example_fingerprint() {
+        let a = Fingerprint::new().part("Score").part("GAME#g1").finish();
+        let b = Fingerprint::new().part("Score").part("GAME#g2").finish();
+        assert_ne!(a, b);
     }
 }

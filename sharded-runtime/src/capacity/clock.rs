@@ -6,7 +6,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use sharded_runtime::clock::{Clock, ManualClock};
+//! use sharded::capacity::{Clock, ManualClock};
 //! let clock = ManualClock::new();
 //! let seen_by_collector = clock.clone(); // shares the same time
 //! clock.advance(Duration::from_secs(61));
@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 ///
 /// ```
 /// use std::time::Duration;
-/// use sharded_runtime::clock::{Clock, SystemClock};
+/// use sharded::capacity::{Clock, SystemClock};
 /// fn elapsed(clock: &dyn Clock, since: Duration) -> Duration {
 ///     clock.now().saturating_sub(since)
 /// }
@@ -41,7 +41,7 @@ pub trait Clock: Send + Sync + fmt::Debug {
 /// Reads the monotonic system clock ([`Instant`]); its origin is the moment it was created.
 ///
 /// ```
-/// use sharded_runtime::clock::{Clock, SystemClock};
+/// use sharded::capacity::{Clock, SystemClock};
 /// let clock = SystemClock::new();
 /// let a = clock.now();
 /// assert!(clock.now() >= a);
@@ -81,7 +81,7 @@ impl Clock for SystemClock {
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use sharded_runtime::clock::{Clock, ManualClock};
+/// use sharded::capacity::{Clock, ManualClock};
 /// let clock = ManualClock::new();
 /// let shared: Arc<dyn Clock> = Arc::new(clock.clone());
 /// clock.advance(Duration::from_millis(1500));

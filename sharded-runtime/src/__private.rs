@@ -1,0 +1,201 @@
+//! Items used by the code `#[derive(ShardedEntity)]` generates. Not a public API: no
+//! stability promise, hidden from the docs. Generated code reaches every runtime item through
+//! this one module, so the rest of the runtime can change freely.
+
+pub use crate::access::entity::{Item, ItemKeys, ShardedEntity};
+pub use crate::access::query::Query;
+pub use crate::access::repo::Repo;
+pub use crate::error::Error;
+pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
+pub use crate::keys::error::KeyError;
+pub use crate::keys::schema::{
+    EntitySchema, GsiSchema, PartitionKeySchema, Sharding, SortKeySchema, ENTITY_ATTRIBUTE,
+    MAX_SHARDS,
+};
+pub use crate::keys::shards::ShardKeys;
+pub use crate::keys::template::{
+    build_hashed_key, build_key, build_key_on_shard, build_key_prefix, build_random_key, parse_key,
+    shard_of, shard_of_text, KeyContext, KeyTemplate, ParsedKey, Segment,
+};
+pub use core::result::Result;
+pub use std::string::String;
+pub use std::vec::Vec;
+
+use crate::access::entity::ShardedEntity as Entity;
+
+/// One `GetItem` by physical key: the body of the generated `Entity::get`.
+pub async fn get_by_key<E: Entity>(
+    repo: &Repo<E>,
+    pk: String,
+    sk: Option<String>,
+) -> Result<Option<E>, Error> {
+    repo.get_by_key(pk, sk).await
+}
+
+/// Every shard's copy of a randomly sharded item: the body of `Entity::get_from_all_shards`.
+pub async fn get_from_all_shards<E: Entity>(
+    repo: &Repo<E>,
+    shards: ShardKeys,
+    sk: Option<String>,
+) -> Result<Vec<E>, Error> {
+    repo.get_from_all_shards(shards, sk).await
+}
+
+/// One `DeleteItem` by physical key: the body of the generated `Entity::delete`.
+pub async fn delete_by_key<E: Entity>(
+    repo: &Repo<E>,
+    pk: String,
+    sk: Option<String>,
+) -> Result<(), Error> {
+    repo.delete_by_key(pk, sk).await
+}
+
+/// A scatter-gather query over every shard of a logical key: the body of the generated
+/// `query*` functions.
+pub fn query_shards<E: Entity>(
+    repo: &Repo<E>,
+    index: Option<u8>,
+    shards: Result<ShardKeys, KeyError>,
+) -> Query<E> {
+    repo.query_shards(index, shards)
+}
+
+/// Autoref specialisation: `(&Probe(&v)).part()` is `&v as &dyn KeyPart` when the value's
+/// type has a `KeyPart`, and otherwise resolves to [`FallbackProbe`], so a key field type
+/// without an encoding is reported once, by [`assert_key_part`] at the user's type, and
+/// not again at every generated builder.
+pub struct Probe<'a, T: ?Sized>(pub &'a T);
+
+/// The `KeyPart` path of [`Probe`].
+pub trait KeyPartProbe {
+    /// The value as a key part.
+    fn part(&self) -> &dyn KeyPart;
+}
+
+impl<T: KeyPart + ?Sized> KeyPartProbe for Probe<'_, T> {
+    fn part(&self) -> &dyn KeyPart {
+        // `&&T` coerces because `&T: KeyPart` for every `T: KeyPart + ?Sized`.
+        &self.0
+    }
+}
+
+/// The fallback of [`Probe`], reached only when compilation already failed.
+pub trait FallbackProbe {
+    /// A key part that refuses to encode.
+    fn part(&self) -> &dyn KeyPart;
+}
+
+impl<T: ?Sized> FallbackProbe for &Probe<'_, T> {
+    fn part(&self) -> &dyn KeyPart {
+        &Unencodable
+    }
+}
+
+struct Unencodable;
+
+impl KeyPart for Unencodable {
+    fn write_key(&self, _: &mut String) -> Result<(), crate::keys::encoding::KeyPartError> {
+        Err(crate::keys::encoding::KeyPartError::invalid(
+            "this type has no key encoding",
+        ))
+    }
+}
+
+/// The same trick for decoding: `(&DecodeProbe::<T>::new()).decode_at(&parsed, i)`.
+pub struct DecodeProbe<T>(core::marker::PhantomData<fn() -> T>);
+
+impl<T> DecodeProbe<T> {
+    /// A probe for `T`.
+    pub fn new() -> Self {
+        DecodeProbe(core::marker::PhantomData)
+    }
+}
+
+impl<T> Default for DecodeProbe<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The `KeyPartDecode` path of [`DecodeProbe`].
+pub trait DecodeVia<T> {
+    /// Decodes field `index` of `parsed`.
+    fn decode_at(
+        &self,
+        parsed: &crate::keys::template::ParsedKey<'_>,
+        index: usize,
+    ) -> Result<T, KeyError>;
+}
+
+impl<T: KeyPartDecode> DecodeVia<T> for DecodeProbe<T> {
+    fn decode_at(
+        &self,
+        parsed: &crate::keys::template::ParsedKey<'_>,
+        index: usize,
+    ) -> Result<T, KeyError> {
+        parsed.decode::<T>(index)
+    }
+}
+
+/// The fallback of [`DecodeProbe`], reached only when compilation already failed.
+pub trait DecodeFallback<T> {
+    /// Always an error.
+    fn decode_at(
+        &self,
+        parsed: &crate::keys::template::ParsedKey<'_>,
+        index: usize,
+    ) -> Result<T, KeyError>;
+}
+
+impl<T> DecodeFallback<T> for &DecodeProbe<T> {
+    fn decode_at(&self, _: &crate::keys::template::ParsedKey<'_>, _: usize) -> Result<T, KeyError> {
+        Err(KeyError::Arity {
+            entity: "",
+            attribute: "",
+            template: "",
+        })
+    }
+}
+
+/// Requires `T: KeyPart` at compile time; the derive spans the call at the field's type so
+/// an unsupported type is reported there.
+pub const fn assert_key_part<T: KeyPart + ?Sized>() {}
+
+/// Requires `T: KeyPartDecode`, for fields that are parsed back out of keys.
+pub const fn assert_key_part_decode<T: KeyPartDecode>() {}
+
+static FALLBACK_TEMPLATE: KeyTemplate = KeyTemplate::new("", &[]);
+
+/// The schema of the stub impl emitted next to derive errors; never used at run time
+/// because the crate does not compile.
+pub static FALLBACK_SCHEMA: EntitySchema = EntitySchema::new(
+    "",
+    None,
+    PartitionKeySchema::new("pk", &FALLBACK_TEMPLATE, Sharding::None),
+    None,
+    &[],
+);
+
+/// The body of the stub impl's `item_keys`.
+pub fn fallback_item_keys() -> Result<ItemKeys, KeyError> {
+    Err(KeyError::Arity {
+        entity: "",
+        attribute: "pk",
+        template: "",
+    })
+}
+
+/// The identity an identity-sharded GSI hashes: the logical partition key, `#`, and the
+/// sort key (if any). Stable across re-puts of the same item, also for random base shards.
+pub fn identity(logical_pk: &str, sk: Option<&str>) -> String {
+    match sk {
+        Some(sk) => {
+            let mut s = String::with_capacity(logical_pk.len() + sk.len() + 1);
+            s.push_str(logical_pk);
+            s.push('#');
+            s.push_str(sk);
+            s
+        }
+        None => logical_pk.to_owned(),
+    }
+}

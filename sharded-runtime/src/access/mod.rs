@@ -1,0 +1,23 @@
+//! Data access: the repository, the scatter-gather engine and what it needs.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | [`entity`] | the `ShardedEntity` trait and item conversion |
+//! | [`repo`] | `Repo`: puts, point lookups, deletes and batches of one entity |
+//! | [`query`] | `Query`: the typed scatter-gather query builder |
+//! | [`scatter`] | the engine: bounded concurrent fan-out, lazy per-shard paging |
+//! | [`merge`] | the k-way heap merge in DynamoDB's sort order |
+//! | [`cursor`] | the versioned, integrity-checked cross-shard cursor |
+//! | [`batch`] | batch writes and reads with retries that lose nothing |
+//! | [`counter`] | `ShardedCounter`: the vote-counter pattern |
+//! | [`table`] | creating a table from a table definition |
+
+pub mod batch;
+pub mod counter;
+pub mod cursor;
+pub mod entity;
+pub mod merge;
+pub mod query;
+pub mod repo;
+pub mod scatter;
+pub mod table;

@@ -1,0 +1,34 @@
+//! Capacity: what a request costs, what one key can take, and where the load goes.
+//!
+//! - **Units**: [`item_size`], [`write_units`], [`read_units`]: DynamoDB's arithmetic,
+//!   defined once and used by the repository, the report, the planner and the test kit.
+//! - **Limits**: [`PerKeyLimits`], the per-partition-key cap that sharding works around.
+//! - **The hot-key report**: [`HotKeyStats`] collects consumed capacity per physical key
+//!   (attach it with `Repo::with_stats`); [`HotKeyReport`] names the hot keys and what to do.
+//! - **The planner**: [`plan`] turns a peak load into a shard count, showing its arithmetic.
+//! - **Time**: [`Clock`], so rates can be tested with a [`ManualClock`].
+//!
+//! ```
+//! use sharded::capacity::{plan, PlanInput};
+//! // A viral game: 7,000 writes/s of 1 KB scores onto one logical key.
+//! let plan = plan(&PlanInput::new(7_000.0, 1_024)).unwrap();
+//! assert_eq!(plan.base.derive_n(), Some(10));
+//! ```
+
+pub(crate) mod clock;
+pub(crate) mod limits;
+pub(crate) mod planner;
+pub(crate) mod stats;
+pub(crate) mod units;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use limits::PerKeyLimits;
+pub use planner::{
+    plan, GsiLoad, KeyPlan, PlanError, PlanInput, PlanWarning, ShardPlan, UnitKind,
+    DEFAULT_HEADROOM,
+};
+pub use stats::{HotKeyFlag, HotKeyReport, HotKeyStats, HotKeyThresholds, KeyActivity};
+pub use units::{
+    item_size, read_units, transactional_write_units, write_units, Consistency, ITEM_SIZE_LIMIT,
+    READ_UNIT_BYTES, WRITE_UNIT_BYTES,
+};

@@ -1,0 +1,87 @@
+//! Errors of the key model: a key that cannot be built or parsed.
+
+/// A key could not be built or parsed.
+///
+/// Every variant names the entity, the key attribute and, where there is one, the field, so
+/// the message points at the value to fix.
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// use sharded::{KeyError, ShardedEntity};
+///
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[pk(template = "USER#{id}")]
+/// struct User { id: String }
+///
+/// let err = User::pk("").unwrap_err();
+/// assert!(matches!(err, KeyError::EmptyValue { field: "id", .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// A key field holds an empty string.
+    #[error(
+        "`{entity}.{field}` is empty, but it is part of the `{attribute}` key: DynamoDB keys cannot \
+         hold empty values and an empty field would make the key ambiguous; give `{field}` a \
+         non-empty value"
+    )]
+    EmptyValue {
+        /// The entity type.
+        entity: &'static str,
+        /// The key attribute being built.
+        attribute: &'static str,
+        /// The empty field.
+        field: &'static str,
+    },
+    /// A key field's value has no key encoding (e.g. a timestamp outside the years 0..=9999).
+    #[error("`{entity}.{field}` cannot be written into the `{attribute}` key: {reason}")]
+    Unencodable {
+        /// The entity type.
+        entity: &'static str,
+        /// The key attribute being built.
+        attribute: &'static str,
+        /// The field.
+        field: &'static str,
+        /// Why the value has no encoding.
+        reason: String,
+    },
+    /// A shard number outside `0..n` was asked for.
+    #[error(
+        "shard {shard} does not exist for the `{attribute}` key of {entity}: shards are 0..{n}"
+    )]
+    ShardOutOfRange {
+        /// The entity type.
+        entity: &'static str,
+        /// The key attribute.
+        attribute: &'static str,
+        /// The shard asked for.
+        shard: u32,
+        /// The shard count.
+        n: u32,
+    },
+    /// A physical key does not match its template.
+    #[error("`{key}` is not a `{attribute}` key of {entity} (template `{template}`): {reason}")]
+    Malformed {
+        /// The entity type.
+        entity: &'static str,
+        /// The key attribute.
+        attribute: &'static str,
+        /// The template the key should match.
+        template: &'static str,
+        /// The key as given.
+        key: String,
+        /// What did not match.
+        reason: String,
+    },
+    /// Generated code passed the wrong number of values for a template. This is a bug in
+    /// `sharded`, not in your code: please report it.
+    #[error("internal error: wrong number of values for the `{attribute}` template `{template}` of {entity}")]
+    Arity {
+        /// The entity type.
+        entity: &'static str,
+        /// The key attribute.
+        attribute: &'static str,
+        /// The template.
+        template: &'static str,
+    },
+}

@@ -1,0 +1,22 @@
+//! The key model: how field values become physical partition and sort keys, and back.
+//!
+//! Pure data and arithmetic: no AWS types, no network, no clock. Everything here can be used
+//! and tested alone, and the derive's generated code describes an entity's keys with the
+//! `const fn` constructors of [`schema`] and [`template`], so these types can grow new kinds
+//! of layout without breaking the code users compiled.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | [`encoding`] | `KeyPart`: how one value is written into a key so keys sort like values |
+//! | [`template`] | key templates: building physical keys and parsing them back |
+//! | [`shards`] | the physical keys of one logical key, and random shards |
+//! | [`hash`] | the shard hash specification and its test vectors |
+//! | [`schema`] | the static description of an entity's keys; table definitions |
+//! | [`error`] | `KeyError` |
+
+pub mod encoding;
+pub mod error;
+pub mod hash;
+pub mod schema;
+pub mod shards;
+pub mod template;

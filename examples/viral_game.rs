@@ -18,11 +18,11 @@ use std::time::{Duration, Instant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
-use sharded::emulator::{KeyLimitEmulator, KeyLimits};
-use sharded::local::{unique_table_name, DynamoDbLocal};
 use sharded::planner::{plan, PlanInput};
 use sharded::stats::HotKeyStats;
 use sharded::{Error, Repo, ShardedEntity};
+use sharded_testkit::emulator::{KeyLimitEmulator, KeyLimits};
+use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 macro_rules! leaderboards {
     ($($name:ident = $n:literal),* $(,)?) => {$(

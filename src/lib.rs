@@ -30,12 +30,14 @@
 //! `Score::get(&repo, ..)` (one `GetItem` on the right shard), `Score::query(&repo, "g1")` and
 //! `Score::query_gsi1(&repo, "p1")` (scatter-gather [`Query`] builders), and `repo.put`,
 //! `repo.batch_put`, ... . The README is the guide: attributes, key encoding, the hash
-//! specification, the engine, and the local tools (`local`, `faults`, `emulator`, behind the
-//! `local` feature) that start DynamoDB Local and make its per-key limits real.
+//! specification, the engine, and the local tools that start DynamoDB Local and make its
+//! per-key limits real (the `sharded-testkit` crate, a dev-dependency: nothing of it ships
+//! with your service).
 //!
 //! The derive's attributes are documented on [`ShardedEntity`](derive@ShardedEntity) and in
 //! the `sharded-derive` crate.
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub use sharded_derive::ShardedEntity;
 pub use sharded_runtime::*;

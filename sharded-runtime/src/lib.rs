@@ -2,7 +2,9 @@
 //! conversion and table definitions, called by the code `#[derive(ShardedEntity)]` generates.
 //!
 //! Use it through the `sharded` facade crate; this crate is split out so generated code stays
-//! thin and the logic is written (and tested) once.
+//! thin and the logic is written (and tested) once. The DynamoDB Local harness, fault
+//! injection and the per-key limit emulator are not here: they live in `sharded-testkit`, so
+//! the code users deploy holds no process management and no `unsafe`.
 //!
 //! | module | what it holds |
 //! |---|---|
@@ -23,9 +25,6 @@
 //! | [`planner`] | [`plan`]: the shard count for a load, with the arithmetic shown |
 //! | [`clock`] | time that tests can control, for rates and the emulator |
 //! | [`error`] | [`Error`] and [`KeyError`] |
-//! | `local` (feature `local`) | the DynamoDB Local harness for tests and examples |
-//! | `faults` (feature `local`) | SDK-level latency and fault injection, request counts |
-//! | `emulator` (feature `local`) | DynamoDB's per-partition-key limits in front of DynamoDB Local |
 //!
 //! ```
 //! use sharded_runtime::hash::shard_of_bytes;
@@ -33,22 +32,17 @@
 //! assert_eq!(shard_of_bytes(b"player-1", 10), 0);
 //! ```
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod batch;
 pub mod clock;
 pub mod counter;
 pub mod cursor;
-#[cfg(feature = "local")]
-pub mod emulator;
 pub mod encoding;
 pub mod entity;
 pub mod error;
-#[cfg(feature = "local")]
-pub mod faults;
 pub mod hash;
 pub mod keys;
-#[cfg(feature = "local")]
-pub mod local;
 pub mod merge;
 pub mod planner;
 pub mod query;

@@ -50,8 +50,7 @@ pub const DEFAULT_HEADROOM: f64 = 0.3;
 /// The throughput one partition key value can take, in capacity units per second.
 ///
 /// DynamoDB's documented per-partition limits are the default; lower them to plan against a
-/// stricter budget (or to model a test environment). The `local` emulator's
-/// `emulator::KeyLimits` converts into this type (dropping its burst window).
+/// stricter budget (or to model a test environment).
 ///
 /// ```
 /// use sharded_runtime::planner::PerKeyLimits;
@@ -72,18 +71,6 @@ impl PerKeyLimits {
         write_units_per_second: 1_000.0,
         read_units_per_second: 3_000.0,
     };
-}
-
-/// The emulator's limits without its burst window, so a test can plan and report against
-/// the limits it emulates.
-#[cfg(feature = "local")]
-impl From<crate::emulator::KeyLimits> for PerKeyLimits {
-    fn from(limits: crate::emulator::KeyLimits) -> Self {
-        PerKeyLimits {
-            write_units_per_second: limits.write_units_per_second,
-            read_units_per_second: limits.read_units_per_second,
-        }
-    }
 }
 
 impl Default for PerKeyLimits {

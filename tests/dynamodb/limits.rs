@@ -10,9 +10,9 @@ use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::clock::ManualClock;
-use sharded::emulator::{KeyLimitEmulator, KeyLimits};
-use sharded::local::unique_table_name;
 use sharded::{Error, Repo, RetryPolicy, ShardedEntity};
+use sharded_testkit::emulator::{KeyLimitEmulator, KeyLimits};
+use sharded_testkit::local::unique_table_name;
 
 use crate::entities::{score, Score};
 use crate::support::local;

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use sharded::faults::Faults;
 use sharded::{Error, Repo};
+use sharded_testkit::faults::Faults;
 
 use crate::entities::{score, Badge, Comment, Event, Score};
 use crate::support::{faulty, repo};

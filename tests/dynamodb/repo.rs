@@ -1,8 +1,8 @@
 //! Point operations of the repository: put, put_new, get, delete, and what is refused before
 //! anything is sent.
 
-use sharded::faults::Faults;
 use sharded::{Error, KeyError};
+use sharded_testkit::faults::Faults;
 
 use crate::entities::{score, LogLine, Score};
 use crate::support::{faulty, repo};

@@ -31,8 +31,8 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use sharded_runtime::emulator::{KeyLimitEmulator, KeyLimits};
-//! use sharded_runtime::local::DynamoDbLocal;
+//! use sharded_testkit::emulator::{KeyLimitEmulator, KeyLimits};
+//! use sharded_testkit::local::DynamoDbLocal;
 //!
 //! let local = DynamoDbLocal::shared().await?;
 //! // 100 WCU / 300 RCU per key, 1 s of burst: a 5x overload shows within a second.
@@ -59,13 +59,16 @@ use aws_smithy_types::body::SdkBody;
 use aws_smithy_types::byte_stream::ByteStream;
 use serde_json::{json, Map, Value};
 
-use crate::clock::{Clock, SystemClock};
-use crate::schema::TableDefinition;
+use sharded_runtime::clock::{Clock, SystemClock};
+use sharded_runtime::schema::TableDefinition;
+use sharded_runtime::size::item_size;
+
+use crate::item::item_from_json;
 
 /// Per-key throughput limits.
 ///
 /// ```
-/// use sharded_runtime::emulator::KeyLimits;
+/// use sharded_testkit::emulator::KeyLimits;
 /// let tenth = KeyLimits::scaled(0.1);
 /// assert_eq!(tenth.write_units_per_second, 100.0);
 /// assert_eq!(tenth.read_units_per_second, 300.0);
@@ -113,12 +116,12 @@ impl Default for KeyLimits {
     }
 }
 
-pub use crate::size::{read_units, write_units};
+pub use sharded_runtime::size::{read_units, write_units};
 
 /// What the emulator has seen.
 ///
 /// ```
-/// let c = sharded_runtime::emulator::EmulatorCounts::default();
+/// let c = sharded_testkit::emulator::EmulatorCounts::default();
 /// assert_eq!(c.throttled, 0);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -392,7 +395,7 @@ impl KeyLimitEmulator {
         item: &Value,
         transactional: bool,
     ) -> Vec<Charge> {
-        let units = write_units(json_item_size(item), transactional);
+        let units = write_units(item_size(&item_from_json(item)), transactional);
         let mut charges = Vec::new();
         if let Some(pk) = key_text(&item[&keys.partition_key]) {
             charges.push(charge(table, None, pk, Kind::Write, units));
@@ -699,49 +702,6 @@ fn query_partition_value(body: &Value, attr: &str) -> Option<String> {
     None
 }
 
-/// DynamoDB's size of an item in its JSON wire form (see [`crate::size::item_size`]).
-fn json_item_size(item: &Value) -> usize {
-    item.as_object()
-        .map(|m| m.iter().map(|(k, v)| k.len() + json_value_size(v)).sum())
-        .unwrap_or(0)
-}
-
-fn json_value_size(value: &Value) -> usize {
-    let Some((tag, inner)) = value.as_object().and_then(|m| m.iter().next()) else {
-        return 0;
-    };
-    let text_len = |v: &Value| v.as_str().map_or(0, str::len);
-    let number = |v: &Value| crate::size::number_size(v.as_str().unwrap_or(""));
-    let binary = |v: &Value| text_len(v) * 3 / 4;
-    let list = |v: &Value| v.as_array().map(|a| a.as_slice()).unwrap_or(&[]).to_vec();
-    match tag.as_str() {
-        "S" => text_len(inner),
-        "N" => number(inner),
-        "B" => binary(inner),
-        "BOOL" | "NULL" => 1,
-        "SS" => list(inner).iter().map(text_len).sum(),
-        "NS" => list(inner).iter().map(number).sum(),
-        "BS" => list(inner).iter().map(binary).sum(),
-        "L" => {
-            3 + list(inner)
-                .iter()
-                .map(|e| 1 + json_value_size(e))
-                .sum::<usize>()
-        }
-        "M" => {
-            3 + inner
-                .as_object()
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| 1 + k.len() + json_value_size(v))
-                        .sum::<usize>()
-                })
-                .unwrap_or(0)
-        }
-        _ => 0,
-    }
-}
-
 fn replace_body(request: &mut HttpRequest, body: &Value) {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     request
@@ -894,7 +854,7 @@ impl HttpConnector for EmulatedConnector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ManualClock;
+    use sharded_runtime::clock::ManualClock;
 
     fn emulator(clock: &ManualClock) -> KeyLimitEmulator {
         let e = KeyLimitEmulator::with_clock(
@@ -993,6 +953,6 @@ mod tests {
     #[test]
     fn json_sizes_match_the_sdk_item_size() {
         let item = json!({"s": {"S": "héllo"}, "n": {"N": "12345"}, "b": {"BOOL": true}, "l": {"L": [{"S": "ab"}]}});
-        assert_eq!(json_item_size(&item), 7 + 5 + 2 + 7);
+        assert_eq!(item_size(&item_from_json(&item)), 7 + 5 + 2 + 7);
     }
 }

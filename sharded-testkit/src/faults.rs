@@ -7,8 +7,8 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use sharded_runtime::faults::Faults;
-//! use sharded_runtime::local::DynamoDbLocal;
+//! use sharded_testkit::faults::Faults;
+//! use sharded_testkit::local::DynamoDbLocal;
 //!
 //! let local = DynamoDbLocal::shared().await?;
 //! let faults = Faults::new();
@@ -149,13 +149,13 @@ impl Faults {
             Some((
                 400,
                 "ProvisionedThroughputExceededException",
-                "The level of configured provisioned throughput for the table was exceeded. (injected by sharded::faults)",
+                "The level of configured provisioned throughput for the table was exceeded. (injected by sharded_testkit::faults)",
             ))
         } else if names(&self.state.failing) {
             Some((
                 500,
                 "InternalServerError",
-                "Internal server error (injected by sharded::faults)",
+                "Internal server error (injected by sharded_testkit::faults)",
             ))
         } else {
             None

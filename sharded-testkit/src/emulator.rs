@@ -48,12 +48,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aws_config::SdkConfig;
-use aws_smithy_runtime_api::client::http::{
-    HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient,
-    SharedHttpConnector,
-};
+use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
-use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::http::StatusCode;
 use aws_smithy_types::body::SdkBody;
 use aws_smithy_types::byte_stream::ByteStream;
@@ -63,7 +60,9 @@ use sharded_runtime::clock::{Clock, SystemClock};
 use sharded_runtime::schema::TableDefinition;
 use sharded_runtime::size::item_size;
 
+use crate::intercept::{self, Intercept, Next};
 use crate::item::item_from_json;
+use crate::response::{bytes_response, error_body, json_response, THROUGHPUT_EXCEEDED};
 
 /// Per-key throughput limits.
 ///
@@ -267,24 +266,18 @@ impl KeyLimitEmulator {
 
     /// Wraps an HTTP client so its requests are metered.
     pub fn wrap(&self, inner: SharedHttpClient) -> SharedHttpClient {
-        SharedHttpClient::new(EmulatedClient {
-            inner,
-            emulator: self.clone(),
-        })
+        intercept::wrap(inner, self.clone())
     }
 
     /// The HTTP client of `sdk_config` (or the SDK's default) with metering, for a client
     /// configured by hand (retry settings, interceptors).
     pub fn http_client(&self, sdk_config: &SdkConfig) -> SharedHttpClient {
-        self.wrap(crate::faults::base_http_client(sdk_config))
+        self.wrap(intercept::base_http_client(sdk_config))
     }
 
     /// A DynamoDB client from `sdk_config` whose requests are metered.
     pub fn client(&self, sdk_config: &SdkConfig) -> aws_sdk_dynamodb::Client {
-        let config = aws_sdk_dynamodb::config::Builder::from(sdk_config)
-            .http_client(self.http_client(sdk_config))
-            .build();
-        aws_sdk_dynamodb::Client::from_conf(config)
+        intercept::client(sdk_config, self.clone())
     }
 
     fn capacity_and_rate(&self, kind: Kind) -> (f64, f64) {
@@ -411,35 +404,30 @@ impl KeyLimitEmulator {
 
     async fn handle(
         &self,
-        inner: SharedHttpConnector,
+        next: Next,
         mut request: HttpRequest,
-    ) -> Result<HttpResponse, ConnectorErr> {
-        let operation = request
-            .headers()
-            .get("x-amz-target")
-            .and_then(|t| t.rsplit('.').next())
-            .unwrap_or("")
-            .to_owned();
+    ) -> Result<HttpResponse, ConnectorError> {
+        let operation = intercept::operation(&request).unwrap_or("").to_owned();
         let Some(mut body) = request
             .body()
             .bytes()
             .and_then(|b| serde_json::from_slice::<Value>(b).ok())
         else {
-            return inner.call(request).await;
+            return next.send(request).await;
         };
         if operation == "CreateTable" {
             self.learn(&body);
-            return inner.call(request).await;
+            return next.send(request).await;
         }
         let table_name = body["TableName"].as_str().map(str::to_owned);
         match operation.as_str() {
             "PutItem" | "GetItem" | "Query" | "UpdateItem" | "DeleteItem" => {
                 let Some(table) = table_name else {
-                    return inner.call(request).await;
+                    return next.send(request).await;
                 };
                 let Some(keys) = self.table(&table) else {
                     lock(&self.state.counts).unmetered += 1;
-                    return inner.call(request).await;
+                    return next.send(request).await;
                 };
                 let consistent = body["ConsistentRead"].as_bool().unwrap_or(false);
                 let read_estimate = read_units(0, consistent, false);
@@ -487,7 +475,7 @@ impl KeyLimitEmulator {
                 }
                 self.count(1, &[]);
                 let Some(estimate) = settle_kind else {
-                    return inner.call(request).await;
+                    return next.send(request).await;
                 };
                 // Ask for the real consumption, settle the estimate, and hide the extra field
                 // from a caller that did not ask for it.
@@ -498,25 +486,25 @@ impl KeyLimitEmulator {
                     body["ReturnConsumedCapacity"] = json!("TOTAL");
                     replace_body(&mut request, &body);
                 }
-                let response = inner.call(request).await?;
+                let response = next.send(request).await?;
                 let (response, consumed) = read_consumed(response, !asked).await?;
                 if let (Some(actual), Some(first)) = (consumed, charges.first()) {
                     self.settle(&first.bucket, actual - estimate);
                 }
                 Ok(response)
             }
-            "BatchWriteItem" => self.batch_write(inner, request, body).await,
-            "BatchGetItem" => self.batch_get(inner, request, body).await,
-            _ => inner.call(request).await,
+            "BatchWriteItem" => self.batch_write(next, request, body).await,
+            "BatchGetItem" => self.batch_get(next, request, body).await,
+            _ => next.send(request).await,
         }
     }
 
     async fn batch_write(
         &self,
-        inner: SharedHttpConnector,
+        next: Next,
         request: HttpRequest,
         mut body: Value,
-    ) -> Result<HttpResponse, ConnectorErr> {
+    ) -> Result<HttpResponse, ConnectorError> {
         let mut split = BatchSplit::default();
         if let Some(tables) = body["RequestItems"].as_object_mut() {
             for (table, requests) in tables.iter_mut() {
@@ -560,16 +548,16 @@ impl KeyLimitEmulator {
             }
             tables.retain(|_, v| v.as_array().is_some_and(|a| !a.is_empty()));
         }
-        self.forward_split(inner, request, &body, split, "UnprocessedItems", false)
+        self.forward_split(next, request, &body, split, "UnprocessedItems", false)
             .await
     }
 
     async fn batch_get(
         &self,
-        inner: SharedHttpConnector,
+        next: Next,
         request: HttpRequest,
         mut body: Value,
-    ) -> Result<HttpResponse, ConnectorErr> {
+    ) -> Result<HttpResponse, ConnectorError> {
         let mut split = BatchSplit::default();
         if let Some(tables) = body["RequestItems"].as_object_mut() {
             for (table, spec) in tables.iter_mut() {
@@ -614,7 +602,7 @@ impl KeyLimitEmulator {
             }
             tables.retain(|_, v| v["Keys"].as_array().is_some_and(|a| !a.is_empty()));
         }
-        self.forward_split(inner, request, &body, split, "UnprocessedKeys", true)
+        self.forward_split(next, request, &body, split, "UnprocessedKeys", true)
             .await
     }
 
@@ -623,13 +611,13 @@ impl KeyLimitEmulator {
     /// response's unprocessed map.
     async fn forward_split(
         &self,
-        inner: SharedHttpConnector,
+        next: Next,
         mut request: HttpRequest,
         body: &Value,
         split: BatchSplit,
         field: &str,
         keys_spec: bool,
-    ) -> Result<HttpResponse, ConnectorErr> {
+    ) -> Result<HttpResponse, ConnectorError> {
         self.count(split.admitted, &split.throttled);
         if split.kept == 0 {
             if let Some(first) = split.throttled.first() {
@@ -637,10 +625,10 @@ impl KeyLimitEmulator {
             }
         }
         if split.unprocessed.is_empty() {
-            return inner.call(request).await;
+            return next.send(request).await;
         }
         replace_body(&mut request, body);
-        let response = inner.call(request).await?;
+        let response = next.send(request).await?;
         merge_unprocessed(response, field, split.unprocessed, keys_spec).await
     }
 }
@@ -655,8 +643,6 @@ struct BatchSplit {
     /// Entries left in the request (admitted or unmetered).
     kept: usize,
 }
-
-type ConnectorErr = aws_smithy_runtime_api::client::result::ConnectorError;
 
 fn charge(table: &str, index: Option<&str>, key: String, kind: Kind, units: f64) -> Charge {
     Charge {
@@ -710,42 +696,24 @@ fn replace_body(request: &mut HttpRequest, body: &Value) {
     *request.body_mut() = SdkBody::from(bytes);
 }
 
-fn json_response(status: u16, body: &Value) -> HttpResponse {
-    let bytes = serde_json::to_vec(body).unwrap_or_default();
-    let status = StatusCode::try_from(status)
-        .unwrap_or_else(|_| StatusCode::try_from(500).expect("500 is valid"));
-    let mut response = HttpResponse::new(status, SdkBody::from(bytes));
-    response
-        .headers_mut()
-        .insert("content-type", "application/x-amz-json-1.0");
-    response
-        .headers_mut()
-        .insert("x-amzn-requestid", "sharded-emulator");
-    response
-}
-
 /// DynamoDB's answer to a hot key: 400, `ProvisionedThroughputExceededException`, and why.
 fn throttled_response(over: &Charge) -> HttpResponse {
-    json_response(
-        400,
-        &json!({
-            "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
-            "message": format!(
-                "The level of configured provisioned throughput for the {} was exceeded for partition key value `{}` (emulated per-key limit)",
-                if over.bucket.index.is_some() { "index" } else { "table" },
-                over.bucket.key
-            ),
-            "ThrottlingReasons": [{ "reason": over.reason(), "resource": over.resource() }],
-        }),
-    )
+    let message = format!(
+        "The level of configured provisioned throughput for the {} was exceeded for partition key value `{}` (emulated per-key limit)",
+        if over.bucket.index.is_some() { "index" } else { "table" },
+        over.bucket.key
+    );
+    let mut body = error_body(THROUGHPUT_EXCEEDED, &message);
+    body["ThrottlingReasons"] = json!([{ "reason": over.reason(), "resource": over.resource() }]);
+    json_response(400, &body)
 }
 
-async fn read_body(response: HttpResponse) -> Result<(StatusCode, Vec<u8>), ConnectorErr> {
+async fn read_body(response: HttpResponse) -> Result<(StatusCode, Vec<u8>), ConnectorError> {
     let status = response.status();
     let bytes = ByteStream::new(response.into_body())
         .collect()
         .await
-        .map_err(|e| ConnectorErr::io(Box::new(e)))?
+        .map_err(|e| ConnectorError::io(Box::new(e)))?
         .into_bytes();
     Ok((status, bytes.to_vec()))
 }
@@ -755,13 +723,13 @@ async fn read_body(response: HttpResponse) -> Result<(StatusCode, Vec<u8>), Conn
 async fn read_consumed(
     response: HttpResponse,
     strip: bool,
-) -> Result<(HttpResponse, Option<f64>), ConnectorErr> {
+) -> Result<(HttpResponse, Option<f64>), ConnectorError> {
     if !response.status().is_success() {
         return Ok((response, None));
     }
     let (status, bytes) = read_body(response).await?;
     let Ok(mut body) = serde_json::from_slice::<Value>(&bytes) else {
-        return Ok((rebuild(status, bytes), None));
+        return Ok((bytes_response(status, bytes), None));
     };
     let consumed = body["ConsumedCapacity"]["CapacityUnits"].as_f64();
     if strip {
@@ -770,15 +738,7 @@ async fn read_consumed(
         }
         return Ok((json_response(status.as_u16(), &body), consumed));
     }
-    Ok((rebuild(status, bytes), consumed))
-}
-
-fn rebuild(status: StatusCode, bytes: Vec<u8>) -> HttpResponse {
-    let mut response = HttpResponse::new(status, SdkBody::from(bytes));
-    response
-        .headers_mut()
-        .insert("content-type", "application/x-amz-json-1.0");
-    response
+    Ok((bytes_response(status, bytes), consumed))
 }
 
 /// Adds the entries the emulator throttled to the response's unprocessed map.
@@ -787,13 +747,13 @@ async fn merge_unprocessed(
     field: &str,
     ours: Map<String, Value>,
     keys_spec: bool,
-) -> Result<HttpResponse, ConnectorErr> {
+) -> Result<HttpResponse, ConnectorError> {
     if !response.status().is_success() {
         return Ok(response);
     }
     let (status, bytes) = read_body(response).await?;
     let Ok(mut body) = serde_json::from_slice::<Value>(&bytes) else {
-        return Ok(rebuild(status, bytes));
+        return Ok(bytes_response(status, bytes));
     };
     if !body[field].is_object() {
         body[field] = Value::Object(Map::new());
@@ -818,36 +778,9 @@ async fn merge_unprocessed(
     Ok(json_response(status.as_u16(), &body))
 }
 
-#[derive(Debug)]
-struct EmulatedClient {
-    inner: SharedHttpClient,
-    emulator: KeyLimitEmulator,
-}
-
-impl HttpClient for EmulatedClient {
-    fn http_connector(
-        &self,
-        settings: &HttpConnectorSettings,
-        components: &RuntimeComponents,
-    ) -> SharedHttpConnector {
-        SharedHttpConnector::new(EmulatedConnector {
-            inner: self.inner.http_connector(settings, components),
-            emulator: self.emulator.clone(),
-        })
-    }
-}
-
-#[derive(Debug)]
-struct EmulatedConnector {
-    inner: SharedHttpConnector,
-    emulator: KeyLimitEmulator,
-}
-
-impl HttpConnector for EmulatedConnector {
-    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
-        let emulator = self.emulator.clone();
-        let inner = self.inner.clone();
-        HttpConnectorFuture::new(async move { emulator.handle(inner, request).await })
+impl Intercept for KeyLimitEmulator {
+    async fn call(self, request: HttpRequest, next: Next) -> Result<HttpResponse, ConnectorError> {
+        self.handle(next, request).await
     }
 }
 

@@ -37,5 +37,7 @@
 
 pub mod emulator;
 pub mod faults;
+mod intercept;
 mod item;
 pub mod local;
+mod response;

@@ -71,6 +71,21 @@ impl PerKeyLimits {
         write_units_per_second: 1_000.0,
         read_units_per_second: 3_000.0,
     };
+
+    /// DynamoDB's limits times `factor`, e.g. to overload a key in seconds in a test.
+    ///
+    /// ```
+    /// use sharded_runtime::planner::PerKeyLimits;
+    /// let tenth = PerKeyLimits::scaled(0.1);
+    /// assert_eq!(tenth.write_units_per_second, 100.0);
+    /// assert_eq!(tenth.read_units_per_second, 300.0);
+    /// ```
+    pub fn scaled(factor: f64) -> Self {
+        PerKeyLimits {
+            write_units_per_second: Self::DYNAMODB.write_units_per_second * factor,
+            read_units_per_second: Self::DYNAMODB.read_units_per_second * factor,
+        }
+    }
 }
 
 impl Default for PerKeyLimits {

@@ -11,7 +11,8 @@
 //! retries and error parsing, `sharded`'s error classification) runs as against DynamoDB.
 //!
 //! ```no_run
-//! use sharded_testkit::emulator::{KeyLimitEmulator, KeyLimits};
+//! use sharded_runtime::planner::PerKeyLimits;
+//! use sharded_testkit::emulator::KeyLimitEmulator;
 //! use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 //!
 //! #[tokio::main]
@@ -19,7 +20,7 @@
 //!     let local = DynamoDbLocal::shared().await?;
 //!     let sdk_config = local.sdk_config().await;
 //!     // A tenth of DynamoDB's per-key limits, 1 s of burst: a hot key throttles within a second.
-//!     let emulator = KeyLimitEmulator::new(KeyLimits::scaled(0.1).with_burst_seconds(1.0));
+//!     let emulator = KeyLimitEmulator::new(PerKeyLimits::scaled(0.1)).with_burst_seconds(1.0);
 //!     let client = emulator.client(&sdk_config);
 //!     let table = unique_table_name("orders");
 //!     // ... create `table` through `client` (the emulator learns its keys) and run the test ...

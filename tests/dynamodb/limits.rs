@@ -10,8 +10,9 @@ use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::clock::ManualClock;
+use sharded::planner::PerKeyLimits;
 use sharded::{Error, Repo, RetryPolicy, ShardedEntity};
-use sharded_testkit::emulator::{KeyLimitEmulator, KeyLimits};
+use sharded_testkit::emulator::KeyLimitEmulator;
 use sharded_testkit::local::unique_table_name;
 
 use crate::entities::{score, Score};
@@ -42,14 +43,12 @@ struct Vote {
 
 /// 10 write units/s and 30 read units/s per key, 1 s of burst, on a frozen clock.
 async fn emulated(clock: &ManualClock, sdk_attempts: u32) -> (KeyLimitEmulator, Client) {
-    let emulator = KeyLimitEmulator::with_clock(
-        KeyLimits {
-            write_units_per_second: 10.0,
-            read_units_per_second: 30.0,
-            burst_seconds: 1.0,
-        },
-        Arc::new(clock.clone()),
-    );
+    let emulator = KeyLimitEmulator::new(PerKeyLimits {
+        write_units_per_second: 10.0,
+        read_units_per_second: 30.0,
+    })
+    .with_burst_seconds(1.0)
+    .with_clock(Arc::new(clock.clone()));
     let sdk = local().await.sdk_config().await;
     let config = aws_sdk_dynamodb::config::Builder::from(&sdk)
         .http_client(emulator.http_client(&sdk))

@@ -11,7 +11,8 @@ use super::ENDPOINT_ENV;
 
 /// Why DynamoDB Local could not be provided; every message also says what to do about it.
 ///
-/// It is `Clone` because [`DynamoDbLocal::shared`] hands the same failure to every caller.
+/// It is `Clone` because [`DynamoDbLocal::shared`](super::DynamoDbLocal::shared) hands the
+/// same failure to every caller.
 ///
 /// ```no_run
 /// use sharded_testkit::local::{DynamoDbLocal, LocalError};

@@ -61,12 +61,10 @@ mod jvm;
 mod orphans;
 mod output;
 
-use std::collections::hash_map::RandomState;
 use std::ffi::OsStr;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use aws_config::{BehaviorVersion, SdkConfig};
 use aws_sdk_dynamodb::config::{Credentials, Region};
@@ -260,7 +258,7 @@ impl DynamoDbLocal {
 pub fn unique_table_name(prefix: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let suffix = format!("-{}-{count}-{}", std::process::id(), random_tag(count));
+    let suffix = format!("-{}-{count}-{}", std::process::id(), random_tag());
     let prefix = prefix
         .chars()
         .map(|c| {
@@ -274,24 +272,10 @@ pub fn unique_table_name(prefix: &str) -> String {
     prefix.chain(suffix.chars()).collect()
 }
 
-/// Six base-36 characters that differ between calls and between processes.
-fn random_tag(count: u64) -> String {
-    // `RandomState` is seeded randomly per process (and varies per call), which makes
-    // it a dependency-free source of randomness; the clock is mixed in for good measure.
-    let mut hasher = RandomState::new().build_hasher();
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos());
-    hasher.write_u128(nanos);
-    hasher.write_u64(count);
-    let mut bits = hasher.finish();
-    (0..6)
-        .map(|_| {
-            let digit = (bits % 36) as u32;
-            bits /= 36;
-            char::from_digit(digit, 36).unwrap_or('0')
-        })
-        .collect()
+/// Six base-36 characters that differ between calls and between processes (fastrand's
+/// per-thread generator, seeded from the clock and the thread).
+fn random_tag() -> String {
+    (0..6).map(|_| fastrand::digit(36)).collect()
 }
 
 /// Reads `DYNAMODB_ENDPOINT`; unset and empty both mean "start our own".

@@ -4,11 +4,12 @@
 //! `cargo bench --bench scatter_latency` (injected latency 10 ms, then 0 ms). Other latencies:
 //! `cargo bench --bench scatter_latency -- 25 0`; rounds: `SCATTER_ROUNDS=40` (default 25).
 //!
-//! One table on DynamoDB Local (`sharded::local::DynamoDbLocal::shared()`) holds 1,000 scores
-//! of game `g1` twice: as the 10-shard `Score` entity and as the unsharded twin `FlatScore`
-//! (partition `FLAT#g1`, same sort key, another `_entity`). Every request of the measured
-//! client goes through `sharded::faults::Faults`, which delays it by the injected latency with
-//! an asynchronous sleep (concurrent requests overlap, as over a network). Top 100, descending:
+//! One table on DynamoDB Local (`sharded_testkit::local::DynamoDbLocal::shared()`) holds
+//! 1,000 scores of game `g1` twice: as the 10-shard `Score` entity and as the unsharded twin
+//! `FlatScore` (partition `FLAT#g1`, same sort key, another `_entity`). Every request of the
+//! measured client goes through `sharded_testkit::faults::Faults`, which delays it by the
+//! injected latency with an asynchronous sleep (concurrent requests overlap, as over a
+//! network). Top 100, descending:
 //!
 //! - **(a) ours, n = 10**: `Score::query(&repo, "g1").descending().limit(100).collect()`.
 //! - **(b) unsharded**: `FlatScore::query(&flat, "g1").descending().limit(100).collect()`, one
@@ -40,9 +41,9 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
-use sharded::faults::Faults;
-use sharded::local::{unique_table_name, DynamoDbLocal};
 use sharded::{Item, Repo, ShardedEntity};
+use sharded_testkit::faults::Faults;
+use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 mod cpu;
 use cpu::{per_run, CpuMeter};

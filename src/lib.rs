@@ -30,8 +30,9 @@
 //! `Score::get(&repo, ..)` (one `GetItem` on the right shard), `Score::query(&repo, "g1")` and
 //! `Score::query_gsi1(&repo, "p1")` (scatter-gather [`Query`] builders), and `repo.put`,
 //! `repo.batch_put`, ... . The README is the guide: attributes, key encoding, the hash
-//! specification and the engine. Tests, examples and benchmarks run against DynamoDB Local
-//! through the `sharded-testkit` crate.
+//! specification, the engine, and the local tools that start DynamoDB Local and make its
+//! per-key limits real (the `sharded-testkit` crate, a dev-dependency: nothing of it ships
+//! with your service).
 //!
 //! The derive's attributes are documented on [`ShardedEntity`](derive@ShardedEntity).
 //!

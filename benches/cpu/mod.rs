@@ -18,7 +18,8 @@ fn process_cpu_ms(pid: &str) -> Option<f64> {
     Some((utime + stime) * 10.0)
 }
 
-/// The `java` child process of this process: the DynamoDB Local that `sharded::local` started.
+/// The `java` child process of this process: the DynamoDB Local that `sharded_testkit::local`
+/// started.
 fn dynamodb_local_pid() -> Option<String> {
     let me = std::process::id().to_string();
     std::fs::read_dir("/proc")

@@ -4,8 +4,8 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use sharded::faults::Faults;
 use sharded::{Error, Repo, RetryPolicy, ShardedEntity};
+use sharded_testkit::faults::Faults;
 
 use crate::entities::{score, Score};
 use crate::support::{faulty_client, repo};

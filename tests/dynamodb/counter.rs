@@ -1,7 +1,7 @@
 //! The sharded counter: writes spread over shards, the total reads them all.
 
-use sharded::faults::Faults;
 use sharded::{Error, ShardedCounter, ShardedEntity};
+use sharded_testkit::faults::Faults;
 
 use crate::entities::Score;
 use crate::support::{client, faulty_client, repo};

@@ -2,8 +2,8 @@
 //! through the generated conversion, one shard queried by hand.
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use sharded::local::unique_table_name;
 use sharded::ShardedEntity;
+use sharded_testkit::local::unique_table_name;
 
 use crate::entities::{score, Score};
 use crate::support::client;

@@ -9,10 +9,10 @@ use std::time::Duration;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
-use sharded::capacity::ManualClock;
-use sharded::emulator::{KeyLimitEmulator, KeyLimits};
-use sharded::local::unique_table_name;
+use sharded::capacity::{ManualClock, PerKeyLimits};
 use sharded::{Error, Repo, RetryPolicy, ShardedEntity};
+use sharded_testkit::emulator::KeyLimitEmulator;
+use sharded_testkit::local::unique_table_name;
 
 use crate::entities::{score, Score};
 use crate::support::local;
@@ -42,14 +42,12 @@ struct Vote {
 
 /// 10 write units/s and 30 read units/s per key, 1 s of burst, on a frozen clock.
 async fn emulated(clock: &ManualClock, sdk_attempts: u32) -> (KeyLimitEmulator, Client) {
-    let emulator = KeyLimitEmulator::with_clock(
-        KeyLimits {
-            write_units_per_second: 10.0,
-            read_units_per_second: 30.0,
-            burst_seconds: 1.0,
-        },
-        Arc::new(clock.clone()),
-    );
+    let emulator = KeyLimitEmulator::new(PerKeyLimits {
+        write_units_per_second: 10.0,
+        read_units_per_second: 30.0,
+    })
+    .with_burst_seconds(1.0)
+    .with_clock(Arc::new(clock.clone()));
     let sdk = local().await.sdk_config().await;
     let config = aws_sdk_dynamodb::config::Builder::from(&sdk)
         .http_client(emulator.http_client(&sdk))
@@ -307,7 +305,7 @@ async fn the_hot_key_report_names_the_hot_key() {
     let stats = Arc::new(
         HotKeyStats::new(Duration::from_secs(60))
             .with_clock(Arc::new(clock.clone()))
-            .with_limits(sharded::capacity::PerKeyLimits::new(10.0, 30.0)),
+            .with_limits(PerKeyLimits::new(10.0, 30.0)),
     );
     let flat = table::<FlatScore>(&client, "report-flat")
         .await

@@ -1,7 +1,7 @@
-//! Integration tests on the official DynamoDB Local (started by `sharded::local`), over HTTP.
-//! One test binary, so one JVM per `cargo test`; each test uses its own table, so tests run
-//! in parallel. SDK-level fakes (`sharded::faults`) only inject what DynamoDB Local cannot
-//! show: a failing or throttled shard, latency, request counts.
+//! Integration tests on the official DynamoDB Local (started by `sharded_testkit::local`),
+//! over HTTP. One test binary, so one JVM per `cargo test`; each test uses its own table, so
+//! tests run in parallel. SDK-level fakes (`sharded_testkit::faults`) only inject what
+//! DynamoDB Local cannot show: a failing or throttled shard, latency, request counts.
 
 mod entities;
 mod support;

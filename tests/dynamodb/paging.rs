@@ -153,7 +153,7 @@ async fn bad_cursors_are_refused_with_a_reason() {
 
 #[tokio::test]
 async fn resumed_pages_fetch_only_the_shards_the_merge_reaches() {
-    use sharded::faults::Faults;
+    use sharded_testkit::faults::Faults;
     let repo = repo::<Score>("page-lazy").await;
     let scores: Vec<Score> = (0..200)
         .map(|i| score("g1", &format!("p{i:03}"), i))

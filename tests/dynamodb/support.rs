@@ -2,9 +2,9 @@
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::Client;
-use sharded::faults::Faults;
-use sharded::local::{unique_table_name, DynamoDbLocal};
 use sharded::{Repo, ShardedEntity};
+use sharded_testkit::faults::Faults;
+use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 pub async fn local() -> &'static DynamoDbLocal {
     match DynamoDbLocal::shared().await {

@@ -13,7 +13,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 /// A sort key value, ordered as DynamoDB orders it: strings by their UTF-8 bytes, numbers by
 /// numeric value, binary by bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum SortValue {
+pub enum SortValue {
     /// A string key.
     S(String),
     /// A number key, kept as its decimal text and compared numerically.
@@ -203,7 +203,7 @@ impl<K: Ord> HeadHeap<K> {
 // The engine merges lazily with `HeadHeap`; this eager form is its property-tested model and
 // what the merge benchmark measures (feature `bench-internals`).
 #[cfg_attr(not(feature = "bench-internals"), allow(dead_code))]
-pub(crate) fn top_k<T, K: Ord>(
+pub fn top_k<T, K: Ord>(
     runs: Vec<Vec<T>>,
     k: usize,
     key: impl Fn(&T) -> K,

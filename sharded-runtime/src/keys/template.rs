@@ -521,6 +521,32 @@ mod doc_examples {
     //! Examples of crate-internal items, kept as tests.
     use super::*;
 
+    static GAME_PK: KeyTemplate = KeyTemplate::new(
+        "GAME#{game_id}",
+        &[Segment::Literal("GAME#"), Segment::Field("game_id")],
+    );
+    static VOTES_PK: KeyTemplate = KeyTemplate::new(
+        "VOTES#{candidate}",
+        &[Segment::Literal("VOTES#"), Segment::Field("candidate")],
+    );
+    static SCORE_ONLY_SK: KeyTemplate = KeyTemplate::new(
+        "SCORE#{score}",
+        &[Segment::Literal("SCORE#"), Segment::Field("score")],
+    );
+    static SCORE_SK: KeyTemplate = KeyTemplate::new(
+        "SCORE#{score}#{player_id}",
+        &[
+            Segment::Literal("SCORE#"),
+            Segment::Field("score"),
+            Segment::Literal("#"),
+            Segment::Field("player_id"),
+        ],
+    );
+
+    fn context(entity: &'static str, attribute: &'static str) -> KeyContext {
+        KeyContext { entity, attribute }
+    }
+
     #[test]
     fn example_keycontext() {
         let at = KeyContext {
@@ -532,92 +558,50 @@ mod doc_examples {
 
     #[test]
     fn example_build_key() {
-        static SK: KeyTemplate = KeyTemplate {
-            source: "SCORE#{score}",
-            segments: &[Segment::Literal("SCORE#"), Segment::Field("score")],
-        };
-        let ctx = KeyContext {
-            entity: "Score",
-            attribute: "sk",
-        };
+        let ctx = context("Score", "sk");
         assert_eq!(
-            build_key(ctx, &SK, &[&42u64]).unwrap(),
+            build_key(ctx, &SCORE_ONLY_SK, &[&42u64]).unwrap(),
             "SCORE#00000000000000000042"
         );
     }
 
     #[test]
     fn example_build_key_prefix() {
-        static SK: KeyTemplate = KeyTemplate {
-            source: "SCORE#{score}#{player_id}",
-            segments: &[
-                Segment::Literal("SCORE#"),
-                Segment::Field("score"),
-                Segment::Literal("#"),
-                Segment::Field("player_id"),
-            ],
-        };
-        let ctx = KeyContext {
-            entity: "Score",
-            attribute: "sk",
-        };
+        let ctx = context("Score", "sk");
         assert_eq!(
-            build_key_prefix(ctx, &SK, &[&7u64], 3).unwrap(),
+            build_key_prefix(ctx, &SCORE_SK, &[&7u64], 3).unwrap(),
             "SCORE#00000000000000000007#"
         );
     }
 
     #[test]
     fn example_build_key_on_shard() {
-        static PK: KeyTemplate = KeyTemplate {
-            source: "GAME#{game_id}",
-            segments: &[Segment::Literal("GAME#"), Segment::Field("game_id")],
-        };
-        let ctx = KeyContext {
-            entity: "Score",
-            attribute: "pk",
-        };
+        let ctx = context("Score", "pk");
         assert_eq!(
-            build_key_on_shard(ctx, &PK, &[&"g1"], 3, 10).unwrap(),
+            build_key_on_shard(ctx, &GAME_PK, &[&"g1"], 3, 10).unwrap(),
             "GAME#g1#3"
         );
-        assert!(build_key_on_shard(ctx, &PK, &[&"g1"], 10, 10).is_err());
+        assert!(build_key_on_shard(ctx, &GAME_PK, &[&"g1"], 10, 10).is_err());
     }
 
     #[test]
     fn example_build_hashed_key() {
-        static PK: KeyTemplate = KeyTemplate {
-            source: "GAME#{game_id}",
-            segments: &[Segment::Literal("GAME#"), Segment::Field("game_id")],
-        };
-        let ctx = KeyContext {
-            entity: "Score",
-            attribute: "pk",
-        };
-        let key = build_hashed_key(ctx, &PK, &[&"g1"], &["player_id"], &[&"player-1"], 10).unwrap();
+        let ctx = context("Score", "pk");
+        let key =
+            build_hashed_key(ctx, &GAME_PK, &[&"g1"], &["player_id"], &[&"player-1"], 10).unwrap();
         assert_eq!(key, "GAME#g1#0"); // shard of "player-1" mod 10 is 0 (see the hash test vectors)
     }
 
     #[test]
     fn example_build_random_key() {
-        static PK: KeyTemplate = KeyTemplate {
-            source: "VOTES#{candidate}",
-            segments: &[Segment::Literal("VOTES#"), Segment::Field("candidate")],
-        };
-        let ctx = KeyContext {
-            entity: "Vote",
-            attribute: "pk",
-        };
-        let key = build_random_key(ctx, &PK, &[&"A"], 10).unwrap();
+        let ctx = context("Vote", "pk");
+        let key = build_random_key(ctx, &VOTES_PK, &[&"A"], 10).unwrap();
         assert!(key.starts_with("VOTES#A#"));
     }
 
     #[test]
     fn example_shard_of() {
-        let ctx = KeyContext {
-            entity: "Score",
-            attribute: "pk",
-        };
+        let ctx = context("Score", "pk");
         assert_eq!(
             shard_of(ctx, &["player_id"], &[&"player-1"], 10).unwrap(),
             0
@@ -632,15 +616,8 @@ mod doc_examples {
 
     #[test]
     fn example_parsedkey() {
-        static PK: KeyTemplate = KeyTemplate {
-            source: "GAME#{game_id}",
-            segments: &[Segment::Literal("GAME#"), Segment::Field("game_id")],
-        };
-        let ctx = KeyContext {
-            entity: "Score",
-            attribute: "pk",
-        };
-        let parsed = parse_key(ctx, &PK, "GAME#g$231#7", Some(10)).unwrap();
+        let ctx = context("Score", "pk");
+        let parsed = parse_key(ctx, &GAME_PK, "GAME#g$231#7", Some(10)).unwrap();
         assert_eq!(parsed.raw(0), Some("g$231"));
         assert_eq!(parsed.decode::<String>(0).unwrap(), "g#1");
         assert_eq!(parsed.shard, Some(7));
@@ -648,21 +625,9 @@ mod doc_examples {
 
     #[test]
     fn example_parse_key() {
-        static SK: KeyTemplate = KeyTemplate {
-            source: "SCORE#{score}#{player_id}",
-            segments: &[
-                Segment::Literal("SCORE#"),
-                Segment::Field("score"),
-                Segment::Literal("#"),
-                Segment::Field("player_id"),
-            ],
-        };
-        let ctx = KeyContext {
-            entity: "Score",
-            attribute: "sk",
-        };
-        let parsed = parse_key(ctx, &SK, "SCORE#00000000000000000042#p1", None).unwrap();
+        let ctx = context("Score", "sk");
+        let parsed = parse_key(ctx, &SCORE_SK, "SCORE#00000000000000000042#p1", None).unwrap();
         assert_eq!(parsed.decode::<u64>(0).unwrap(), 42);
-        assert!(parse_key(ctx, &SK, "GAME#g1", None).is_err());
+        assert!(parse_key(ctx, &SCORE_SK, "GAME#g1", None).is_err());
     }
 }

@@ -7,8 +7,8 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use sharded_runtime::faults::Faults;
-//! use sharded_runtime::local::DynamoDbLocal;
+//! use sharded_testkit::faults::Faults;
+//! use sharded_testkit::local::DynamoDbLocal;
 //!
 //! let local = DynamoDbLocal::shared().await?;
 //! let faults = Faults::new();
@@ -26,16 +26,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aws_config::SdkConfig;
-use aws_smithy_http_client::tls::rustls_provider::CryptoMode;
-use aws_smithy_http_client::tls::Provider;
-use aws_smithy_runtime_api::client::http::{
-    HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient,
-    SharedHttpConnector,
-};
+use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
-use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
-use aws_smithy_runtime_api::http::StatusCode;
-use aws_smithy_types::body::SdkBody;
+use aws_smithy_runtime_api::client::result::ConnectorError;
+
+use crate::intercept::{self, Intercept, Next};
+use crate::response::{error_response, INTERNAL_SERVER_ERROR, THROUGHPUT_EXCEEDED};
 
 #[derive(Debug, Default)]
 struct State {
@@ -121,41 +117,36 @@ impl Faults {
 
     /// Wraps an HTTP client so its requests go through these faults.
     pub fn wrap(&self, inner: SharedHttpClient) -> SharedHttpClient {
-        SharedHttpClient::new(FaultyClient {
-            inner,
-            faults: self.clone(),
-        })
+        intercept::wrap(inner, self.clone())
     }
 
     /// The HTTP client of `sdk_config` wrapped in these faults; when the config names none
     /// (aws-config leaves the default to each service client), the SDK's own default HTTPS
     /// client (rustls with aws-lc), wrapped.
     pub fn http_client(&self, sdk_config: &SdkConfig) -> SharedHttpClient {
-        self.wrap(base_http_client(sdk_config))
+        self.wrap(intercept::base_http_client(sdk_config))
     }
 
     /// A DynamoDB client from `sdk_config` whose requests go through these faults.
     pub fn client(&self, sdk_config: &SdkConfig) -> aws_sdk_dynamodb::Client {
-        let config = aws_sdk_dynamodb::config::Builder::from(sdk_config)
-            .http_client(self.http_client(sdk_config))
-            .build();
-        aws_sdk_dynamodb::Client::from_conf(config)
+        intercept::client(sdk_config, self.clone())
     }
 
+    /// The status, code and message of the fault injected for a request with this body.
     fn fault_for(&self, body: &[u8]) -> Option<(u16, &'static str, &'static str)> {
         let names =
             |list: &Mutex<Vec<String>>| lock(list).iter().any(|k| contains(body, k.as_bytes()));
         if names(&self.state.throttled) {
             Some((
                 400,
-                "ProvisionedThroughputExceededException",
-                "The level of configured provisioned throughput for the table was exceeded. (injected by sharded::faults)",
+                THROUGHPUT_EXCEEDED,
+                "The level of configured provisioned throughput for the table was exceeded. (injected by sharded_testkit::faults)",
             ))
         } else if names(&self.state.failing) {
             Some((
                 500,
-                "InternalServerError",
-                "Internal server error (injected by sharded::faults)",
+                INTERNAL_SERVER_ERROR,
+                "Internal server error (injected by sharded_testkit::faults)",
             ))
         } else {
             None
@@ -163,43 +154,8 @@ impl Faults {
     }
 }
 
-/// The HTTP client of `sdk_config`, or the SDK's default HTTPS client (rustls with aws-lc)
-/// when the config names none: aws-config leaves the default to each service client.
-pub(crate) fn base_http_client(sdk_config: &SdkConfig) -> SharedHttpClient {
-    sdk_config.http_client().unwrap_or_else(|| {
-        aws_smithy_http_client::Builder::new()
-            .tls_provider(Provider::Rustls(CryptoMode::AwsLc))
-            .build_https()
-    })
-}
-
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-#[derive(Debug)]
-struct FaultyClient {
-    inner: SharedHttpClient,
-    faults: Faults,
-}
-
-impl HttpClient for FaultyClient {
-    fn http_connector(
-        &self,
-        settings: &HttpConnectorSettings,
-        components: &RuntimeComponents,
-    ) -> SharedHttpConnector {
-        SharedHttpConnector::new(FaultyConnector {
-            inner: self.inner.http_connector(settings, components),
-            faults: self.faults.clone(),
-        })
-    }
-}
-
-#[derive(Debug)]
-struct FaultyConnector {
-    inner: SharedHttpConnector,
-    faults: Faults,
 }
 
 /// Decrements the in-flight count when a request ends, however it ends.
@@ -211,47 +167,26 @@ impl Drop for InFlight {
     }
 }
 
-impl HttpConnector for FaultyConnector {
-    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
-        let faults = self.faults.clone();
-        let inner = self.inner.clone();
-        HttpConnectorFuture::new(async move {
-            let state = faults.state.clone();
-            let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-            state.max_in_flight.fetch_max(now, Ordering::SeqCst);
-            let _in_flight = InFlight(state.clone());
-            let operation = request
-                .headers()
-                .get("x-amz-target")
-                .and_then(|t| t.rsplit('.').next())
-                .unwrap_or("unknown")
-                .to_owned();
-            *lock(&state.requests).entry(operation.clone()).or_default() += 1;
-            let latency = *lock(&state.latency);
-            if !latency.is_zero() {
-                tokio::time::sleep(latency).await;
-            }
-            if let Some((status, code, message)) =
-                request.body().bytes().and_then(|b| faults.fault_for(b))
-            {
-                *lock(&state.injected).entry(operation).or_default() += 1;
-                let body = format!(
-                    r#"{{"__type":"com.amazonaws.dynamodb.v20120810#{code}","message":"{message}"}}"#
-                );
-                let mut response = HttpResponse::new(
-                    StatusCode::try_from(status)
-                        .unwrap_or_else(|_| StatusCode::try_from(500).expect("500 is valid")),
-                    SdkBody::from(body),
-                );
-                response
-                    .headers_mut()
-                    .insert("content-type", "application/x-amz-json-1.0");
-                response
-                    .headers_mut()
-                    .insert("x-amzn-requestid", "sharded-faults");
-                return Ok(response);
-            }
-            inner.call(request).await
-        })
+impl Intercept for Faults {
+    async fn call(self, request: HttpRequest, next: Next) -> Result<HttpResponse, ConnectorError> {
+        let state = self.state.clone();
+        let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        state.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        let _in_flight = InFlight(state.clone());
+        let operation = intercept::operation(&request)
+            .unwrap_or("unknown")
+            .to_owned();
+        *lock(&state.requests).entry(operation.clone()).or_default() += 1;
+        let latency = *lock(&state.latency);
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+        if let Some((status, code, message)) =
+            request.body().bytes().and_then(|b| self.fault_for(b))
+        {
+            *lock(&state.injected).entry(operation).or_default() += 1;
+            return Ok(error_response(status, code, message));
+        }
+        next.send(request).await
     }
 }

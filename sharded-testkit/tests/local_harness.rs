@@ -1,9 +1,7 @@
-//! Integration tests of the DynamoDB Local harness (`sharded_runtime::local`).
+//! Integration tests of the DynamoDB Local harness (`sharded_testkit::local`).
 //!
-//! Run with `cargo test -p sharded-runtime --features local --test local_harness`. They
-//! need Java 17+ (and npm on the first run), or `DYNAMODB_ENDPOINT` pointing at a
-//! running DynamoDB Local.
-#![cfg(feature = "local")]
+//! Run with `cargo test -p sharded-testkit --test local_harness`. They need Java 17+ (and
+//! npm on the first run), or `DYNAMODB_ENDPOINT` pointing at a running DynamoDB Local.
 
 use std::collections::HashSet;
 use std::error::Error;
@@ -18,7 +16,7 @@ use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
     ScalarAttributeType,
 };
-use sharded_runtime::local::{unique_table_name, DynamoDbLocal};
+use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 type TestResult = Result<(), Box<dyn Error>>;
 

@@ -1,0 +1,44 @@
+//! Test kit for [`sharded`](https://docs.rs/sharded): what tests, examples and benchmarks need
+//! around DynamoDB, kept out of the runtime users deploy.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`local`] | [`DynamoDbLocal`](local::DynamoDbLocal): fetches, caches and starts DynamoDB Local, one per process |
+//! | [`faults`] | [`Faults`](faults::Faults): SDK-level latency and fault injection, request counts |
+//! | [`emulator`] | [`KeyLimitEmulator`](emulator::KeyLimitEmulator): DynamoDB's per-partition-key limits in front of DynamoDB Local |
+//!
+//! `faults` and `emulator` wrap the SDK's HTTP client, so everything above it (the SDK's
+//! retries and error parsing, `sharded`'s error classification) runs as against DynamoDB.
+//!
+//! ```no_run
+//! use sharded::capacity::PerKeyLimits;
+//! use sharded_testkit::emulator::KeyLimitEmulator;
+//! use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let local = DynamoDbLocal::shared().await?;
+//!     let sdk_config = local.sdk_config().await;
+//!     // A tenth of DynamoDB's per-key limits, 1 s of burst: a hot key throttles within a second.
+//!     let emulator = KeyLimitEmulator::new(PerKeyLimits::scaled(0.1)).with_burst_seconds(1.0);
+//!     let client = emulator.client(&sdk_config);
+//!     let table = unique_table_name("orders");
+//!     // ... create `table` through `client` (the emulator learns its keys) and run the test ...
+//!     # let _ = (client, table);
+//!     println!("{:?}", emulator.counts());
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The only `unsafe` code is the harness's orphan prevention (`prctl(PR_SET_PDEATHSIG)` and
+//! an `atexit` hook), so that no DynamoDB Local JVM outlives a test process.
+#![warn(missing_docs)]
+// Denied, not forbidden, so that `local::orphans` alone can allow it.
+#![deny(unsafe_code)]
+
+pub mod emulator;
+pub mod faults;
+mod intercept;
+mod item;
+pub mod local;
+mod response;

@@ -61,6 +61,7 @@ mod ctxt;
 mod expand;
 mod model;
 mod parse;
+mod resolve;
 mod suggest;
 mod symbol;
 mod validate;
@@ -86,8 +87,10 @@ fn derive(input: &DeriveInput) -> proc_macro2::TokenStream {
         validate::entity(&cx, entity);
     }
     match (cx.check(), entity) {
-        (Ok(()), Some(entity)) => expand::expand(&entity),
-        (Err(errors), Some(entity)) => expand::fallback(&entity, errors.to_compile_error()),
+        (Ok(()), Some(entity)) => expand::expand(&resolve::resolve(&entity)),
+        (Err(errors), Some(entity)) => {
+            expand::fallback(&resolve::resolve(&entity), errors.to_compile_error())
+        }
         (Err(errors), None) => errors.to_compile_error(),
         // parse() returns None only after recording an error.
         (Ok(()), None) => proc_macro2::TokenStream::new(),

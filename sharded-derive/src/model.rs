@@ -53,6 +53,8 @@ pub enum SerdeName {
 pub struct Container {
     pub table: Option<LitStr>,
     pub entity: Option<LitStr>,
+    /// `crate = "path"`: where the `sharded` facade is reachable from the user's crate.
+    pub krate: Option<syn::Path>,
 }
 
 /// `GAME#{game_id}`: literal text and field references.
@@ -86,8 +88,12 @@ pub enum Shard {
     Random,
     /// GSI `shard = 4`: hash the item's identity; the count is the literal.
     Identity,
-    /// The expression did not parse (already reported); later checks skip it.
-    Invalid,
+    /// The expression was refused (already reported); later checks skip it. `meant` is the
+    /// expression the user most likely meant (`hsh(a)` -> `hash(a)`), so that the surface
+    /// emitted next to the error keeps the arity of the key builders.
+    Invalid {
+        meant: Option<Box<Shard>>,
+    },
 }
 
 pub struct PartitionKey {

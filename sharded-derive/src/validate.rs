@@ -110,7 +110,7 @@ fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
         ),
         _ => {}
     }
-    if matches!(key.shard.value, Shard::Invalid) {
+    if matches!(key.shard.value, Shard::Invalid { .. }) {
         return;
     }
     let needs_n = !matches!(key.shard.value, Shard::None);
@@ -150,7 +150,7 @@ fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
         }
         let constant_unsharded =
             key.template.fields().next().is_none() && matches!(key.shard.value, Shard::None);
-        if !matches!(key.shard.value, Shard::None | Shard::Invalid) {
+        if !matches!(key.shard.value, Shard::None | Shard::Invalid { .. }) {
             cx.error_spanned_by(
                 reason,
                 format!(
@@ -167,7 +167,7 @@ fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
     }
 }
 
-/// The seeds' `OPS_LOG` anti-pattern: every write on one partition key value.
+/// The hot partition: a constant, unsharded key puts every write on one partition.
 fn base_key_not_hot(cx: &Ctxt, pk: &PartitionKey) {
     let constant = pk.template.fields().next().is_none();
     if constant && matches!(pk.shard.value, Shard::None) && pk.single_partition.is_none() {
@@ -184,7 +184,7 @@ fn base_key_not_hot(cx: &Ctxt, pk: &PartitionKey) {
     }
 }
 
-/// The seeds' GSI hotspot: the base key is sharded, but a GSI key concentrates the same writes.
+/// The GSI hotspot: the base key is sharded, but a GSI key concentrates the same writes.
 fn gsi_not_hot(cx: &Ctxt, base: &PartitionKey, gsi: &PartitionKey, name: &str) {
     if !matches!(gsi.shard.value, Shard::None) || gsi.single_partition.is_some() {
         return;

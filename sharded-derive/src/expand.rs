@@ -1,17 +1,25 @@
-//! Code generation from the validated model. Generated code is thin: static key descriptions
+//! Code generation from the resolved model. Generated code is thin: static key descriptions
 //! and typed wrappers around runtime functions, inside `const _: () = { ... };`, reaching the
-//! runtime through the one hidden path `::sharded::__private`.
+//! runtime through one hidden path (`::sharded::__private`, or `<crate>::__private` with
+//! `#[sharded(crate = "...")]`).
+//!
+//! The same functions generate the fallback: when validation refused the input, every
+//! inherent function is still emitted with its signature and a body that cannot run, plus a
+//! stub trait impl (thiserror's `fallback.rs`), so the user sees the one real error and not a
+//! "no function `query` found" at every call site.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
-use crate::model::{Entity, Field, PartitionKey, Segment, Shard, SortKey, Template};
-use crate::validate::key_fields;
+use crate::resolve::{
+    push_new, KeyField, RPartition, RSegment, RShard, RSort, RTemplate, Resolved,
+};
 
 /// How a key field is passed to a generated builder.
-enum Param {
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Param {
     /// `String` fields take `&str`.
     Str,
     /// Small `Copy` scalars are taken by value.
@@ -20,132 +28,167 @@ enum Param {
     Ref,
 }
 
-fn param_kind(ty: &Type) -> Param {
-    if let Type::Path(path) = ty {
-        if path.qself.is_none() {
-            if let Some(last) = path.path.segments.last() {
-                if last.arguments.is_empty() {
-                    return match last.ident.to_string().as_str() {
-                        "String" => Param::Str,
-                        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32"
-                        | "i64" | "i128" | "isize" | "bool" => Param::Copy,
-                        _ => Param::Ref,
-                    };
-                }
-            }
-        }
+/// Classifies a field type by how it is spelled, independently of the spelling's wrapping: a
+/// `$ty:ty` fragment of a `macro_rules!` arrives as an invisible group, `(u8)` as parens, and
+/// `std::string::String` or `::core::primitive::u64` are recognised by their last segment.
+/// A type alias cannot be seen through (a derive sees tokens, not types): it is taken by
+/// reference.
+pub(crate) fn param_kind(ty: &Type) -> Param {
+    match ty {
+        Type::Group(group) => param_kind(&group.elem),
+        Type::Paren(paren) => param_kind(&paren.elem),
+        Type::Path(path) if path.qself.is_none() => match path.path.segments.last() {
+            Some(last) if last.arguments.is_empty() => match last.ident.to_string().as_str() {
+                "String" => Param::Str,
+                "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32" | "i64"
+                | "i128" | "isize" | "bool" => Param::Copy,
+                _ => Param::Ref,
+            },
+            _ => Param::Ref,
+        },
+        _ => Param::Ref,
     }
-    Param::Ref
 }
 
 struct Ctx<'a> {
-    entity: &'a Entity,
-    rt: TokenStream,
+    r: &'a Resolved<'a>,
+    rt: &'a TokenStream,
+    /// Validation failed: emit signatures with bodies that cannot run.
+    fallback: bool,
 }
 
-impl Ctx<'_> {
-    fn field(&self, ident: &Ident) -> &Field {
-        // validate() ran first: every referenced field exists.
-        self.entity
-            .field(ident)
-            .unwrap_or_else(|| &self.entity.fields[0])
+impl<'a> Ctx<'a> {
+    /// The body of a generated function, or one that cannot run in the fallback (the crate
+    /// does not compile, so it never runs).
+    fn body(&self, body: TokenStream) -> TokenStream {
+        if self.fallback {
+            quote!(::core::unreachable!())
+        } else {
+            body
+        }
     }
 
     /// `name: &str`, `score: u64`, `at: &DateTime<Utc>`.
-    fn param(&self, ident: &Ident) -> TokenStream {
-        let field = self.field(ident);
-        let ty = &field.ty;
-        let name = &field.ident;
-        match param_kind(ty) {
-            Param::Str => quote!(#name: &str),
-            Param::Copy => quote!(#name: #ty),
-            Param::Ref => quote!(#name: &#ty),
+    fn param(&self, field: KeyField) -> TokenStream {
+        let name = field.ident();
+        let ty = self.param_type(field);
+        quote!(#name: #ty)
+    }
+
+    /// `&str`, `u64`, `&DateTime<Utc>`; after a refused input, an unknown name accepts any
+    /// value.
+    fn param_type(&self, field: KeyField) -> TokenStream {
+        match field.ty() {
+            Some(ty) => match param_kind(ty) {
+                Param::Str => quote!(&str),
+                Param::Copy => quote!(#ty),
+                Param::Ref => quote!(&#ty),
+            },
+            None => quote!(impl ::core::marker::Sized),
         }
+    }
+
+    /// The parameters for `fields`. After a refused input, two names may resolve to one field
+    /// (`{gme_id}#{game_id}`): the repeated parameter is `_`, so the signature keeps the
+    /// arity the user wrote without binding a name twice.
+    fn params(&self, fields: impl IntoIterator<Item = KeyField<'a>>) -> Vec<TokenStream> {
+        let mut seen: Vec<KeyField> = Vec::new();
+        fields
+            .into_iter()
+            .map(|f| {
+                if seen.iter().any(|s| s.same(&f)) {
+                    let ty = self.param_type(f);
+                    return quote!(_: #ty);
+                }
+                seen.push(f);
+                self.param(f)
+            })
+            .collect()
     }
 
     /// The same argument taken from `self`.
-    fn self_arg(&self, ident: &Ident) -> TokenStream {
-        let field = self.field(ident);
-        let name = &field.ident;
-        match param_kind(&field.ty) {
-            Param::Str | Param::Ref => quote!(&self.#name),
-            Param::Copy => quote!(self.#name),
+    fn self_arg(&self, field: KeyField) -> TokenStream {
+        let name = field.ident();
+        match field.ty().map(param_kind) {
+            Some(Param::Copy) => quote!(self.#name),
+            _ => quote!(&self.#name),
         }
+    }
+
+    fn self_args(&self, fields: impl IntoIterator<Item = KeyField<'a>>) -> Vec<TokenStream> {
+        fields.into_iter().map(|f| self.self_arg(f)).collect()
     }
 
     /// `&[&a, &b]` for a `&[&dyn KeyPart]` argument.
-    fn values<'b>(&self, idents: impl IntoIterator<Item = &'b Ident>) -> TokenStream {
-        let rt = &self.rt;
-        let idents = idents.into_iter().map(|i| {
-            let name = &self.field(i).ident;
+    fn values(&self, fields: impl IntoIterator<Item = KeyField<'a>>) -> TokenStream {
+        let rt = self.rt;
+        let parts = fields.into_iter().map(|f| {
+            let name = f.ident();
             quote!((&#rt::Probe(&#name)).part())
         });
-        quote!(&[#(#idents),*])
+        quote!(&[#(#parts),*])
+    }
+
+    /// The names of `fields`, as arguments of another generated function.
+    fn names(&self, fields: impl IntoIterator<Item = KeyField<'a>>) -> Vec<TokenStream> {
+        fields
+            .into_iter()
+            .map(|f| {
+                let name = f.ident();
+                quote!(#name)
+            })
+            .collect()
+    }
+
+    /// The types a parser returns, and the generic parameters (`<__Unknown0>`, or nothing)
+    /// that stand for the types of unknown names after a refused input.
+    fn decoded_types(&self, fields: &[KeyField]) -> (Vec<TokenStream>, TokenStream) {
+        let mut generics = Vec::new();
+        let types = fields
+            .iter()
+            .map(|f| match f.ty() {
+                Some(ty) => quote!(#ty),
+                None => {
+                    let g = format_ident!("__Unknown{}", generics.len());
+                    generics.push(g.clone());
+                    quote!(#g)
+                }
+            })
+            .collect();
+        let generics = if generics.is_empty() {
+            TokenStream::new()
+        } else {
+            quote!(<#(#generics),*>)
+        };
+        (types, generics)
     }
 }
 
-pub fn expand(entity: &Entity) -> TokenStream {
-    let rt = quote!(::sharded::__private);
-    let cx = Ctx {
-        entity,
-        rt: rt.clone(),
-    };
-    let Some(pk) = &entity.pk else {
-        return TokenStream::new();
-    };
-    let ident = &entity.ident;
-    let entity_name = entity.entity_name();
-    let table = match &entity.container.table {
-        Some(t) => quote!(::core::option::Option::Some(#t)),
-        None => quote!(::core::option::Option::None),
-    };
+/// The generated code of a valid entity.
+pub fn expand(r: &Resolved) -> TokenStream {
+    surface(r, false, TokenStream::new())
+}
 
-    let pk_template = template_static(&rt, "__PK_TEMPLATE", &pk.template);
-    let sk_template = entity
-        .sk
-        .as_ref()
-        .map(|sk| template_static(&rt, "__SK_TEMPLATE", &sk.template));
-    let gsi_templates = entity.gsis.iter().map(|g| {
-        let pk_t = template_static(
-            &rt,
-            &format!("__GSI{}_PK_TEMPLATE", g.number),
-            &g.pk.template,
-        );
-        let sk_t = g.sk.as_ref().map(|sk| {
-            template_static(&rt, &format!("__GSI{}_SK_TEMPLATE", g.number), &sk.template)
-        });
-        quote!(#pk_t #sk_t)
-    });
+/// When validation failed: the errors, the stub trait impl, and every inherent function with
+/// a body that cannot run, so the user sees the real errors and nothing else.
+pub fn fallback(r: &Resolved, errors: TokenStream) -> TokenStream {
+    surface(r, true, errors)
+}
 
-    let pk_schema = partition_schema(&rt, pk, &format_ident!("__PK_TEMPLATE"));
-    let sk_schema = match &entity.sk {
-        Some(sk) => {
-            let attr = &sk.attribute;
-            quote!(::core::option::Option::Some(#rt::SortKeySchema::new(#attr, &__SK_TEMPLATE)))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let gsi_schemas = entity.gsis.iter().map(|g| {
-        let number = g.number;
-        let index = &g.index_name;
-        let pk_s = partition_schema(&rt, &g.pk, &format_ident!("__GSI{}_PK_TEMPLATE", number));
-        let sk_s = match &g.sk {
-            Some(sk) => {
-                let attr = &sk.attribute;
-                let t = format_ident!("__GSI{}_SK_TEMPLATE", number);
-                quote!(::core::option::Option::Some(#rt::SortKeySchema::new(#attr, &#t)))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        quote!(#rt::GsiSchema::new(#number, #index, #pk_s, #sk_s))
-    });
+fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
+    let rt = &r.rt;
+    let cx = Ctx { r, rt, fallback };
+    let ident = &r.entity.ident;
+    let entity_name = r.entity.entity_name();
 
     let mut methods = Vec::new();
-    methods.push(partition_methods(&cx, pk, "pk", "", &entity_name));
-    if let Some(sk) = &entity.sk {
+    if let Some(pk) = &r.pk {
+        methods.push(partition_methods(&cx, pk, "pk", "", &entity_name));
+    }
+    if let Some(sk) = &r.sk {
         methods.push(sort_methods(&cx, sk, "sk", &entity_name));
     }
-    for g in &entity.gsis {
+    for g in &r.gsis {
         let name = format!("gsi{}", g.number);
         methods.push(partition_methods(
             &cx,
@@ -158,13 +201,109 @@ pub fn expand(entity: &Entity) -> TokenStream {
             methods.push(sort_methods(&cx, sk, &format!("{name}_sk"), &entity_name));
         }
     }
-
-    methods.push(repository_methods(&cx, pk));
-    for g in &entity.gsis {
-        methods.push(query_method(&cx, &g.pk, Some(g.number)));
+    // Two keys may have been given the same query name (already reported): emit it once.
+    let mut query_names: Vec<String> = Vec::new();
+    let mut new_query = |pk: &RPartition| {
+        let name = pk.query.to_string();
+        let new = !query_names.contains(&name);
+        query_names.push(name);
+        new
+    };
+    if let Some(pk) = &r.pk {
+        if new_query(pk) {
+            methods.push(query_method(&cx, pk, None));
+        }
+        methods.push(repository_methods(&cx, pk));
+    }
+    for g in &r.gsis {
+        if new_query(&g.pk) {
+            methods.push(query_method(&cx, &g.pk, Some(g.number)));
+        }
     }
 
-    let item_keys = item_keys_body(&cx, pk);
+    let item_keys = cx.body(item_keys_body(&cx));
+    let schema = if fallback {
+        quote!(&#rt::FALLBACK_SCHEMA)
+    } else {
+        quote!(&__SCHEMA)
+    };
+    let impls = quote! {
+        #[automatically_derived]
+        impl #rt::ShardedEntity for #ident {
+            const SCHEMA: &'static #rt::EntitySchema = #schema;
+
+            fn item_keys(&self) -> #rt::Result<#rt::ItemKeys, #rt::KeyError> {
+                #item_keys
+            }
+        }
+
+        #[automatically_derived]
+        impl #ident {
+            #(#methods)*
+        }
+    };
+
+    if fallback {
+        return quote! {
+            #errors
+            #[doc(hidden)]
+            #[allow(non_upper_case_globals, unused_variables, unreachable_code, clippy::all)]
+            const _: () = {
+                #impls
+            };
+        };
+    }
+
+    // Only a valid entity has a `#[pk]` (validation reports its absence).
+    let Some(pk) = &r.pk else {
+        return TokenStream::new();
+    };
+    let table = match &r.entity.container.table {
+        Some(t) => quote!(::core::option::Option::Some(#t)),
+        None => quote!(::core::option::Option::None),
+    };
+    let mut templates = vec![template_static(rt, "__PK_TEMPLATE", &pk.template)];
+    if let Some(sk) = &r.sk {
+        templates.push(template_static(rt, "__SK_TEMPLATE", &sk.template));
+    }
+    for g in &r.gsis {
+        let number = g.number;
+        templates.push(template_static(
+            rt,
+            &format!("__GSI{number}_PK_TEMPLATE"),
+            &g.pk.template,
+        ));
+        if let Some(sk) = &g.sk {
+            templates.push(template_static(
+                rt,
+                &format!("__GSI{number}_SK_TEMPLATE"),
+                &sk.template,
+            ));
+        }
+    }
+
+    let pk_schema = partition_schema(rt, pk, &format_ident!("__PK_TEMPLATE"));
+    let sk_schema = match &r.sk {
+        Some(sk) => {
+            let attr = sk.attribute;
+            quote!(::core::option::Option::Some(#rt::SortKeySchema::new(#attr, &__SK_TEMPLATE)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let gsi_schemas = r.gsis.iter().map(|g| {
+        let number = g.number;
+        let index = g.index_name;
+        let pk_s = partition_schema(rt, &g.pk, &format_ident!("__GSI{}_PK_TEMPLATE", number));
+        let sk_s = match &g.sk {
+            Some(sk) => {
+                let attr = sk.attribute;
+                let t = format_ident!("__GSI{}_SK_TEMPLATE", number);
+                quote!(::core::option::Option::Some(#rt::SortKeySchema::new(#attr, &#t)))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        quote!(#rt::GsiSchema::new(#number, #index, #pk_s, #sk_s))
+    });
     let assertions = type_assertions(&cx);
 
     quote! {
@@ -173,9 +312,7 @@ pub fn expand(entity: &Entity) -> TokenStream {
         const _: () = {
             #[allow(unused_imports)]
             use #rt::{DecodeFallback as _, DecodeVia as _, FallbackProbe as _, KeyPartProbe as _};
-            #pk_template
-            #sk_template
-            #(#gsi_templates)*
+            #(#templates)*
 
             static __SCHEMA: #rt::EntitySchema = #rt::EntitySchema::new(
                 #entity_name,
@@ -186,53 +323,18 @@ pub fn expand(entity: &Entity) -> TokenStream {
             );
 
             #assertions
-
-            #[automatically_derived]
-            impl #rt::ShardedEntity for #ident {
-                const SCHEMA: &'static #rt::EntitySchema = &__SCHEMA;
-
-                fn item_keys(&self) -> #rt::Result<#rt::ItemKeys, #rt::KeyError> {
-                    #item_keys
-                }
-            }
-
-            #[automatically_derived]
-            impl #ident {
-                #(#methods)*
-            }
+            #impls
         };
     }
 }
 
-/// When validation failed: the errors plus a stub impl, so the user sees the real errors and
-/// not a cascade of "ShardedEntity is not implemented" (thiserror's `fallback.rs`).
-pub fn fallback(entity: &Entity, errors: TokenStream) -> TokenStream {
-    let ident = &entity.ident;
-    let rt = quote!(::sharded::__private);
-    if entity.pk.is_none() && entity.fields.is_empty() {
-        return errors;
-    }
-    quote! {
-        #errors
-        const _: () = {
-            #[automatically_derived]
-            impl #rt::ShardedEntity for #ident {
-                const SCHEMA: &'static #rt::EntitySchema = &#rt::FALLBACK_SCHEMA;
-                fn item_keys(&self) -> #rt::Result<#rt::ItemKeys, #rt::KeyError> {
-                    #rt::fallback_item_keys()
-                }
-            }
-        };
-    }
-}
-
-fn template_static(rt: &TokenStream, name: &str, template: &Template) -> TokenStream {
+fn template_static(rt: &TokenStream, name: &str, template: &RTemplate) -> TokenStream {
     let name = Ident::new(name, Span::call_site());
-    let source = template.lit.value();
+    let source = template.source();
     let segments = template.segments.iter().map(|s| match s {
-        Segment::Literal(text) => quote!(#rt::Segment::literal(#text)),
-        Segment::Field(f) => {
-            let f = f.to_string();
+        RSegment::Literal(text) => quote!(#rt::Segment::literal(#text)),
+        RSegment::Field(f) => {
+            let f = f.ident().to_string();
             quote!(#rt::Segment::field(#f))
         }
     });
@@ -241,38 +343,19 @@ fn template_static(rt: &TokenStream, name: &str, template: &Template) -> TokenSt
     }
 }
 
-fn shard_count(pk: &PartitionKey) -> u32 {
-    pk.n.as_ref().map_or(1, |n| n.value)
-}
-
-fn partition_schema(rt: &TokenStream, pk: &PartitionKey, template: &Ident) -> TokenStream {
-    let attribute = &pk.attribute;
-    let n = shard_count(pk);
-    let sharding = match &pk.shard.value {
-        Shard::None => quote!(#rt::Sharding::None),
-        Shard::Hash(fields) => {
-            let names = fields.iter().map(Ident::to_string);
+fn partition_schema(rt: &TokenStream, pk: &RPartition, template: &Ident) -> TokenStream {
+    let attribute = pk.attribute;
+    let n = pk.n;
+    let sharding = match &pk.shard {
+        RShard::None => quote!(#rt::Sharding::None),
+        RShard::Hash(fields) => {
+            let names = fields.iter().map(|f| f.ident().to_string());
             quote!(#rt::Sharding::hash(&[#(#names),*], #n))
         }
-        Shard::Random => quote!(#rt::Sharding::random(#n)),
-        Shard::Identity => quote!(#rt::Sharding::identity(#n)),
-        Shard::Invalid => quote!(#rt::Sharding::None),
+        RShard::Random => quote!(#rt::Sharding::random(#n)),
+        RShard::Identity => quote!(#rt::Sharding::identity(#n)),
     };
     quote!(#rt::PartitionKeySchema::new(#attribute, &#template, #sharding))
-}
-
-/// The template fields of a partition key, then the hash fields that are not in the template:
-/// the arguments of its physical key builder.
-fn physical_args(pk: &PartitionKey) -> Vec<&Ident> {
-    let mut args: Vec<&Ident> = pk.template.fields().collect();
-    if let Shard::Hash(fields) = &pk.shard.value {
-        for f in fields {
-            if !args.contains(&f) {
-                args.push(f);
-            }
-        }
-    }
-    args
 }
 
 fn template_ident(attr_fn: &str) -> Ident {
@@ -291,20 +374,20 @@ fn key_context(rt: &TokenStream, entity_name: &str, attribute: &str) -> TokenStr
 /// or `gsi1_` (for `shard_for`).
 fn partition_methods(
     cx: &Ctx,
-    pk: &PartitionKey,
+    pk: &RPartition,
     fn_name: &str,
     prefix: &str,
     entity_name: &str,
 ) -> TokenStream {
-    let rt = &cx.rt;
+    let rt = cx.rt;
     let template = template_ident(fn_name);
-    let ctx = key_context(rt, entity_name, &pk.attribute);
-    let source = pk.template.lit.value();
-    let n = shard_count(pk);
-    let template_fields: Vec<&Ident> = pk.template.fields().collect();
-    let template_params: Vec<TokenStream> = template_fields.iter().map(|f| cx.param(f)).collect();
+    let ctx = key_context(rt, entity_name, pk.attribute);
+    let source = pk.template.source();
+    let n = pk.n;
+    let template_fields: Vec<KeyField> = pk.template.fields().collect();
+    let template_params = cx.params(template_fields.iter().copied());
     let template_values = cx.values(template_fields.iter().copied());
-    let entity_ident = &cx.entity.ident;
+    let entity_ident = &cx.r.entity.ident;
 
     let build = Ident::new(fn_name, Span::call_site());
     let on_shard = format_ident!("{}_on_shard", fn_name);
@@ -318,31 +401,32 @@ fn partition_methods(
     // The logical key: the template alone, no shard.
     let logical_doc =
         format!("The logical key `{source}` of `{entity_ident}`, without a shard suffix.");
+    let body = cx.body(quote!(#rt::build_key(#ctx, &#template, #template_values)));
     out.extend(quote! {
         #[doc = #logical_doc]
         pub fn #logical(#(#template_params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
-            #rt::build_key(#ctx, &#template, #template_values)
+            #body
         }
     });
 
     // The physical key of one item.
-    match &pk.shard.value {
-        Shard::None => {
+    match &pk.shard {
+        RShard::None => {
             let doc =
                 format!("Builds the partition key `{source}` of `{entity_ident}` (unsharded).");
+            let body = cx.body(quote!(#rt::build_key(#ctx, &#template, #template_values)));
             out.extend(quote! {
                 #[doc = #doc]
                 pub fn #build(#(#template_params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
-                    #rt::build_key(#ctx, &#template, #template_values)
+                    #body
                 }
             });
         }
-        Shard::Hash(fields) => {
-            let args = physical_args(pk);
-            let params = args.iter().map(|f| cx.param(f));
-            let names: Vec<String> = fields.iter().map(Ident::to_string).collect();
-            let shard_values = cx.values(fields.iter());
-            let shard_params: Vec<TokenStream> = fields.iter().map(|f| cx.param(f)).collect();
+        RShard::Hash(fields) => {
+            let params = cx.params(pk.physical_args());
+            let names: Vec<String> = fields.iter().map(|f| f.ident().to_string()).collect();
+            let shard_values = cx.values(fields.iter().copied());
+            let shard_params = cx.params(fields.iter().copied());
             let doc = format!(
                 "Builds the physical partition key `{source}#<shard>` of `{entity_ident}`; the shard is \
                  `hash({}) mod {n}` (see `sharded::hash`).",
@@ -352,38 +436,48 @@ fn partition_methods(
                 "The shard (`0..{n}`) that `hash({}) mod {n}` gives these values.",
                 names.join(", ")
             );
+            let build_body = cx.body(quote! {
+                #rt::build_hashed_key(#ctx, &#template, #template_values, &[#(#names),*], #shard_values, #n)
+            });
+            let shard_body =
+                cx.body(quote!(#rt::shard_of(#ctx, &[#(#names),*], #shard_values, #n)));
             out.extend(quote! {
                 #[doc = #doc]
                 pub fn #build(#(#params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
-                    #rt::build_hashed_key(#ctx, &#template, #template_values, &[#(#names),*], #shard_values, #n)
+                    #build_body
                 }
                 #[doc = #shard_doc]
                 pub fn #shard_for(#(#shard_params),*) -> #rt::Result<u32, #rt::KeyError> {
-                    #rt::shard_of(#ctx, &[#(#names),*], #shard_values, #n)
+                    #shard_body
                 }
             });
         }
-        Shard::Random => {
+        RShard::Random => {
             let doc = format!(
                 "Builds the physical partition key `{source}#<shard>` of `{entity_ident}` on a random shard in `0..{n}`."
             );
+            let body =
+                cx.body(quote!(#rt::build_random_key(#ctx, &#template, #template_values, #n)));
             out.extend(quote! {
                 #[doc = #doc]
                 pub fn #build(#(#template_params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
-                    #rt::build_random_key(#ctx, &#template, #template_values, #n)
+                    #body
                 }
             });
         }
-        Shard::Identity | Shard::Invalid => {}
+        // The shard of an identity-sharded GSI key comes from the whole item (`item_keys`).
+        RShard::Identity => {}
     }
 
-    let sharded = !matches!(pk.shard.value, Shard::None);
+    let sharded = pk.sharded();
     if sharded {
         let doc = format!("Builds the physical partition key `{source}#<shard>` of `{entity_ident}` on the given shard (`0..{n}`).");
+        let body =
+            cx.body(quote!(#rt::build_key_on_shard(#ctx, &#template, #template_values, shard, #n)));
         out.extend(quote! {
             #[doc = #doc]
             pub fn #on_shard(#(#template_params,)* shard: u32) -> #rt::Result<#rt::String, #rt::KeyError> {
-                #rt::build_key_on_shard(#ctx, &#template, #template_values, shard, #n)
+                #body
             }
         });
     }
@@ -394,21 +488,24 @@ fn partition_methods(
     };
     let all_doc = format!(
         "Every physical partition key of the logical key `{source}`: {} (what a scatter-gather query reads).",
-        if sharded { format!("`{source}#0` to `{source}#{}`", n - 1) } else { "just the one, it is unsharded".to_owned() }
+        if sharded { format!("`{source}#0` to `{source}#{}`", n.saturating_sub(1)) } else { "just the one, it is unsharded".to_owned() }
     );
+    let body = cx.body(quote! {
+        #rt::Result::Ok(#rt::ShardKeys::new(#rt::build_key(#ctx, &#template, #template_values)?, #shards_expr))
+    });
     out.extend(quote! {
         #[doc = #all_doc]
         pub fn #all_shards(#(#template_params),*) -> #rt::Result<#rt::ShardKeys, #rt::KeyError> {
-            #rt::Result::Ok(#rt::ShardKeys::new(#rt::build_key(#ctx, &#template, #template_values)?, #shards_expr))
+            #body
         }
     });
 
     // Parsing back.
-    let field_types: Vec<&Type> = template_fields.iter().map(|f| &cx.field(f).ty).collect();
-    let decodes = (0..template_fields.len()).map(|i| {
-        let ty = field_types[i];
-        quote!((&#rt::DecodeProbe::<#ty>::new()).decode_at(&__parsed, #i)?)
-    });
+    let (field_types, generics) = cx.decoded_types(&template_fields);
+    let decodes = field_types
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| quote!((&#rt::DecodeProbe::<#ty>::new()).decode_at(&__parsed, #i)?));
     let (ret, shard_part) = if sharded {
         (
             quote!((#(#field_types,)* u32)),
@@ -423,32 +520,35 @@ fn partition_methods(
         pk.attribute,
         if sharded { " and shard number" } else { "" }
     );
+    let body = cx.body(quote! {
+        let __parsed = #rt::parse_key(#ctx, &#template, key, #shards_expr)?;
+        #rt::Result::Ok((#(#decodes,)* #shard_part))
+    });
     out.extend(quote! {
         #[doc = #parse_doc]
-        pub fn #parse(key: &str) -> #rt::Result<#ret, #rt::KeyError> {
-            let __parsed = #rt::parse_key(#ctx, &#template, key, #shards_expr)?;
-            #rt::Result::Ok((#(#decodes,)* #shard_part))
+        pub fn #parse #generics(key: &str) -> #rt::Result<#ret, #rt::KeyError> {
+            #body
         }
     });
     out
 }
 
-fn sort_methods(cx: &Ctx, sk: &SortKey, fn_name: &str, entity_name: &str) -> TokenStream {
-    let rt = &cx.rt;
+fn sort_methods(cx: &Ctx, sk: &RSort, fn_name: &str, entity_name: &str) -> TokenStream {
+    let rt = cx.rt;
     let template = template_ident(fn_name);
-    let ctx = key_context(rt, entity_name, &sk.attribute);
-    let source = sk.template.lit.value();
-    let fields: Vec<&Ident> = sk.template.fields().collect();
-    let params = fields.iter().map(|f| cx.param(f));
+    let ctx = key_context(rt, entity_name, sk.attribute);
+    let source = sk.template.source();
+    let fields: Vec<KeyField> = sk.template.fields().collect();
+    let params = cx.params(fields.iter().copied());
     let values = cx.values(fields.iter().copied());
     let build = Ident::new(fn_name, Span::call_site());
     let parse = format_ident!("parse_{}", fn_name);
-    let entity_ident = &cx.entity.ident;
-    let types: Vec<&Type> = fields.iter().map(|f| &cx.field(f).ty).collect();
-    let decodes = (0..fields.len()).map(|i| {
-        let ty = types[i];
-        quote!((&#rt::DecodeProbe::<#ty>::new()).decode_at(&__parsed, #i)?)
-    });
+    let entity_ident = &cx.r.entity.ident;
+    let (types, generics) = cx.decoded_types(&fields);
+    let decodes = types
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| quote!((&#rt::DecodeProbe::<#ty>::new()).decode_at(&__parsed, #i)?));
     let doc = format!(
         "Builds the `{}` key `{source}` of `{entity_ident}`.",
         sk.attribute
@@ -458,67 +558,70 @@ fn sort_methods(cx: &Ctx, sk: &SortKey, fn_name: &str, entity_name: &str) -> Tok
         sk.attribute
     );
     let prefixes = sort_prefixes(cx, sk, fn_name, &ctx, &template);
+    let build_body = cx.body(quote!(#rt::build_key(#ctx, &#template, #values)));
+    let parse_body = cx.body(quote! {
+        let __parsed = #rt::parse_key(#ctx, &#template, key, ::core::option::Option::None)?;
+        #rt::Result::Ok((#(#decodes,)*))
+    });
     quote! {
         #[doc = #doc]
         pub fn #build(#(#params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
-            #rt::build_key(#ctx, &#template, #values)
+            #build_body
         }
         #prefixes
         #[doc = #parse_doc]
-        pub fn #parse(key: &str) -> #rt::Result<(#(#types,)*), #rt::KeyError> {
-            let __parsed = #rt::parse_key(#ctx, &#template, key, ::core::option::Option::None)?;
-            #rt::Result::Ok((#(#decodes,)*))
+        pub fn #parse #generics(key: &str) -> #rt::Result<(#(#types,)*), #rt::KeyError> {
+            #parse_body
         }
     }
 }
 
-fn item_keys_body(cx: &Ctx, pk: &PartitionKey) -> TokenStream {
-    let rt = &cx.rt;
-    let entity = cx.entity;
-    let self_args = |idents: Vec<&Ident>| -> Vec<TokenStream> {
-        idents.into_iter().map(|i| cx.self_arg(i)).collect()
+fn item_keys_body(cx: &Ctx) -> TokenStream {
+    let rt = cx.rt;
+    let r = cx.r;
+    let Some(pk) = &r.pk else {
+        return quote!(::core::unreachable!());
     };
-
-    let pk_args = self_args(physical_args(pk));
+    let pk_args = cx.self_args(pk.physical_args());
     let pk_expr = quote!(Self::pk(#(#pk_args),*)?);
-    let sk_expr = match &entity.sk {
+    let sk_expr = match &r.sk {
         Some(sk) => {
-            let args = self_args(sk.template.fields().collect());
+            let args = cx.self_args(sk.template.fields());
             quote!(::core::option::Option::Some(Self::sk(#(#args),*)?))
         }
         None => quote!(::core::option::Option::None),
     };
-    let needs_identity = entity
+    let needs_identity = r
         .gsis
         .iter()
-        .any(|g| matches!(g.pk.shard.value, Shard::Identity));
+        .any(|g| matches!(g.pk.shard, RShard::Identity));
     let identity = if needs_identity {
-        let logical_args = self_args(pk.template.fields().collect());
+        let logical_args = cx.self_args(pk.template.fields());
         quote! {
             let __identity = #rt::identity(&Self::pk_logical(#(#logical_args),*)?, __sk.as_deref());
         }
     } else {
         quote!()
     };
-    let gsis = entity.gsis.iter().map(|g| {
+    let gsis = r.gsis.iter().map(|g| {
         let name = format!("gsi{}", g.number);
         let pk_fn = format_ident!("{}_pk", name);
         let on_shard = format_ident!("{}_pk_on_shard", name);
-        let pk_value = match &g.pk.shard.value {
-            Shard::Identity => {
-                let args = self_args(g.pk.template.fields().collect());
-                let n = shard_count(&g.pk);
+        let pk_value = match &g.pk.shard {
+            RShard::Identity => {
+                let args = cx.self_args(g.pk.template.fields());
+                let n = g.pk.n;
                 quote!(Self::#on_shard(#(#args,)* #rt::shard_of_text(&__identity, #n))?)
             }
             _ => {
-                let args = self_args(physical_args(&g.pk));
+                let args = cx.self_args(g.pk.physical_args());
                 quote!(Self::#pk_fn(#(#args),*)?)
             }
         };
         let sk_value = match &g.sk {
             Some(sk) => {
                 let sk_fn = format_ident!("{}_sk", name);
-                let args = self_args(sk.template.fields().collect());
+                let args = cx.self_args(sk.template.fields());
                 quote!(::core::option::Option::Some(Self::#sk_fn(#(#args),*)?))
             }
             None => quote!(::core::option::Option::None),
@@ -537,152 +640,173 @@ fn item_keys_body(cx: &Ctx, pk: &PartitionKey) -> TokenStream {
 /// `KeyPart` and `KeyPartDecode` bounds for every key field, spanned at the field's type so an
 /// unsupported type is reported where the user wrote it.
 fn type_assertions(cx: &Ctx) -> TokenStream {
-    let rt = &cx.rt;
-    let mut seen = std::collections::HashSet::new();
-    let checks = key_fields(cx.entity).into_iter().filter_map(|ident| {
-        if !seen.insert(ident.to_string()) {
-            return None;
-        }
-        let ty = &cx.field(ident).ty;
+    let rt = cx.rt;
+    let checks = cx.r.key_fields().into_iter().filter_map(|field| {
+        let ty = field.ty()?;
         let span = ty.span();
         Some(quote_spanned! {span=>
             const _: () = #rt::assert_key_part::<#ty>();
             const _: () = #rt::assert_key_part_decode::<#ty>();
         })
     });
-    quote!(#(#checks)*)
+    let facts = runtime_fact_checks(cx);
+    quote!(#(#checks)* #facts)
+}
+
+/// `tokens` with every span set to `span`. A const-evaluation error is reported at the span
+/// of the failing call, which starts at the runtime path's first token: re-spanned, it points
+/// at the user's token instead of at `#[derive(ShardedEntity)]`.
+fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(&group.stream(), span));
+                inner.set_span(span);
+                return proc_macro2::TokenTree::Group(inner);
+            }
+            token.set_span(span);
+            token
+        })
+        .collect()
+}
+
+/// Checks against facts the runtime owns (the shard maximum, the entity attribute's name),
+/// evaluated by the compiler in `const` items spanned at the user's tokens: the derive holds
+/// no copy of either value, so the two can never disagree.
+fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
+    let rt = cx.rt;
+    let entity = cx.r.entity;
+    let counts = entity
+        .pk
+        .iter()
+        .chain(entity.gsis.iter().map(|g| &g.pk))
+        .filter_map(|pk| pk.n.as_ref())
+        .map(|n| {
+            let value = n.value;
+            let rt = respan(rt, n.span);
+            quote_spanned! {n.span=> const _: () = #rt::assert_shard_count(#value); }
+        });
+    let attributes = entity.fields.iter().filter(|f| f.serde_attribute).map(|f| {
+        let name = &f.serde_name.value;
+        let rt = respan(rt, f.serde_name.span);
+        quote_spanned! {f.serde_name.span=> const _: () = #rt::assert_not_entity_attribute(#name); }
+    });
+    quote!(#(#counts)* #(#attributes)*)
 }
 
 /// `sk_prefix()` (the leading literal) and `sk_prefix_<field>(..)` for every field that does
 /// not end the template: typed prefixes for `begins_with` and range conditions.
 fn sort_prefixes(
     cx: &Ctx,
-    sk: &SortKey,
+    sk: &RSort,
     fn_name: &str,
     ctx: &TokenStream,
     template: &Ident,
 ) -> TokenStream {
-    let rt = &cx.rt;
-    let source = sk.template.lit.value();
+    let rt = cx.rt;
+    let source = sk.template.source();
     let segments = &sk.template.segments;
     let mut out = TokenStream::new();
-    if let Some(Segment::Literal(literal)) = segments.first() {
+    if let Some(RSegment::Literal(literal)) = segments.first() {
         if segments.len() > 1 {
             let name = format_ident!("{}_prefix", fn_name);
             let doc = format!(
                 "The constant prefix `{literal}` of every `{}` key of this entity (template `{source}`).",
                 sk.attribute
             );
+            let body = cx.body(quote!(#literal));
             out.extend(quote! {
                 #[doc = #doc]
-                pub fn #name() -> &'static str { #literal }
+                pub fn #name() -> &'static str { #body }
             });
         }
     }
-    let mut fields_so_far: Vec<&Ident> = Vec::new();
+    let mut fields_so_far: Vec<KeyField> = Vec::new();
     for (i, segment) in segments.iter().enumerate() {
-        let Segment::Field(field) = segment else {
+        let RSegment::Field(field) = segment else {
             continue;
         };
-        fields_so_far.push(field);
+        fields_so_far.push(*field);
         // A field that ends the template has no prefix beyond the whole key.
-        let Some(Segment::Literal(_)) = segments.get(i + 1) else {
+        let Some(RSegment::Literal(_)) = segments.get(i + 1) else {
             continue;
         };
         let count = i + 2;
-        let name = format_ident!("{}_prefix_{}", fn_name, field);
-        let params = fields_so_far.iter().map(|f| cx.param(f));
+        let written = field.ident();
+        let name = format_ident!("{}_prefix_{}", fn_name, written);
+        let params = cx.params(fields_so_far.iter().copied());
         let values = cx.values(fields_so_far.iter().copied());
         let doc = format!(
-            "The `{}` key prefix shared by every item with these values, up to and including `{{{field}}}` \
+            "The `{}` key prefix shared by every item with these values, up to and including `{{{written}}}` \
              and the separator after it (template `{source}`). Use it with `sk_begins_with`, or as \
-             range bounds: `sk_between(prefix(lo), prefix(hi))` selects `lo <= {field} < hi`.",
+             range bounds: `sk_between(prefix(lo), prefix(hi))` selects `lo <= {written} < hi`.",
             sk.attribute
         );
+        let body = cx.body(quote!(#rt::build_key_prefix(#ctx, &#template, #values, #count)));
         out.extend(quote! {
             #[doc = #doc]
             pub fn #name(#(#params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
-                #rt::build_key_prefix(#ctx, &#template, #values, #count)
+                #body
             }
         });
     }
     out
 }
 
-/// The arguments of a point lookup: the physical partition key's, then the sort key's.
-fn point_args<'a>(pk: &'a PartitionKey, sk: Option<&'a SortKey>) -> Vec<&'a Ident> {
-    let mut args = physical_args(pk);
-    if let Some(sk) = sk {
-        for f in sk.template.fields() {
-            if !args.contains(&f) {
-                args.push(f);
-            }
-        }
-    }
-    args
-}
-
-/// `get`/`delete` (or, for random shards, `get_from_all_shards`/`delete_on_shard`) and the base
-/// table query.
-fn repository_methods(cx: &Ctx, pk: &PartitionKey) -> TokenStream {
-    let rt = &cx.rt;
-    let entity = cx.entity;
-    let ident = &entity.ident;
-    let sk = entity.sk.as_ref();
-    let sk_value = |names: &dyn Fn(&Ident) -> TokenStream| match sk {
+/// `get`/`delete` (or, for random shards, `get_from_all_shards`/`delete_on_shard`).
+fn repository_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
+    let rt = cx.rt;
+    let r = cx.r;
+    let ident = &r.entity.ident;
+    let sk_expr = match &r.sk {
         Some(sk) => {
-            let args = sk.template.fields().map(names);
+            let args = cx.names(sk.template.fields());
             quote!(::core::option::Option::Some(Self::sk(#(#args),*)?))
         }
         None => quote!(::core::option::Option::None),
     };
-    let arg_name = |i: &Ident| {
-        let name = &cx.field(i).ident;
-        quote!(#name)
-    };
-    let mut out = query_method(cx, pk, None);
-    match &pk.shard.value {
-        Shard::Random => {
-            let args: Vec<&Ident> = {
-                let mut a: Vec<&Ident> = pk.template.fields().collect();
-                if let Some(sk) = sk {
-                    a.extend(
-                        sk.template
-                            .fields()
-                            .filter(|f| !pk.template.fields().any(|p| p == *f)),
-                    );
-                }
-                a
-            };
-            let params: Vec<TokenStream> = args.iter().map(|f| cx.param(f)).collect();
-            let pk_args = pk.template.fields().map(arg_name);
-            let pk_args2 = pk.template.fields().map(arg_name);
-            let sk_expr = sk_value(&arg_name);
+    let sk_fields = r.sk.iter().flat_map(|sk| sk.template.fields());
+    match &pk.shard {
+        RShard::Random => {
+            let mut args: Vec<KeyField> = pk.template.fields().collect();
+            push_new(&mut args, sk_fields);
+            let params = cx.params(args);
+            let pk_args = cx.names(pk.template.fields());
             let get_doc = format!(
                 "Reads `{ident}` from every shard (random sharding: the shard of an item is not known), \
                  in one `BatchGetItem` per 100 shards; returns every shard's copy, in shard order."
             );
             let delete_doc =
                 format!("Deletes the `{ident}` item on one shard (as returned by `parse_pk`).");
-            out.extend(quote! {
+            let get_body = cx.body(quote! {
+                let sk = #sk_expr;
+                #rt::get_from_all_shards(repo, Self::pk_all_shards(#(#pk_args),*)?, sk).await
+            });
+            let delete_body = cx.body(quote! {
+                let sk = #sk_expr;
+                #rt::delete_by_key(repo, Self::pk_on_shard(#(#pk_args,)* shard)?, sk).await
+            });
+            quote! {
                 #[doc = #get_doc]
                 pub async fn get_from_all_shards(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::Vec<Self>, #rt::Error> {
-                    let sk = #sk_expr;
-                    #rt::get_from_all_shards(repo, Self::pk_all_shards(#(#pk_args),*)?, sk).await
+                    #get_body
                 }
                 #[doc = #delete_doc]
                 pub async fn delete_on_shard(repo: &#rt::Repo<Self>, #(#params,)* shard: u32) -> #rt::Result<(), #rt::Error> {
-                    let sk = #sk_expr;
-                    #rt::delete_by_key(repo, Self::pk_on_shard(#(#pk_args2,)* shard)?, sk).await
+                    #delete_body
                 }
-            });
+            }
         }
         _ => {
-            let args = point_args(pk, sk);
-            let params: Vec<TokenStream> = args.iter().map(|f| cx.param(f)).collect();
-            let pk_args: Vec<TokenStream> = physical_args(pk).into_iter().map(arg_name).collect();
-            let sk_expr = sk_value(&arg_name);
-            let how = if matches!(pk.shard.value, Shard::Hash(_)) {
+            // The physical partition key's arguments, then the sort key's.
+            let mut args = pk.physical_args();
+            push_new(&mut args, sk_fields);
+            let params = cx.params(args);
+            let pk_args = cx.names(pk.physical_args());
+            let how = if matches!(pk.shard, RShard::Hash(_)) {
                 "exactly one `GetItem`, on the shard its hash fields give"
             } else {
                 "one `GetItem`"
@@ -691,31 +815,33 @@ fn repository_methods(cx: &Ctx, pk: &PartitionKey) -> TokenStream {
                 format!("Reads one `{ident}` by its key: {how}. `None` if there is no such item.");
             let delete_doc =
                 format!("Deletes one `{ident}` by its key (no error if there is none).");
-            out.extend(quote! {
+            let get_body = cx.body(quote! {
+                let sk = #sk_expr;
+                #rt::get_by_key(repo, Self::pk(#(#pk_args),*)?, sk).await
+            });
+            let delete_body = cx.body(quote! {
+                let sk = #sk_expr;
+                #rt::delete_by_key(repo, Self::pk(#(#pk_args),*)?, sk).await
+            });
+            quote! {
                 #[doc = #get_doc]
                 pub async fn get(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<::core::option::Option<Self>, #rt::Error> {
-                    let sk = #sk_expr;
-                    #rt::get_by_key(repo, Self::pk(#(#pk_args),*)?, sk).await
+                    #get_body
                 }
                 #[doc = #delete_doc]
                 pub async fn delete(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<(), #rt::Error> {
-                    let sk = #sk_expr;
-                    #rt::delete_by_key(repo, Self::pk(#(#pk_args),*)?, sk).await
+                    #delete_body
                 }
-            });
+            }
         }
     }
-    out
 }
 
 /// `query` (base table) or `query_gsiN`, named by `query = "..."` when given.
-fn query_method(cx: &Ctx, pk: &PartitionKey, gsi: Option<u8>) -> TokenStream {
-    let rt = &cx.rt;
-    let ident = &cx.entity.ident;
-    let name = pk.query.clone().unwrap_or_else(|| match gsi {
-        None => Ident::new("query", Span::call_site()),
-        Some(n) => format_ident!("query_gsi{}", n),
-    });
+fn query_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenStream {
+    let rt = cx.rt;
+    let ident = &cx.r.entity.ident;
+    let name = &pk.query;
     let all_shards = match gsi {
         None => Ident::new("pk_all_shards", Span::call_site()),
         Some(n) => format_ident!("gsi{}_pk_all_shards", n),
@@ -724,24 +850,21 @@ fn query_method(cx: &Ctx, pk: &PartitionKey, gsi: Option<u8>) -> TokenStream {
         None => quote!(::core::option::Option::None),
         Some(n) => quote!(::core::option::Option::Some(#n)),
     };
-    let fields: Vec<&Ident> = pk.template.fields().collect();
-    let params = fields.iter().map(|f| cx.param(f));
-    let args = fields.iter().map(|f| {
-        let name = &cx.field(f).ident;
-        quote!(#name)
-    });
-    let shards = pk.n.as_ref().map_or(1, |n| n.value);
-    let source = pk.template.lit.value();
+    let params = cx.params(pk.template.fields());
+    let args = cx.names(pk.template.fields());
+    let shards = pk.n;
+    let source = pk.template.source();
     let doc = format!(
         "Queries every `{ident}` under the logical key `{source}`{}: {shards} shard(s) queried concurrently and \
          merged by sort key. Refine with `.limit`, `.descending`, `.sk_*`, then `.collect()`, `.stream()`, \
          `.page(..)` or `.count()`.",
         gsi.map(|n| format!(" of index gsi{n}")).unwrap_or_default()
     );
+    let body = cx.body(quote!(#rt::query_shards(repo, #index, Self::#all_shards(#(#args),*))));
     quote! {
         #[doc = #doc]
         pub fn #name(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Query<Self> {
-            #rt::query_shards(repo, #index, Self::#all_shards(#(#args),*))
+            #body
         }
     }
 }

@@ -4,8 +4,39 @@
 //! derive together with the runtime the generated code calls.
 //!
 //! The macro is a small compiler: `parse` reads the attributes into a `model`, `validate`
-//! checks the model and reports every problem under the token that caused it, and `expand`
-//! generates code from the model alone.
+//! checks the model and reports every problem under the token that caused it, `resolve`
+//! binds every field a key names to the struct's field, and `expand` generates code from the
+//! resolved model alone.
+//!
+//! # What it generates
+//!
+//! For `#[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]` and
+//! `#[sk(template = "SCORE#{score}#{player_id}")]` on `struct Score`:
+//! - `Score::pk(game_id, player_id)`, `pk_logical(game_id)`, `pk_on_shard(game_id, shard)`,
+//!   `pk_all_shards(game_id)`, `shard_for(player_id)`, `parse_pk(key)`;
+//! - `Score::sk(score, player_id)`, `sk_prefix()`, `sk_prefix_score(score)`, `parse_sk(key)`;
+//! - the same per GSI, prefixed `gsiN_` (`gsi1_pk`, `gsi1_shard_for`, `parse_gsi1_sk`, ..);
+//! - `Score::get(&repo, game_id, player_id, score)` and `delete` (with `shard = "random"`:
+//!   `get_from_all_shards` and `delete_on_shard`), `Score::query(&repo, game_id)` and
+//!   `query_gsiN`;
+//! - the `ShardedEntity` impl that `Repo::put` and friends use.
+//!
+//! ## How key fields are passed
+//!
+//! A `String` field is taken as `&str`; integers and `bool` by value; any other type by
+//! reference (`&NaiveDate`). The derive sees how a type is spelled, not what it is:
+//! `std::string::String`, `::core::primitive::u64`, `(u8)` and a `$ty:ty` of a `macro_rules!`
+//! are recognised, but a type alias is not. A field of type `type PlayerId = String;` is
+//! taken as `&PlayerId` (pass `&player_id`, a `&String`); write `String` in the struct to get
+//! `&str`.
+//!
+//! ## When the input is refused
+//!
+//! Each problem is reported once, under the token that caused it, and nothing else: the
+//! generated functions are still emitted with the signatures the input meant (a misspelled
+//! field is read as the field it resembles, a misspelled key as the key it resembles), so the
+//! code calling `Score::query` or `Score::get` reports no follow-on errors. A template field
+//! that resembles no field becomes a parameter that accepts any value.
 //!
 //! # Attributes
 //!
@@ -22,7 +53,7 @@
 //! - `n`: the shard count, 1 to 1,000. The physical key is `<template>#<shard>`.
 //! - `single_partition = "why"`: the explicit opt-in for a constant, unsharded key (otherwise
 //!   refused as a hot partition).
-//! - `query = "query_game"`: the name of the generated query function (later versions).
+//! - `query = "query_game"`: the name of the generated query function (default `query`).
 //!
 //! ## `#[sk(...)]`: the sort key
 //!
@@ -42,6 +73,7 @@
 //!   key (so re-putting an item keeps its GSI shard).
 //! - `shard = "hash(field)", n = 4`: shard by fields, as for `#[pk]`.
 //! - `index = "name"`: the index name (default `gsiN`).
+//! - `query = "query_by_day"`: the name of the index's query function (default `query_gsiN`).
 //! - An unsharded index key that concentrates the sharded base key's writes is refused (the
 //!   GSI hotspot); `single_partition = "why"` opts in.
 //!
@@ -49,9 +81,15 @@
 //!
 //! ```ignore
 //! #[sharded(table = "leaderboard", entity = "Score")]
+//! #[sharded(crate = "my_facade::sharded")]
 //! ```
 //! - `table`: the default table name; `entity`: the name stored in the `_entity` attribute
 //!   (default: the struct's name).
+//! - `crate = "path"`: the path of the `sharded` crate as the deriving code reaches it
+//!   (default `::sharded`), for crates that re-export `sharded` (`pub use sharded;` in
+//!   `my_facade`) and are used without depending on `sharded` by name. The path is resolved
+//!   where the struct is declared: `"my_facade::sharded"` from a module where `my_facade` is in
+//!   scope, `"crate::my_facade::sharded"` or `"::my_facade::sharded"` from anywhere.
 #![forbid(unsafe_code)]
 
 use proc_macro::TokenStream;
@@ -61,6 +99,7 @@ mod ctxt;
 mod expand;
 mod model;
 mod parse;
+mod resolve;
 mod suggest;
 mod symbol;
 mod validate;
@@ -86,8 +125,10 @@ fn derive(input: &DeriveInput) -> proc_macro2::TokenStream {
         validate::entity(&cx, entity);
     }
     match (cx.check(), entity) {
-        (Ok(()), Some(entity)) => expand::expand(&entity),
-        (Err(errors), Some(entity)) => expand::fallback(&entity, errors.to_compile_error()),
+        (Ok(()), Some(entity)) => expand::expand(&resolve::resolve(&entity)),
+        (Err(errors), Some(entity)) => {
+            expand::fallback(&resolve::resolve(&entity), errors.to_compile_error())
+        }
         (Err(errors), None) => errors.to_compile_error(),
         // parse() returns None only after recording an error.
         (Ok(()), None) => proc_macro2::TokenStream::new(),

@@ -53,6 +53,8 @@ pub enum SerdeName {
 pub struct Container {
     pub table: Option<LitStr>,
     pub entity: Option<LitStr>,
+    /// `crate = "path"`: where the `sharded` facade is reachable from the user's crate.
+    pub krate: Option<syn::Path>,
 }
 
 /// `GAME#{game_id}`: literal text and field references.
@@ -86,8 +88,12 @@ pub enum Shard {
     Random,
     /// GSI `shard = 4`: hash the item's identity; the count is the literal.
     Identity,
-    /// The expression did not parse (already reported); later checks skip it.
-    Invalid,
+    /// The expression was refused (already reported); later checks skip it. `meant` is the
+    /// expression the user most likely meant (`hsh(a)` -> `hash(a)`), so that the surface
+    /// emitted next to the error keeps the arity of the key builders.
+    Invalid {
+        meant: Option<Box<Shard>>,
+    },
 }
 
 pub struct PartitionKey {
@@ -144,10 +150,8 @@ impl Entity {
 
     /// Every key attribute the runtime writes, with what it holds (for messages).
     pub fn generated_attribute_roles(&self) -> Vec<(String, String)> {
-        let mut roles = vec![(
-            crate::symbol::ENTITY_ATTRIBUTE.to_owned(),
-            "the entity name".to_owned(),
-        )];
+        // The entity attribute is the runtime's name: generated code checks fields against it.
+        let mut roles = Vec::new();
         if let Some(pk) = &self.pk {
             roles.push((pk.attribute.clone(), "the partition key".to_owned()));
         }

@@ -167,36 +167,72 @@ fn gsi_number(name: &str) -> Option<u8> {
     digits.parse().ok().filter(|n| (1..=MAX_GSIS).contains(n))
 }
 
-fn unknown_key(meta: &ParseNestedMeta, attr: &str, allowed: &[&str]) -> syn::Error {
-    let key = meta
-        .path
-        .get_ident()
-        .map(Ident::to_string)
-        .unwrap_or_default();
-    let hint = match (attr == PK, key.as_str()) {
-        (true, PK) => format!("the template of #[{PK}(...)] is `{TEMPLATE} = \"...\"`; "),
-        (true, SK) => format!("the sort key is its own attribute, #[{SK}({TEMPLATE} = \"...\")]; "),
-        (false, TEMPLATE) if attr.starts_with(GSI_PREFIX) => {
-            format!("a GSI names its key templates `{PK} = \"...\"` and `{SK} = \"...\"`; ")
-        }
-        _ => did_you_mean(&key, allowed.iter().copied())
-            .map(|s| format!("did you mean `{s}`? "))
-            .unwrap_or_default(),
+/// The error for a key `attr` does not accept, and the accepted key the user most likely
+/// meant: parsing goes on as if that key had been written, so one typo is one error and the
+/// rest of the attribute is still read (and the generated surface keeps its shape).
+fn unknown_key(
+    meta: &ParseNestedMeta,
+    attr: &str,
+    allowed: &[&'static str],
+) -> (syn::Error, Option<&'static str>) {
+    let key = meta_key(meta);
+    let (hint, meant) = match (attr == PK, key.as_str()) {
+        (true, PK) => (
+            format!("the template of #[{PK}(...)] is `{TEMPLATE} = \"...\"`; "),
+            Some(TEMPLATE),
+        ),
+        (true, SK) => (
+            format!("the sort key is its own attribute, #[{SK}({TEMPLATE} = \"...\")]; "),
+            None,
+        ),
+        (false, TEMPLATE) if attr.starts_with(GSI_PREFIX) => (
+            format!("a GSI names its key templates `{PK} = \"...\"` and `{SK} = \"...\"`; "),
+            Some(PK),
+        ),
+        _ => match did_you_mean(&key, allowed.iter().copied()) {
+            Some(s) => (format!("did you mean `{s}`? "), Some(s)),
+            None => (String::new(), None),
+        },
     };
-    meta.error(format!(
+    let error = meta.error(format!(
         "unknown key `{key}` in #[{attr}(...)]: {hint}expected one of: {}",
         allowed.join(", ")
-    ))
+    ));
+    (error, meant)
+}
+
+/// The key of a nested meta item as written (`template` in `template = "..."`).
+fn meta_key(meta: &ParseNestedMeta) -> String {
+    meta.path
+        .get_ident()
+        .map(Ident::to_string)
+        .unwrap_or_default()
+}
+
+/// The accepted key `meta` stands for: itself, or (after recording the error) the key a
+/// misspelling most likely meant. `None`: the unknown key's value has been skipped.
+fn accepted_key(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+    attr: &str,
+    allowed: &[&'static str],
+) -> syn::Result<Option<&'static str>> {
+    let key = meta_key(meta);
+    if let Some(known) = allowed.iter().find(|k| **k == key) {
+        return Ok(Some(known));
+    }
+    let (error, meant) = unknown_key(meta, attr, allowed);
+    cx.syn_error(error);
+    if meant.is_none() {
+        skip(meta)?;
+    }
+    Ok(meant)
 }
 
 /// Records `value` in `slot`, or a "duplicate key" error at the second occurrence.
 fn set_once<T>(cx: &Ctxt, meta: &ParseNestedMeta, attr: &str, slot: &mut Option<T>, value: T) {
     if slot.is_some() {
-        let key = meta
-            .path
-            .get_ident()
-            .map(Ident::to_string)
-            .unwrap_or_default();
+        let key = meta_key(meta);
         cx.error_spanned_by(
             &meta.path,
             format!("duplicate key `{key}` in #[{attr}(...)]: keep one"),
@@ -208,17 +244,35 @@ fn set_once<T>(cx: &Ctxt, meta: &ParseNestedMeta, attr: &str, slot: &mut Option<
 
 fn container(cx: &Ctxt, attr: &Attribute, out: &mut Container) {
     let result = attr.parse_nested_meta(|meta| {
-        if meta.path.is_ident(TABLE) {
-            let lit: LitStr = meta.value()?.parse()?;
-            set_once(cx, &meta, SHARDED, &mut out.table, lit);
-        } else if meta.path.is_ident(ENTITY) {
-            let lit: LitStr = meta.value()?.parse()?;
-            if lit.value().is_empty() {
-                cx.error_spanned_by(&lit, "the entity name must not be empty");
+        match accepted_key(cx, &meta, SHARDED, CONTAINER_KEYS)? {
+            Some(TABLE) => {
+                let lit: LitStr = meta.value()?.parse()?;
+                set_once(cx, &meta, SHARDED, &mut out.table, lit);
             }
-            set_once(cx, &meta, SHARDED, &mut out.entity, lit);
-        } else {
-            return Err(unknown_key(&meta, SHARDED, CONTAINER_KEYS));
+            Some(ENTITY) => {
+                let lit: LitStr = meta.value()?.parse()?;
+                if lit.value().is_empty() {
+                    cx.error_spanned_by(&lit, "the entity name must not be empty");
+                }
+                set_once(cx, &meta, SHARDED, &mut out.entity, lit);
+            }
+            Some(_) => {
+                // `crate = "path"`, serde's spelling: a path to the `sharded` facade.
+                let lit: LitStr = meta.value()?.parse()?;
+                match lit.parse_with(syn::Path::parse_mod_style) {
+                    Ok(path) => set_once(cx, &meta, SHARDED, &mut out.krate, path),
+                    Err(_) => cx.error_spanned_by(
+                        &lit,
+                        format!(
+                            "`crate` must be the path of the `sharded` crate as your code reaches it, \
+                             e.g. `crate = \"::sharded\"` or `crate = \"my_facade::sharded\"`; \
+                             `{}` is not a path",
+                            lit.value()
+                        ),
+                    ),
+                }
+            }
+            None => {}
         }
         Ok(())
     });
@@ -243,47 +297,43 @@ fn read_partition(
     cx: &Ctxt,
     attr: &Attribute,
     name: &str,
-    allowed: &[&str],
+    allowed: &[&'static str],
 ) -> Option<RawPartition> {
     let mut raw = RawPartition::default();
-    let is_gsi = name != PK;
     let result = attr.parse_nested_meta(|meta| {
-        let key = meta
-            .path
-            .get_ident()
-            .map(Ident::to_string)
-            .unwrap_or_default();
-        match key.as_str() {
+        let Some(key) = accepted_key(cx, &meta, name, allowed)? else {
+            return Ok(());
+        };
+        match key {
             // `#[pk(template = ..)]` and `#[gsi1(pk = ..)]` both name the partition template.
-            k if (k == TEMPLATE && !is_gsi) || (k == PK && is_gsi) => {
+            TEMPLATE | PK => {
                 let v = meta.value()?.parse()?;
                 set_once(cx, &meta, name, &mut raw.template, v);
             }
-            k if k == SK && is_gsi => {
+            SK => {
                 let v = meta.value()?.parse()?;
                 set_once(cx, &meta, name, &mut raw.sk, v);
             }
-            k if k == SHARD => {
+            SHARD => {
                 let v = meta.value()?.parse()?;
                 set_once(cx, &meta, name, &mut raw.shard, v);
             }
-            k if k == N => {
+            N => {
                 let v = meta.value()?.parse()?;
                 set_once(cx, &meta, name, &mut raw.n, v);
             }
-            k if k == SINGLE_PARTITION => {
+            SINGLE_PARTITION => {
                 let v = meta.value()?.parse()?;
                 set_once(cx, &meta, name, &mut raw.single_partition, v);
             }
-            k if k == QUERY => {
+            QUERY => {
                 let v = meta.value()?.parse()?;
                 set_once(cx, &meta, name, &mut raw.query, v);
             }
-            k if k == INDEX && is_gsi => {
+            _ => {
                 let v = meta.value()?.parse()?;
                 set_once(cx, &meta, name, &mut raw.index, v);
             }
-            _ => return Err(unknown_key(&meta, name, allowed)),
         }
         Ok(())
     });
@@ -300,7 +350,7 @@ fn partition_key(
     cx: &Ctxt,
     attr: &Attribute,
     name: &str,
-    allowed: &[&str],
+    allowed: &[&'static str],
     attribute: String,
 ) -> Option<PartitionKey> {
     let raw = read_partition(cx, attr, name, allowed)?;
@@ -333,17 +383,14 @@ fn partition_from_raw(
             Err(_) => {
                 cx.error_spanned_by(
                     lit,
-                    format!("`n` must be a whole number of shards from 1 to {MAX_SHARDS}"),
+                    "`n` must be a whole number of shards: at least 1, at most `sharded::schema::MAX_SHARDS`",
                 );
                 None
             }
         });
     let shard = match &raw.shard {
         None => Sp::new(Shard::None, attr.path().span()),
-        Some(Lit::Str(expr)) => Sp::new(
-            shard_expression(cx, expr).unwrap_or(Shard::Invalid),
-            expr.span(),
-        ),
+        Some(Lit::Str(expr)) => Sp::new(shard_expression(cx, expr), expr.span()),
         Some(Lit::Int(count)) if is_gsi => {
             if let Some(n_lit) = &raw.n {
                 cx.error_spanned_by(
@@ -355,7 +402,7 @@ fn partition_from_raw(
                 Ok(v) => n = Some(Sp::new(v, count.span())),
                 Err(_) => cx.error_spanned_by(
                     count,
-                    format!("the shard count must be a whole number from 1 to {MAX_SHARDS}"),
+                    "the shard count must be a whole number: at least 1, at most `sharded::schema::MAX_SHARDS`",
                 ),
             }
             Sp::new(Shard::Identity, count.span())
@@ -370,7 +417,7 @@ fn partition_from_raw(
                 other,
                 format!("unsupported shard value: expected {expected}"),
             );
-            return None;
+            Sp::new(Shard::Invalid { meant: None }, other.span())
         }
     };
     let query = raw
@@ -398,17 +445,17 @@ fn partition_from_raw(
 fn sort_key(cx: &Ctxt, attr: &Attribute) -> Option<SortKey> {
     let mut lit = None;
     let result = attr.parse_nested_meta(|meta| {
-        if meta.path.is_ident(TEMPLATE) {
+        if meta.path.is_ident(SHARD) || meta.path.is_ident(N) {
+            cx.syn_error(meta.error(
+                "a sort key is never sharded: shard the partition key with #[pk(shard = ..., n = ...)]",
+            ));
+            return skip(&meta);
+        }
+        if accepted_key(cx, &meta, SK, SK_KEYS)?.is_some() {
             let v: LitStr = meta.value()?.parse()?;
             set_once(cx, &meta, SK, &mut lit, v);
-            Ok(())
-        } else if meta.path.is_ident(SHARD) || meta.path.is_ident(N) {
-            Err(meta.error(
-                "a sort key is never sharded: shard the partition key with #[pk(shard = ..., n = ...)]",
-            ))
-        } else {
-            Err(unknown_key(&meta, SK, SK_KEYS))
         }
+        Ok(())
     });
     if let Err(e) = result {
         cx.syn_error(e);
@@ -453,57 +500,29 @@ fn gsi(cx: &Ctxt, attr: &Attribute, number: u8) -> Option<Gsi> {
     })
 }
 
-/// `"hash(a, b)"` or `"random"`.
-fn shard_expression(cx: &Ctxt, lit: &LitStr) -> Option<Shard> {
+/// `"hash(a, b)"` or `"random"`. A refused expression is recorded and becomes
+/// `Shard::Invalid`, with the expression a misspelling most likely meant.
+fn shard_expression(cx: &Ctxt, lit: &LitStr) -> Shard {
     let text = lit.value();
     let text = text.trim();
     if text == "random" {
-        return Some(Shard::Random);
+        return Shard::Random;
     }
     let (func, args) = match text.split_once('(') {
         Some((func, rest)) if rest.ends_with(')') => (func.trim(), Some(&rest[..rest.len() - 1])),
         _ => (text, None),
     };
     match (func, args) {
-        ("hash", Some(args)) => {
-            let mut fields: Vec<Ident> = Vec::new();
-            if args.trim().is_empty() {
-                cx.error_spanned_by(
-                    lit,
-                    "`hash()` needs the fields to hash: write `hash(field)` or `hash(field_a, field_b)`",
-                );
-                return None;
+        ("hash", Some(args)) => match hash_fields(text, args, lit) {
+            Ok(fields) => Shard::Hash(fields),
+            Err(message) => {
+                cx.error_spanned_by(lit, message);
+                Shard::Invalid { meant: None }
             }
-            for arg in args.split(',').map(str::trim) {
-                if fields.iter().any(|f| f == arg) {
-                    cx.error_spanned_by(
-                        lit,
-                        format!("`{arg}` appears twice in `{text}`: list each field once"),
-                    );
-                    return None;
-                }
-                if arg.is_empty() {
-                    cx.error_spanned_by(
-                        lit,
-                        format!("`{text}` has an empty field name: write `hash(field)` or `hash(field_a, field_b)`"),
-                    );
-                    return None;
-                }
-                match syn::parse_str::<Ident>(arg) {
-                    Ok(ident) => fields.push(Ident::new(&ident.to_string(), lit.span())),
-                    Err(_) => {
-                        cx.error_spanned_by(
-                            lit,
-                            format!("`{arg}` is not a field name: write `hash(field)` or `hash(field_a, field_b)`"),
-                        );
-                        return None;
-                    }
-                }
-            }
-            Some(Shard::Hash(fields))
-        }
+        },
         _ => {
-            let hint = did_you_mean(func, ["hash", "random"])
+            let meant_name = did_you_mean(func, ["hash", "random"]);
+            let hint = meant_name
                 .map(|s| format!(" (did you mean `{s}`?)"))
                 .unwrap_or_default();
             cx.error_spanned_by(
@@ -513,9 +532,48 @@ fn shard_expression(cx: &Ctxt, lit: &LitStr) -> Option<Shard> {
                      the fields, so point lookups know it) or `random` (spread evenly; reads ask every shard)"
                 ),
             );
-            None
+            let meant = match (meant_name, args) {
+                (Some("random"), _) => Some(Shard::Random),
+                (Some("hash"), Some(args)) => hash_fields(text, args, lit).ok().map(Shard::Hash),
+                _ => None,
+            };
+            Shard::Invalid {
+                meant: meant.map(Box::new),
+            }
         }
     }
+}
+
+/// The fields of `hash(args)`, or the message saying why they are refused.
+fn hash_fields(text: &str, args: &str, lit: &LitStr) -> Result<Vec<Ident>, String> {
+    if args.trim().is_empty() {
+        return Err(
+            "`hash()` needs the fields to hash: write `hash(field)` or `hash(field_a, field_b)`"
+                .to_owned(),
+        );
+    }
+    let mut fields: Vec<Ident> = Vec::new();
+    for arg in args.split(',').map(str::trim) {
+        if fields.iter().any(|f| f == arg) {
+            return Err(format!(
+                "`{arg}` appears twice in `{text}`: list each field once"
+            ));
+        }
+        if arg.is_empty() {
+            return Err(format!(
+                "`{text}` has an empty field name: write `hash(field)` or `hash(field_a, field_b)`"
+            ));
+        }
+        match syn::parse_str::<Ident>(arg) {
+            Ok(ident) => fields.push(Ident::new(&ident.to_string(), lit.span())),
+            Err(_) => {
+                return Err(format!(
+                    "`{arg}` is not a field name: write `hash(field)` or `hash(field_a, field_b)`"
+                ))
+            }
+        }
+    }
+    Ok(fields)
 }
 
 /// Parses `GAME#{game_id}` into segments, refusing what could not be parsed back.

@@ -15,14 +15,14 @@ pub const QUERY: &str = "query";
 pub const INDEX: &str = "index";
 pub const TABLE: &str = "table";
 pub const ENTITY: &str = "entity";
+/// `#[sharded(crate = "path")]`, serde's spelling.
+pub const CRATE: &str = "crate";
 
 /// Keys accepted by each attribute, for "unknown key" messages and suggestions.
 pub const PK_KEYS: &[&str] = &[TEMPLATE, SHARD, N, SINGLE_PARTITION, QUERY];
 pub const SK_KEYS: &[&str] = &[TEMPLATE];
 pub const GSI_KEYS: &[&str] = &[PK, SK, SHARD, N, SINGLE_PARTITION, QUERY, INDEX];
-pub const CONTAINER_KEYS: &[&str] = &[TABLE, ENTITY];
+pub const CONTAINER_KEYS: &[&str] = &[TABLE, ENTITY, CRATE];
 
-/// Attribute names the runtime writes itself; a struct field may not serialise to them.
-pub const ENTITY_ATTRIBUTE: &str = "_entity";
-/// Must equal `sharded_runtime::schema::MAX_SHARDS`.
-pub const MAX_SHARDS: u32 = 1000;
+// The entity attribute's name and the shard maximum are the runtime's facts: generated code
+// checks them against `sharded::schema`, so the derive holds no copy (see `expand::runtime_fact_checks`).

@@ -39,7 +39,7 @@ fn the_issue_example_is_accepted_and_modelled() {
     assert_eq!(entity.gsis[0].pk.n.as_ref().unwrap().value, 4);
     assert_eq!(
         entity.generated_attributes(),
-        ["_entity", "pk", "sk", "gsi1pk", "gsi1sk"]
+        ["pk", "sk", "gsi1pk", "gsi1sk"]
     );
 }
 
@@ -74,11 +74,14 @@ fn shard_counts_are_checked() {
         struct S { game_id: String }
     });
     assert!(zero[0].contains("0 shards"), "{zero:?}");
-    let big = errors(parse_quote! {
+    // The maximum is the runtime's: the expansion asks the compiler to check it there.
+    let big: DeriveInput = parse_quote! {
         #[pk(template = "GAME#{game_id}", shard = "random", n = 5000)]
         struct S { game_id: String }
-    });
-    assert!(big[0].contains("above the maximum of 1000"), "{big:?}");
+    };
+    assert!(errors(big.clone()).is_empty());
+    let out = crate::derive(&big).to_string().replace(' ', "");
+    assert!(out.contains("assert_shard_count(5000u32)"), "{out}");
 }
 
 #[test]
@@ -245,4 +248,217 @@ fn confusable_keys_and_shard_expressions_are_explained() {
             "{needle}: {errs:#?}"
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolution, the fallback surface, and spelling-independent signatures.
+
+use proc_macro2::{Delimiter, Group, TokenStream};
+use quote::quote;
+
+use crate::expand::{param_kind, Param};
+use crate::resolve::{resolve, KeyField, RSegment, RShard};
+
+/// The generated code for `input`, as text without spaces (so assertions do not depend on
+/// how tokens are printed).
+fn generated(input: TokenStream) -> String {
+    let input: DeriveInput = syn::parse2(input).unwrap();
+    crate::derive(&input).to_string().replace(' ', "")
+}
+
+fn is_field(field: KeyField, name: &str) -> bool {
+    matches!(field, KeyField::Field(f) if f.ident == name)
+}
+
+#[test]
+fn key_fields_resolve_to_the_struct_fields_themselves() {
+    let input: DeriveInput = parse_quote! {
+        #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+        #[sk(template = "SCORE#{score}#{player_id}")]
+        struct Score { game_id: String, player_id: String, score: u64 }
+    };
+    let cx = Ctxt::new();
+    let entity = parse::entity(&cx, &input).unwrap();
+    validate::entity(&cx, &entity);
+    cx.check().unwrap();
+    let r = resolve(&entity);
+    let pk = r.pk.as_ref().unwrap();
+    let RSegment::Field(KeyField::Field(game)) = &pk.template.segments[1] else {
+        panic!("the template's field segment resolves to a field");
+    };
+    assert!(std::ptr::eq(*game, &entity.fields[0]));
+    let RShard::Hash(hashed) = &pk.shard else {
+        panic!("hash sharding")
+    };
+    assert!(matches!(hashed[0], KeyField::Field(f) if std::ptr::eq(f, &entity.fields[1])));
+    // The physical key and the point lookup take each field once.
+    let names: Vec<String> = r
+        .key_fields()
+        .iter()
+        .map(|f| f.ident().to_string())
+        .collect();
+    assert_eq!(names, ["game_id", "player_id", "score"]);
+}
+
+#[test]
+fn refused_names_resolve_to_what_was_meant() {
+    let input: DeriveInput = parse_quote! {
+        #[pk(template = "GAME#{gme_id}", shard = "hsh(player_id)", n = 10)]
+        #[sk(template = "SCORE#{score}#{zzz}")]
+        struct Score { game_id: String, player_id: String, score: u64 }
+    };
+    let cx = Ctxt::new();
+    let entity = parse::entity(&cx, &input).unwrap();
+    validate::entity(&cx, &entity);
+    assert!(cx.check().is_err());
+    let r = resolve(&entity);
+    let pk = r.pk.as_ref().unwrap();
+    assert!(is_field(pk.template.fields().next().unwrap(), "game_id"));
+    let RShard::Hash(hashed) = &pk.shard else {
+        panic!("`hsh(..)` resolves to the `hash(..)` it meant")
+    };
+    assert!(is_field(hashed[0], "player_id"));
+    let sk: Vec<KeyField> = r.sk.as_ref().unwrap().template.fields().collect();
+    assert!(is_field(sk[0], "score"));
+    assert!(matches!(sk[1], KeyField::Unknown(name) if name == "zzz"));
+}
+
+#[test]
+fn a_misspelled_key_is_one_error_and_is_read_as_the_key_it_meant() {
+    let input: DeriveInput = parse_quote! {
+        #[pk(templte = "GAME#{game_id}", shard = "hash(player_id)", nn = 10)]
+        struct Score { game_id: String, player_id: String }
+    };
+    let cx = Ctxt::new();
+    let entity = parse::entity(&cx, &input).unwrap();
+    validate::entity(&cx, &entity);
+    let errs: Vec<String> = cx
+        .check()
+        .unwrap_err()
+        .into_iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(errs.len(), 2, "{errs:#?}");
+    assert!(errs[0].contains("did you mean `template`"), "{errs:?}");
+    assert!(errs[1].contains("did you mean `n`"), "{errs:?}");
+    let pk = entity.pk.as_ref().unwrap();
+    assert_eq!(pk.template.lit.value(), "GAME#{game_id}");
+    assert_eq!(pk.n.as_ref().unwrap().value, 10);
+}
+
+#[test]
+fn a_refused_entity_still_gets_its_whole_surface() {
+    let out = generated(quote! {
+        #[pk(template = "GAME#{gme_id}", shard = "hash(player_id)", n = 10)]
+        #[sk(template = "SCORE#{score}#{player_id}")]
+        #[gsi1(pk = "PLAYER#{player_id}", sk = "GAME#{game_id}", shard = 4)]
+        struct Score { game_id: String, player_id: String, score: u64 }
+    });
+    assert_eq!(out.matches("compile_error!").count(), 1, "{out}");
+    for signature in [
+        "fnpk(game_id:&str,player_id:&str)",
+        "fnpk_logical(game_id:&str)",
+        "fnpk_on_shard(game_id:&str,shard:u32)",
+        "fnpk_all_shards(game_id:&str)",
+        "fnshard_for(player_id:&str)",
+        "fnparse_pk(key:&str)",
+        "fnsk(score:u64,player_id:&str)",
+        "fnsk_prefix()",
+        "fnsk_prefix_score(score:u64)",
+        "fngsi1_pk_on_shard(player_id:&str,shard:u32)",
+        "fngsi1_sk(game_id:&str)",
+        "fnquery(repo:&::sharded::__private::Repo<Self>,game_id:&str)",
+        "asyncfnget(repo:&::sharded::__private::Repo<Self>,game_id:&str,player_id:&str,score:u64)",
+        "asyncfndelete(",
+        "fnquery_gsi1(",
+        "implShardedEntityforScore",
+        "FALLBACK_SCHEMA",
+    ] {
+        let found = out.contains(signature)
+            || out.contains(&signature.replace("::sharded::__private::", ""))
+            || out.contains(&signature.replace(
+                "implShardedEntityfor",
+                "impl::sharded::__private::ShardedEntityfor",
+            ));
+        assert!(found, "missing `{signature}` in {out}");
+    }
+    assert!(
+        !out.contains("build_key"),
+        "fallback bodies do not run: {out}"
+    );
+}
+
+#[test]
+fn an_unknown_name_takes_any_value_in_the_fallback() {
+    let out = generated(quote! {
+        #[pk(template = "A#{zzz}")]
+        struct S { a: String }
+    });
+    assert!(out.contains("fnpk(zzz:impl::core::marker::Sized)"), "{out}");
+    assert!(out.contains("fnparse_pk<__Unknown0>(key:&str)"), "{out}");
+}
+
+#[test]
+fn crate_path_replaces_the_runtime_path() {
+    let out = generated(quote! {
+        #[sharded(crate = "my_facade::inner")]
+        #[pk(template = "A#{a}")]
+        struct S { a: String }
+    });
+    assert!(
+        out.contains("my_facade::inner::__private::ShardedEntity"),
+        "{out}"
+    );
+    assert!(!out.contains("::sharded::"), "{out}");
+    let errs = errors(parse_quote! {
+        #[sharded(crate = "my facade")]
+        #[pk(template = "A#{a}")]
+        struct S { a: String }
+    });
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].contains("`crate` must be the path"), "{errs:?}");
+}
+
+#[test]
+fn param_kinds_do_not_depend_on_spelling() {
+    // A `$ty:ty` fragment of a `macro_rules!` arrives wrapped in an invisible group.
+    let group = |ty: TokenStream| -> syn::Type {
+        let grouped = Group::new(Delimiter::None, ty);
+        syn::parse2(quote!(#grouped)).unwrap()
+    };
+    let grouped_u8 = group(quote!(u8));
+    assert!(matches!(grouped_u8, syn::Type::Group(_)));
+    for (ty, kind) in [
+        (grouped_u8, Param::Copy),
+        (group(quote!(String)), Param::Str),
+        (parse_quote!((u64)), Param::Copy),
+        (parse_quote!(std::string::String), Param::Str),
+        (parse_quote!(alloc::string::String), Param::Str),
+        (parse_quote!(::core::primitive::u64), Param::Copy),
+        (parse_quote!(PlayerId), Param::Ref),
+        (parse_quote!(chrono::DateTime<chrono::Utc>), Param::Ref),
+    ] {
+        assert_eq!(param_kind(&ty), kind, "{}", quote!(#ty));
+    }
+    // End to end: the derive input of a struct declared in a macro.
+    let (u8_ty, string_ty) = (
+        Group::new(Delimiter::None, quote!(u8)),
+        Group::new(Delimiter::None, quote!(String)),
+    );
+    let out = generated(quote! {
+        #[pk(template = "X#{name}")]
+        #[sk(template = "V#{v}")]
+        struct X { name: #string_ty, v: #u8_ty }
+    });
+    assert!(out.contains("fnsk(v:u8)"), "{out}");
+    assert!(out.contains("fnpk(name:&str)"), "{out}");
+}
+
+#[test]
+fn two_names_meaning_one_field_bind_it_once_in_the_fallback() {
+    let out = generated(quote! {
+        #[pk(template = "A#{gme_id}#B#{game_id}")]
+        struct S { game_id: String }
+    });
+    assert!(out.contains("fnpk(game_id:&str,_:&str)"), "{out}");
 }

@@ -8,7 +8,6 @@ use syn::{Ident, Type};
 use crate::ctxt::Ctxt;
 use crate::model::{Entity, PartitionKey, SerdeName, Shard, Template};
 use crate::suggest::did_you_mean;
-use crate::symbol::MAX_SHARDS;
 
 pub fn entity(cx: &Ctxt, entity: &Entity) {
     container(cx, entity);
@@ -110,7 +109,7 @@ fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
         ),
         _ => {}
     }
-    if matches!(key.shard.value, Shard::Invalid) {
+    if matches!(key.shard.value, Shard::Invalid { .. }) {
         return;
     }
     let needs_n = !matches!(key.shard.value, Shard::None);
@@ -126,17 +125,10 @@ fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
             n.span,
             format!("`n` without `shard`: add `shard = \"hash(field)\"` or `shard = \"random\"` to #[{name}], or remove `n`"),
         ),
+        // The maximum is the runtime's fact, checked in the expansion (`runtime_fact_checks`).
         (Some(n), true) if n.value == 0 => cx.error_at(
             n.span,
-            format!("#[{name}] has 0 shards: use at least 1 (and at most {MAX_SHARDS})"),
-        ),
-        (Some(n), true) if n.value > MAX_SHARDS => cx.error_at(
-            n.span,
-            format!(
-                "#[{name}] has {} shards, above the maximum of {MAX_SHARDS}: every read asks every \
-                 shard; give the key more cardinality (a finer template) instead",
-                n.value
-            ),
+            format!("#[{name}] has 0 shards: use at least 1"),
         ),
         _ => {}
     }
@@ -150,7 +142,7 @@ fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
         }
         let constant_unsharded =
             key.template.fields().next().is_none() && matches!(key.shard.value, Shard::None);
-        if !matches!(key.shard.value, Shard::None | Shard::Invalid) {
+        if !matches!(key.shard.value, Shard::None | Shard::Invalid { .. }) {
             cx.error_spanned_by(
                 reason,
                 format!(
@@ -167,7 +159,7 @@ fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
     }
 }
 
-/// The seeds' `OPS_LOG` anti-pattern: every write on one partition key value.
+/// The hot partition: a constant, unsharded key puts every write on one partition.
 fn base_key_not_hot(cx: &Ctxt, pk: &PartitionKey) {
     let constant = pk.template.fields().next().is_none();
     if constant && matches!(pk.shard.value, Shard::None) && pk.single_partition.is_none() {
@@ -184,7 +176,7 @@ fn base_key_not_hot(cx: &Ctxt, pk: &PartitionKey) {
     }
 }
 
-/// The seeds' GSI hotspot: the base key is sharded, but a GSI key concentrates the same writes.
+/// The GSI hotspot: the base key is sharded, but a GSI key concentrates the same writes.
 fn gsi_not_hot(cx: &Ctxt, base: &PartitionKey, gsi: &PartitionKey, name: &str) {
     if !matches!(gsi.shard.value, Shard::None) || gsi.single_partition.is_some() {
         return;

@@ -9,8 +9,7 @@ pub use crate::error::Error;
 pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
 pub use crate::keys::error::KeyError;
 pub use crate::keys::schema::{
-    EntitySchema, GsiSchema, PartitionKeySchema, Sharding, SortKeySchema, ENTITY_ATTRIBUTE,
-    MAX_SHARDS,
+    EntitySchema, GsiSchema, PartitionKeySchema, Sharding, SortKeySchema,
 };
 pub use crate::keys::shards::ShardKeys;
 pub use crate::keys::template::{
@@ -22,6 +21,7 @@ pub use std::string::String;
 pub use std::vec::Vec;
 
 use crate::access::entity::ShardedEntity as Entity;
+use crate::keys::schema;
 
 /// One `GetItem` by physical key: the body of the generated `Entity::get`.
 pub async fn get_by_key<E: Entity>(
@@ -176,15 +176,6 @@ pub static FALLBACK_SCHEMA: EntitySchema = EntitySchema::new(
     &[],
 );
 
-/// The body of the stub impl's `item_keys`.
-pub fn fallback_item_keys() -> Result<ItemKeys, KeyError> {
-    Err(KeyError::Arity {
-        entity: "",
-        attribute: "pk",
-        template: "",
-    })
-}
-
 /// The identity an identity-sharded GSI hashes: the logical partition key, `#`, and the
 /// sort key (if any). Stable across re-puts of the same item, also for random base shards.
 pub fn identity(logical_pk: &str, sk: Option<&str>) -> String {
@@ -198,4 +189,47 @@ pub fn identity(logical_pk: &str, sk: Option<&str>) -> String {
         }
         None => logical_pk.to_owned(),
     }
+}
+
+/// Fails compilation when a declared shard count is above `MAX_SHARDS`. The derive calls it
+/// in a `const` item spanned at the user's `n = ...`, so the runtime owns the limit and the
+/// compiler reports it under the user's token.
+pub const fn assert_shard_count(n: u32) {
+    if n > schema::MAX_SHARDS {
+        panic!(concat!(
+            "this shard count is above the maximum of ",
+            schema::max_shards!(),
+            " (`sharded::schema::MAX_SHARDS`): every read asks every shard; give the key more \
+             cardinality (a finer template) instead"
+        ));
+    }
+}
+
+/// Fails compilation when a field is stored as `ENTITY_ATTRIBUTE`, the attribute the
+/// runtime writes itself. Called like `assert_shard_count`, spanned at the field.
+pub const fn assert_not_entity_attribute(attribute: &str) {
+    if str_eq(attribute, schema::ENTITY_ATTRIBUTE) {
+        panic!(concat!(
+            "this field is stored as the attribute `",
+            schema::entity_attribute!(),
+            "`, which `sharded` writes itself (the entity name): rename the field, or give it \
+             another name with #[serde(rename = \"...\")]"
+        ));
+    }
+}
+
+/// `a == b` for `&str` in a `const fn`.
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }

@@ -7,15 +7,29 @@
 
 pub use crate::keys::template::{KeyTemplate, Segment};
 
+// The literals behind `ENTITY_ATTRIBUTE` and `MAX_SHARDS`, as macros so the compile-time
+// messages below can quote them (`concat!` takes only literals): one definition each.
+macro_rules! entity_attribute {
+    () => {
+        "_entity"
+    };
+}
+macro_rules! max_shards {
+    () => {
+        1000
+    };
+}
+pub(crate) use {entity_attribute, max_shards};
+
 /// The attribute that records which entity an item is, so a query over a shared partition
 /// never reads one entity's item as another's.
-pub const ENTITY_ATTRIBUTE: &str = "_entity";
+pub const ENTITY_ATTRIBUTE: &str = entity_attribute!();
 
 /// The largest shard count the derive accepts.
 ///
 /// Every read of a sharded key costs `n` requests; past a thousand, a key with more
 /// cardinality (a finer template) serves better than more shards.
-pub const MAX_SHARDS: u32 = 1000;
+pub const MAX_SHARDS: u32 = max_shards!();
 
 /// How a partition key is spread over shards.
 ///

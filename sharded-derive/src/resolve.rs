@@ -1,0 +1,256 @@
+//! From the checked model to the one expansion reads: every field a key names is resolved to
+//! the struct's `Field` once, here, so code generation never looks a name up again.
+//!
+//! Resolution also runs when validation refused the input: the surface emitted next to the
+//! errors must keep the shape the user meant (thiserror's `fallback.rs`, extended to every
+//! generated function). A name that is no field then resolves to its "did you mean" target,
+//! or to [`KeyField::Unknown`], whose parameter accepts any value; a refused shard expression
+//! resolves to the one it most likely meant.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::{Ident, Type};
+
+use crate::model::{Entity, Field, Gsi, PartitionKey, Segment, Shard, SortKey, Template};
+use crate::suggest::did_you_mean;
+
+/// A field named by a key template or a shard expression.
+#[derive(Clone, Copy)]
+pub enum KeyField<'a> {
+    /// The struct's field.
+    Field(&'a Field),
+    /// Only after a refused input: a name that is no field and resembles none.
+    Unknown(&'a Ident),
+}
+
+impl<'a> KeyField<'a> {
+    /// The name of the generated parameter.
+    pub fn ident(&self) -> &'a Ident {
+        match self {
+            KeyField::Field(f) => &f.ident,
+            KeyField::Unknown(name) => name,
+        }
+    }
+
+    /// The field's type; `None` for an unknown name.
+    pub fn ty(&self) -> Option<&'a Type> {
+        match self {
+            KeyField::Field(f) => Some(&f.ty),
+            KeyField::Unknown(_) => None,
+        }
+    }
+
+    /// Whether two references name the same field (so it is one parameter).
+    pub fn same(&self, other: &KeyField) -> bool {
+        match (self, other) {
+            (KeyField::Field(a), KeyField::Field(b)) => std::ptr::eq(*a, *b),
+            (KeyField::Unknown(a), KeyField::Unknown(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+pub enum RSegment<'a> {
+    Literal(&'a str),
+    Field(KeyField<'a>),
+}
+
+pub struct RTemplate<'a> {
+    pub model: &'a Template,
+    pub segments: Vec<RSegment<'a>>,
+}
+
+impl<'a> RTemplate<'a> {
+    pub fn fields(&self) -> impl Iterator<Item = KeyField<'a>> + '_ {
+        self.segments.iter().filter_map(|s| match s {
+            RSegment::Field(f) => Some(*f),
+            RSegment::Literal(_) => None,
+        })
+    }
+
+    /// The template as written, for docs and the static description.
+    pub fn source(&self) -> String {
+        self.model.lit.value()
+    }
+}
+
+/// How a key's shard is computed, with every hashed field resolved.
+pub enum RShard<'a> {
+    None,
+    Hash(Vec<KeyField<'a>>),
+    Random,
+    Identity,
+}
+
+pub struct RPartition<'a> {
+    /// The DynamoDB attribute (`pk`, `gsi1pk`).
+    pub attribute: &'a str,
+    pub template: RTemplate<'a>,
+    pub shard: RShard<'a>,
+    /// The shard count (1 when unsharded; what was written otherwise).
+    pub n: u32,
+    /// The query function: `query`, `query_gsi1`, or `query = "..."`.
+    pub query: Ident,
+}
+
+impl<'a> RPartition<'a> {
+    pub fn sharded(&self) -> bool {
+        !matches!(self.shard, RShard::None)
+    }
+
+    /// The template fields, then the hash fields that are not in the template: the
+    /// arguments of the physical key builder.
+    pub fn physical_args(&self) -> Vec<KeyField<'a>> {
+        let mut args: Vec<KeyField<'a>> = self.template.fields().collect();
+        if let RShard::Hash(fields) = &self.shard {
+            push_new(&mut args, fields.iter().copied());
+        }
+        args
+    }
+}
+
+pub struct RSort<'a> {
+    pub attribute: &'a str,
+    pub template: RTemplate<'a>,
+}
+
+pub struct RGsi<'a> {
+    pub number: u8,
+    pub index_name: &'a str,
+    pub pk: RPartition<'a>,
+    pub sk: Option<RSort<'a>>,
+}
+
+/// The entity as expansion reads it.
+pub struct Resolved<'a> {
+    pub entity: &'a Entity,
+    /// The path generated code reaches the runtime through: `::sharded::__private`, or
+    /// `<crate>::__private` with `#[sharded(crate = "...")]`.
+    pub rt: TokenStream,
+    /// `None` only when the input had no usable `#[pk]` (already reported).
+    pub pk: Option<RPartition<'a>>,
+    pub sk: Option<RSort<'a>>,
+    pub gsis: Vec<RGsi<'a>>,
+}
+
+impl<'a> Resolved<'a> {
+    /// Every distinct key field, in the order the keys name them.
+    pub fn key_fields(&self) -> Vec<KeyField<'a>> {
+        let mut out = Vec::new();
+        if let Some(pk) = &self.pk {
+            push_new(&mut out, pk.physical_args());
+        }
+        if let Some(sk) = &self.sk {
+            push_new(&mut out, sk.template.fields());
+        }
+        for gsi in &self.gsis {
+            push_new(&mut out, gsi.pk.physical_args());
+            if let Some(sk) = &gsi.sk {
+                push_new(&mut out, sk.template.fields());
+            }
+        }
+        out
+    }
+}
+
+/// Appends the fields of `more` that `args` does not hold yet.
+pub fn push_new<'a>(args: &mut Vec<KeyField<'a>>, more: impl IntoIterator<Item = KeyField<'a>>) {
+    for f in more {
+        if !args.iter().any(|a| a.same(&f)) {
+            args.push(f);
+        }
+    }
+}
+
+pub fn resolve(entity: &Entity) -> Resolved<'_> {
+    let rt = match &entity.container.krate {
+        Some(path) => quote!(#path::__private),
+        None => quote!(::sharded::__private),
+    };
+    Resolved {
+        entity,
+        rt,
+        pk: entity.pk.as_ref().map(|pk| partition(entity, pk, None)),
+        sk: entity.sk.as_ref().map(|sk| sort(entity, sk)),
+        gsis: entity.gsis.iter().map(|g| gsi(entity, g)).collect(),
+    }
+}
+
+fn field<'a>(entity: &'a Entity, name: &'a Ident) -> KeyField<'a> {
+    if let Some(f) = entity.field(name) {
+        return KeyField::Field(f);
+    }
+    // Only reached when validation has reported `name`: keep the type the user most likely
+    // meant, so call sites written against the intended API still type-check.
+    let name_str = name.to_string();
+    let names = entity.fields.iter().map(|f| (f.ident.to_string(), f));
+    let names: Vec<(String, &Field)> = names.collect();
+    match did_you_mean(&name_str, names.iter().map(|(n, _)| n.as_str())) {
+        Some(target) => KeyField::Field(names.iter().find(|(n, _)| n == target).unwrap().1),
+        None => KeyField::Unknown(name),
+    }
+}
+
+fn template<'a>(entity: &'a Entity, template: &'a Template) -> RTemplate<'a> {
+    let mut segments: Vec<RSegment<'a>> = Vec::new();
+    for s in &template.segments {
+        segments.push(match s {
+            Segment::Literal(text) => RSegment::Literal(text),
+            Segment::Field(name) => RSegment::Field(field(entity, name)),
+        });
+    }
+    RTemplate {
+        model: template,
+        segments,
+    }
+}
+
+fn shard<'a>(entity: &'a Entity, shard: &'a Shard) -> RShard<'a> {
+    match shard {
+        Shard::None => RShard::None,
+        Shard::Hash(fields) => {
+            let mut out = Vec::new();
+            push_new(&mut out, fields.iter().map(|f| field(entity, f)));
+            RShard::Hash(out)
+        }
+        Shard::Random => RShard::Random,
+        Shard::Identity => RShard::Identity,
+        Shard::Invalid { meant: Some(meant) } => self::shard(entity, meant),
+        Shard::Invalid { meant: None } => RShard::None,
+    }
+}
+
+fn partition<'a>(entity: &'a Entity, pk: &'a PartitionKey, gsi: Option<u8>) -> RPartition<'a> {
+    let query = pk.query.clone().unwrap_or_else(|| match gsi {
+        None => Ident::new("query", Span::call_site()),
+        Some(n) => format_ident!("query_gsi{}", n),
+    });
+    let shard = shard(entity, &pk.shard.value);
+    let n = match &shard {
+        RShard::None => 1,
+        _ => pk.n.as_ref().map_or(1, |n| n.value),
+    };
+    RPartition {
+        attribute: &pk.attribute,
+        template: template(entity, &pk.template),
+        shard,
+        n,
+        query,
+    }
+}
+
+fn sort<'a>(entity: &'a Entity, sk: &'a SortKey) -> RSort<'a> {
+    RSort {
+        attribute: &sk.attribute,
+        template: template(entity, &sk.template),
+    }
+}
+
+fn gsi<'a>(entity: &'a Entity, gsi: &'a Gsi) -> RGsi<'a> {
+    RGsi {
+        number: gsi.number,
+        index_name: &gsi.index_name,
+        pk: partition(entity, &gsi.pk, Some(gsi.number)),
+        sk: gsi.sk.as_ref().map(|sk| sort(entity, sk)),
+    }
+}

@@ -1,0 +1,14 @@
+use serde::{Deserialize, Serialize};
+use sharded::ShardedEntity;
+
+#[derive(ShardedEntity, Serialize, Deserialize)]
+#[sharded(crate = "my facade::sharded")]
+#[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+struct Score {
+    game_id: String,
+    player_id: String,
+}
+
+fn main() {
+    let _ = Score::pk("g1", "p1");
+}

@@ -2,8 +2,9 @@
 
 use std::fmt;
 
-use crate::capacity::planner::{fmt_num, percent, UnitKind};
+use crate::capacity::format::{fmt_num, percent};
 use crate::capacity::stats::flags::HotKeyFlag;
+use crate::capacity::units::UnitKind;
 use crate::keys::schema::MAX_SHARDS;
 
 /// Where a key is: `base table key `K`` or `gsi1 key `K``.
@@ -33,13 +34,9 @@ impl fmt::Display for HotKeyFlag {
                 shards,
                 suggested_n,
             } => {
-                let unit = match kind {
-                    UnitKind::Write => "write",
-                    UnitKind::Read => "read",
-                };
                 write!(
                     f,
-                    "near limit: {} {unit}s at {} of its per-key {unit} limit: ",
+                    "near limit: {} {kind}s at {} of its per-key {kind} limit: ",
                     where_(index.as_deref(), key),
                     percent(*utilization)
                 )?;

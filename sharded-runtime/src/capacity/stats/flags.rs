@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 
 use crate::capacity::limits::PerKeyLimits;
-use crate::capacity::planner::{shards_for, UnitKind, DEFAULT_HEADROOM};
+use crate::capacity::planner::{per_shard_budget, shards_for, DEFAULT_HEADROOM};
 use crate::capacity::stats::report::KeyActivity;
+use crate::capacity::units::UnitKind;
 use crate::keys::schema::MAX_SHARDS;
 
 /// When [`HotKeyStats`](crate::capacity::HotKeyStats) raises a flag.
@@ -185,7 +186,7 @@ impl<'a> Traffic<'a> {
         Traffic {
             keys,
             groups,
-            write_budget: limits.write_units_per_second * (1.0 - DEFAULT_HEADROOM),
+            write_budget: per_shard_budget(limits.write_units_per_second, DEFAULT_HEADROOM),
             thresholds,
         }
     }

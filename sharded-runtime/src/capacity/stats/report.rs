@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use crate::capacity::format::{fmt_num, percent};
 use crate::capacity::limits::PerKeyLimits;
-use crate::capacity::planner::{fmt_num, percent};
 use crate::capacity::stats::flags::HotKeyFlag;
 use crate::capacity::stats::window::{State, BASE};
 

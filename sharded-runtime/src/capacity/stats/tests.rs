@@ -1,6 +1,6 @@
 use super::*;
 use crate::capacity::clock::ManualClock;
-use crate::capacity::planner::UnitKind;
+use crate::capacity::units::UnitKind;
 
 const SEC: Duration = Duration::from_secs(1);
 

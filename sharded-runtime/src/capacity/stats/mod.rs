@@ -34,6 +34,7 @@
 
 mod advice;
 mod flags;
+pub(crate) mod record;
 mod report;
 #[cfg(test)]
 mod tests;

@@ -31,6 +31,7 @@ use crate::capacity::stats::window::{State, BASE};
 /// assert_eq!(key.write_share, 1.0);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct KeyActivity {
     /// `None` for the base table, `Some(name)` for a GSI.
     pub index: Option<String>,
@@ -80,6 +81,7 @@ pub struct KeyActivity {
 /// assert!(text.contains("ProvisionedThroughputExceeded=1"));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct HotKeyReport {
     /// The window, rounded up to whole seconds.
     pub window: Duration,

@@ -174,31 +174,21 @@ fn uneven_shards_are_flagged_even_ones_are_not() {
     let uneven: Vec<_> = report
         .flags
         .iter()
-        .filter_map(|f| match f {
-            HotKeyFlag::UnevenShards {
-                index,
-                logical_key,
-                kind,
-                max_over_mean,
-                shards,
-                hottest_shard,
-            } => Some((
-                index.clone(),
-                logical_key.clone(),
-                *kind,
-                *max_over_mean,
-                *shards,
-                *hottest_shard,
-            )),
-            _ => None,
-        })
+        .filter(|f| matches!(f, HotKeyFlag::UnevenShards { .. }))
         .collect();
     assert_eq!(uneven.len(), 1, "{report}");
-    let (index, logical, kind, ratio, n, hottest) = &uneven[0];
-    assert_eq!(index, &None);
-    assert_eq!(logical, "GAME#hot");
-    assert_eq!(*kind, UnitKind::Write);
-    assert_eq!((*n, *hottest), (4, 1));
+    let HotKeyFlag::UnevenShards {
+        index: None,
+        logical_key,
+        kind: UnitKind::Write,
+        max_over_mean: ratio,
+        shards: 4,
+        hottest_shard: 1,
+    } = uneven[0]
+    else {
+        panic!("unexpected {:?}", uneven[0]);
+    };
+    assert_eq!(logical_key, "GAME#hot");
     // mean = (1,000 + 3 x 100) / 4 = 325 per shard; max 1,000.
     assert!((ratio - 1_000.0 / 325.0).abs() < 1e-9, "{ratio}");
     assert!(report

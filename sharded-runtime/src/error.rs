@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+
 pub use crate::keys::error::KeyError;
 
 /// The error type of everything `sharded` does at run time.
@@ -207,9 +209,10 @@ impl Error {
                         reasons
                     }
                 }
-                Sdk::ThrottlingException(_) => vec![("ThrottlingException".to_owned(), None)],
-                Sdk::RequestLimitExceeded(_) => vec![("RequestLimitExceeded".to_owned(), None)],
-                _ => Vec::new(),
+                other => match other.code() {
+                    Some(code) if is_throttling_code(code) => vec![(code.to_owned(), None)],
+                    _ => Vec::new(),
+                },
             },
             _ => Vec::new(),
         }
@@ -226,6 +229,20 @@ impl Error {
             source: Box::new(aws_sdk_dynamodb::Error::from(err)),
         }
     }
+}
+
+/// The error codes with which DynamoDB refuses a request for capacity: a hot key or index
+/// (`ProvisionedThroughputExceededException`), the account's request rate
+/// (`RequestLimitExceeded`), or the service's own throttling (`ThrottlingException`).
+pub(crate) const THROTTLING_ERROR_CODES: &[&str] = &[
+    "ProvisionedThroughputExceededException",
+    "RequestLimitExceeded",
+    "ThrottlingException",
+];
+
+/// Whether an error `code` is one of the [`THROTTLING_ERROR_CODES`].
+pub(crate) fn is_throttling_code(code: &str) -> bool {
+    THROTTLING_ERROR_CODES.contains(&code)
 }
 
 /// The key attributes of an item, printed as `pk=..., sk=...` in error messages.
@@ -247,5 +264,46 @@ impl fmt::Display for ItemKeyDisplay {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
         write!(f, "(pk={}, sk={})", show(&self.pk), show(&self.sk))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use aws_sdk_dynamodb::error::ErrorMetadata;
+    use aws_sdk_dynamodb::types::error::{InternalServerError, ThrottlingException};
+
+    use super::*;
+
+    fn dynamo(source: aws_sdk_dynamodb::Error) -> Error {
+        Error::Dynamo {
+            operation: "Query",
+            table: "t".to_owned(),
+            source: Box::new(source),
+        }
+    }
+
+    fn meta(code: &str) -> ErrorMetadata {
+        ErrorMetadata::builder().code(code).build()
+    }
+
+    #[test]
+    fn throttling_codes_are_reasons_other_codes_are_not() {
+        let throttled = dynamo(aws_sdk_dynamodb::Error::ThrottlingException(
+            ThrottlingException::builder()
+                .meta(meta("ThrottlingException"))
+                .build(),
+        ));
+        assert_eq!(
+            throttled.throttling_reasons(),
+            vec![("ThrottlingException".to_owned(), None)]
+        );
+        let failed = dynamo(aws_sdk_dynamodb::Error::InternalServerError(
+            InternalServerError::builder()
+                .message("x")
+                .meta(meta("InternalServerError"))
+                .build(),
+        ));
+        assert!(!failed.is_throttling());
+        assert!(THROTTLING_ERROR_CODES.iter().all(|c| is_throttling_code(c)));
     }
 }

@@ -13,7 +13,7 @@ use futures::stream::{self, StreamExt};
 use tracing::Instrument;
 
 use crate::access::entity::Item;
-use crate::error::Error;
+use crate::error::{is_throttling_code, Error};
 
 /// Items per `BatchWriteItem` (DynamoDB's limit).
 pub(crate) const WRITE_BATCH: usize = 25;
@@ -158,16 +158,9 @@ fn retryable<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> bool {
         SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
             true
         }
-        SdkError::ServiceError(service) => matches!(
-            service.err().code(),
-            Some(
-                "ProvisionedThroughputExceededException"
-                    | "RequestLimitExceeded"
-                    | "ThrottlingException"
-                    | "InternalServerError"
-                    | "ServiceUnavailable"
-            )
-        ),
+        SdkError::ServiceError(service) => service.err().code().is_some_and(|code| {
+            is_throttling_code(code) || matches!(code, "InternalServerError" | "ServiceUnavailable")
+        }),
         _ => false,
     }
 }

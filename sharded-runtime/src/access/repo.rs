@@ -4,14 +4,14 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
-use aws_sdk_dynamodb::types::{AttributeValue, ConsumedCapacity, ReturnConsumedCapacity};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use aws_sdk_dynamodb::Client;
 
 use crate::access::batch::{self, RetryPolicy};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
 use crate::access::query::Query;
-use crate::capacity::stats::HotKeyStats;
-use crate::capacity::units::{check_item_size, item_size, read_units, write_units, Consistency};
+use crate::capacity::stats::{record, HotKeyStats};
+use crate::capacity::units::{check_item_size, Consistency};
 use crate::error::{Error, KeyError};
 use crate::keys::shards::ShardKeys;
 
@@ -200,11 +200,8 @@ impl<E: ShardedEntity> Repo<E> {
             Err(e) => Err(Error::dynamo("PutItem", &self.shared.table, e)),
         };
         if let Some(item) = &recorded {
-            let consumed = result
-                .as_ref()
-                .ok()
-                .and_then(|o| o.consumed_capacity.as_ref());
-            self.record_write(item, consumed, result.as_ref().err());
+            let answer = result.as_ref().map(|o| o.consumed_capacity.as_ref());
+            record::write(self.stats(), E::SCHEMA, item, answer);
         }
         result.map(|_| ())
     }
@@ -214,60 +211,6 @@ impl<E: ShardedEntity> Repo<E> {
             .stats
             .as_ref()
             .map(|_| ReturnConsumedCapacity::Indexes)
-    }
-
-    /// Records a write of `item` (or its throttle) into the hot-key stats: the capacity
-    /// DynamoDB reported per table and index, or units computed from the item's size.
-    fn record_write(
-        &self,
-        item: &Item,
-        consumed: Option<&ConsumedCapacity>,
-        error: Option<&Error>,
-    ) {
-        let Some(stats) = &self.shared.stats else {
-            return;
-        };
-        let schema = E::SCHEMA;
-        let text = |attr: &str| item.get(attr).and_then(|v| v.as_s().ok()).cloned();
-        let fallback = write_units(item_size(item) as u64) as f64;
-        if let Some(error) = error {
-            for (reason, index) in error.throttling_reasons() {
-                let gsi = index
-                    .as_deref()
-                    .and_then(|name| schema.gsis.iter().find(|g| g.index_name == name));
-                let (key, shards) = match gsi {
-                    Some(g) => (text(g.pk.attribute), g.pk.sharding.shard_count()),
-                    None => (text(schema.pk.attribute), schema.pk.sharding.shard_count()),
-                };
-                if let Some(key) = key {
-                    stats.record_throttle(gsi.map(|g| g.index_name), &key, &reason, shards);
-                }
-            }
-            return;
-        }
-        if let Some(pk) = text(schema.pk.attribute) {
-            let units = consumed
-                .and_then(|c| c.table.as_ref())
-                .and_then(|t| t.capacity_units)
-                .unwrap_or(fallback);
-            stats.record_write(None, &pk, units, schema.pk.sharding.shard_count());
-        }
-        for gsi in schema.gsis {
-            let Some(key) = text(gsi.pk.attribute) else {
-                continue;
-            };
-            let units = consumed
-                .and_then(|c| c.global_secondary_indexes.as_ref())
-                .and_then(|m| m.get(gsi.index_name))
-                .and_then(|c| c.capacity_units)
-                .unwrap_or(fallback);
-            stats.record_write(
-                Some(gsi.index_name),
-                &key,
-                units,
-                gsi.pk.sharding.shard_count(),
-            );
-        }
     }
 
     fn key(&self, pk: String, sk: Option<String>) -> Result<Item, Error> {
@@ -299,12 +242,7 @@ impl<E: ShardedEntity> Repo<E> {
         pk: String,
         sk: Option<String>,
     ) -> Result<Option<E>, Error> {
-        let key = self.key(pk, sk)?;
-        let pk = self.shared.stats.as_ref().and_then(|_| {
-            key.get(E::SCHEMA.pk.attribute)
-                .and_then(|v| v.as_s().ok())
-                .cloned()
-        });
+        let key = self.key(pk.clone(), sk)?;
         let result = self
             .shared
             .client
@@ -320,24 +258,16 @@ impl<E: ShardedEntity> Repo<E> {
             .send()
             .await
             .map_err(|e| Error::dynamo("GetItem", &self.shared.table, e));
-        if let (Some(stats), Some(pk)) = (&self.shared.stats, &pk) {
-            let shards = E::SCHEMA.pk.sharding.shard_count();
-            match &result {
-                Ok(output) => {
-                    let units = output
-                        .consumed_capacity
-                        .as_ref()
-                        .and_then(|c| c.capacity_units)
-                        .unwrap_or_else(|| read_units(0, Consistency::Eventual));
-                    stats.record_read(None, pk, units, shards);
-                }
-                Err(error) => {
-                    for (reason, _) in error.throttling_reasons() {
-                        stats.record_throttle(None, pk, &reason, shards);
-                    }
-                }
-            }
-        }
+        let answer = result.as_ref().map(|o| o.consumed_capacity.as_ref());
+        let shards = E::SCHEMA.pk.sharding.shard_count();
+        record::read(
+            self.stats(),
+            None,
+            &pk,
+            shards,
+            Consistency::Eventual,
+            answer,
+        );
         result?.item.map(E::from_item).transpose()
     }
 
@@ -458,22 +388,8 @@ impl<E: ShardedEntity> Repo<E> {
             key_of::<E>,
         )
         .await;
-        if let (Some(stats), Some(items)) = (&self.shared.stats, recorded) {
-            let unprocessed: Vec<(Option<String>, Option<String>)> = match &result {
-                Err(Error::BatchIncomplete { unprocessed, .. }) => {
-                    unprocessed.iter().map(key_of::<E>).collect()
-                }
-                _ => Vec::new(),
-            };
-            let shards = E::SCHEMA.pk.sharding.shard_count();
-            for item in &items {
-                let key = key_of::<E>(item);
-                match (&key.0, unprocessed.contains(&key)) {
-                    (Some(pk), true) => stats.record_throttle(None, pk, "UnprocessedItems", shards),
-                    _ => self.record_write(item, None, None),
-                }
-            }
-        }
+        let items = recorded.as_deref().unwrap_or_default();
+        record::batch_writes(self.stats(), E::SCHEMA, items, &result);
         result
     }
 

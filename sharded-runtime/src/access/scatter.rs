@@ -22,6 +22,8 @@ use tracing::Instrument;
 use crate::access::cursor::ShardPosition;
 use crate::access::entity::Item;
 use crate::access::merge::{HeadHeap, SortValue};
+use crate::capacity::stats::record;
+use crate::capacity::units::Consistency;
 use crate::error::Error;
 
 /// A sort-key condition of a query, applied by DynamoDB in the key condition.
@@ -415,23 +417,16 @@ pub(crate) async fn query_shard(
         .instrument(span)
         .await
         .map_err(|e| Error::dynamo("Query", &plan.table, e));
-    if let Some(stats) = &plan.stats {
-        match &result {
-            Ok(output) => {
-                let units = output
-                    .consumed_capacity
-                    .as_ref()
-                    .and_then(|c| c.capacity_units)
-                    .unwrap_or(if plan.consistent { 1.0 } else { 0.5 });
-                stats.record_read(plan.index, pk, units, plan.shards);
-            }
-            Err(error) => {
-                for (reason, _) in error.throttling_reasons() {
-                    stats.record_throttle(plan.index, pk, &reason, plan.shards);
-                }
-            }
-        }
-    }
+    let answer = result.as_ref().map(|o| o.consumed_capacity.as_ref());
+    let consistency = Consistency::of_consistent_read(plan.consistent);
+    record::read(
+        plan.stats.as_ref(),
+        plan.index,
+        pk,
+        plan.shards,
+        consistency,
+        answer,
+    );
     let output = result?;
     Ok(ShardPage {
         count: output.count().max(0) as u64,

@@ -16,6 +16,7 @@
 //! ```
 
 pub(crate) mod clock;
+mod format;
 pub(crate) mod limits;
 pub(crate) mod planner;
 pub(crate) mod stats;
@@ -24,11 +25,10 @@ pub(crate) mod units;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use limits::PerKeyLimits;
 pub use planner::{
-    plan, GsiLoad, KeyPlan, PlanError, PlanInput, PlanWarning, ShardPlan, UnitKind,
-    DEFAULT_HEADROOM,
+    plan, GsiLoad, KeyPlan, PlanError, PlanInput, PlanWarning, ShardPlan, DEFAULT_HEADROOM,
 };
 pub use stats::{HotKeyFlag, HotKeyReport, HotKeyStats, HotKeyThresholds, KeyActivity};
 pub use units::{
-    item_size, read_units, transactional_write_units, write_units, Consistency, ITEM_SIZE_LIMIT,
-    READ_UNIT_BYTES, WRITE_UNIT_BYTES,
+    item_size, read_units, transactional_write_units, write_units, Consistency, UnitKind,
+    ITEM_SIZE_LIMIT, READ_UNIT_BYTES, WRITE_UNIT_BYTES,
 };

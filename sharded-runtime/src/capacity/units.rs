@@ -4,6 +4,8 @@
 //! Item size is computed before sending, so an oversized item is refused with a message
 //! naming it instead of a `ValidationException` from the service.
 
+use std::fmt;
+
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use crate::access::entity::{describe_key, Item, ShardedEntity};
@@ -103,6 +105,29 @@ impl Consistency {
     }
 }
 
+/// Read or write units, for warnings and flags that concern one of them.
+///
+/// ```
+/// use sharded::capacity::UnitKind;
+/// assert_eq!(UnitKind::Write.to_string(), "write");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UnitKind {
+    /// Read capacity units.
+    Read,
+    /// Write capacity units.
+    Write,
+}
+
+impl fmt::Display for UnitKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            UnitKind::Read => "read",
+            UnitKind::Write => "write",
+        })
+    }
+}
+
 /// Write units one write of a `bytes`-byte item costs: `ceil(bytes / 1,024)`, at least 1.
 ///
 /// An overwrite or delete is charged on the larger of the old and the new item.
@@ -178,5 +203,17 @@ mod tests {
         .collect();
         // s: 1 + 6, n: 1 + (3 + 1), b: 1 + 1, l: 1 + (3 + 1 + 2)
         assert_eq!(item_size(&item), 7 + 5 + 2 + 7);
+    }
+
+    #[test]
+    fn units_follow_dynamodb_rounding() {
+        assert_eq!(write_units(1), 1);
+        assert_eq!(write_units(1_024), 1);
+        assert_eq!(write_units(1_025), 2);
+        assert_eq!(write_units(0), 1);
+        assert_eq!(read_units(4_096, Consistency::Strong), 1.0);
+        assert_eq!(read_units(4_097, Consistency::Strong), 2.0);
+        assert_eq!(read_units(4_097, Consistency::Eventual), 1.0);
+        assert_eq!(read_units(1, Consistency::Eventual), 0.5);
     }
 }

@@ -1,0 +1,282 @@
+//! Recording what a request cost: the one place the repository and the scatter-gather engine
+//! turn DynamoDB's answer into [`HotKeyStats`] calls.
+//!
+//! Each function does nothing without stats attached. Units come from the
+//! `ConsumedCapacity` DynamoDB returned or, when it returned none, from
+//! [`crate::capacity::units`]; a throttling error is recorded once per reason, on the key
+//! it names.
+
+use std::sync::Arc;
+
+use aws_sdk_dynamodb::types::ConsumedCapacity;
+
+use crate::access::entity::{describe_key, Item};
+use crate::capacity::stats::HotKeyStats;
+use crate::capacity::units::{item_size, read_units, write_units, Consistency};
+use crate::error::Error;
+use crate::keys::schema::EntitySchema;
+
+/// DynamoDB's answer to one request: the capacity it reports (if asked), or the error.
+pub(crate) type Answer<'a> = Result<Option<&'a ConsumedCapacity>, &'a Error>;
+
+/// Records a write of `item` (an item of `schema`) on its base key and each GSI key it has,
+/// or, on a throttling error, a throttle on the base key or the GSI key the reason names.
+pub(crate) fn write(
+    stats: Option<&Arc<HotKeyStats>>,
+    schema: &EntitySchema,
+    item: &Item,
+    answer: Answer<'_>,
+) {
+    let Some(stats) = stats else {
+        return;
+    };
+    let text = |attr: &str| item.get(attr).and_then(|v| v.as_s().ok()).cloned();
+    let consumed = match answer {
+        Ok(consumed) => consumed,
+        Err(error) => {
+            for (reason, index) in error.throttling_reasons() {
+                let gsi = index
+                    .as_deref()
+                    .and_then(|name| schema.gsis.iter().find(|g| g.index_name == name));
+                let pk = gsi.map_or(&schema.pk, |g| &g.pk);
+                if let Some(key) = text(pk.attribute) {
+                    let index = gsi.map(|g| g.index_name);
+                    stats.record_throttle(index, &key, &reason, pk.sharding.shard_count());
+                }
+            }
+            return;
+        }
+    };
+    let by_size = write_units(item_size(item) as u64) as f64;
+    if let Some(key) = text(schema.pk.attribute) {
+        let units = consumed
+            .and_then(|c| c.table.as_ref())
+            .and_then(|t| t.capacity_units);
+        let shards = schema.pk.sharding.shard_count();
+        stats.record_write(None, &key, units.unwrap_or(by_size), shards);
+    }
+    for gsi in schema.gsis {
+        let Some(key) = text(gsi.pk.attribute) else {
+            continue;
+        };
+        let units = consumed
+            .and_then(|c| c.global_secondary_indexes.as_ref())
+            .and_then(|m| m.get(gsi.index_name))
+            .and_then(|c| c.capacity_units);
+        let (index, shards) = (Some(gsi.index_name), gsi.pk.sharding.shard_count());
+        stats.record_write(index, &key, units.unwrap_or(by_size), shards);
+    }
+}
+
+/// Records a read of partition key `pk` of `index` (`None` = the base table; `shards` its
+/// shard count, if sharded) made with `consistency`, or its throttles. Without reported
+/// capacity, a read is counted at the least a read of that consistency costs.
+pub(crate) fn read(
+    stats: Option<&Arc<HotKeyStats>>,
+    index: Option<&str>,
+    pk: &str,
+    shards: Option<u32>,
+    consistency: Consistency,
+    answer: Answer<'_>,
+) {
+    let Some(stats) = stats else {
+        return;
+    };
+    match answer {
+        Ok(consumed) => {
+            let units = consumed.and_then(|c| c.capacity_units);
+            let units = units.unwrap_or_else(|| read_units(0, consistency));
+            stats.record_read(index, pk, units, shards);
+        }
+        Err(error) => {
+            for (reason, _) in error.throttling_reasons() {
+                stats.record_throttle(index, pk, &reason, shards);
+            }
+        }
+    }
+}
+
+/// Records the puts of a `BatchWriteItem` run (`items`, items of `schema`) from its
+/// `result`: what it left unprocessed as throttled (`UnprocessedItems`) on the base key, the
+/// rest as writes by item size (`BatchWriteItem` reports capacity per table, not per key).
+pub(crate) fn batch_writes(
+    stats: Option<&Arc<HotKeyStats>>,
+    schema: &EntitySchema,
+    items: &[Item],
+    result: &Result<(), Error>,
+) {
+    let Some(stats) = stats else {
+        return;
+    };
+    let unprocessed: Vec<_> = match result {
+        Err(Error::BatchIncomplete { unprocessed, .. }) => unprocessed
+            .iter()
+            .map(|item| describe_key(schema, item))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let shards = schema.pk.sharding.shard_count();
+    for item in items {
+        let key = describe_key(schema, item);
+        match (&key.pk, unprocessed.contains(&key)) {
+            (Some(pk), true) => stats.record_throttle(None, pk, "UnprocessedItems", shards),
+            _ => write(Some(stats), schema, item, Ok(None)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use aws_sdk_dynamodb::types::error::ProvisionedThroughputExceededException;
+    use aws_sdk_dynamodb::types::{AttributeValue, Capacity, ThrottlingReason};
+
+    use super::*;
+    use crate::keys::schema::{GsiSchema, PartitionKeySchema, Sharding};
+    use crate::keys::template::{KeyTemplate, Segment};
+
+    static T: KeyTemplate = KeyTemplate::new("K", &[Segment::literal("K")]);
+    static GSIS: [GsiSchema; 1] = [GsiSchema::new(
+        1,
+        "gsi1",
+        PartitionKeySchema::new("gsi1pk", &T, Sharding::None),
+        None,
+    )];
+    static SCHEMA: EntitySchema = EntitySchema::new(
+        "Score",
+        None,
+        PartitionKeySchema::new("pk", &T, Sharding::random(4)),
+        None,
+        &GSIS,
+    );
+
+    fn stats() -> Arc<HotKeyStats> {
+        Arc::new(HotKeyStats::new(Duration::from_secs(60)))
+    }
+
+    fn item(pk: &str, bytes: usize) -> Item {
+        [
+            ("pk".to_owned(), AttributeValue::S(pk.to_owned())),
+            ("gsi1pk".to_owned(), AttributeValue::S("DAY#1".to_owned())),
+            ("data".to_owned(), AttributeValue::S("x".repeat(bytes))),
+        ]
+        .into_iter()
+        .collect()
+    }
+
+    #[test]
+    fn writes_use_reported_units_per_index_or_the_item_size() {
+        let stats = stats();
+        let consumed = ConsumedCapacity::builder()
+            .table(Capacity::builder().capacity_units(3.0).build())
+            .global_secondary_indexes("gsi1", Capacity::builder().capacity_units(2.0).build())
+            .build();
+        write(Some(&stats), &SCHEMA, &item("G#0", 10), Ok(Some(&consumed)));
+        write(Some(&stats), &SCHEMA, &item("G#1", 2_000), Ok(None));
+        let report = stats.report();
+        let units = |index, key| report.key(index, key).map(|k| k.write_units);
+        assert_eq!(units(None, "G#0"), Some(3.0));
+        assert_eq!(units(None, "G#1"), Some(2.0), "2,000 B -> 2 write units");
+        assert_eq!(
+            units(Some("gsi1"), "DAY#1"),
+            Some(4.0),
+            "2 reported + 2 by size"
+        );
+        assert_eq!(report.key(None, "G#0").unwrap().shards, Some(4));
+    }
+
+    #[test]
+    fn a_throttle_lands_on_the_key_its_reason_names() {
+        let stats = stats();
+        let throttled = Error::Dynamo {
+            operation: "PutItem",
+            table: "t".to_owned(),
+            source: Box::new(
+                aws_sdk_dynamodb::Error::ProvisionedThroughputExceededException(
+                    ProvisionedThroughputExceededException::builder()
+                        .throttling_reasons(
+                            ThrottlingReason::builder()
+                                .reason("IndexWriteKeyRangeThroughputExceeded")
+                                .resource("arn:aws:dynamodb:eu-west-1:1:table/t/index/gsi1")
+                                .build(),
+                        )
+                        .build(),
+                ),
+            ),
+        };
+        write(Some(&stats), &SCHEMA, &item("G#0", 10), Err(&throttled));
+        read(
+            Some(&stats),
+            None,
+            "G#2",
+            Some(4),
+            Consistency::Strong,
+            Err(&throttled),
+        );
+        let report = stats.report();
+        let reason = "IndexWriteKeyRangeThroughputExceeded";
+        let throttles = |index, key| {
+            report
+                .key(index, key)
+                .unwrap()
+                .throttles
+                .get(reason)
+                .copied()
+        };
+        assert_eq!(throttles(Some("gsi1"), "DAY#1"), Some(1));
+        assert_eq!(
+            throttles(None, "G#2"),
+            Some(1),
+            "a read is throttled on the key read"
+        );
+        assert!(report.key(None, "G#0").is_none());
+    }
+
+    #[test]
+    fn reads_use_reported_units_or_the_least_a_read_costs() {
+        let stats = stats();
+        let consumed = ConsumedCapacity::builder().capacity_units(25.0).build();
+        read(
+            Some(&stats),
+            Some("gsi1"),
+            "DAY#1",
+            None,
+            Consistency::Strong,
+            Ok(Some(&consumed)),
+        );
+        read(
+            Some(&stats),
+            None,
+            "G#0",
+            Some(4),
+            Consistency::Eventual,
+            Ok(None),
+        );
+        let report = stats.report();
+        assert_eq!(report.key(Some("gsi1"), "DAY#1").unwrap().read_units, 25.0);
+        assert_eq!(report.key(None, "G#0").unwrap().read_units, 0.5);
+        // Without stats, nothing happens.
+        read(None, None, "G#0", None, Consistency::Strong, Ok(None));
+    }
+
+    #[test]
+    fn unprocessed_batch_items_are_throttles_the_rest_writes() {
+        let stats = stats();
+        let items = [item("G#0", 10), item("G#1", 10)];
+        let result = Err(Error::BatchIncomplete {
+            operation: "BatchWriteItem",
+            unprocessed: vec![items[1].clone()],
+            attempts: 3,
+            last_error: None,
+        });
+        batch_writes(Some(&stats), &SCHEMA, &items, &result);
+        let report = stats.report();
+        assert_eq!(report.key(None, "G#0").unwrap().write_units, 1.0);
+        let g1 = report.key(None, "G#1").unwrap();
+        assert_eq!(
+            (g1.write_units, g1.throttles.get("UnprocessedItems")),
+            (0.0, Some(&1))
+        );
+    }
+}

@@ -1,0 +1,109 @@
+//! The sliding window: one bucket of units and throttles per key and second, pruned as time
+//! passes.
+
+use std::collections::{HashMap, VecDeque};
+
+/// The base table's name inside the collector; DynamoDB index names have at least 3
+/// characters, so it never clashes with a GSI.
+pub(super) const BASE: &str = "";
+
+/// One second of one key's traffic.
+#[derive(Debug, Default)]
+pub(super) struct Bucket {
+    pub(super) second: u64,
+    pub(super) read: f64,
+    pub(super) write: f64,
+    pub(super) throttles: Vec<(String, u64)>,
+}
+
+/// One key's traffic in the window, oldest second first.
+#[derive(Debug, Default)]
+pub(super) struct KeyEntry {
+    pub(super) shards: Option<u32>,
+    pub(super) buckets: VecDeque<Bucket>,
+}
+
+impl KeyEntry {
+    /// Drops buckets older than the window: the bucket of second `s` (traffic in `[s, s+1)`)
+    /// counts while `s >= now - window`, so a window read at a whole second holds exactly
+    /// the last `window` seconds.
+    pub(super) fn prune(&mut self, now_sec: u64, window_secs: u64) {
+        while self
+            .buckets
+            .front()
+            .is_some_and(|b| b.second.saturating_add(window_secs) < now_sec)
+        {
+            self.buckets.pop_front();
+        }
+    }
+}
+
+/// Every key with traffic in the window, by index.
+#[derive(Debug, Default)]
+pub(super) struct State {
+    /// index name (`""` = base table) -> physical key -> traffic.
+    pub(super) indexes: HashMap<String, HashMap<String, KeyEntry>>,
+    pub(super) last_sweep: u64,
+}
+
+impl State {
+    /// Prunes every key and drops the keys and indexes left without traffic.
+    pub(super) fn sweep(&mut self, now_sec: u64, window_secs: u64) {
+        for keys in self.indexes.values_mut() {
+            keys.retain(|_, entry| {
+                entry.prune(now_sec, window_secs);
+                !entry.buckets.is_empty()
+            });
+        }
+        self.indexes.retain(|_, keys| !keys.is_empty());
+        self.last_sweep = now_sec;
+    }
+
+    /// Applies `apply` to the bucket of second `now_sec` of `key` in `index` (`None` = the
+    /// base table), creating key and bucket if needed; sweeps idle keys once a window.
+    pub(super) fn add(
+        &mut self,
+        index: Option<&str>,
+        key: &str,
+        shards: Option<u32>,
+        (now_sec, window_secs): (u64, u64),
+        apply: impl FnOnce(&mut Bucket),
+    ) {
+        if now_sec >= self.last_sweep.saturating_add(window_secs) {
+            self.sweep(now_sec, window_secs);
+        }
+        with_slot(&mut self.indexes, index.unwrap_or(BASE), |keys| {
+            with_slot(keys, key, |entry| {
+                if shards.is_some() {
+                    entry.shards = shards;
+                }
+                entry.prune(now_sec, window_secs);
+                // A clock that went backwards adds to the newest bucket.
+                match entry.buckets.back_mut() {
+                    Some(last) if last.second >= now_sec => apply(last),
+                    _ => {
+                        let mut bucket = Bucket {
+                            second: now_sec,
+                            ..Bucket::default()
+                        };
+                        apply(&mut bucket);
+                        entry.buckets.push_back(bucket);
+                    }
+                }
+            });
+        });
+    }
+}
+
+/// Runs `f` on the value under `key`, inserting a default first; allocates the key only when
+/// it is new.
+fn with_slot<V: Default, R>(
+    map: &mut HashMap<String, V>,
+    key: &str,
+    f: impl FnOnce(&mut V) -> R,
+) -> R {
+    if let Some(value) = map.get_mut(key) {
+        return f(value);
+    }
+    f(map.entry(key.to_owned()).or_default())
+}

@@ -341,12 +341,11 @@ impl<E: ShardedEntity> Repo<E> {
     where
         E: 'a,
     {
-        let items: Vec<Item> = entities
+        let writes = entities
             .into_iter()
-            .map(|e| self.checked_item(e))
+            .map(|e| self.checked_item(e).map(batch::Write::Put))
             .collect::<Result<_, _>>()?;
-        self.run_batch(items.into_iter().map(batch::Write::Put).collect())
-            .await
+        self.run_batch(writes).await
     }
 
     /// Deletes many entities with `BatchWriteItem`, as [`batch_put`](Self::batch_put).
@@ -357,15 +356,14 @@ impl<E: ShardedEntity> Repo<E> {
     where
         E: 'a,
     {
-        let keys: Vec<Item> = entities
+        let writes = entities
             .into_iter()
             .map(|e| {
                 let keys = e.item_keys()?;
-                self.key(keys.pk, keys.sk)
+                self.key(keys.pk, keys.sk).map(batch::Write::Delete)
             })
             .collect::<Result<_, _>>()?;
-        self.run_batch(keys.into_iter().map(batch::Write::Delete).collect())
-            .await
+        self.run_batch(writes).await
     }
 
     /// Runs batch writes, then records what they wrote (units from item size:

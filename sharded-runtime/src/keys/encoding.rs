@@ -578,6 +578,14 @@ mod tests {
         let t = Utc.with_ymd_and_hms(2026, 6, 22, 1, 0, 0).unwrap();
         assert_eq!(enc(&t), "2026-06-22T01:00:00.000000000Z");
         assert_eq!(chrono::DateTime::<Utc>::decode_key(&enc(&t)).unwrap(), t);
+        // Four-digit years below 1000, nine fraction digits always.
+        let early =
+            Utc.with_ymd_and_hms(999, 1, 2, 3, 4, 5).unwrap() + chrono::Duration::nanoseconds(7);
+        assert_eq!(enc(&early), "0999-01-02T03:04:05.000000007Z");
+        let date = chrono::NaiveDate::from_ymd_opt(999, 1, 2).unwrap();
+        assert_eq!(enc(&date), "0999-01-02");
+        let too_late = chrono::NaiveDate::from_ymd_opt(10_000, 1, 1).unwrap();
+        assert!(too_late.write_key(&mut String::new()).is_err());
     }
 
     #[cfg(feature = "uuid")]

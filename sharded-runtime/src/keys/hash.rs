@@ -67,7 +67,7 @@
 //!
 //! | rule | value(s) | canonical bytes | FNV-1a 64 | n | shard |
 //! |---|---|---|---|---|---|
-//! | 1 | no bytes | `` | `0xcbf29ce484222325` | 10 | 5 |
+//! | 1 | no bytes | (empty) | `0xcbf29ce484222325` | 10 | 5 |
 //! | 1 | `"a"` | `a` | `0xaf63dc4c8601ec8c` | 10 | 4 |
 //! | 2 `str` | `"player-1"` | `player-1` | `0x212e1ef85a029ab2` | 10 | 0 |
 //! | 2 `str` | `"player-1"` | `player-1` | `0x212e1ef85a029ab2` | 1000 | 770 |
@@ -106,9 +106,9 @@
 //! | 4 `#[gsi1(shard = 4)]` | pk `USER#{user_id}`, no sk; `"u1"` | `USER#u1` | `0x61ff99dd0280b489` | 4 | 0 |
 //! | 5 | `"player-1"` | `player-1` | `0x212e1ef85a029ab2` | 1 | 0 |
 //!
-//! The rows are checked by this module's unit tests (the `chrono` and `uuid` rows with those
-//! features on) and the rule 3 to 6 rows also through the derive, below. If you port the hash,
-//! check every row.
+//! Every row is checked by this module's unit tests (the `chrono` and `uuid` rows with those
+//! features on); the example below checks rules 3 to 6 through the derive, including the
+//! physical keys of rule 6. If you port the hash, check every row.
 //!
 //! ```
 //! use serde::{Deserialize, Serialize};
@@ -169,7 +169,9 @@
 //!
 //! # Reference implementation
 //!
-//! In Python 3, for the built-in key types; it produces every row of the table above:
+//! In Python 3: the hash, and the encodings of strings and integers (`bool`, dates and UUIDs
+//! are the plain ASCII text of rule 2). With the canonical bytes of each row, it reproduces
+//! every FNV-1a value and shard of the table above:
 //!
 //! ```text
 //! def fnv1a64(data: bytes) -> int:

@@ -29,10 +29,10 @@
 //! With a [`Repo`] (built from any [`aws_sdk_dynamodb::Client`]), the same entity gets
 //! `Score::get(&repo, ..)` (one `GetItem` on the right shard), `Score::query(&repo, "g1")` and
 //! `Score::query_gsi1(&repo, "p1")` (scatter-gather [`Query`] builders), and `repo.put`,
-//! `repo.batch_put`, ... . The README is the guide: attributes, key encoding, the hash
-//! specification, the engine, and the local tools that start DynamoDB Local and make its
-//! per-key limits real (the `sharded-testkit` crate, a dev-dependency: nothing of it ships
-//! with your service).
+//! `repo.batch_put`, ... . The README is the guide to the attributes, the key encoding and the
+//! engine; [`hash`] is the complete shard hash specification, with test vectors, for services
+//! written in other languages. Tests, examples and benchmarks run against DynamoDB Local
+//! through the `sharded-testkit` crate, a dev-dependency: nothing of it ships with your service.
 //!
 //! The derive's attributes are documented on [`ShardedEntity`](derive@ShardedEntity).
 //!
@@ -48,7 +48,7 @@
 //! | [`Error`], [`KeyError`], [`CursorError`], [`ItemKeyDisplay`] | what went wrong, with what the caller needs to recover |
 //! | [`KeyPart`], [`KeyPartDecode`], [`KeyPartError`] | how a value is written into a key; implement them for your own key types |
 //! | [`ShardKeys`], [`Item`], [`ItemKeys`] | the physical keys of a logical key; an item and its key attributes |
-//! | [`hash`] | the shard hash specification, with test vectors |
+//! | [`hash`] | the shard hash specification, with test vectors and a reference implementation |
 //! | [`schema`] | the static description of an entity's keys; table definitions |
 //! | [`capacity`] | item size and units, per-key limits, the hot-key report, the shard planner |
 //! | [`aws_sdk_dynamodb`] | the SDK crate `Repo` is built on, at the matching version |

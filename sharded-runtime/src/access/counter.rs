@@ -1,4 +1,4 @@
-//! A sharded counter (the seeds' vote counter): writes spread over `n` items, reads sum them.
+//! A sharded counter (the vote-counter pattern): writes spread over `n` items, reads sum them.
 
 use std::collections::HashMap;
 
@@ -24,7 +24,7 @@ pub(crate) const COUNTER_SORT_KEY: &str = "COUNTER";
 /// never a silent 0.
 ///
 /// ```no_run
-/// # async fn demo(client: aws_sdk_dynamodb::Client, def: sharded::schema::TableDefinition) -> Result<(), sharded::Error> {
+/// # async fn demo(client: sharded::aws_sdk_dynamodb::Client, def: sharded::schema::TableDefinition) -> Result<(), sharded::Error> {
 /// use sharded::ShardedCounter;
 /// let votes = ShardedCounter::new(client, "election", &def, "VOTES#candidate-a", 10)?;
 /// votes.increment(1).await?;
@@ -45,8 +45,9 @@ pub struct ShardedCounter {
 
 impl ShardedCounter {
     /// A counter at `logical_key` with `n` shards, in a table with the given definition (its
-    /// key attributes are used; in a table with a sort key, counters use the sort key
-    /// [`COUNTER_SORT_KEY`]).
+    /// key attributes are used; in a table with a sort key, counter items have the sort key
+    /// `COUNTER`). Counter items carry the entity name `ShardedCounter`, so no entity query
+    /// reads one as its own.
     pub fn new(
         client: Client,
         table: impl Into<String>,

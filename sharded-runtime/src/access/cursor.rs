@@ -1,33 +1,17 @@
 //! The cross-shard cursor: where each shard of a scatter-gather query stopped.
 //!
-//! # Format (version 1)
+//! The byte format, and what the cursor does and does not guarantee, are documented on
+//! [`Cursor`], where users of the crate read them.
 //!
-//! base64url (no padding) of:
-//!
-//! ```text
-//! u8   version = 1
-//! u64  query fingerprint (entity, index, logical key, sort condition, order; see `Fingerprint`)
-//! u32  shard count
-//! per shard, in shard order:
-//!   u8 tag: 0 = not started, 1 = finished, 2 = after an item
-//!   for tag 2: u8 count, then that many key values, then u8 (0/1) and, if 1, the next
-//!              item's sort key value; a value is u8 type (0 = S, 1 = N, 2 = B), u32 length, bytes
-//! u64  checksum: FNV-1a 64 of every byte above
-//! ```
+//! # Resuming
 //!
 //! A shard's position is the key of the last item the merge *emitted* from it (not the last
 //! one DynamoDB returned: buffered items that were not emitted are fetched again), so
 //! resuming yields exactly the next items: no duplicate, no gap, at any page size.
 //!
 //! When the engine already saw the shard's next item, the cursor also records that item's
-//! sort key. The next page then seeds the merge with it and fetches the shard only when the
+//! sort key. The next page then starts the merge with it and fetches the shard only when the
 //! merge reaches it: a page of 1 from 10 shards costs one request, not ten.
-//!
-//! The checksum catches corrupted or edited tokens and the fingerprint catches a cursor
-//! passed to another query. They are integrity checks, not a secret: a cursor holds only keys
-//! of items the caller was already shown, and the engine takes only the sort position from it
-//! (the partition key of every shard request is rebuilt from the query), so a forged cursor
-//! cannot reach another partition.
 
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -38,16 +22,89 @@ use crate::keys::hash::fnv1a64;
 
 const VERSION: u8 = 1;
 
-/// An opaque position in a scatter-gather query, to resume from with
+/// A position in a scatter-gather query, to resume from with
 /// [`Query::page`](crate::access::query::Query::page).
 ///
-/// It is a plain string, safe in URLs: hand it to clients and take it back.
+/// It is a plain string, safe in URLs. Treat it as opaque, but know that whoever holds it can
+/// read and edit it: it is integrity-checked, not authenticated or encrypted (read the last
+/// section before handing it to untrusted clients).
 ///
 /// ```
 /// use sharded::Cursor;
 /// let c: Cursor = "AQ".parse().unwrap(); // parsing only stores the text; checks happen on use
 /// assert_eq!(c.as_str(), "AQ");
 /// ```
+///
+/// # Format (version 1)
+///
+/// The token is base64url without padding (RFC 4648 section 5, alphabet `A-Z a-z 0-9 - _`, no
+/// `=`) of the bytes below. Every multi-byte integer is unsigned and **big-endian** (network
+/// byte order).
+///
+/// ```text
+/// u8      version = 1
+/// u64 BE  query fingerprint (see below)
+/// u32 BE  shard count n; then n entries, shard 0 first:
+///           u8 state: 0 = not started, 1 = finished, 2 = after an item
+///           state 2 only:
+///             u8      k = number of position values (see below)
+///             k x     value
+///             u8      0 = no next sort key, 1 = a value follows: the shard's next sort key
+/// u64 BE  checksum: FNV-1a 64 (sharded::hash::fnv1a64) of every byte above, version included
+///
+/// value = u8 type (0 = S, 1 = N, 2 = B), u32 BE byte length, the bytes
+///         (S: UTF-8 text; N: DynamoDB's decimal text, UTF-8; B: the raw bytes)
+/// ```
+///
+/// The position values of a shard are the key attributes DynamoDB needs to resume after the
+/// last item the merge *emitted* from that shard, in this order:
+///
+/// - a base table query: the sort key (`sk`); none when the entity has no sort key;
+/// - a GSI query: the index sort key (`gsiNsk`, if the index has one), then the base table's
+///   partition key (`pk`, with its shard) and sort key (`sk`, if any).
+///
+/// The fingerprint is FNV-1a 64 over five parts, each written as its `u32 BE` byte length and
+/// its UTF-8 bytes: the entity name, the index name (empty for the base table), the logical
+/// partition key (`GAME#g1`), a text form of the sort-key condition (also the implicit
+/// `begins_with` on the sort key's literal prefix; empty when there is none), and `asc` or
+/// `desc`. A cursor is accepted only by a query whose fingerprint, shard count and
+/// number of position values match.
+///
+/// The size grows with the shard count: 21 bytes, plus per shard 1 byte (not started,
+/// finished) or about `3 + 5 x (values + 1) + key bytes`, then a third more for base64. Ten
+/// shards of a leaderboard (`SCORE#<20 digits>#<player>` sort keys) make a token of roughly
+/// a kilobyte.
+///
+/// # Integrity-checked, not authenticated
+///
+/// The checksum and the fingerprint are plain FNV-1a: there is no key and no secret. They
+/// catch accidents (a truncated or corrupted token, a token pasted into another query,
+/// another entity or another shard count: [`CursorError`]). They do **not** stop someone who
+/// means to: anyone can decode a cursor, edit it, and compute a new valid checksum.
+///
+/// What holds even for a cursor a client forged:
+///
+/// - Every request goes to the query's own partitions: the partition key of each shard
+///   request is rebuilt from the query (the logical key the server passed to `query`), never
+///   read from the cursor; the cursor only supplies the rest of `ExclusiveStartKey`.
+/// - Every request keeps the query's own sort-key condition and its `_entity` filter, so no
+///   item of another partition key, another entity, or outside the condition comes back.
+///
+/// What a forged cursor can do: choose where each shard resumes, so a client can skip items,
+/// see items again, or get a page out of order (a false "next sort key" delays a shard), and
+/// it can make DynamoDB refuse the request (an invalid `ExclusiveStartKey` is an error). It
+/// never sees an item the same query could not return.
+///
+/// What a cursor reveals: it is readable by anyone who holds it. It contains the key values
+/// of the last item emitted from each shard (for a GSI query, that item's base table keys,
+/// too) and the sort key of each shard's *next* item, which the caller has not been shown
+/// yet (on a leaderboard: the next score and player id of every shard).
+///
+/// So hand a cursor to an untrusted client only if the client may run that query anyway and
+/// may see the keys it contains; decide who may read what from the request's own
+/// credentials, never from the cursor. To make it tamper-proof or secret, wrap it: sign it
+/// with an HMAC, or encrypt it, with a key your service keeps, or keep it server-side and give
+/// the client an id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Cursor(String);
 
@@ -344,6 +401,81 @@ mod tests {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
         assert_eq!(decode(&c, 42, 4).unwrap(), sample());
+    }
+
+    /// The byte layout of the `Cursor` docs, byte by byte: big-endian integers, the state
+    /// tags, the value tags and lengths, the checksum. The token text was computed
+    /// independently (Python: `struct.pack(">Q", ...)`, `base64.urlsafe_b64encode`).
+    #[test]
+    fn byte_layout_is_pinned() {
+        let positions = vec![
+            ShardPosition::Start,
+            ShardPosition::Done,
+            ShardPosition::After {
+                key: vec![AttributeValue::S("ab".into())],
+                next: Some(AttributeValue::S("c".into())),
+            },
+            ShardPosition::After {
+                key: vec![
+                    AttributeValue::N("7".into()),
+                    AttributeValue::B(Blob::new(vec![0xff])),
+                ],
+                next: None,
+            },
+        ];
+        let c = encode(0x0102_0304_0506_0708, &positions);
+        #[rustfmt::skip]
+        let body: &[u8] = &[
+            1,                                  // version
+            1, 2, 3, 4, 5, 6, 7, 8,             // fingerprint, u64 BE
+            0, 0, 0, 4,                         // shard count, u32 BE
+            0,                                  // shard 0: not started
+            1,                                  // shard 1: finished
+            2, 1,                               // shard 2: after an item, 1 position value
+            0, 0, 0, 0, 2, b'a', b'b',          //   S, length 2 (u32 BE), "ab"
+            1, 0, 0, 0, 0, 1, b'c',             //   next sort key follows: S "c"
+            2, 2,                               // shard 3: after an item, 2 position values
+            1, 0, 0, 0, 1, b'7',                //   N "7"
+            2, 0, 0, 0, 1, 0xff,                //   B [0xff]
+            0,                                  //   no next sort key
+        ];
+        let mut raw = body.to_vec();
+        raw.extend_from_slice(&0x394a_8465_32c4_1c17u64.to_be_bytes()); // checksum, u64 BE
+        assert_eq!(fnv1a64(body), 0x394a_8465_32c4_1c17);
+        assert_eq!(URL_SAFE_NO_PAD.decode(c.as_str()).unwrap(), raw);
+        assert_eq!(
+            c.as_str(),
+            "AQECAwQFBgcIAAAABAABAgEAAAAAAmFiAQAAAAABYwICAQAAAAE3AgAAAAH_ADlKhGUyxBwX"
+        );
+        assert_eq!(decode(&c, 0x0102_0304_0506_0708, 4).unwrap(), positions);
+    }
+
+    /// The fingerprint's parts are length-prefixed (u32 BE) UTF-8.
+    #[test]
+    fn fingerprint_layout_is_pinned() {
+        let fp = Fingerprint::new().part("Score").part("").finish();
+        assert_eq!(fp, fnv1a64(b"\0\0\0\x05Score\0\0\0\0"));
+        assert_eq!(fp, 0xe11f_034a_2a3d_7e84);
+    }
+
+    /// What the docs promise *not* to do: the checksum has no key, so an edited cursor with a
+    /// recomputed checksum is accepted. Safety against forged cursors comes from the engine
+    /// rebuilding the partition key, condition and entity filter from the query.
+    #[test]
+    fn cursor_is_not_authenticated_an_edit_with_a_new_checksum_is_accepted() {
+        let c = encode(42, &sample());
+        let raw = URL_SAFE_NO_PAD.decode(c.as_str()).unwrap();
+        let mut body = raw[..raw.len() - 8].to_vec();
+        let at = body.windows(5).position(|w| w == b"SCORE").unwrap();
+        body[at + 6] = b'9'; // SCORE#001 -> SCORE#901
+        let checksum = fnv1a64(&body);
+        body.extend_from_slice(&checksum.to_be_bytes());
+        let forged = Cursor(URL_SAFE_NO_PAD.encode(&body));
+        let positions = decode(&forged, 42, 4).unwrap();
+        assert!(matches!(
+            &positions[2],
+            ShardPosition::After { key, .. } if key[0] == AttributeValue::S("SCORE#901#p$231".into())
+        ));
     }
 
     #[test]

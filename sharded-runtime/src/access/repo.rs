@@ -22,15 +22,15 @@ pub(crate) const DEFAULT_CONCURRENCY: usize = 32;
 
 /// A typed repository of entity `E` in one table.
 ///
-/// Build it from an `aws_sdk_dynamodb::Client` made by the standard AWS config chain
-/// (`aws_config::load_defaults`), so the same code runs on DynamoDB, DynamoDB Local
-/// (`AWS_ENDPOINT_URL`) or any compatible endpoint.
+/// Build it from a `sharded::aws_sdk_dynamodb::Client` (the SDK version `Repo` is built on)
+/// made by the standard AWS config chain (`aws_config::load_defaults`), so the same code runs
+/// on DynamoDB, DynamoDB Local (`AWS_ENDPOINT_URL`) or any compatible endpoint.
 ///
 /// ```no_run
 /// # use sharded::{Repo, ShardedEntity};
-/// # async fn demo<Score: ShardedEntity>(score: Score, config: aws_sdk_dynamodb::config::Config) -> Result<(), sharded::Error> {
+/// # async fn demo<Score: ShardedEntity>(score: Score, config: sharded::aws_sdk_dynamodb::config::Config) -> Result<(), sharded::Error> {
 /// // `config` from the standard chain: aws_config::load_defaults(BehaviorVersion::latest()).await
-/// let repo: Repo<Score> = Repo::new(aws_sdk_dynamodb::Client::from_conf(config), "leaderboard");
+/// let repo: Repo<Score> = Repo::new(sharded::aws_sdk_dynamodb::Client::from_conf(config), "leaderboard");
 /// repo.put(&score).await?;
 /// # Ok(()) }
 /// ```

@@ -1,68 +1,11 @@
 //! How field values are written into key strings: the [`KeyPart`] trait and its encodings.
 //!
-//! DynamoDB compares string keys by their UTF-8 bytes. Every encoding here is chosen so that
-//! comparing two *encoded* keys byte by byte gives the same answer as comparing the original
-//! values, also when several fields are joined into one composite key with `#`:
-//!
-//! | type | encoding | example |
-//! |---|---|---|
-//! | `u8` `u16` `u32` `u64` `u128` `usize` | zero-padded decimal, fixed width (3, 5, 10, 20, 39, 20 digits) | `42u64` -> `00000000000000000042` |
-//! | `i8` `i16` `i32` `i64` `i128` `isize` | sign byte (`-` below `0`) and the offset from `MIN` or the value itself, zero-padded to the width of `MAX` | `-1i64` -> `-9223372036854775807`, `5i64` -> `00000000000000000005` |
-//! | `bool` | `false` / `true` | |
-//! | `str`, `String` | the text, with every byte `<= 0x24` (controls, space, `!`, `"`, `#`, `$`) written as `$` and two upper-case hex digits | `a b#c` -> `a$20b$23c` |
-//! | `chrono::DateTime<Utc>` (feature `chrono`) | RFC 3339, UTC, nanoseconds, fixed width | `2026-06-22T01:00:00.000000000Z` |
-//! | `chrono::NaiveDate` (feature `chrono`) | `YYYY-MM-DD` | `2026-06-22` |
-//! | `uuid::Uuid` (feature `uuid`) | lower-case hyphenated | `67e55044-10b1-426f-9247-bb680e5fe0c8` |
-//!
-//! Why the string escape is order-preserving and unforgeable: after escaping, no encoded value
-//! contains `#` (0x23), and every byte of an encoded value is `>= 0x24`. So the `#` that joins
-//! two fields is smaller than any byte a value can continue with: a value that is a prefix of
-//! another sorts first, exactly as in a tuple comparison; and a value containing `#` can never
-//! end a field early and forge the key of another item. Escaped bytes keep their order among
-//! themselves (upper-case hex sorts like the byte) and sort below every unescaped byte, as the
-//! original bytes did. Multi-byte UTF-8 is never escaped and keeps code point order.
-//!
-//! Floats are not key parts: they have no exact decimal form, `NaN` has no order, and `-0.0`
-//! equals `0.0` while encoding differently. Store an integer (cents, micro-units) instead.
-//!
-//! Your own types join by implementing [`KeyPart`] (and [`KeyPartDecode`] to parse keys back):
-//!
-//! ```
-//! use sharded::{KeyPart, KeyPartDecode, KeyPartError};
-//!
-//! /// A region code, always two ASCII upper-case letters.
-//! struct Region([u8; 2]);
-//!
-//! impl KeyPart for Region {
-//!     fn write_key(&self, out: &mut String) -> Result<(), KeyPartError> {
-//!         out.push(self.0[0] as char);
-//!         out.push(self.0[1] as char);
-//!         Ok(())
-//!     }
-//! }
-//!
-//! impl KeyPartDecode for Region {
-//!     fn decode_key(encoded: &str) -> Result<Self, KeyPartError> {
-//!         match encoded.as_bytes() {
-//!             [a, b] if a.is_ascii_uppercase() && b.is_ascii_uppercase() => Ok(Region([*a, *b])),
-//!             _ => Err(KeyPartError::invalid("a region is two upper-case letters")),
-//!         }
-//!     }
-//! }
-//!
-//! let mut key = String::new();
-//! Region(*b"EU").write_key(&mut key).unwrap();
-//! assert_eq!(key, "EU");
-//! ```
+//! The encodings are documented on [`KeyPart`], where users of the crate read them; the shard
+//! hash specification ([`hash`](crate::hash)) restates them as canonical bytes.
 
 use std::fmt;
 
 /// A value that can be written into a DynamoDB key by a key template.
-///
-/// Implementations must be *order-preserving* (if `a < b` then the encoding of `a` is
-/// byte-wise smaller than the encoding of `b`), *injective* (two different values never encode
-/// the same) and must never write `#` or any byte below `0x24`, so that fields joined with `#`
-/// stay unambiguous. See the [module docs](self) for the built-in encodings.
 ///
 /// ```
 /// use sharded::KeyPart;
@@ -70,6 +13,69 @@ use std::fmt;
 /// let mut key = String::from("SCORE#");
 /// 1234u64.write_key(&mut key).unwrap();
 /// assert_eq!(key, "SCORE#00000000000000001234");
+/// ```
+///
+/// Implementations must be *order-preserving* (if `a < b` then the encoding of `a` is
+/// byte-wise smaller than the encoding of `b`), *injective* (two different values never encode
+/// the same) and must never write `#` or any byte below `0x24`, so that fields joined with `#`
+/// stay unambiguous. The encoding is also what the shard hash hashes
+/// ([`hash`](crate::hash)), so changing the encoding of a type moves its items to other shards.
+///
+/// # Built-in encodings
+///
+/// DynamoDB compares string keys by their UTF-8 bytes. Every encoding here is chosen so that
+/// comparing two *encoded* keys byte by byte gives the same answer as comparing the original
+/// values, also when several fields are joined into one composite key with `#`:
+///
+/// | type | encoding | example |
+/// |---|---|---|
+/// | `u8` `u16` `u32` `u64` `u128` `usize` | zero-padded decimal, fixed width (3, 5, 10, 20, 39, 20 digits) | `42u64` -> `00000000000000000042` |
+/// | `i8` `i16` `i32` `i64` `i128` `isize` | sign byte (`-` below `0`), then for a negative value its offset from `MIN`, else the value, zero-padded to the digits of `MAX` (3, 5, 10, 19, 39, 19) | `-1i64` -> `-9223372036854775807`, `5i64` -> `00000000000000000005` |
+/// | `bool` | `false` / `true` | |
+/// | `str`, `String` | the text, with every byte `<= 0x24` (controls, space, `!`, `"`, `#`, `$`) written as `$` and two upper-case hex digits; an empty string is refused | `a b#c` -> `a$20b$23c` |
+/// | `chrono::DateTime<Utc>` (feature `chrono`) | RFC 3339, UTC, nine fraction digits, `Z`: fixed width; years 0 to 9999 | `2026-06-22T01:00:00.000000000Z` |
+/// | `chrono::NaiveDate` (feature `chrono`) | `YYYY-MM-DD`; years 0 to 9999 | `2026-06-22` |
+/// | `uuid::Uuid` (feature `uuid`) | lower-case hyphenated | `67e55044-10b1-426f-9247-bb680e5fe0c8` |
+///
+/// Why the string escape is order-preserving and unforgeable: after escaping, no encoded value
+/// contains `#` (0x23), and every byte of an encoded value is `>= 0x24`. So the `#` that joins
+/// two fields is smaller than any byte a value can continue with: a value that is a prefix of
+/// another sorts first, exactly as in a tuple comparison; and a value containing `#` can never
+/// end a field early and forge the key of another item. Escaped bytes keep their order among
+/// themselves (upper-case hex sorts like the byte) and sort below every unescaped byte, as the
+/// original bytes did. Multi-byte UTF-8 is never escaped and keeps code point order.
+///
+/// Floats are not key parts: they have no exact decimal form, `NaN` has no order, and `-0.0`
+/// equals `0.0` while encoding differently. Store an integer (cents, micro-units) instead.
+///
+/// Your own types join by implementing [`KeyPart`] (and [`KeyPartDecode`] to parse keys back):
+///
+/// ```
+/// use sharded::{KeyPart, KeyPartDecode, KeyPartError};
+///
+/// /// A region code, always two ASCII upper-case letters.
+/// struct Region([u8; 2]);
+///
+/// impl KeyPart for Region {
+///     fn write_key(&self, out: &mut String) -> Result<(), KeyPartError> {
+///         out.push(self.0[0] as char);
+///         out.push(self.0[1] as char);
+///         Ok(())
+///     }
+/// }
+///
+/// impl KeyPartDecode for Region {
+///     fn decode_key(encoded: &str) -> Result<Self, KeyPartError> {
+///         match encoded.as_bytes() {
+///             [a, b] if a.is_ascii_uppercase() && b.is_ascii_uppercase() => Ok(Region([*a, *b])),
+///             _ => Err(KeyPartError::invalid("a region is two upper-case letters")),
+///         }
+///     }
+/// }
+///
+/// let mut key = String::new();
+/// Region(*b"EU").write_key(&mut key).unwrap();
+/// assert_eq!(key, "EU");
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used in a DynamoDB key",
@@ -578,6 +584,14 @@ mod tests {
         let t = Utc.with_ymd_and_hms(2026, 6, 22, 1, 0, 0).unwrap();
         assert_eq!(enc(&t), "2026-06-22T01:00:00.000000000Z");
         assert_eq!(chrono::DateTime::<Utc>::decode_key(&enc(&t)).unwrap(), t);
+        // Four-digit years below 1000, nine fraction digits always.
+        let early =
+            Utc.with_ymd_and_hms(999, 1, 2, 3, 4, 5).unwrap() + chrono::Duration::nanoseconds(7);
+        assert_eq!(enc(&early), "0999-01-02T03:04:05.000000007Z");
+        let date = chrono::NaiveDate::from_ymd_opt(999, 1, 2).unwrap();
+        assert_eq!(enc(&date), "0999-01-02");
+        let too_late = chrono::NaiveDate::from_ymd_opt(10_000, 1, 1).unwrap();
+        assert!(too_late.write_key(&mut String::new()).is_err());
     }
 
     #[cfg(feature = "uuid")]

@@ -59,8 +59,9 @@ pub enum Sharding {
         /// The shard count.
         n: u32,
     },
-    /// GSI `shard = N`: the shard is the spec hash of the item's logical primary key, so
-    /// re-putting an item keeps its GSI shard.
+    /// GSI `shard = N`: the shard is the spec hash of the item's logical primary key (its
+    /// partition key without the shard suffix, `#`, its sort key; rule 4 of
+    /// [`hash`](crate::hash)), so re-putting an item keeps its GSI shard.
     #[non_exhaustive]
     Identity {
         /// The shard count.
@@ -79,7 +80,8 @@ impl Sharding {
         Sharding::Random { n }
     }
 
-    /// A GSI's `shard = n`: the item's logical primary key hashed over `n` shards.
+    /// A GSI's `shard = n`: the item's logical primary key hashed over `n` shards (rule 4 of
+    /// [`hash`](crate::hash)).
     pub const fn identity(n: u32) -> Sharding {
         Sharding::Identity { n }
     }

@@ -252,8 +252,9 @@ pub fn shard_of(
     Ok(hash::shard_of_bytes(canonical.as_bytes(), n))
 }
 
-/// The shard of an already-built text (used for identity-sharded GSIs, whose canonical bytes
-/// are the item's logical primary key).
+/// The shard of an already-built text: used for identity-sharded GSIs, whose canonical bytes
+/// are the item's logical partition key, `#`, and its sort key (rule 4 of the
+/// [hash spec](crate::keys::hash)).
 pub fn shard_of_text(canonical: &str, n: u32) -> u32 {
     hash::shard_of_bytes(canonical.as_bytes(), n)
 }

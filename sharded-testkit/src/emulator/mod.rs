@@ -45,7 +45,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! [`write_units`]: sharded::capacity::write_units
+//! [`write_units`]: sharded_runtime::capacity::write_units
 
 // The emulator by concern: `buckets` meters units per key (token buckets), `requests` turns
 // each operation into charges and answers it, `wire` reads and rewrites DynamoDB JSON.

@@ -101,6 +101,11 @@ impl ShardedCounter {
     }
 
     /// Adds `by` (may be negative) on a random shard; returns the shard written.
+    ///
+    /// At-least-once: this is one `UpdateItem ADD`, and the SDK retries a request whose
+    /// response was lost (a timeout, a reset connection, a 5xx) even when DynamoDB had applied
+    /// it, so such a retry counts `by` twice. Use it where an occasional over-count is
+    /// acceptable (likes, views); exact tallies need an idempotent write.
     pub async fn increment(&self, by: i64) -> Result<u32, Error> {
         let shard = random_shard(self.n);
         let pk = format!("{}#{shard}", self.logical_key);

@@ -106,8 +106,20 @@ async fn a_hot_key_throttles_like_dynamodb() {
     );
     assert_eq!(emulator.counts().throttled, 20);
     clock.advance(Duration::from_millis(500));
+    let late = repo
+        .put(&FlatScore {
+            game_id: "g1".into(),
+            player_id: "p99".into(),
+            score: 99,
+        })
+        .await;
+    assert!(
+        late.is_err(),
+        "the 10 units count against the key for a whole second"
+    );
+    clock.advance(Duration::from_millis(500));
     let repo = &repo;
-    let after: usize = futures::future::join_all((100..110).map(|i| async move {
+    let after: usize = futures::future::join_all((100..120).map(|i| async move {
         repo.put(&FlatScore {
             game_id: "g1".into(),
             player_id: format!("p{i}"),
@@ -119,7 +131,7 @@ async fn a_hot_key_throttles_like_dynamodb() {
     .into_iter()
     .filter(Result::is_ok)
     .count();
-    assert_eq!(after, 5, "half a second refills 5 units");
+    assert_eq!(after, 10, "a second later, the limit again and no more");
 }
 
 #[tokio::test]

@@ -13,9 +13,14 @@
 //!   hotspot); a read `ceil(bytes / 4 KB)`, halved when eventually consistent. Reads, updates
 //!   and deletes are admitted on an estimate and settled with the `ConsumedCapacity` DynamoDB
 //!   Local reports, so a key that overspent is throttled until it has paid back.
-//! - **Burst capacity**: unused capacity accrues for up to
-//!   [`with_burst_seconds`](KeyLimitEmulator::with_burst_seconds) (300 s by default) and can
-//!   be spent at once. A key starts with one second's worth.
+//! - **A hard cap per second**: the units charged to one key in any 1-second window
+//!   (sliding, not aligned to clock seconds) never exceed its limit, however long it was
+//!   idle: DynamoDB's per-partition cap holds regardless of burst capacity.
+//! - **Burst capacity, up to the cap only**: unused capacity accrues for up to
+//!   [`with_burst_seconds`](KeyLimitEmulator::with_burst_seconds) (300 s by default). Burst
+//!   can fill a key up to its per-second cap, never beyond: banked credit only pays for units
+//!   settled after a request was served, and a key without credit for them is throttled
+//!   until it has paid back at its limit. A key starts with one second's worth.
 //! - **Throttling like DynamoDB**: HTTP 400 `ProvisionedThroughputExceededException` with
 //!   `ThrottlingReasons` (`TableWriteKeyRangeThroughputExceeded`,
 //!   `IndexWriteKeyRangeThroughputExceeded`, `TableReadKeyRangeThroughputExceeded`,
@@ -245,7 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn a_key_gets_one_second_then_its_rate() {
+    fn a_key_gets_its_limit_per_second_window() {
         let clock = ManualClock::new();
         let e = emulator(&clock);
         let item = json!({"pk": {"S": "hot"}});
@@ -254,11 +259,16 @@ mod tests {
             10,
             "one second's worth"
         );
-        clock.advance(Duration::from_millis(500));
+        clock.advance(Duration::from_millis(999));
+        assert!(
+            put(&e, item.clone()).is_err(),
+            "the 10 units still count 999 ms later"
+        );
+        clock.advance(Duration::from_millis(1));
         assert_eq!(
             (0..20).filter(|_| put(&e, item.clone()).is_ok()).count(),
-            5,
-            "10 units/s refill"
+            10,
+            "a second later the window is free again"
         );
         assert!(
             put(&e, json!({"pk": {"S": "cold"}})).is_ok(),
@@ -267,20 +277,73 @@ mod tests {
     }
 
     #[test]
-    fn unused_capacity_bursts_up_to_the_window() {
+    fn idle_credit_never_lifts_a_key_over_its_per_second_cap() {
+        let clock = ManualClock::new();
+        let e = emulator(&clock); // 10 units/s, 5 s of burst
+        let item = json!({"pk": {"S": "k"}});
+        assert!(put(&e, item.clone()).is_ok(), "the key exists");
+        clock.advance(Duration::from_secs(300)); // idle: the whole bank is saved
+                                                 // Offer one write every 10 ms for 10 s: 10x the limit.
+        let mut admitted = Vec::new();
+        for step in 0..1_000u64 {
+            if put(&e, item.clone()).is_ok() {
+                admitted.push(step * 10);
+            }
+            clock.advance(Duration::from_millis(10));
+        }
+        // No 1-second window (sliding, at every admitted write) holds more than 10.
+        for (i, &start) in admitted.iter().enumerate() {
+            let in_window = admitted[i..]
+                .iter()
+                .take_while(|&&t| t < start + 1_000)
+                .count();
+            assert!(in_window <= 10, "{in_window} writes in [{start} ms, +1 s)");
+        }
+        assert_eq!(admitted.len(), 100, "10 s at 10/s, no burst on top");
+    }
+
+    #[test]
+    fn settled_overspend_is_paid_back_beyond_the_window() {
+        let clock = ManualClock::new();
+        let e = KeyLimitEmulator::new(PerKeyLimits::new(10.0, 30.0))
+            .with_burst_seconds(1.0)
+            .with_clock(Arc::new(clock.clone()));
+        e.learn(
+            &json!({"TableName": "t", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}),
+        );
+        let item = json!({"pk": {"S": "k"}});
+        assert!(put(&e, item.clone()).is_ok());
+        // The write turned out to cost 31 units (e.g. it replaced a large item).
+        let bucket = e.put_charges("t", &e.table("t").unwrap(), &item, false)[0]
+            .bucket
+            .clone();
+        e.settle(&bucket, 30.0);
+        clock.advance(Duration::from_secs(1));
+        assert!(
+            put(&e, item.clone()).is_err(),
+            "the window is free, the balance is not"
+        );
+        clock.advance(Duration::from_secs(2));
+        assert!(put(&e, item.clone()).is_ok(), "paid back at 10 units/s");
+    }
+
+    #[test]
+    fn a_charge_larger_than_the_cap_passes_alone_and_is_paid_for() {
         let clock = ManualClock::new();
         let e = emulator(&clock);
-        let item = json!({"pk": {"S": "k"}});
+        let huge = json!({"pk": {"S": "k"}, "d": {"S": "x".repeat(20 * 1024)}});
         assert!(
-            put(&e, item.clone()).is_ok(),
-            "the key exists from its first write"
+            put(&e, huge.clone()).is_err(),
+            "a new key has 10 units banked"
         );
-        clock.advance(Duration::from_secs(60));
-        assert_eq!(
-            (0..100).filter(|_| put(&e, item.clone()).is_ok()).count(),
-            50,
-            "5 s of burst at 10/s"
+        clock.advance(Duration::from_secs(5));
+        assert!(
+            put(&e, huge.clone()).is_ok(),
+            "21 units on a 10-unit key, alone"
         );
+        assert!(put(&e, json!({"pk": {"S": "k"}})).is_err());
+        clock.advance(Duration::from_secs(1));
+        assert!(put(&e, json!({"pk": {"S": "k"}})).is_ok());
     }
 
     #[test]

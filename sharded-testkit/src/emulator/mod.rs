@@ -174,6 +174,7 @@ impl KeyLimitEmulator {
             table.to_owned(),
             TableKeys {
                 partition_key: definition.partition_key.to_owned(),
+                sort_key: definition.sort_key.map(str::to_owned),
                 indexes: definition
                     .indexes
                     .iter()
@@ -226,6 +227,7 @@ mod tests {
     use sharded_runtime::capacity::ManualClock;
 
     use super::buckets::Charge;
+    use super::requests::write_charges;
     use super::*;
     use crate::item::item_from_json;
 
@@ -362,6 +364,88 @@ mod tests {
         assert_eq!(over.bucket.key, "same");
         // Without the GSI attribute (sparse index) the write passes.
         assert!(put(&e, json!({"pk": {"S": "e"}})).is_ok());
+    }
+
+    /// An item on key `pk` of about `kb` KB (`kb` write units), carrying GSI key `g`.
+    fn sized(pk: &str, kb: usize, g: Option<&str>) -> Value {
+        let mut item = json!({"pk": {"S": pk}, "d": {"S": "x".repeat(kb * 1024 - 20)}});
+        if let Some(g) = g {
+            item["g"] = json!({"S": g});
+        }
+        item
+    }
+
+    fn units_on(charges: &[Charge]) -> Vec<(Option<&str>, &str, f64)> {
+        charges
+            .iter()
+            .map(|c| (c.bucket.index.as_deref(), c.bucket.key.as_str(), c.units))
+            .collect()
+    }
+
+    #[test]
+    fn an_overwrite_is_charged_on_the_larger_of_old_and_new() {
+        let clock = ManualClock::new();
+        let e = emulator(&clock); // 10 WCU/s per key
+        let keys = e.table("t").unwrap();
+        let (old, new) = (sized("k", 5, Some("a")), sized("k", 1, Some("a")));
+        let exact = write_charges("t", &keys, &new, Some(&old), Some(&new), false);
+        assert_eq!(
+            units_on(&exact),
+            vec![(None, "k", 5.0), (Some("gsi1"), "a", 5.0)],
+            "a 1 KB put over a 5 KB item costs 5, on the base key and in place on the GSI"
+        );
+        let moved = sized("k", 1, Some("b"));
+        assert_eq!(
+            units_on(&write_charges(
+                "t",
+                &keys,
+                &moved,
+                Some(&old),
+                Some(&moved),
+                false
+            )),
+            vec![
+                (None, "k", 5.0),
+                (Some("gsi1"), "a", 5.0),
+                (Some("gsi1"), "b", 1.0)
+            ],
+            "a changed GSI key deletes the old entry and puts the new one"
+        );
+        // Admitted on the new item (what the request shows), settled on the old one.
+        let estimate = e.put_charges("t", &keys, &new, false);
+        assert!(e.admit(&estimate).is_ok());
+        e.settle_all(&estimate, &exact);
+        let small = json!({"pk": {"S": "k"}});
+        assert_eq!(
+            (0..10).filter(|_| put(&e, small.clone()).is_ok()).count(),
+            5,
+            "5 of the key's 10 units were spent by the overwrite"
+        );
+    }
+
+    #[test]
+    fn a_delete_is_charged_on_the_deleted_item() {
+        let clock = ManualClock::new();
+        let e = emulator(&clock);
+        let keys = e.table("t").unwrap();
+        let key = json!({"pk": {"S": "k"}});
+        let old = sized("k", 3, Some("a"));
+        let delete = write_charges("t", &keys, &key, Some(&old), None, false);
+        assert_eq!(
+            units_on(&delete),
+            vec![(None, "k", 3.0), (Some("gsi1"), "a", 3.0)],
+            "the deleted item's size, on its base key and its GSI entry"
+        );
+        assert_eq!(
+            units_on(&write_charges("t", &keys, &key, None, None, false)),
+            vec![(None, "k", 1.0)],
+            "deleting nothing costs one unit"
+        );
+        assert_eq!(
+            (0..5).filter(|_| e.admit(&delete).is_ok()).count(),
+            3,
+            "three 3-unit deletes fit in 10 units, a fourth does not"
+        );
     }
 
     #[test]

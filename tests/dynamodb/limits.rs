@@ -588,3 +588,49 @@ async fn deletes_pay_for_the_items_they_delete() {
         .iter()
         .all(|i| i["sk"].as_s().unwrap().starts_with("small")));
 }
+
+#[tokio::test]
+async fn a_batch_get_pays_for_the_items_it_reads() {
+    use aws_sdk_dynamodb::types::KeysAndAttributes;
+    let clock = ManualClock::new();
+    let (emulator, client) = emulated(&clock, 1).await;
+    let plain = local().await.client().await;
+    let table = raw_table(&client, "limits-batch-get").await;
+    let sks: Vec<String> = (0..10).map(|i| format!("s{i}")).collect();
+    for sk in &sks {
+        plain
+            .put_item()
+            .table_name(&table)
+            .set_item(Some(raw_item(sk, 9))) // 9 KB: 3 strongly consistent read units
+            .send()
+            .await
+            .unwrap();
+    }
+    let batch_get = || {
+        client
+            .batch_get_item()
+            .request_items(
+                &table,
+                KeysAndAttributes::builder()
+                    .set_keys(Some(sks.iter().map(|sk| raw_key(sk)).collect()))
+                    .consistent_read(true)
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+    };
+    let first = batch_get().await.unwrap();
+    assert_eq!(first.responses().unwrap()[&table].len(), 10);
+    // Admitted at 1 unit per key, settled at 3: the key's 30 units are spent.
+    let second = batch_get().await;
+    assert!(
+        second.is_err(),
+        "10 x 9 KB strongly consistent reads spent the key's 30 read units"
+    );
+    assert_eq!(emulator.counts().throttled, 10);
+    clock.advance(Duration::from_secs(1));
+    assert!(
+        batch_get().await.is_ok(),
+        "the window is free a second later"
+    );
+}

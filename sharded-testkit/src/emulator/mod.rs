@@ -226,10 +226,11 @@ mod tests {
     use sharded_runtime::capacity::item_size;
     use sharded_runtime::capacity::ManualClock;
 
-    use super::buckets::Charge;
-    use super::requests::write_charges;
+    use super::buckets::{self, charge, Charge};
+    use super::requests::{batch_read_extras, write_charges};
     use super::*;
     use crate::item::item_from_json;
+    use sharded_runtime::capacity::Consistency;
 
     fn emulator(clock: &ManualClock) -> KeyLimitEmulator {
         let e = KeyLimitEmulator::new(PerKeyLimits {
@@ -446,6 +447,31 @@ mod tests {
             3,
             "three 3-unit deletes fit in 10 units, a fourth does not"
         );
+    }
+
+    #[test]
+    fn a_batch_get_is_settled_on_the_items_returned() {
+        let clock = ManualClock::new();
+        let e = emulator(&clock); // 30 RCU/s per key
+        let item = sized("k", 9, None); // 9 KB: 3 strong read units, 1.5 eventual
+        let response = json!({"Responses": {"t": [item], "other": [sized("x", 9, None)]}});
+        let strong = batch_read_extras(&response, "t", "pk", Consistency::Strong);
+        assert_eq!(
+            units_on(&strong),
+            vec![(None, "k", 2.0)],
+            "3 units less the 1 admitted"
+        );
+        let eventual = batch_read_extras(&response, "t", "pk", Consistency::Eventual);
+        assert_eq!(units_on(&eventual), vec![(None, "k", 1.0)]);
+        let small = json!({"Responses": {"t": [{"pk": {"S": "k"}}]}});
+        assert!(batch_read_extras(&small, "t", "pk", Consistency::Strong).is_empty());
+        // Ten such reads on one key: admitted at 1 unit each, settled to 3 each.
+        let read = |units| [charge("t", None, "k".into(), buckets::Kind::Read, units)];
+        for _ in 0..10 {
+            assert!(e.admit(&read(1.0)).is_ok());
+            e.settle(&strong[0].bucket, strong[0].units);
+        }
+        assert!(e.admit(&read(0.5)).is_err(), "30 of 30 units spent");
     }
 
     #[test]

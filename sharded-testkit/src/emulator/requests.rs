@@ -411,6 +411,8 @@ impl KeyLimitEmulator {
         mut body: Value,
     ) -> Result<HttpResponse, ConnectorError> {
         let mut split = BatchSplit::default();
+        // Per metered table: its partition key attribute and how it is read, to settle.
+        let mut settle = Vec::new();
         if let Some(tables) = body["RequestItems"].as_object_mut() {
             for (table, spec) in tables.iter_mut() {
                 let Some(keys) = self.table(table) else {
@@ -425,6 +427,7 @@ impl KeyLimitEmulator {
                 let mut keep = Vec::new();
                 let mut rejected = Vec::new();
                 let consistency = Consistency::of_consistent_read(consistent);
+                settle.push((table.clone(), keys.partition_key.clone(), consistency));
                 for key in list.drain(..) {
                     let pk = key_text(&key[&keys.partition_key]).unwrap_or_default();
                     let c = charge(table, None, pk, Kind::Read, read_units(0, consistency));
@@ -449,7 +452,16 @@ impl KeyLimitEmulator {
             }
             tables.retain(|_, v| v["Keys"].as_array().is_some_and(|a| !a.is_empty()));
         }
-        self.forward_split(next, request, &body, split, "UnprocessedKeys", |_| {})
+        // Each key was admitted on the smallest read; each item returned is settled on its
+        // size (a key with no item costs that smallest read, as on DynamoDB).
+        let settle_items = |response: &Value| {
+            for (table, attr, consistency) in &settle {
+                for extra in batch_read_extras(response, table, attr, *consistency) {
+                    self.settle(&extra.bucket, extra.units);
+                }
+            }
+        };
+        self.forward_split(next, request, &body, split, "UnprocessedKeys", settle_items)
             .await
     }
 
@@ -505,6 +517,29 @@ fn item_key(keys: &TableKeys, item: &Value) -> Option<ItemKey> {
         None => None,
     };
     Some((pk, sk))
+}
+
+/// What each item a `BatchGetItem` answer returns from `table` costs beyond the smallest
+/// read its key was admitted on: `read_units` of its size, less that. Items are found by
+/// their partition key attribute `attr`; a projection that leaves it out, or that makes the
+/// returned item smaller than the stored one, makes this charge less than DynamoDB does.
+pub(super) fn batch_read_extras(
+    response: &Value,
+    table: &str,
+    attr: &str,
+    consistency: Consistency,
+) -> Vec<Charge> {
+    let items = response["Responses"][table]
+        .as_array()
+        .into_iter()
+        .flatten();
+    items
+        .filter_map(|item| {
+            let pk = key_text(&item[attr])?;
+            let units = read_units(size_of(Some(item)), consistency) - read_units(0, consistency);
+            (units > 0.0).then(|| charge(table, None, pk, Kind::Read, units))
+        })
+        .collect()
 }
 
 fn size_of(item: Option<&Value>) -> u64 {

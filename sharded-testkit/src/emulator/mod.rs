@@ -8,14 +8,32 @@
 //! - **Limits per partition key value**: 1,000 write units/s and 3,000 read units/s by
 //!   default (the runtime's [`PerKeyLimits`]), on the base table and on each GSI separately
 //!   ([`PerKeyLimits::scaled`] shrinks them, so a 5x overload shows in seconds on a laptop).
-//! - **Units as DynamoDB computes them** (by the runtime's `size` rules): a write costs `ceil(item bytes / 1 KB)` units on
-//!   the base key and the same again on every GSI key the item carries (the seeds' GSI
-//!   hotspot); a read `ceil(bytes / 4 KB)`, halved when eventually consistent. Reads, updates
-//!   and deletes are admitted on an estimate and settled with the `ConsumedCapacity` DynamoDB
-//!   Local reports, so a key that overspent is throttled until it has paid back.
+//! - **Units as DynamoDB computes them**, with the runtime's [`item_size`], [`write_units`]
+//!   and [`read_units`] (one home for the rules):
+//!   - `PutItem` and `BatchWriteItem` puts: the larger of the new item and the item it
+//!     replaces, on the base key; `DeleteItem` and batch deletes: the deleted item (one unit
+//!     when there was none). On each GSI, the entries that change: one write of the larger
+//!     item when old and new carry the same index key, else a delete on the old key and a put
+//!     on the new (sparse indexes: only where an item carries the key). GSI entries are sized
+//!     as the whole item.
+//!   - `GetItem` and `Query` (on the base key or the GSI key it names): admitted on the
+//!     smallest read (half a unit eventually consistent, one strongly) and settled with the
+//!     `ConsumedCapacity` DynamoDB Local reports.
+//!   - `BatchGetItem`: each key admitted on the smallest read and settled on the size of the
+//!     item returned for it (`ceil(bytes / 4 KB)`, halved when eventually consistent).
+//!   - `UpdateItem`: admitted on one unit and settled with DynamoDB Local's
+//!     `ConsumedCapacity`, on the base key only.
+//! - **How old items are learned**: a `PutItem`/`DeleteItem` is sent with
+//!   `ReturnValues = ALL_OLD` (removed from the answer when the caller did not ask for it), so
+//!   the replaced item comes back atomically with the write; it is admitted on what the
+//!   request shows and settled on both items. `BatchWriteItem` has no `ReturnValues`: just
+//!   before it, the emulator reads the batch's keys with one strongly consistent
+//!   `BatchGetItem` sent past itself, and admits each entry on its exact charge.
 //! - **A hard cap per second**: the units charged to one key in any 1-second window
 //!   (sliding, not aligned to clock seconds) never exceed its limit, however long it was
-//!   idle: DynamoDB's per-partition cap holds regardless of burst capacity.
+//!   idle: DynamoDB's per-partition cap holds regardless of burst capacity. A charge larger
+//!   than the whole cap (a large item on a scaled-down key) passes only on an empty window
+//!   and is charged in full.
 //! - **Burst capacity, up to the cap only**: unused capacity accrues for up to
 //!   [`with_burst_seconds`](KeyLimitEmulator::with_burst_seconds) (300 s by default). Burst
 //!   can fill a key up to its per-second cap, never beyond: banked credit only pays for units
@@ -28,12 +46,30 @@
 //!   entries come back as `UnprocessedItems`/`UnprocessedKeys` and only a batch throttled
 //!   entirely fails.
 //!
-//! **What it does not model**: adaptive capacity and partition splits, table- and
-//! account-level limits, on-demand scaling, the GSI back-pressure delay, the GSI keys of the
-//! *old* item an update or delete replaces (updates and deletes are charged on the base key
-//! only), and transactions (`TransactWriteItems`/`TransactGetItems` pass unmetered; their
-//! units would be [`write_units`]`(bytes, true)`, double). Real DynamoDB can only do as well
-//! or worse per key than this: if a design throttles here, it throttles there.
+//! **Where it is still kinder than DynamoDB** (it may admit what DynamoDB would refuse):
+//!
+//! - Only per-key limits: no table-, account- or on-demand-level limits (a provisioned
+//!   table's capacity, an on-demand table's throughput ramp).
+//! - A request admitted on an estimate (reads, `UpdateItem`, a single put or delete before
+//!   its old item is known) can take its key past the cap by its own underestimated cost;
+//!   the rest is settled afterwards (counted in the window from then on, and paid back).
+//! - `UpdateItem` is charged on the base key only, at what DynamoDB Local reports; its GSI
+//!   writes are not charged.
+//! - Scans, transactions (`TransactWriteItems`/`TransactGetItems`, which would cost
+//!   [`transactional_write_units`] and twice the reads) and PartiQL pass unmetered.
+//! - A batch write's old items are read just before it: a write by another client in between
+//!   is not seen, and a read that fails charges the entries as new items (and is logged).
+//! - A `BatchGetItem` with a projection is settled on the projected items, smaller than what
+//!   DynamoDB charges (and not at all for items that leave out the partition key).
+//!
+//! **Where it is harsher**: no adaptive capacity and no split for heat (DynamoDB may give a
+//! hot key a partition of its own, or split a hot item collection by sort key, and then serve
+//! it above these figures); the cap is a strict sliding window, where DynamoDB's accounting
+//! may allow short excursions; GSI entries are sized as the whole item, where an index
+//! projecting fewer attributes costs less.
+//!
+//! Per key, for the operations it meters and outside the kinder cases above, real DynamoDB
+//! can only do as well or worse than this: if a design throttles here, it throttles there.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -50,7 +86,10 @@
 //! # Ok(()) }
 //! ```
 //!
+//! [`item_size`]: sharded_runtime::capacity::item_size
 //! [`write_units`]: sharded_runtime::capacity::write_units
+//! [`read_units`]: sharded_runtime::capacity::read_units
+//! [`transactional_write_units`]: sharded_runtime::capacity::transactional_write_units
 
 // The emulator by concern: `buckets` meters units per key (token buckets), `requests` turns
 // each operation into charges and answers it, `wire` reads and rewrites DynamoDB JSON.

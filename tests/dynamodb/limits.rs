@@ -2,11 +2,12 @@
 //! sharded keys do not, and nothing is lost under overload. A manual clock makes every count
 //! exact: no test here depends on timing.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::capacity::{ManualClock, PerKeyLimits};
@@ -106,8 +107,20 @@ async fn a_hot_key_throttles_like_dynamodb() {
     );
     assert_eq!(emulator.counts().throttled, 20);
     clock.advance(Duration::from_millis(500));
+    let late = repo
+        .put(&FlatScore {
+            game_id: "g1".into(),
+            player_id: "p99".into(),
+            score: 99,
+        })
+        .await;
+    assert!(
+        late.is_err(),
+        "the 10 units count against the key for a whole second"
+    );
+    clock.advance(Duration::from_millis(500));
     let repo = &repo;
-    let after: usize = futures::future::join_all((100..110).map(|i| async move {
+    let after: usize = futures::future::join_all((100..120).map(|i| async move {
         repo.put(&FlatScore {
             game_id: "g1".into(),
             player_id: format!("p{i}"),
@@ -119,7 +132,7 @@ async fn a_hot_key_throttles_like_dynamodb() {
     .into_iter()
     .filter(Result::is_ok)
     .count();
-    assert_eq!(after, 5, "half a second refills 5 units");
+    assert_eq!(after, 10, "a second later, the limit again and no more");
 }
 
 #[tokio::test]
@@ -390,5 +403,234 @@ async fn the_hot_key_report_names_the_hot_key() {
     assert!(
         report.flags.iter().any(|f| matches!(f, HotKeyFlag::Throttled { index: Some(i), key, .. } if i == "gsi1" && key == "ELECTION#2024")),
         "{text}"
+    );
+}
+
+// The sizes DynamoDB charges that the request does not show: the item an overwrite or a
+// delete replaces, and the items a batch read returns. The old items are written through an
+// unmetered client, as another service would have written them.
+
+/// A table with a string `pk` and `sk`, created through the emulated client.
+async fn raw_table(client: &Client, prefix: &str) -> String {
+    use aws_sdk_dynamodb::types::{
+        AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    };
+    let name = unique_table_name(prefix);
+    let mut create = client
+        .create_table()
+        .table_name(&name)
+        .billing_mode(BillingMode::PayPerRequest);
+    for (attr, kind) in [("pk", KeyType::Hash), ("sk", KeyType::Range)] {
+        create = create
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name(attr)
+                    .attribute_type(ScalarAttributeType::S)
+                    .build()
+                    .unwrap(),
+            )
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name(attr)
+                    .key_type(kind)
+                    .build()
+                    .unwrap(),
+            );
+    }
+    create.send().await.unwrap();
+    name
+}
+
+/// The item (`pk`, `sk`) of about `kb` KB: `kb` write units.
+fn raw_item(sk: &str, kb: usize) -> HashMap<String, AttributeValue> {
+    HashMap::from([
+        ("pk".to_owned(), AttributeValue::S("k".into())),
+        ("sk".to_owned(), AttributeValue::S(sk.into())),
+        (
+            "d".to_owned(),
+            AttributeValue::S("x".repeat((kb * 1024).saturating_sub(20))),
+        ),
+    ])
+}
+
+fn raw_key(sk: &str) -> HashMap<String, AttributeValue> {
+    HashMap::from([
+        ("pk".to_owned(), AttributeValue::S("k".into())),
+        ("sk".to_owned(), AttributeValue::S(sk.into())),
+    ])
+}
+
+/// How many of `n` small puts on key `k` (each 1 write unit) the emulator admits.
+async fn small_puts(client: &Client, table: &str, n: usize) -> usize {
+    let mut ok = 0;
+    for i in 0..n {
+        let put = client
+            .put_item()
+            .table_name(table)
+            .set_item(Some(raw_item(&format!("small-{i}"), 0)))
+            .send()
+            .await;
+        if put.is_ok() {
+            ok += 1;
+        }
+    }
+    ok
+}
+
+#[tokio::test]
+async fn an_overwriting_put_pays_for_the_item_it_replaces() {
+    let clock = ManualClock::new();
+    let (_, client) = emulated(&clock, 1).await;
+    let plain = local().await.client().await;
+    let table = raw_table(&client, "limits-overwrite").await;
+    plain
+        .put_item()
+        .table_name(&table)
+        .set_item(Some(raw_item("old", 5)))
+        .send()
+        .await
+        .unwrap();
+    let put = client
+        .put_item()
+        .table_name(&table)
+        .set_item(Some(raw_item("old", 1)))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        put.attributes().is_none(),
+        "the old item is not shown unasked"
+    );
+    assert_eq!(
+        small_puts(&client, &table, 10).await,
+        5,
+        "the overwrite cost 5 of the key's 10 units: the old item's size"
+    );
+
+    // Asked for, the old item comes back as DynamoDB returns it.
+    clock.advance(Duration::from_secs(1));
+    let put = client
+        .put_item()
+        .table_name(&table)
+        .set_item(Some(raw_item("old", 0)))
+        .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.attributes(), Some(&raw_item("old", 1)));
+}
+
+#[tokio::test]
+async fn deletes_pay_for_the_items_they_delete() {
+    use aws_sdk_dynamodb::types::{DeleteRequest, WriteRequest};
+    let clock = ManualClock::new();
+    let (_, client) = emulated(&clock, 1).await;
+    let plain = local().await.client().await;
+    let table = raw_table(&client, "limits-delete").await;
+    for sk in ["a", "b", "c", "single"] {
+        plain
+            .put_item()
+            .table_name(&table)
+            .set_item(Some(raw_item(sk, 3)))
+            .send()
+            .await
+            .unwrap();
+    }
+    let deletes: Vec<WriteRequest> = ["a", "b", "c"]
+        .iter()
+        .map(|sk| {
+            WriteRequest::builder()
+                .delete_request(
+                    DeleteRequest::builder()
+                        .set_key(Some(raw_key(sk)))
+                        .build()
+                        .unwrap(),
+                )
+                .build()
+        })
+        .collect();
+    let out = client
+        .batch_write_item()
+        .request_items(&table, deletes)
+        .send()
+        .await
+        .unwrap();
+    assert!(out.unprocessed_items().is_none_or(|u| u.is_empty()));
+    assert_eq!(
+        small_puts(&client, &table, 5).await,
+        1,
+        "three 3 KB deletes cost 9 of the key's 10 units"
+    );
+
+    clock.advance(Duration::from_secs(1));
+    let delete = client
+        .delete_item()
+        .table_name(&table)
+        .set_key(Some(raw_key("single")))
+        .send()
+        .await
+        .unwrap();
+    assert!(delete.attributes().is_none(), "not asked for, not shown");
+    assert_eq!(
+        small_puts(&client, &table, 10).await,
+        7,
+        "a 3 KB delete costs 3 units"
+    );
+    let left = plain
+        .scan()
+        .table_name(&table)
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap();
+    assert!(left
+        .items()
+        .iter()
+        .all(|i| i["sk"].as_s().unwrap().starts_with("small")));
+}
+
+#[tokio::test]
+async fn a_batch_get_pays_for_the_items_it_reads() {
+    use aws_sdk_dynamodb::types::KeysAndAttributes;
+    let clock = ManualClock::new();
+    let (emulator, client) = emulated(&clock, 1).await;
+    let plain = local().await.client().await;
+    let table = raw_table(&client, "limits-batch-get").await;
+    let sks: Vec<String> = (0..10).map(|i| format!("s{i}")).collect();
+    for sk in &sks {
+        plain
+            .put_item()
+            .table_name(&table)
+            .set_item(Some(raw_item(sk, 9))) // 9 KB: 3 strongly consistent read units
+            .send()
+            .await
+            .unwrap();
+    }
+    let batch_get = || {
+        client
+            .batch_get_item()
+            .request_items(
+                &table,
+                KeysAndAttributes::builder()
+                    .set_keys(Some(sks.iter().map(|sk| raw_key(sk)).collect()))
+                    .consistent_read(true)
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+    };
+    let first = batch_get().await.unwrap();
+    assert_eq!(first.responses().unwrap()[&table].len(), 10);
+    // Admitted at 1 unit per key, settled at 3: the key's 30 units are spent.
+    let second = batch_get().await;
+    assert!(
+        second.is_err(),
+        "10 x 9 KB strongly consistent reads spent the key's 30 read units"
+    );
+    assert_eq!(emulator.counts().throttled, 10);
+    clock.advance(Duration::from_secs(1));
+    assert!(
+        batch_get().await.is_ok(),
+        "the window is free a second later"
     );
 }

@@ -96,20 +96,26 @@ pub(super) async fn read_consumed(
     Ok((bytes_response(status, bytes), consumed))
 }
 
-/// Adds the entries the emulator throttled to the response's unprocessed map.
-pub(super) async fn merge_unprocessed(
+/// A successful response's JSON body, with the response rebuilt unchanged; `None` for an
+/// error or a body that is not JSON (the response is then passed on as it came).
+pub(super) async fn response_json(
     response: HttpResponse,
+) -> Result<(HttpResponse, Option<Value>), ConnectorError> {
+    if !response.status().is_success() {
+        return Ok((response, None));
+    }
+    let (status, bytes) = read_body(response).await?;
+    let body = serde_json::from_slice::<Value>(&bytes).ok();
+    Ok((bytes_response(status, bytes), body))
+}
+
+/// Adds the entries the emulator throttled to a batch response's unprocessed map `field`.
+pub(super) fn merge_unprocessed(
+    body: &mut Value,
     field: &str,
     ours: Map<String, Value>,
     keys_spec: bool,
-) -> Result<HttpResponse, ConnectorError> {
-    if !response.status().is_success() {
-        return Ok(response);
-    }
-    let (status, bytes) = read_body(response).await?;
-    let Ok(mut body) = serde_json::from_slice::<Value>(&bytes) else {
-        return Ok(bytes_response(status, bytes));
-    };
+) {
     if !body[field].is_object() {
         body[field] = Value::Object(Map::new());
     }
@@ -130,7 +136,6 @@ pub(super) async fn merge_unprocessed(
             *target = entries;
         }
     }
-    Ok(json_response(status.as_u16(), &body))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 pub use crate::access::entity::{Item, ItemKeys, ShardedEntity};
 pub use crate::access::query::Query;
 pub use crate::access::repo::Repo;
+pub use crate::access::sort_condition::{sort_key_condition, SortKeyCondition, SortOp};
 pub use crate::error::Error;
 pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
 pub use crate::keys::error::KeyError;

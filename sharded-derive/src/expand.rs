@@ -807,8 +807,11 @@ fn sort_conditions(
                 vec![&low, &high],
             ),
         ];
+        // `<` on the field that ends the template, below an equal field, is not one key
+        // condition: its `_le` says so, where a user looking for `_lt` reads.
+        let no_lt = ends_template && !leading.is_empty();
         for (op, says, names) in ops {
-            if op == "lt" && ends_template && !leading.is_empty() {
+            if op == "lt" && no_lt {
                 continue;
             }
             let name = format_ident!("{}_{}_{}", fn_name, written, op);
@@ -825,11 +828,19 @@ fn sort_conditions(
                 "ge" => quote!(Ge),
                 _ => quote!(Between),
             };
-            let doc = format!(
+            let mut doc = format!(
                 "Sort-key condition for `Query::sk`: items with {held}{says} \
                  (`{}` template `{source}`). A value that cannot be encoded fails the query, not this call.",
                 sk.attribute
             );
+            if op == "le" && no_lt {
+                doc.push_str(&format!(
+                    "\n\nThere is no `{fn_name}_{written}_lt`: `{written}` ends the template, so the key of \
+                     an item with `{written}` equal to the bound is the bound itself, and DynamoDB's \
+                     `BETWEEN` (needed below the equal fields) includes it. Use `_le` with the value \
+                     before (`n - 1` for an integer), or drop the first item if it is equal."
+                ));
+            }
             let body = cx.body(quote! {
                 #rt::sort_key_condition(#ctx, &#template, #lead_values, #rt::SortOp::#variant(#(#parts),*))
             });

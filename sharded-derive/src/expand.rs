@@ -812,6 +812,19 @@ fn sort_conditions(
         let no_lt = ends_template && !leading.is_empty();
         for (op, says, names) in ops {
             if op == "lt" && no_lt {
+                // A stub whose bound is never met, so the call reports why (and not rustc's
+                // "similar name" hint, which names `_gt`).
+                let name = format_ident!("{}_{}_{}", fn_name, written, op);
+                let lead_types = leading.iter().map(|f| cx.param_type(*f));
+                out.extend(quote! {
+                    #[doc(hidden)]
+                    pub fn #name<__V>(#(_: #lead_types,)* _: __V) -> #rt::SortKeyCondition
+                    where
+                        __V: #rt::NoStrictUpperBound,
+                    {
+                        ::core::unreachable!()
+                    }
+                });
                 continue;
             }
             let name = format_ident!("{}_{}_{}", fn_name, written, op);

@@ -1,6 +1,6 @@
 //! `player_id` ends the sort-key template: below `score == 100` a strict `<` on it is not one
 //! DynamoDB key condition (`BETWEEN` is closed and the bound is an item's key), so no
-//! `sk_player_id_lt` is generated (its `_le` explains why in rustdoc).
+//! real `sk_player_id_lt` is generated: a hidden stub whose bound fails with the reason.
 
 use serde::{Deserialize, Serialize};
 use sharded::ShardedEntity;

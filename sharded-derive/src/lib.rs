@@ -18,8 +18,9 @@
 //! - typed sort-key conditions for `Query::sk`, per template field and comparison, taking the
 //!   fields before it as equalities: `sk_score_eq(score)`, `sk_score_lt`, `_le`, `_gt`, `_ge`,
 //!   `sk_score_between(low, high)` (closed), `sk_player_id_eq(score, player_id)`, `_le`,
-//!   `_gt`, `_ge`, `_between(score, low, high)`. No `_lt` on a field that ends the template
-//!   below an equal field (DynamoDB's `BETWEEN` is closed and that key is the bound itself);
+//!   `_gt`, `_ge`, `_between(score, low, high)`. `_lt` on a field that ends the template below
+//!   an equal field fails to compile, saying why (DynamoDB's `BETWEEN` is closed and that key
+//!   is the bound itself);
 //!   a sort key without fields gets none;
 //! - the same per GSI, prefixed `gsiN_` (`gsi1_pk`, `gsi1_shard_for`, `parse_gsi1_sk`, ..);
 //! - `Score::get(&repo, game_id, player_id, score)` and `delete` (with `shard = "random"`:

@@ -200,3 +200,80 @@ fn table_definition_has_keys_and_gsis() {
         "one has a sort key, the other not"
     );
 }
+
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[pk(template = "DAY#{day}")]
+#[sk(template = "{at}#{seq}#END")]
+struct Reading {
+    day: String,
+    at: String,
+    seq: u32,
+}
+
+#[test]
+fn typed_sort_key_conditions_are_generated_per_field() {
+    use sharded::SortCondition as C;
+    let cond = |c: sharded::SortKeyCondition| c.condition().cloned().unwrap();
+    let s = |v: u64| {
+        Score::sk_prefix_score(v)
+            .unwrap()
+            .trim_end_matches('#')
+            .to_owned()
+    };
+    // The first field, bounded by the literal prefix `SCORE#` and its successor `SCORE$`.
+    assert_eq!(
+        cond(Score::sk_score_between(100, 200)),
+        C::Between(s(100), format!("{}$", s(200)))
+    );
+    assert_eq!(
+        cond(Score::sk_score_ge(100)),
+        C::Between(s(100), "SCORE$".into())
+    );
+    assert_eq!(
+        cond(Score::sk_score_lt(100)),
+        C::Between("SCORE#".into(), s(100))
+    );
+    assert_eq!(
+        cond(Score::sk_score_eq(100)),
+        C::BeginsWith(Score::sk_prefix_score(100).unwrap())
+    );
+    // Equality on the score, a range on the player (the field that ends the template).
+    let p5 = Score::sk(100, "p5").unwrap();
+    assert_eq!(
+        cond(Score::sk_player_id_ge(100, "p5")),
+        C::Between(p5.clone(), format!("{}$", s(100)))
+    );
+    assert_eq!(
+        cond(Score::sk_player_id_eq(100, "p5")),
+        C::Between(p5.clone(), p5)
+    );
+    // GSI sort keys get their own, prefixed like their other functions.
+    assert_eq!(
+        cond(Score::gsi1_sk_game_id_lt("g2")),
+        C::Lt("GAME#g2".into())
+    );
+    assert_eq!(Score::gsi1_sk_game_id_ge("g2").attribute(), "gsi1sk");
+    // No literal prefix: open at one end; a literal after the last field.
+    assert_eq!(cond(Reading::sk_at_ge("t1")), C::Ge("t1".into()));
+    assert_eq!(cond(Reading::sk_at_lt("t1")), C::Le("t1".into()));
+    assert_eq!(
+        cond(Reading::sk_seq_le("t1", 7)),
+        C::Between("t1#".into(), "t1#0000000007$".into())
+    );
+    assert_eq!(
+        cond(Reading::sk_seq_lt("t1", 7)),
+        C::Between("t1#".into(), "t1#0000000007".into())
+    );
+    // Errors wait for the query.
+    assert!(matches!(
+        Score::sk_player_id_gt(100, "").condition(),
+        Err(KeyError::EmptyValue {
+            field: "player_id",
+            ..
+        })
+    ));
+    assert!(matches!(
+        Score::sk_score_between(2, 1).condition(),
+        Err(KeyError::InvertedRange { field: "score", .. })
+    ));
+}

@@ -558,6 +558,7 @@ fn sort_methods(cx: &Ctx, sk: &RSort, fn_name: &str, entity_name: &str) -> Token
         sk.attribute
     );
     let prefixes = sort_prefixes(cx, sk, fn_name, &ctx, &template);
+    let conditions = sort_conditions(cx, sk, fn_name, &ctx, &template);
     let build_body = cx.body(quote!(#rt::build_key(#ctx, &#template, #values)));
     let parse_body = cx.body(quote! {
         let __parsed = #rt::parse_key(#ctx, &#template, key, ::core::option::Option::None)?;
@@ -569,6 +570,7 @@ fn sort_methods(cx: &Ctx, sk: &RSort, fn_name: &str, entity_name: &str) -> Token
             #build_body
         }
         #prefixes
+        #conditions
         #[doc = #parse_doc]
         pub fn #parse #generics(key: &str) -> #rt::Result<(#(#types,)*), #rt::KeyError> {
             #parse_body
@@ -752,6 +754,117 @@ fn sort_prefixes(
                 #body
             }
         });
+    }
+    out
+}
+
+/// The typed sort-key conditions `<fn_name>_<field>_<op>`: for each field of the template, the
+/// fields before it held equal (parameters, in template order) and a comparison on it. `_lt`
+/// on the field that ends the template exists only when no field comes before it: DynamoDB's
+/// `BETWEEN` is closed, and that key cannot be excluded below an equal field (see the
+/// runtime's `sort_condition` module). A template without fields gets none.
+fn sort_conditions(
+    cx: &Ctx,
+    sk: &RSort,
+    fn_name: &str,
+    ctx: &TokenStream,
+    template: &Ident,
+) -> TokenStream {
+    let rt = cx.rt;
+    let source = sk.template.source();
+    let segments = &sk.template.segments;
+    let mut out = TokenStream::new();
+    let mut leading: Vec<KeyField> = Vec::new();
+    for (i, segment) in segments.iter().enumerate() {
+        let RSegment::Field(field) = segment else {
+            continue;
+        };
+        let field = *field;
+        let ends_template = i + 1 == segments.len();
+        let written = field.ident();
+        let lead_params = cx.params(leading.iter().copied());
+        let lead_values = cx.values(leading.iter().copied());
+        let held: String = leading
+            .iter()
+            .map(|f| format!("`{0} == {0}` and ", f.ident()))
+            .collect();
+        let ty = cx.param_type(field);
+        let taken = |name: &str| leading.iter().any(|f| f.ident() == name);
+        let (low, high) = if taken("low") || taken("high") {
+            (format_ident!("low_"), format_ident!("high_"))
+        } else {
+            (format_ident!("low"), format_ident!("high"))
+        };
+        let ops: [(&str, String, Vec<&Ident>); 6] = [
+            ("eq", format!("`{written} == {written}`"), vec![written]),
+            ("lt", format!("`{written} < {written}`"), vec![written]),
+            ("le", format!("`{written} <= {written}`"), vec![written]),
+            ("gt", format!("`{written} > {written}`"), vec![written]),
+            ("ge", format!("`{written} >= {written}`"), vec![written]),
+            (
+                "between",
+                format!("`{low} <= {written} <= {high}` (closed: both bounds included)"),
+                vec![&low, &high],
+            ),
+        ];
+        // `<` on the field that ends the template, below an equal field, is not one key
+        // condition: its `_le` says so, where a user looking for `_lt` reads.
+        let no_lt = ends_template && !leading.is_empty();
+        for (op, says, names) in ops {
+            if op == "lt" && no_lt {
+                // A stub whose bound is never met, so the call reports why (and not rustc's
+                // "similar name" hint, which names `_gt`).
+                let name = format_ident!("{}_{}_{}", fn_name, written, op);
+                let lead_types = leading.iter().map(|f| cx.param_type(*f));
+                out.extend(quote! {
+                    #[doc(hidden)]
+                    pub fn #name<__V>(#(_: #lead_types,)* _: __V) -> #rt::SortKeyCondition
+                    where
+                        __V: #rt::NoStrictUpperBound,
+                    {
+                        ::core::unreachable!()
+                    }
+                });
+                continue;
+            }
+            let name = format_ident!("{}_{}_{}", fn_name, written, op);
+            let params = names.iter().map(|n| quote!(#n: #ty));
+            let parts: Vec<TokenStream> = names
+                .iter()
+                .map(|n| quote!((&#rt::Probe(&#n)).part()))
+                .collect();
+            let variant = match op {
+                "eq" => quote!(Eq),
+                "lt" => quote!(Lt),
+                "le" => quote!(Le),
+                "gt" => quote!(Gt),
+                "ge" => quote!(Ge),
+                _ => quote!(Between),
+            };
+            let mut doc = format!(
+                "Sort-key condition for `Query::sk`: items with {held}{says} \
+                 (`{}` template `{source}`). A value that cannot be encoded fails the query, not this call.",
+                sk.attribute
+            );
+            if op == "le" && no_lt {
+                doc.push_str(&format!(
+                    "\n\nThere is no `{fn_name}_{written}_lt`: `{written}` ends the template, so the key of \
+                     an item with `{written}` equal to the bound is the bound itself, and DynamoDB's \
+                     `BETWEEN` (needed below the equal fields) includes it. Use `_le` with the value \
+                     before (`n - 1` for an integer), or drop the first item if it is equal."
+                ));
+            }
+            let body = cx.body(quote! {
+                #rt::sort_key_condition(#ctx, &#template, #lead_values, #rt::SortOp::#variant(#(#parts),*))
+            });
+            out.extend(quote! {
+                #[doc = #doc]
+                pub fn #name(#(#lead_params,)* #(#params),*) -> #rt::SortKeyCondition {
+                    #body
+                }
+            });
+        }
+        leading.push(field);
     }
     out
 }

@@ -15,6 +15,13 @@
 //! - `Score::pk(game_id, player_id)`, `pk_logical(game_id)`, `pk_on_shard(game_id, shard)`,
 //!   `pk_all_shards(game_id)`, `shard_for(player_id)`, `parse_pk(key)`;
 //! - `Score::sk(score, player_id)`, `sk_prefix()`, `sk_prefix_score(score)`, `parse_sk(key)`;
+//! - typed sort-key conditions for `Query::sk`, per template field and comparison, taking the
+//!   fields before it as equalities: `sk_score_eq(score)`, `sk_score_lt`, `_le`, `_gt`, `_ge`,
+//!   `sk_score_between(low, high)` (closed), `sk_player_id_eq(score, player_id)`, `_le`,
+//!   `_gt`, `_ge`, `_between(score, low, high)`. `_lt` on a field that ends the template below
+//!   an equal field fails to compile, saying why (DynamoDB's `BETWEEN` is closed and that key
+//!   is the bound itself);
+//!   a sort key without fields gets none;
 //! - the same per GSI, prefixed `gsiN_` (`gsi1_pk`, `gsi1_shard_for`, `parse_gsi1_sk`, ..);
 //! - `Score::get(&repo, game_id, player_id, score)` and `delete` (with `shard = "random"`:
 //!   `get_from_all_shards` and `delete_on_shard`), `Score::query(&repo, game_id)` and

@@ -365,6 +365,8 @@ fn a_refused_entity_still_gets_its_whole_surface() {
         "fnsk(score:u64,player_id:&str)",
         "fnsk_prefix()",
         "fnsk_prefix_score(score:u64)",
+        "fnsk_score_between(low:u64,high:u64)",
+        "fnsk_player_id_ge(score:u64,player_id:&str)",
         "fngsi1_pk_on_shard(player_id:&str,shard:u32)",
         "fngsi1_sk(game_id:&str)",
         "fnquery(repo:&::sharded::__private::Repo<Self>,game_id:&str)",
@@ -461,4 +463,52 @@ fn two_names_meaning_one_field_bind_it_once_in_the_fallback() {
         struct S { game_id: String }
     });
     assert!(out.contains("fnpk(game_id:&str,_:&str)"), "{out}");
+}
+
+#[test]
+fn typed_sort_key_conditions_follow_the_template() {
+    let out = generated(quote! {
+        #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+        #[sk(template = "SCORE#{score}#{player_id}")]
+        struct Score { game_id: String, player_id: String, score: u64 }
+    });
+    for op in ["eq", "lt", "le", "gt", "ge"] {
+        assert!(
+            out.contains(&format!("fnsk_score_{op}(score:u64)")),
+            "{op}: {out}"
+        );
+    }
+    for op in ["eq", "le", "gt", "ge"] {
+        assert!(
+            out.contains(&format!("fnsk_player_id_{op}(score:u64,player_id:&str)")),
+            "{op}: {out}"
+        );
+    }
+    assert!(
+        out.contains("fnsk_player_id_between(score:u64,low:&str,high:&str)"),
+        "{out}"
+    );
+    // `<` on the last field below an equal field cannot be sent as one key condition.
+    // Only a hidden stub whose bound says why.
+    assert!(out.contains("fnsk_player_id_lt<__V>"), "{out}");
+    assert!(out.contains("NoStrictUpperBound"), "{out}");
+
+    // No fields: no conditions (documented, not refused).
+    let out = generated(quote! {
+        #[pk(template = "CANDIDATE#{candidate}", shard = "random", n = 10)]
+        #[sk(template = "VOTES")]
+        struct VoteShard { candidate: String, votes: i64 }
+    });
+    assert!(!out.contains("SortKeyCondition"), "{out}");
+
+    // A leading field named `low` does not collide with the bounds of `between`.
+    let out = generated(quote! {
+        #[pk(template = "T#{t}")]
+        #[sk(template = "{low}#{x}")]
+        struct Band { t: String, low: u32, x: u32 }
+    });
+    assert!(
+        out.contains("fnsk_x_between(low:u32,low_:u32,high_:u32)"),
+        "{out}"
+    );
 }

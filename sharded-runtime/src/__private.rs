@@ -5,6 +5,7 @@
 pub use crate::access::entity::{Item, ItemKeys, ShardedEntity};
 pub use crate::access::query::Query;
 pub use crate::access::repo::Repo;
+pub use crate::access::sort_condition::{sort_key_condition, SortKeyCondition, SortOp};
 pub use crate::error::Error;
 pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
 pub use crate::keys::error::KeyError;
@@ -156,6 +157,15 @@ impl<T> DecodeFallback<T> for &DecodeProbe<T> {
         })
     }
 }
+
+/// Never implemented: the bound of the generated `_lt` stub on a field that ends the sort-key
+/// template below equal fields, so calling it fails to compile with this message.
+#[diagnostic::on_unimplemented(
+    message = "a strict `<` on the last field of a sort-key template cannot follow equal fields",
+    label = "no `_lt` here: use the `_le` condition with the value before this one",
+    note = "the key of an item whose last field equals the bound is the bound itself, and DynamoDB's `BETWEEN` (needed below the equal fields) includes it; see the `_le` function's docs"
+)]
+pub trait NoStrictUpperBound {}
 
 /// Requires `T: KeyPart` at compile time; the derive spans the call at the field's type so
 /// an unsupported type is reported there.

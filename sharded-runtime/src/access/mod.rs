@@ -5,6 +5,7 @@
 //! | [`entity`] | the `ShardedEntity` trait and item conversion |
 //! | [`repo`] | `Repo`: puts, point lookups, deletes and batches of one entity |
 //! | [`query`] | `Query`: the typed scatter-gather query builder |
+//! | [`sort_condition`] | typed sort-key conditions: a field range turned into key bounds |
 //! | [`scatter`] | the engine: bounded concurrent fan-out, lazy per-shard paging |
 //! | [`merge`] | the k-way heap merge in DynamoDB's sort order |
 //! | [`cursor`] | the versioned, integrity-checked cross-shard cursor |
@@ -20,4 +21,5 @@ pub mod merge;
 pub mod query;
 pub mod repo;
 pub mod scatter;
+pub mod sort_condition;
 pub mod table;

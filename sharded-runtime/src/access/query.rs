@@ -7,6 +7,7 @@ use crate::access::cursor::{self, Cursor, Fingerprint, ShardPosition};
 use crate::access::entity::ShardedEntity;
 use crate::access::repo::Repo;
 use crate::access::scatter::{self, Engine, Plan, ShardFailure, SortCondition};
+use crate::access::sort_condition::SortKeyCondition;
 use crate::error::{Error, KeyError};
 use crate::keys::shards::ShardKeys;
 use crate::keys::template::Segment;
@@ -109,6 +110,58 @@ impl<E: ShardedEntity> Query<E> {
     pub fn ascending(mut self) -> Self {
         self.descending = false;
         self
+    }
+
+    /// Only items whose sort key satisfies a typed condition, built by the entity's generated
+    /// `sk_<field>_<op>` functions (`gsiN_sk_<field>_<op>` for a GSI query): a range on one
+    /// field of the sort-key template, with the fields before it held equal.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Repo, ShardedEntity, Error};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// // 100 <= score <= 200, best first.
+    /// let band = Score::query(repo, "g1").sk(Score::sk_score_between(100, 200)).descending().collect().await?;
+    /// // score == 100 and player_id >= "p5".
+    /// let from_p5 = Score::query(repo, "g1").sk(Score::sk_player_id_ge(100, "p5")).collect().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// A value that cannot be written into a key (an empty string), bounds the wrong way
+    /// round, or a condition built for another index's sort key make the query return
+    /// [`Error::Key`] when it runs, without sending a request. Replaces any earlier condition.
+    pub fn sk(mut self, condition: SortKeyCondition) -> Self {
+        let (attribute, condition) = condition.into_parts();
+        let expected = match self.index {
+            None => E::SCHEMA.sk.map(|sk| sk.attribute),
+            Some(number) => E::SCHEMA
+                .gsi(number)
+                .and_then(|g| g.sk)
+                .map(|sk| sk.attribute),
+        };
+        let condition = match condition {
+            Ok(_) if expected != Some(attribute) => Err(KeyError::WrongSortKey {
+                entity: E::SCHEMA.entity,
+                expected: expected.unwrap_or(""),
+                given: attribute,
+            }),
+            other => other,
+        };
+        match condition {
+            Ok(condition) => self.condition(condition),
+            Err(error) => {
+                // The query already carries the result of building its keys: the first error
+                // is the one it reports when run.
+                if self.partitions.is_ok() {
+                    self.partitions = Err(error);
+                }
+                self
+            }
+        }
     }
 
     /// Only items whose sort key begins with `prefix` (e.g. `Score::sk_prefix_score(100)?`).

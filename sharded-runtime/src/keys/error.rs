@@ -73,6 +73,34 @@ pub enum KeyError {
         /// What did not match.
         reason: String,
     },
+    /// A typed sort-key range whose lower bound is above its upper bound
+    /// (`Score::sk_score_between(200, 100)`).
+    #[error(
+        "the `{attribute}` range of {entity} on `{field}` has its lower bound above its upper \
+         bound: give `between` the smaller value first"
+    )]
+    InvertedRange {
+        /// The entity type.
+        entity: &'static str,
+        /// The sort-key attribute.
+        attribute: &'static str,
+        /// The ranged field.
+        field: &'static str,
+    },
+    /// A typed sort-key condition was given to a query of another key: a base-table condition
+    /// (`Score::sk_*`) to a GSI query, or the reverse.
+    #[error(
+        "a condition on `{given}` was given to a query of {entity} whose sort key is `{expected}`: \
+         use the `{expected}_*` condition functions for this query"
+    )]
+    WrongSortKey {
+        /// The entity type.
+        entity: &'static str,
+        /// The sort-key attribute of the query (empty when it has no sort key).
+        expected: &'static str,
+        /// The attribute the condition was built for.
+        given: &'static str,
+    },
     /// Generated code passed the wrong number of values for a template. This is a bug in
     /// `sharded`, not in your code: please report it.
     #[error("internal error: wrong number of values for the `{attribute}` template `{template}` of {entity}")]

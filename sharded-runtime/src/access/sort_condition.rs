@@ -1,0 +1,349 @@
+//! Typed sort-key conditions: a range over one field of a sort-key template, with equality on
+//! the fields before it, turned into one DynamoDB key condition.
+//!
+//! The derive generates one function per field and comparison (`Score::sk_score_between(100,
+//! 200)`, `Score::sk_player_id_ge(100, "p5")`); each calls [`sort_key_condition`] here, so the
+//! bound arithmetic is written and tested once.
+//!
+//! # Why the bounds are exact
+//!
+//! A sort key is `P + enc(v) + rest`, where `P` is everything before the ranged field (the
+//! literal prefix and the fields held equal), `enc(v)` is the field's [`KeyPart`] encoding
+//! (bytes `>= 0x24`, never `#`, order-preserving) and `rest` is empty when the field ends the
+//! template or else starts with the separator `#` (0x23, smaller than any encoded byte). With
+//! `Q = P + enc(v)`:
+//!
+//! | field condition | key bound (inclusive) | why |
+//! |---|---|---|
+//! | `>= v` | `Q` | every key with a smaller value is `< Q`, even a prefix of `v` (`p1` vs `p10`): `#` sorts below every encoded byte |
+//! | `> v` | `Q + "#"` when the field ends the template, else `Q + "$"` | the keys of `v` are `Q` itself, or `Q + "#..."`; `$` (0x24) is the next byte after `#` |
+//! | `<= v` | `Q` when the field ends the template, else `Q + "$"` | the same keys, from the other side |
+//! | `< v` | `Q`, which is never a key when a field follows | keys of smaller values are `< Q` |
+//!
+//! and the end of the range that the condition leaves open is `P` (inclusive) below, or `P`
+//! with its last character replaced by the next one (inclusive: no key of the entity equals it)
+//! above. DynamoDB allows one condition on the sort key, so two bounds become `BETWEEN`, which
+//! is closed at both ends; a strict `<` on the field that ends the template can therefore only
+//! be sent when nothing bounds it from below (no field before it is held equal), and the
+//! derive generates `_lt` for that field only then.
+
+use crate::access::scatter::SortCondition;
+use crate::keys::encoding::KeyPart;
+use crate::keys::error::KeyError;
+use crate::keys::template::{build_key_prefix, KeyContext, KeyTemplate, Segment};
+
+/// A typed sort-key condition, built by the generated `sk_<field>_<op>` functions and given to
+/// [`Query::sk`](crate::Query::sk).
+///
+/// A key value that cannot be encoded (an empty string) or bounds given the wrong way round
+/// do not fail here: the error is kept and returned by the query that uses the condition, so
+/// the call site needs no `?`.
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// use sharded::ShardedEntity;
+///
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+/// #[sk(template = "SCORE#{score}#{player_id}")]
+/// struct Score { game_id: String, player_id: String, score: u64 }
+///
+/// let c = Score::sk_score_between(100, 200);
+/// let condition = c.condition().unwrap();
+/// assert_eq!(condition.expression(), "#sk BETWEEN :sk0 AND :sk1");
+/// assert_eq!(
+///     condition.values(),
+///     ["SCORE#00000000000000000100", "SCORE#00000000000000000200$"]
+/// );
+/// assert!(Score::sk_player_id_ge(100, "").condition().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use = "a sort-key condition does nothing until it is given to a query with `.sk(..)`"]
+pub struct SortKeyCondition {
+    attribute: &'static str,
+    condition: Result<SortCondition, KeyError>,
+}
+
+impl SortKeyCondition {
+    /// The key condition sent to DynamoDB, or why it could not be built.
+    pub fn condition(&self) -> Result<&SortCondition, &KeyError> {
+        self.condition.as_ref()
+    }
+
+    /// The sort-key attribute the condition is on (`sk`, `gsi1sk`, ...).
+    pub fn attribute(&self) -> &'static str {
+        self.attribute
+    }
+
+    pub(crate) fn into_parts(self) -> (&'static str, Result<SortCondition, KeyError>) {
+        (self.attribute, self.condition)
+    }
+}
+
+/// The comparison applied to the ranged field.
+#[derive(Clone, Copy)]
+#[doc(hidden)]
+pub enum SortOp<'a> {
+    /// `field == v`
+    Eq(&'a dyn KeyPart),
+    /// `field < v`
+    Lt(&'a dyn KeyPart),
+    /// `field <= v`
+    Le(&'a dyn KeyPart),
+    /// `field > v`
+    Gt(&'a dyn KeyPart),
+    /// `field >= v`
+    Ge(&'a dyn KeyPart),
+    /// `low <= field <= high`
+    Between(&'a dyn KeyPart, &'a dyn KeyPart),
+}
+
+/// Builds the key condition for: the first `leading.len()` fields of `template` equal to
+/// `leading`, and the next field compared by `op`.
+#[doc(hidden)]
+pub fn sort_key_condition(
+    ctx: KeyContext,
+    template: &KeyTemplate,
+    leading: &[&dyn KeyPart],
+    op: SortOp<'_>,
+) -> SortKeyCondition {
+    SortKeyCondition {
+        attribute: ctx.attribute,
+        condition: build(ctx, template, leading, op),
+    }
+}
+
+fn build(
+    ctx: KeyContext,
+    template: &KeyTemplate,
+    leading: &[&dyn KeyPart],
+    op: SortOp<'_>,
+) -> Result<SortCondition, KeyError> {
+    let internal = || KeyError::Arity {
+        entity: ctx.entity,
+        attribute: ctx.attribute,
+        template: template.source,
+    };
+    // The segment of the ranged field.
+    let (segment, field) = template
+        .segments
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| match s {
+            Segment::Field(f) => Some((i, *f)),
+            Segment::Literal(_) => None,
+        })
+        .nth(leading.len())
+        .ok_or_else(internal)?;
+    let ends_template = segment + 1 == template.segments.len();
+    let prefix = build_key_prefix(ctx, template, leading, segment)?;
+    let at = |value: &dyn KeyPart| -> Result<String, KeyError> {
+        let mut values: Vec<&dyn KeyPart> = leading.to_vec();
+        values.push(value);
+        build_key_prefix(ctx, template, &values, segment + 1)
+    };
+    // Inclusive bounds of the keys whose field is `v`, seen from above and below.
+    let above = |v: &dyn KeyPart| -> Result<String, KeyError> {
+        let mut q = at(v)?;
+        q.push(if ends_template { '#' } else { '$' });
+        Ok(q)
+    };
+    let up_to = |v: &dyn KeyPart| -> Result<String, KeyError> {
+        let mut q = at(v)?;
+        if !ends_template {
+            q.push('$');
+        }
+        Ok(q)
+    };
+    let low_end = (!prefix.is_empty()).then(|| prefix.clone());
+    let high_end = successor(&prefix);
+    let (low, high) = match op {
+        SortOp::Eq(v) => {
+            if ends_template {
+                let q = at(v)?;
+                return Ok(SortCondition::Between(q.clone(), q));
+            }
+            let mut values: Vec<&dyn KeyPart> = leading.to_vec();
+            values.push(v);
+            return Ok(SortCondition::BeginsWith(build_key_prefix(
+                ctx,
+                template,
+                &values,
+                segment + 2,
+            )?));
+        }
+        SortOp::Ge(v) => (Some(at(v)?), high_end),
+        SortOp::Gt(v) => (Some(above(v)?), high_end),
+        SortOp::Le(v) => (low_end, Some(up_to(v)?)),
+        SortOp::Lt(v) => {
+            let q = at(v)?;
+            if ends_template {
+                // `Q` is the key of an item with this value: only a strict `<` excludes it,
+                // and DynamoDB has no strict `BETWEEN`. Sound only when no equal field
+                // bounds the range below (the literal prefix is kept by the entity filter).
+                if !leading.is_empty() {
+                    return Err(internal());
+                }
+                return Ok(SortCondition::Lt(q));
+            }
+            (low_end, Some(q))
+        }
+        SortOp::Between(lo, hi) => {
+            let (lo, hi) = (at(lo)?, up_to(hi)?);
+            if lo > hi {
+                return Err(KeyError::InvertedRange {
+                    entity: ctx.entity,
+                    attribute: ctx.attribute,
+                    field,
+                });
+            }
+            (Some(lo), Some(hi))
+        }
+    };
+    Ok(match (low, high) {
+        (Some(lo), Some(hi)) => SortCondition::Between(lo, hi),
+        (Some(lo), None) => SortCondition::Ge(lo),
+        (None, Some(hi)) => SortCondition::Le(hi),
+        (None, None) => unreachable!("a comparison bounds at least one side"),
+    })
+}
+
+/// The smallest string above every string that starts with `prefix`, which is itself never a
+/// key of the entity (it differs from `prefix` in a literal character): `prefix` with its last
+/// character replaced by the next one. `None` for an empty prefix or one ending in
+/// `char::MAX` (the range is then open above; the entity filter keeps the answer exact).
+fn successor(prefix: &str) -> Option<String> {
+    let mut out = prefix.to_owned();
+    let last = out.pop()?;
+    let next = (last as u32 + 1..=char::MAX as u32).find_map(char::from_u32)?;
+    out.push(next);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static TWO: KeyTemplate = KeyTemplate::new(
+        "SCORE#{score}#{player_id}",
+        &[
+            Segment::Literal("SCORE#"),
+            Segment::Field("score"),
+            Segment::Literal("#"),
+            Segment::Field("player_id"),
+        ],
+    );
+    static BARE: KeyTemplate = KeyTemplate::new(
+        "{name}#{n}",
+        &[
+            Segment::Field("name"),
+            Segment::Literal("#"),
+            Segment::Field("n"),
+        ],
+    );
+    const CTX: KeyContext = KeyContext {
+        entity: "Score",
+        attribute: "sk",
+    };
+
+    fn run(template: &KeyTemplate, leading: &[&dyn KeyPart], op: SortOp<'_>) -> SortCondition {
+        sort_key_condition(CTX, template, leading, op)
+            .condition
+            .unwrap()
+    }
+
+    const S100: &str = "SCORE#00000000000000000100";
+    const S200: &str = "SCORE#00000000000000000200";
+
+    #[test]
+    fn first_field_bounds() {
+        use SortCondition as C;
+        assert_eq!(
+            run(&TWO, &[], SortOp::Ge(&100u64)),
+            C::Between(S100.into(), "SCORE$".into())
+        );
+        assert_eq!(
+            run(&TWO, &[], SortOp::Gt(&100u64)),
+            C::Between(format!("{S100}$"), "SCORE$".into())
+        );
+        assert_eq!(
+            run(&TWO, &[], SortOp::Le(&100u64)),
+            C::Between("SCORE#".into(), format!("{S100}$"))
+        );
+        assert_eq!(
+            run(&TWO, &[], SortOp::Lt(&100u64)),
+            C::Between("SCORE#".into(), S100.into())
+        );
+        assert_eq!(
+            run(&TWO, &[], SortOp::Eq(&100u64)),
+            C::BeginsWith(format!("{S100}#"))
+        );
+        assert_eq!(
+            run(&TWO, &[], SortOp::Between(&100u64, &200u64)),
+            C::Between(S100.into(), format!("{S200}$"))
+        );
+    }
+
+    #[test]
+    fn last_field_bounds() {
+        use SortCondition as C;
+        let p = format!("{S100}#");
+        let end = format!("{S100}$");
+        assert_eq!(
+            run(&TWO, &[&100u64], SortOp::Ge(&"p5")),
+            C::Between(format!("{p}p5"), end.clone())
+        );
+        assert_eq!(
+            run(&TWO, &[&100u64], SortOp::Gt(&"p5")),
+            C::Between(format!("{p}p5#"), end)
+        );
+        assert_eq!(
+            run(&TWO, &[&100u64], SortOp::Le(&"p5")),
+            C::Between(p.clone(), format!("{p}p5"))
+        );
+        assert_eq!(
+            run(&TWO, &[&100u64], SortOp::Eq(&"p5")),
+            C::Between(format!("{p}p5"), format!("{p}p5"))
+        );
+        // A strict `<` on the last field below an equal field is not expressible.
+        assert!(sort_key_condition(CTX, &TWO, &[&100u64], SortOp::Lt(&"p5"))
+            .condition
+            .is_err());
+    }
+
+    #[test]
+    fn no_literal_prefix_is_open_ended() {
+        use SortCondition as C;
+        assert_eq!(run(&BARE, &[], SortOp::Ge(&"a")), C::Ge("a".into()));
+        assert_eq!(run(&BARE, &[], SortOp::Le(&"a")), C::Le("a$".into()));
+        assert_eq!(run(&BARE, &[], SortOp::Lt(&"a")), C::Le("a".into()));
+        assert!(sort_key_condition(CTX, &BARE, &[&"a"], SortOp::Lt(&1u8))
+            .condition
+            .is_err());
+    }
+
+    #[test]
+    fn errors_are_kept() {
+        let empty = sort_key_condition(CTX, &TWO, &[&100u64], SortOp::Ge(&""));
+        assert!(matches!(
+            empty.condition,
+            Err(KeyError::EmptyValue {
+                field: "player_id",
+                ..
+            })
+        ));
+        let inverted = sort_key_condition(CTX, &TWO, &[], SortOp::Between(&200u64, &100u64));
+        assert!(matches!(
+            inverted.condition,
+            Err(KeyError::InvertedRange { field: "score", .. })
+        ));
+    }
+
+    #[test]
+    fn successor_of_prefix() {
+        assert_eq!(successor("SCORE#").as_deref(), Some("SCORE$"));
+        assert_eq!(successor("é").as_deref(), Some("ê"));
+        assert_eq!(successor("\u{D7FF}").as_deref(), Some("\u{E000}"));
+        assert_eq!(successor(""), None);
+    }
+}

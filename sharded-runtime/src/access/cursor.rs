@@ -1,18 +1,3 @@
-//! The cross-shard cursor: where each shard of a scatter-gather query stopped.
-//!
-//! The byte format, and what the cursor does and does not guarantee, are documented on
-//! [`Cursor`], where users of the crate read them.
-//!
-//! # Resuming
-//!
-//! A shard's position is the key of the last item the merge *emitted* from it (not the last
-//! one DynamoDB returned: buffered items that were not emitted are fetched again), so
-//! resuming yields exactly the next items: no duplicate, no gap, at any page size.
-//!
-//! When the engine already saw the shard's next item, the cursor also records that item's
-//! sort key. The next page then starts the merge with it and fetches the shard only when the
-//! merge reaches it: a page of 1 from 10 shards costs one request, not ten.
-
 //! The cross-shard cursor: where a scatter-gather query stopped, in terms of what the caller
 //! has already seen.
 //!
@@ -108,8 +93,8 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 /// `desc`. A cursor is accepted only by a query whose fingerprint, shard count and
 /// number of position values match.
 ///
-/// The size grows with the shard count: 23 bytes (55 sealed), plus the merge position (about
-/// `6 + 5 + key bytes`), plus per shard 1 byte (not started, finished) or about
+/// The size grows with the shard count: 23 bytes (47 sealed), plus the merge position
+/// (`5 + 5 + key bytes`), plus per shard 1 byte (not started, finished) or
 /// `2 + 5 x values + key bytes`, then a third more for base64. Ten shards of a leaderboard
 /// (`SCORE#<20 digits>#<player>` sort keys) make a token of roughly 700 bytes.
 ///

@@ -9,6 +9,9 @@
 //!   items has been emitted.
 //! - **Ordered.** A heap of shard heads ([`HeadHeap`]) emits items in DynamoDB's sort-key
 //!   order; ties go to the lower shard.
+//! - **Never late.** Nothing at or behind the merge position (the last emitted item) is
+//!   emitted afterwards, within a page or after a cursor, so writes by other clients never
+//!   make the order go back (see [`Engine`]).
 //! - **Honest.** A failed shard fails the query, naming the shard, unless the caller opted
 //!   into partial results, in which case every failure is listed. Never a silent zero.
 

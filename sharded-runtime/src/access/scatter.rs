@@ -175,9 +175,10 @@ struct Position {
 /// equal keys (possible on a GSI) are neither lost nor repeated.
 ///
 /// So an item written behind the position while pages are read (between pages, or while one
-/// page is being merged) is never emitted late, out of order: a page-by-page listing sees a
-/// non-decreasing sequence, as one DynamoDB Query does. Items present throughout are emitted
-/// exactly once.
+/// page is being merged) is never emitted late, out of order: a page-by-page listing never
+/// goes back in the query's order (non-decreasing sort keys, non-increasing when descending),
+/// as one DynamoDB Query read page by page does. Items present throughout are emitted exactly
+/// once.
 ///
 /// Where each shard's request starts (`ExclusiveStartKey`): after its own last emitted item
 /// (the cheapest exact start: in a stable table nothing lies between it and the position),

@@ -35,7 +35,7 @@ pub use keys::schema;
 
 pub use access::batch::RetryPolicy;
 pub use access::counter::ShardedCounter;
-pub use access::cursor::{Cursor, CursorError};
+pub use access::cursor::{Cursor, CursorError, CursorKey};
 pub use access::entity::{Item, ItemKeys, ShardedEntity};
 pub use access::query::{Page, Partial, Query};
 pub use access::repo::Repo;

@@ -65,6 +65,12 @@ impl SortValue {
 
 /// Compares two DynamoDB number texts numerically, exactly (up to DynamoDB's 38 digits and
 /// beyond), without going through floating point.
+///
+/// Total on any input, including text no DynamoDB number has (a forged cursor can carry
+/// anything): exponents beyond `i64` saturate at `i64::MIN` / `i64::MAX` and the exponent
+/// arithmetic is done in `i128`, so nothing overflows; text that is not a number compares as
+/// the digits it contains. The result is always a total order: it compares the key
+/// `(sign, exponent, digits)`.
 pub(crate) fn compare_decimal(a: &str, b: &str) -> Ordering {
     let (a, b) = (Decimal::parse(a), Decimal::parse(b));
     match (a.negative, b.negative) {
@@ -79,8 +85,9 @@ pub(crate) fn compare_decimal(a: &str, b: &str) -> Ordering {
 struct Decimal {
     negative: bool,
     digits: Vec<u8>,
-    /// Position of the decimal point relative to the first significant digit.
-    exponent: i64,
+    /// Position of the decimal point relative to the first significant digit. `i128`: the
+    /// integer part's length (a `usize`) plus a saturated `i64` exponent never overflows it.
+    exponent: i128,
 }
 
 impl Decimal {
@@ -92,7 +99,7 @@ impl Decimal {
             _ => (false, text),
         };
         let (mantissa, exp) = match rest.find(['e', 'E']) {
-            Some(i) => (&rest[..i], rest[i + 1..].parse::<i64>().unwrap_or(0)),
+            Some(i) => (&rest[..i], saturating_exponent(&rest[i + 1..])),
             None => (rest, 0),
         };
         let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
@@ -107,7 +114,7 @@ impl Decimal {
         while digits.last() == Some(&0) {
             digits.pop();
         }
-        let exponent = int.len() as i64 - leading as i64 + exp;
+        let exponent = int.len() as i128 - leading as i128 + i128::from(exp);
         let negative = negative && !digits.is_empty();
         Decimal {
             negative,
@@ -126,6 +133,28 @@ impl Decimal {
         self.exponent
             .cmp(&other.exponent)
             .then_with(|| self.digits.cmp(&other.digits))
+    }
+}
+
+/// The exponent after `e`, saturated to `i64::MIN..=i64::MAX`; `0` when it is not an integer
+/// (`e`, `e+`, `e1x`). Never overflows, whatever its length.
+fn saturating_exponent(text: &str) -> i64 {
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return 0;
+    }
+    let magnitude = digits.bytes().fold(0i64, |acc, d| {
+        acc.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+    });
+    if negative {
+        // -i64::MAX saturates one short of i64::MIN; both are far past any real number.
+        -magnitude
+    } else {
+        magnitude
     }
 }
 
@@ -263,7 +292,55 @@ mod tests {
         );
     }
 
+    /// Exponents no DynamoDB number has (a forged cursor can carry them): no overflow, no
+    /// panic, and still a total order.
+    #[test]
+    fn extreme_exponents_compare_without_overflow() {
+        let max = i64::MAX.to_string();
+        let min = i64::MIN.to_string();
+        let huge = "9".repeat(400);
+        let ordered = [
+            format!("-1e{max}"),
+            format!("-1e{huge}"),
+            "-1".to_owned(),
+            format!("-1e-{huge}"),
+            "0".to_owned(),
+            format!("1e{min}"),
+            format!("1e-{huge}"),
+            "1e-400".to_owned(),
+            "1".to_owned(),
+            format!("1{}", "0".repeat(100)),
+            format!("1e{max}"),
+            format!("9e{huge}"),
+        ];
+        for w in ordered.windows(2) {
+            assert_ne!(
+                compare_decimal(&w[0], &w[1]),
+                Ordering::Greater,
+                "{} vs {}",
+                w[0],
+                w[1]
+            );
+        }
+        // The integer part's length plus an exponent at i64::MAX: the sum that overflowed.
+        let long_int = format!("{}e{max}", "1".repeat(50));
+        assert_eq!(
+            compare_decimal(&long_int, &format!("1e{max}")),
+            Ordering::Greater
+        );
+        assert_eq!(compare_decimal(&format!("0e{max}"), "0"), Ordering::Equal);
+        for a in &ordered {
+            assert_eq!(compare_decimal(a, a), Ordering::Equal, "{a}");
+        }
+    }
+
     proptest! {
+        /// Any two texts, numbers or not: no panic, and antisymmetric.
+        #[test]
+        fn decimal_compare_is_total_on_any_text(a in "[-+0-9.eE]{0,30}", b in "[-+0-9.eE]{0,30}") {
+            prop_assert_eq!(compare_decimal(&a, &b), compare_decimal(&b, &a).reverse());
+        }
+
         #[test]
         fn decimal_order_matches_integers(a: i64, b: i64) {
             prop_assert_eq!(compare_decimal(&a.to_string(), &b.to_string()), a.cmp(&b));

@@ -3,7 +3,7 @@
 
 use futures::Stream;
 
-use crate::access::cursor::{self, Cursor, Fingerprint, ShardPosition};
+use crate::access::cursor::{self, Cursor, CursorKey, Fingerprint, Resume, ShardPosition};
 use crate::access::entity::ShardedEntity;
 use crate::access::repo::Repo;
 use crate::access::scatter::{self, Engine, Plan, ShardFailure, SortCondition};
@@ -36,6 +36,7 @@ pub struct Query<E> {
     limit: Option<usize>,
     page_size: Option<u32>,
     consistent: bool,
+    seal: Option<CursorKey>,
 }
 
 /// One page of a cursor-paged query.
@@ -91,6 +92,7 @@ impl<E: ShardedEntity> Query<E> {
             limit: None,
             page_size: None,
             consistent: false,
+            seal: None,
         }
     }
 
@@ -213,6 +215,29 @@ impl<E: ShardedEntity> Query<E> {
         self
     }
 
+    /// Seals the cursors of [`page`](Self::page) with `key` (HMAC-SHA256), and accepts only
+    /// cursors sealed with it: for cursors handed to untrusted clients as API page tokens.
+    ///
+    /// A cursor that was edited, made up, sealed with another key, or not sealed at all is
+    /// refused ([`CursorError::Unverified`](crate::CursorError::Unverified),
+    /// [`CursorError::NotSealed`](crate::CursorError::NotSealed)) before any request is sent.
+    /// What sealing adds and what it does not (it authenticates, it does not encrypt) is on
+    /// [`Cursor`].
+    ///
+    /// ```no_run
+    /// # use sharded::{Cursor, CursorKey, Error, Query, ShardedEntity};
+    /// # async fn demo<E: ShardedEntity>(q: Query<E>, token: Option<String>) -> Result<(), Error> {
+    /// let key = CursorKey::new(b"32 random bytes from your secrets manager");
+    /// let cursor = token.map(Cursor::from); // the client's page token, as it sent it
+    /// let page = q.seal_cursors(&key).page(20, cursor.as_ref()).await?;
+    /// let next_token: Option<String> = page.cursor.map(|c| c.to_string());
+    /// # Ok(()) }
+    /// ```
+    pub fn seal_cursors(mut self, key: &CursorKey) -> Self {
+        self.seal = Some(key.clone());
+        self
+    }
+
     fn plan(&mut self) -> Result<(Plan, u64), Error> {
         let schema = E::SCHEMA;
         let partitions = std::mem::replace(
@@ -302,14 +327,13 @@ impl<E: ShardedEntity> Query<E> {
 
     fn engine(
         &mut self,
-        positions: Option<Vec<ShardPosition>>,
+        positions: Option<Resume>,
         limit: Option<usize>,
         partial: bool,
     ) -> Result<Engine, Error> {
         let (plan, _) = self.plan()?;
-        let positions =
-            positions.unwrap_or_else(|| vec![ShardPosition::Start; plan.partitions.len()]);
-        Ok(Engine::new(plan, positions, limit, partial))
+        let resume = positions.unwrap_or_else(|| Resume::start(plan.partitions.len()));
+        Ok(Engine::new(plan, resume, limit, partial))
     }
 
     /// Runs the query and returns every item (up to `limit`) in sort-key order. A failed
@@ -361,30 +385,52 @@ impl<E: ShardedEntity> Query<E> {
 
     /// One page of `size` items after `cursor` (from the start when `None`), and the cursor of
     /// the next page. Paging with any size yields every item exactly once, in order.
+    ///
+    /// While other clients write, paging behaves as one DynamoDB Query read page by page: the
+    /// items emitted are always in order (non-decreasing sort keys, non-increasing when
+    /// descending); an item present throughout is emitted exactly once; an item written
+    /// behind the last emitted item is never emitted (it would come out of order); one written
+    /// ahead of it is emitted in its place; a deleted one is not emitted once deleted.
+    ///
+    /// # Cost
+    ///
+    /// A cursor records only keys the caller has seen, never the next item of a shard, so the
+    /// next page cannot know which shards hold its items without asking them: a resumed page
+    /// sends **one Query to every shard not yet finished** (concurrently), plus a further
+    /// Query to a shard whose returned items the merge used up while it may hold more. A
+    /// first page costs the same. Measured over 10 shards (BENCHMARKS.md, "Cursor paging"):
+    /// about 10 requests per page for page sizes 1, 5 and 20. Shards that are finished cost
+    /// nothing.
     pub async fn page(mut self, size: usize, cursor: Option<&Cursor>) -> Result<Page<E>, Error> {
         let (plan, fingerprint) = self.plan()?;
         let shards = plan.partitions.len() as u32;
-        let positions = match cursor {
+        let seal = self.seal.take();
+        let resume = match cursor {
             Some(c) => {
-                let positions = cursor::decode(c, fingerprint, shards)?;
+                let resume = cursor::decode(c, fingerprint, shards, seal.as_ref())?;
                 let expected = plan.position_attributes.len();
-                if positions
+                let keys_fit = resume
+                    .shards
                     .iter()
-                    .any(|p| matches!(p, ShardPosition::After { key, .. } if key.len() != expected))
-                {
+                    .all(|p| !matches!(p, ShardPosition::After(key) if key.len() != expected));
+                let sort_fits = resume
+                    .merge
+                    .as_ref()
+                    .is_none_or(|merge| merge.sort.is_some() == plan.sort_attribute.is_some());
+                if !keys_fit || !sort_fits {
                     return Err(cursor::CursorError::WrongQuery.into());
                 }
-                positions
+                resume
             }
-            None => vec![ShardPosition::Start; shards as usize],
+            None => Resume::start(shards as usize),
         };
-        let mut engine = Engine::new(plan, positions, Some(size), false);
+        let mut engine = Engine::new(plan, resume, Some(size), false);
         let mut items = Vec::with_capacity(size.min(1024));
         while let Some(item) = engine.next_item().await? {
             items.push(E::from_item(item)?);
         }
-        let cursor =
-            (!engine.is_complete()).then(|| cursor::encode(fingerprint, &engine.positions()));
+        let cursor = (!engine.is_complete())
+            .then(|| cursor::encode(fingerprint, &engine.positions(), seal.as_ref()));
         Ok(Page { items, cursor })
     }
 

@@ -9,6 +9,9 @@
 //!   items has been emitted.
 //! - **Ordered.** A heap of shard heads ([`HeadHeap`]) emits items in DynamoDB's sort-key
 //!   order; ties go to the lower shard.
+//! - **Never late.** Nothing at or behind the merge position (the last emitted item) is
+//!   emitted afterwards, within a page or after a cursor, so writes by other clients never
+//!   make the order go back (see [`Engine`]).
 //! - **Honest.** A failed shard fails the query, naming the shard, unless the caller opted
 //!   into partial results, in which case every failure is listed. Never a silent zero.
 
@@ -19,7 +22,7 @@ use aws_sdk_dynamodb::Client;
 use futures::stream::{self, StreamExt};
 use tracing::Instrument;
 
-use crate::access::cursor::ShardPosition;
+use crate::access::cursor::{MergePosition, Resume, ShardPosition};
 use crate::access::entity::Item;
 use crate::access::merge::{HeadHeap, SortValue};
 use crate::capacity::stats::record;
@@ -141,22 +144,54 @@ struct ShardState {
     /// Key values of the last emitted item.
     last_emitted: Option<Vec<AttributeValue>>,
     failed: bool,
-    /// The heap holds this shard's next sort key from the cursor, not a fetched item: the
-    /// shard is fetched only when the merge reaches that key.
-    placeholder: Option<SortValue>,
 }
 
 impl ShardState {
     fn needs_fetch(&self) -> bool {
-        self.buffer.is_empty() && !self.exhausted && !self.failed && self.placeholder.is_none()
+        self.buffer.is_empty() && !self.exhausted && !self.failed
     }
 }
 
+/// The merge position: the last emitted item's sort key (`None` without a sort key), its
+/// shard, and the sort-key attribute as it goes into a cursor.
+#[derive(Debug)]
+struct Position {
+    key: Option<SortValue>,
+    shard: usize,
+    sort: Option<AttributeValue>,
+}
+
 /// A running scatter-gather.
+///
+/// # Resuming from the merge position
+///
+/// Items are emitted in the order of `(sort key, shard)`: the query's sort-key order, and on
+/// equal sort keys the lower shard first. The merge position is that pair for the last item
+/// emitted. The engine never emits an item at or behind it from another shard: an item of
+/// shard `i` with sort key `k` is dropped when `k` comes before the position's key `p`, or
+/// when `k = p` and `i` is a lower shard than the position's (that tie was due earlier). A
+/// shard above the position's shard with `k = p` is still due, and is emitted. The position's
+/// own shard resumes strictly after its own last item through `ExclusiveStartKey`, so its
+/// equal keys (possible on a GSI) are neither lost nor repeated.
+///
+/// So an item written behind the position while pages are read (between pages, or while one
+/// page is being merged) is never emitted late, out of order: a page-by-page listing never
+/// goes back in the query's order (non-decreasing sort keys, non-increasing when descending),
+/// as one DynamoDB Query read page by page does. Items present throughout are emitted exactly
+/// once.
+///
+/// Where each shard's request starts (`ExclusiveStartKey`): after its own last emitted item
+/// (the cheapest exact start: in a stable table nothing lies between it and the position),
+/// or from its beginning if it has emitted nothing. On a base table, a shard below the
+/// position's shard starts at the position's sort key itself, so the items written behind the
+/// position are not even read. A shard above it cannot: DynamoDB's start key is exclusive and
+/// its items equal to the position's key are still due, so it starts from its own position
+/// and the engine drops what lies behind.
 pub(crate) struct Engine {
     plan: Plan,
     shards: Vec<ShardState>,
     heads: HeadHeap<Option<SortValue>>,
+    position: Option<Position>,
     remaining: Option<usize>,
     tolerate_failures: bool,
     failures: Vec<ShardFailure>,
@@ -164,10 +199,10 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
-    /// An engine starting each shard at `positions` (all `Start` for a fresh query).
+    /// An engine resuming from `resume` ([`Resume::start`] for a fresh query).
     pub fn new(
         plan: Plan,
-        positions: Vec<ShardPosition>,
+        resume: Resume,
         limit: Option<usize>,
         tolerate_failures: bool,
     ) -> Engine {
@@ -179,22 +214,44 @@ impl Engine {
             shards = plan.partitions.len(),
             limit = limit.map(|l| l as u64),
         );
-        let mut heads = HeadHeap::new(plan.descending);
-        let shards = positions
+        let position = resume.merge.map(|merge| Position {
+            key: merge.sort.as_ref().and_then(SortValue::from_attribute),
+            shard: merge.shard as usize,
+            sort: merge.sort,
+        });
+        // A base table's start key is the sort key alone, so a shard can start at the merge
+        // position's key even when it holds no item there.
+        let sort_only = plan.index.is_none()
+            && plan.position_attributes.len() == 1
+            && plan.sort_attribute == plan.position_attributes.first().copied();
+        let shards = resume
+            .shards
             .into_iter()
             .zip(&plan.partitions)
             .enumerate()
             .map(|(shard, (start, pk))| {
-                let (next_start, placeholder) = match &start {
-                    ShardPosition::After { key, next } => {
-                        let head = next.as_ref().and_then(SortValue::from_attribute);
-                        if let Some(head) = &head {
-                            heads.push(Some(head.clone()), shard);
-                        }
-                        (Some(start_key(&plan, pk, key)), head)
-                    }
-                    _ => (None, None),
+                let own = match &start {
+                    ShardPosition::After(key) => Some(key.as_slice()),
+                    _ => None,
                 };
+                let from_position = match &position {
+                    Some(Position {
+                        key: Some(key),
+                        shard: at,
+                        sort: Some(sort),
+                    }) if sort_only && shard < *at => {
+                        // Only move forward: a (forged) own position past it is kept.
+                        let ahead = own
+                            .and_then(|own| own.first())
+                            .and_then(SortValue::from_attribute)
+                            .is_some_and(|own| before(&plan, &Some(key.clone()), &Some(own)));
+                        (!ahead).then(|| std::slice::from_ref(sort))
+                    }
+                    _ => None,
+                };
+                let next_start = from_position
+                    .or(own)
+                    .map(|values| start_key(&plan, pk, values));
                 ShardState {
                     buffer: VecDeque::new(),
                     next_start,
@@ -202,14 +259,14 @@ impl Engine {
                     start,
                     last_emitted: None,
                     failed: false,
-                    placeholder,
                 }
             })
             .collect();
         Engine {
-            heads,
+            heads: HeadHeap::new(plan.descending),
             plan,
             shards,
+            position,
             remaining: limit,
             tolerate_failures,
             failures: Vec::new(),
@@ -217,35 +274,56 @@ impl Engine {
         }
     }
 
+    /// Whether an item of `shard` with sort key `key` lies at or behind the merge position
+    /// (and so was due earlier: it was written behind the position and must not come out late).
+    fn behind_position(&self, key: &Option<SortValue>, shard: usize) -> bool {
+        let Some(position) = &self.position else {
+            return false;
+        };
+        if before(&self.plan, key, &position.key) {
+            return true;
+        }
+        // Equal keys: lower shards were due first; the position's own shard resumes after
+        // its own last item, so an equal key there is a later item (a GSI), not a repeat.
+        key == &position.key && shard < position.shard
+    }
+
     /// The next item in sort order, or `None` when the query is complete.
     pub async fn next_item(&mut self) -> Result<Option<Item>, Error> {
         if self.remaining == Some(0) {
             return Ok(None);
         }
-        let shard = loop {
+        loop {
             self.fill().await?;
-            let Some((_, shard)) = self.heads.pop() else {
+            let Some((key, shard)) = self.heads.pop() else {
                 return Ok(None);
             };
-            // The merge reached a shard known only by its next sort key: fetch it now and
-            // let its real head (an item may have been deleted or written since) compete.
-            if self.shards[shard].placeholder.take().is_some() {
+            let state = &mut self.shards[shard];
+            let Some(item) = state.buffer.pop_front() else {
+                return Ok(None);
+            };
+            if let Some(head) = state.buffer.front() {
+                self.heads.push(sort_value(&self.plan, head), shard);
+            }
+            if self.behind_position(&key, shard) {
+                // Written behind the merge position after the position passed it.
                 continue;
             }
-            break shard;
-        };
-        let state = &mut self.shards[shard];
-        let Some(item) = state.buffer.pop_front() else {
-            return Ok(None);
-        };
-        state.last_emitted = Some(position_values(&self.plan, &item));
-        if let Some(head) = state.buffer.front() {
-            self.heads.push(sort_value(&self.plan, head), shard);
+            self.shards[shard].last_emitted = Some(position_values(&self.plan, &item));
+            self.position = Some(Position {
+                key,
+                shard,
+                sort: self
+                    .plan
+                    .sort_attribute
+                    .and_then(|attr| item.get(attr))
+                    .cloned(),
+            });
+            if let Some(remaining) = &mut self.remaining {
+                *remaining -= 1;
+            }
+            return Ok(Some(item));
         }
-        if let Some(remaining) = &mut self.remaining {
-            *remaining -= 1;
-        }
-        Ok(Some(item))
     }
 
     /// Fetches every shard whose buffer ran dry and that may still hold items, concurrently,
@@ -305,41 +383,37 @@ impl Engine {
         }
     }
 
-    /// Where each shard stands after the items emitted so far.
-    pub fn positions(&self) -> Vec<ShardPosition> {
-        self.shards
+    /// Where the merge and each shard stand after the items emitted so far: what a cursor
+    /// records (only keys of emitted items).
+    pub fn positions(&self) -> Resume {
+        let shards = self
+            .shards
             .iter()
             .map(|s| {
-                if s.placeholder.is_some() {
-                    // Never fetched on this page: it stands where it stood.
-                    return s.start.clone();
-                }
                 if s.buffer.is_empty() && s.exhausted {
                     return ShardPosition::Done;
                 }
-                let next = s
-                    .buffer
-                    .front()
-                    .and_then(|head| self.plan.sort_attribute.and_then(|a| head.get(a)))
-                    .cloned();
-                match (&s.last_emitted, &s.start) {
-                    (Some(key), _) | (None, ShardPosition::After { key, .. }) => {
-                        ShardPosition::After {
-                            key: key.clone(),
-                            next,
-                        }
-                    }
-                    (None, start) => start.clone(),
+                match &s.last_emitted {
+                    Some(key) => ShardPosition::After(key.clone()),
+                    // Nothing emitted on this page: it stands where it stood.
+                    None => s.start.clone(),
                 }
             })
-            .collect()
+            .collect();
+        Resume {
+            merge: self.position.as_ref().map(|p| MergePosition {
+                shard: p.shard as u32,
+                sort: p.sort.clone(),
+            }),
+            shards,
+        }
     }
 
     /// Whether every shard is finished (no cursor needed).
     pub fn is_complete(&self) -> bool {
-        self.positions()
+        self.shards
             .iter()
-            .all(|p| matches!(p, ShardPosition::Done))
+            .all(|s| s.buffer.is_empty() && s.exhausted)
     }
 
     /// The shard failures recorded in partial mode.
@@ -469,6 +543,15 @@ pub(crate) async fn count_by_shard(plan: &Plan) -> Result<Vec<u64>, Error> {
         by_shard[shard] = result.map_err(|e| shard_failed(plan, shard, e))?;
     }
     Ok(by_shard)
+}
+
+/// Whether sort key `a` comes strictly before `b` in the query's order.
+fn before(plan: &Plan, a: &Option<SortValue>, b: &Option<SortValue>) -> bool {
+    if plan.descending {
+        a > b
+    } else {
+        a < b
+    }
 }
 
 fn sort_value(plan: &Plan, item: &Item) -> Option<SortValue> {

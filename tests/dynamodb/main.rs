@@ -12,4 +12,5 @@ mod keys;
 mod limits;
 mod paging;
 mod query;
+mod read_path;
 mod repo;

@@ -630,4 +630,88 @@ mod tests {
         // No overflow on absurd limits.
         assert!(first_share(usize::MAX, 10) > 1);
     }
+
+    fn engine(shards: usize, limit: Option<usize>, page_size: Option<u32>) -> Engine {
+        let config = aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .build();
+        let plan = Plan {
+            client: Client::from_conf(config),
+            table: "t".into(),
+            entity: "Score",
+            index: None,
+            pk_attribute: "pk",
+            sort_attribute: Some("sk"),
+            position_attributes: vec!["sk"],
+            partitions: (0..shards).map(|s| format!("GAME#g1#{s}")).collect(),
+            condition: None,
+            descending: false,
+            consistent: false,
+            page_size,
+            concurrency: 32,
+            stats: None,
+            shards: Some(shards as u32),
+        };
+        Engine::new(plan, vec![ShardPosition::Start; shards], limit, false)
+    }
+
+    /// Records a request of `limit` on shard 0 and its answer, as `fill` does.
+    fn answered(e: &mut Engine, limit: Option<usize>, items: usize, more: bool) {
+        let state = &mut e.shards[0];
+        state.last_limit = limit;
+        state.exhausted = !more;
+        state.filtered_empty = items == 0 && more;
+    }
+
+    #[test]
+    fn refills_double_up_to_what_the_merge_can_use() {
+        let mut e = engine(10, Some(100), None);
+        let first = e.request_limit(0, 10);
+        assert_eq!(first, Some(17));
+        answered(&mut e, first, 17, true);
+        e.remaining = Some(83);
+        let second = e.request_limit(0, 10);
+        assert_eq!(second, Some(34));
+        answered(&mut e, second, 34, true);
+        e.remaining = Some(49);
+        assert_eq!(
+            e.request_limit(0, 10),
+            Some(49),
+            "capped at what is still needed"
+        );
+    }
+
+    #[test]
+    fn filtered_pages_grow_x4_to_the_bound_whatever_the_merge_needs() {
+        let mut e = engine(10, Some(1), None);
+        let mut limits = Vec::new();
+        let mut limit = e.request_limit(0, 10);
+        for _ in 0..7 {
+            limits.push(limit.unwrap());
+            answered(&mut e, limit, 0, true);
+            limit = e.request_limit(0, 10);
+        }
+        assert_eq!(limits, [1, 4, 16, 64, 256, 1000, 1000]);
+        // A page with items ends the growth: back to what the merge can use.
+        answered(&mut e, Some(1000), 1, true);
+        assert_eq!(e.request_limit(0, 10), Some(1));
+    }
+
+    #[test]
+    fn page_size_sets_every_request_and_caps_the_growth() {
+        let mut e = engine(10, Some(100), Some(100));
+        assert_eq!(e.request_limit(0, 10), Some(100), "the old default");
+        e.remaining = Some(30);
+        assert_eq!(e.request_limit(0, 10), Some(30));
+        let mut e = engine(10, Some(1), Some(20));
+        answered(&mut e, Some(1), 0, true);
+        assert_eq!(e.request_limit(0, 10), Some(4));
+        answered(&mut e, Some(4), 0, true);
+        assert_eq!(e.request_limit(0, 10), Some(16));
+        answered(&mut e, Some(16), 0, true);
+        assert_eq!(e.request_limit(0, 10), Some(20));
+        // No limit: the page size, or DynamoDB's 1 MB page.
+        assert_eq!(engine(10, None, Some(7)).request_limit(0, 10), Some(7));
+        assert_eq!(engine(10, None, None).request_limit(0, 10), None);
+    }
 }

@@ -8,8 +8,9 @@
 //!   (`ceil(1.5·k/n) + 2`, at most `k`), not for `k`: a top-100 over 10 shards reads ~170
 //!   items, not 1,000. A shard's next page is fetched only when the merge needs its next item
 //!   (its buffer ran dry and its head could be the next smallest), asking for twice its last
-//!   `Limit`, capped at what the merge can still use, so a shard holding all the winners
-//!   reaches them in a few rounds (`log2`), never one item at a time. Results are exact
+//!   `Limit`, or its share of what is still needed as the merge has seen it so far if that is
+//!   more (a shard that supplied every item is asked for all the rest), capped at what the
+//!   merge can still use: a shard holding all the winners costs one refill. Results are exact
 //!   whatever the limits: the merge never pops while a shard that may hold a smaller item has
 //!   an empty buffer. The engine stops as soon as the requested number of items is emitted.
 //! - **Filters never stall.** DynamoDB applies `Limit` before the filter (the entity filter
@@ -175,6 +176,8 @@ struct ShardState {
     last_limit: Option<usize>,
     /// The last page was emptied by the filter but DynamoDB has more: grow the `Limit` x4.
     filtered_empty: bool,
+    /// Items the merge emitted from this shard (this page).
+    emitted: usize,
     /// Where the next request starts (DynamoDB's `LastEvaluatedKey`).
     next_start: Option<Item>,
     /// DynamoDB said there is nothing after `next_start`.
@@ -201,6 +204,8 @@ pub(crate) struct Engine {
     shards: Vec<ShardState>,
     heads: HeadHeap<Option<SortValue>>,
     remaining: Option<usize>,
+    /// Items emitted so far (this page).
+    emitted: usize,
     tolerate_failures: bool,
     failures: Vec<ShardFailure>,
     span: tracing::Span,
@@ -242,6 +247,7 @@ impl Engine {
                     buffer: VecDeque::new(),
                     last_limit: None,
                     filtered_empty: false,
+                    emitted: 0,
                     next_start,
                     exhausted: matches!(start, ShardPosition::Done),
                     start,
@@ -256,6 +262,7 @@ impl Engine {
             plan,
             shards,
             remaining: limit,
+            emitted: 0,
             tolerate_failures,
             failures: Vec::new(),
             span,
@@ -284,6 +291,8 @@ impl Engine {
             return Ok(None);
         };
         state.last_emitted = Some(position_values(&self.plan, &item));
+        state.emitted += 1;
+        self.emitted += 1;
         if let Some(head) = state.buffer.front() {
             self.heads.push(sort_value(&self.plan, head), shard);
         }
@@ -360,8 +369,11 @@ impl Engine {
     /// filter, not the merge, decides how much is needed). Otherwise, with `.page_size(p)`:
     /// `p`, or what the merge can still use if less (the caller chose the size; `p` also caps
     /// the filter growth). Without it and without a query limit: none (DynamoDB's 1 MB page).
-    /// With a limit: the shard's [`first_share`] first, then x2 the last `Limit`, capped at
-    /// what the merge can still use.
+    /// With a limit: the shard's [`first_share`] first; then x2 the last `Limit`, or more when
+    /// the shard has supplied a larger part of the merge so far (its share of the emitted
+    /// items, applied to what is still needed, with the first request's margin: a shard that
+    /// holds every winner is asked for all the rest at once), capped at what the merge can
+    /// still use.
     fn request_limit(&self, s: usize, open: usize) -> Option<usize> {
         let state = &self.shards[s];
         let page_size = self.plan.page_size.map(|p| p as usize);
@@ -379,7 +391,16 @@ impl Engine {
             (_, None, None) => None,
             (None, None, Some(remaining)) => Some(first_share(remaining, open)),
             (Some(last), None, Some(remaining)) => {
-                Some(last.saturating_mul(REFILL_GROWTH).min(remaining))
+                let by_share = if self.emitted == 0 {
+                    0
+                } else {
+                    first_share(remaining.saturating_mul(state.emitted), self.emitted)
+                };
+                Some(
+                    last.saturating_mul(REFILL_GROWTH)
+                        .max(by_share)
+                        .min(remaining),
+                )
             }
         };
         limit.map(|l| l.max(1))
@@ -665,20 +686,32 @@ mod tests {
 
     #[test]
     fn refills_double_up_to_what_the_merge_can_use() {
+        let mut e = engine(10, Some(1000), None);
+        let first = e.request_limit(0, 10);
+        assert_eq!(first, Some(152));
+        // Shard 0 supplied its fair part (152 of 900 emitted): twice its last Limit, capped.
+        answered(&mut e, first, 152, true);
+        (e.shards[0].emitted, e.emitted, e.remaining) = (152, 900, Some(100));
+        assert_eq!(
+            e.request_limit(0, 10),
+            Some(100),
+            "capped at what is still needed"
+        );
+        (e.shards[0].emitted, e.emitted, e.remaining) = (152, 500, Some(500));
+        assert_eq!(e.request_limit(0, 10), Some(304), "twice 152");
+    }
+
+    #[test]
+    fn a_shard_holding_every_winner_is_asked_for_the_rest_at_once() {
         let mut e = engine(10, Some(100), None);
         let first = e.request_limit(0, 10);
         assert_eq!(first, Some(17));
         answered(&mut e, first, 17, true);
-        e.remaining = Some(83);
-        let second = e.request_limit(0, 10);
-        assert_eq!(second, Some(34));
-        answered(&mut e, second, 34, true);
-        e.remaining = Some(49);
-        assert_eq!(
-            e.request_limit(0, 10),
-            Some(49),
-            "capped at what is still needed"
-        );
+        (e.shards[0].emitted, e.emitted, e.remaining) = (17, 17, Some(83));
+        assert_eq!(e.request_limit(0, 10), Some(83));
+        // Half of the winners so far: 1.5 x 50 x 1/2 + 2 = 40 (more than twice 17).
+        (e.shards[0].emitted, e.emitted, e.remaining) = (17, 34, Some(50));
+        assert_eq!(e.request_limit(0, 10), Some(40));
     }
 
     #[test]

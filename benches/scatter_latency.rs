@@ -11,7 +11,8 @@
 //! injected latency with an asynchronous sleep (concurrent requests overlap, as over a
 //! network). Top 100, descending:
 //!
-//! - **(a) ours, n = 10**: `Score::query(&repo, "g1").descending().limit(100).collect()`.
+//! - **(a) ours, n = 10, defaults**: `Score::query(&repo, "g1").descending().limit(100).collect()`
+//!   (adaptive limits: each shard first asked for ceil(1.5 * 100 / 10) + 2 = 17).
 //! - **(b) unsharded**: `FlatScore::query(&flat, "g1").descending().limit(100).collect()`, one
 //!   Query(Limit=100): the floor a sharded read is compared with.
 //! - **(c) naive sequential**: the 10 shard Queries (`Limit=100`, `ScanIndexForward=false`,
@@ -19,9 +20,15 @@
 //!   sorted, truncated, deserialised with `serde_dynamo`.
 //! - **(d) raw parallel** (diagnostic, no target): the same 10 raw Queries sent at once with
 //!   `join_all`: what DynamoDB Local itself costs for 10 concurrent Queries, without our engine.
-//! - **(e) ours, `.page_size(20)`** (diagnostic, no target): (a) with each shard request capped
-//!   at 20 items (twice a fair share), shards refilled lazily when the merge reaches them: 10
-//!   shards then read about 200 items instead of 1,000.
+//! - **(e) baseline, the old default**: (a) with `.page_size(100)`, which asks every shard for
+//!   `Limit = 100` as the engine did before adaptive limits (1,000 items read for 100).
+//! - **(f) ours, defaults, skewed**: (a) on game `g2`, whose top 100 all sit on shard 3 (the
+//!   worst case for adaptive limits: shard 3 is refilled lazily, 17 + 34 + 49).
+//! - **(g) old default, skewed**: (e) on game `g2`.
+//!
+//! Read units per top-100 come from DynamoDB's `ConsumedCapacity` (`ReturnConsumedCapacity =
+//! TOTAL`, which DynamoDB Local answers; checked and printed at start), summed per variant over
+//! one run through a repository with `HotKeyStats` (variants through the repository only).
 //!
 //! CPU time per run of this process (the client) and of the DynamoDB Local JVM (from `/proc`,
 //! 10 ms ticks summed over all rounds) is printed beside the wall times: on 2 shared cores,
@@ -38,9 +45,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
-use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
+use sharded::capacity::HotKeyStats;
 use sharded::{Item, Repo, ShardedEntity};
 use sharded_testkit::faults::Faults;
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
@@ -72,17 +80,21 @@ struct FlatScore {
 }
 
 const GAME: &str = "g1";
+/// The skewed game: its top 100 all on [`HOT_SHARD`].
+const SKEWED: &str = "g2";
+const HOT_SHARD: u32 = 3;
 const SCORES: usize = 1_000;
 const SHARDS: u32 = 10;
 const TOP: usize = 100;
-/// Per-shard `Limit` of diagnostic (e): twice a fair share of the top 100 over 10 shards.
-const PAGE_SIZE: u32 = 20;
+/// Per-shard `Limit` of the old default, reproduced by baseline (e): the whole limit.
+const OLD_DEFAULT_PAGE_SIZE: u32 = TOP as u32;
 const DEFAULT_ROUNDS: usize = 25;
 const WARM_UP_ROUNDS: usize = 5;
 /// Minimum warm-up of the first phase: DynamoDB Local's JVM was just started.
 const FIRST_WARM_UP: Duration = Duration::from_secs(15);
 const SHARDED_OVER_FLAT_TARGET: f64 = 1.5;
 const SEQUENTIAL_OVER_OURS_TARGET: f64 = 5.0;
+const UNITS_TARGET: f64 = 1.5;
 
 type Answer = Vec<(u64, String)>;
 type Run<'a> = Pin<Box<dyn Future<Output = Answer> + 'a>>;
@@ -102,6 +114,47 @@ fn scores() -> Vec<Score> {
             }
         })
         .collect()
+}
+
+/// Game `g2`: the same score values, but the 100 best given to players of shard
+/// [`HOT_SHARD`].
+fn skewed_scores() -> Vec<Score> {
+    let mut values: Vec<u64> = scores().iter().map(|s| s.score).collect();
+    values.sort_unstable_by(|a, b| b.cmp(a));
+    let (mut hot, mut cold) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while hot.len() < TOP || cold.len() < SCORES - TOP {
+        let player = format!("player-{i}");
+        let on_hot = Score::shard_for(&player).expect("shard") == HOT_SHARD;
+        if on_hot && hot.len() < TOP {
+            hot.push(player);
+        } else if !on_hot && cold.len() < SCORES - TOP {
+            cold.push(player);
+        }
+        i += 1;
+    }
+    hot.into_iter()
+        .chain(cold)
+        .zip(values)
+        .enumerate()
+        .map(|(i, (player_id, score))| Score {
+            game_id: SKEWED.into(),
+            player_id,
+            score,
+            at: format!("2026-06-22T01:{:02}:{:02}Z", (i / 60) % 60, i % 60),
+        })
+        .collect()
+}
+
+fn top_of(scores: &[Score]) -> Answer {
+    let mut expected = scores.to_vec();
+    expected.sort_by(|a, b| {
+        Score::sk(b.score, &b.player_id)
+            .unwrap()
+            .cmp(&Score::sk(a.score, &a.player_id).unwrap())
+    });
+    expected.truncate(TOP);
+    scores_answer(&expected)
 }
 
 fn sk(item: &Item) -> &str {
@@ -165,13 +218,29 @@ struct Bench {
 }
 
 impl Bench {
-    const NAMES: [&'static str; 5] = [
-        "(a) ours: Score::query(..).descending().limit(100).collect(), n = 10",
+    const NAMES: [&'static str; 7] = [
+        "(a) ours, defaults: Score::query(..).descending().limit(100).collect(), n = 10",
         "(b) unsharded: FlatScore::query(..).descending().limit(100).collect()",
         "(c) naive: 10 raw Queries one after another + concat + sort",
         "(d) diagnostic: 10 raw Queries at once (join_all) + concat + sort",
-        "(e) diagnostic: (a) with .page_size(20): each shard asked for 20, refilled lazily",
+        "(e) baseline, old default: (a) with .page_size(100) (Limit = 100 on every shard)",
+        "(f) skewed (top 100 all on shard 3): (a), defaults",
+        "(g) skewed: (e), the old default",
     ];
+    /// Whether a variant goes through the repository (and so has read units measured).
+    const THROUGH_REPO: [bool; 7] = [true, true, false, false, true, true, true];
+    /// The game each variant reads.
+    const GAMES: [&'static str; 7] = [GAME, GAME, GAME, GAME, GAME, SKEWED, SKEWED];
+
+    /// The same bench with every repository recording consumed capacity into `stats`.
+    fn with_stats(&self, stats: &std::sync::Arc<HotKeyStats>) -> Bench {
+        Bench {
+            repo: self.repo.clone().with_stats(stats.clone()),
+            flat: self.flat.clone().with_stats(stats.clone()),
+            client: self.client.clone(),
+            table: self.table.clone(),
+        }
+    }
 
     fn run(&self, variant: usize) -> Run<'_> {
         match variant {
@@ -197,14 +266,14 @@ impl Bench {
                 scores_answer(&naive_sequential(&self.client, &self.table).await)
             }),
             3 => Box::pin(async { scores_answer(&raw_parallel(&self.client, &self.table).await) }),
-            _ => Box::pin(async {
-                let v = Score::query(&self.repo, GAME)
+            _ => Box::pin(async move {
+                let mut q = Score::query(&self.repo, Bench::GAMES[variant])
                     .descending()
-                    .limit(TOP)
-                    .page_size(PAGE_SIZE)
-                    .collect()
-                    .await
-                    .expect("scatter-gather, small pages");
+                    .limit(TOP);
+                if variant != 5 {
+                    q = q.page_size(OLD_DEFAULT_PAGE_SIZE);
+                }
+                let v = q.collect().await.expect("scatter-gather");
                 scores_answer(&v)
             }),
         }
@@ -236,7 +305,7 @@ async fn phase(
     latency_ms: u64,
     rounds: usize,
     min_warm_up: Duration,
-    expected: &Answer,
+    expected: &[Answer],
 ) {
     faults.set_latency(Duration::from_millis(latency_ms));
     let variants = Bench::NAMES.len();
@@ -245,11 +314,21 @@ async fn phase(
     // each variant.
     let warm_up = Instant::now();
     let mut requests = Vec::new();
-    for v in 0..variants {
+    let mut units = Vec::new();
+    for (v, expected) in expected.iter().enumerate() {
         faults.reset_counts();
         let got = bench.run(v).await;
         assert_eq!(&got, expected, "{} disagrees", Bench::NAMES[v]);
         requests.push((faults.requests("Query"), faults.max_in_flight()));
+        // Read units of one run, from DynamoDB's ConsumedCapacity.
+        let stats = std::sync::Arc::new(HotKeyStats::new(Duration::from_secs(3600)));
+        if Bench::THROUGH_REPO[v] {
+            std::hint::black_box(bench.with_stats(&stats).run(v).await);
+            let total: f64 = stats.report().keys.iter().map(|k| k.read_units).sum();
+            units.push(Some(total));
+        } else {
+            units.push(None);
+        }
     }
     let mut warm_up_rounds = 1;
     while warm_up_rounds < WARM_UP_ROUNDS || warm_up.elapsed() < min_warm_up {
@@ -285,18 +364,19 @@ async fn phase(
         "\n### {latency_ms} ms injected per request ({rounds} interleaved rounds after {warm_up_rounds} warm-up rounds)\n"
     );
     println!(
-        "| variant | Query requests | max in flight | median ms | min ms | max ms | client CPU ms/run | DynamoDB Local CPU ms/run |"
+        "| variant | Query requests | max in flight | read units | median ms | min ms | max ms | client CPU ms/run | DynamoDB Local CPU ms/run |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for v in 0..variants {
         let (min, max) = times[v]
             .iter()
             .fold((f64::MAX, 0.0_f64), |(lo, hi), &t| (lo.min(t), hi.max(t)));
         println!(
-            "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} |",
+            "| {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} |",
             Bench::NAMES[v],
             requests[v].0,
             requests[v].1,
+            units[v].map_or("-".to_owned(), |u| format!("{u:.1}")),
             medians[v],
             min,
             max,
@@ -329,15 +409,80 @@ async fn phase(
         "| (a) ours / (d) raw parallel | {a_d:.2}x | {:.2}x | (diagnostic) | |",
         round_ratio(0, 3)
     );
+    let unit_ratio = |num: usize, den: usize| match (units[num], units[den]) {
+        (Some(n), Some(d)) if d > 0.0 => n / d,
+        _ => f64::NAN,
+    };
+    let units_a_b = unit_ratio(0, 1);
     println!(
-        "| (e) ours, page_size(20) / (b) unsharded | {:.2}x | {:.2}x | (diagnostic) | |",
+        "| (a) ours / (b) unsharded, read units | {units_a_b:.2}x | | <= {UNITS_TARGET}x | {} |",
+        verdict(units_a_b <= UNITS_TARGET)
+    );
+    println!(
+        "| (e) old default / (a) ours | {:.2}x | {:.2}x | (diagnostic) | |",
+        medians[4] / medians[0],
+        round_ratio(4, 0)
+    );
+    println!(
+        "| (e) old default / (b) unsharded | {:.2}x | {:.2}x | (baseline) | |",
         medians[4] / medians[1],
         round_ratio(4, 1)
     );
     println!(
-        "| (c) naive sequential / (e) ours, page_size(20) | {:.2}x | {:.2}x | (diagnostic) | |",
+        "| (c) naive sequential / (e) old default | {:.2}x | {:.2}x | (baseline) | |",
         medians[2] / medians[4],
         round_ratio(2, 4)
+    );
+    println!(
+        "| (e) old default / (a) ours, read units | {:.2}x | | (diagnostic) | |",
+        unit_ratio(4, 0)
+    );
+    println!(
+        "| skewed: (f) ours / (g) old default, time | {:.2}x | {:.2}x | (report) | |",
+        medians[5] / medians[6],
+        round_ratio(5, 6)
+    );
+    println!(
+        "| skewed: (f) ours / (g) old default, requests | {}/{} | | (report) | |",
+        requests[5].0, requests[6].0
+    );
+    println!(
+        "| skewed: (f) ours / (g) old default, read units | {:.2}x | | (report) | |",
+        unit_ratio(5, 6)
+    );
+    println!(
+        "| skewed: (f) ours / (b) unsharded (g1), time | {:.2}x | {:.2}x | (report) | |",
+        medians[5] / medians[1],
+        round_ratio(5, 1)
+    );
+}
+
+/// Whether DynamoDB Local answers `ReturnConsumedCapacity = TOTAL` on a Query, and with what.
+async fn check_consumed_capacity(client: &Client, table: &str) {
+    let output = client
+        .query()
+        .table_name(table)
+        .key_condition_expression("pk = :pk")
+        .expression_attribute_values(
+            ":pk",
+            AttributeValue::S(FlatScore::pk(GAME).expect("flat key")),
+        )
+        .scan_index_forward(false)
+        .limit(TOP as i32)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await
+        .expect("raw Query");
+    let size: usize = output
+        .items()
+        .iter()
+        .map(sharded::capacity::item_size)
+        .sum();
+    println!(
+        "ConsumedCapacity of an unsharded Query(Limit=100) with ReturnConsumedCapacity=TOTAL: {:?} \
+         ({} items, {size} bytes by DynamoDB's size rules)",
+        output.consumed_capacity().and_then(|c| c.capacity_units()),
+        output.items().len(),
     );
 }
 
@@ -370,6 +515,8 @@ async fn bench() {
         })
         .collect();
     loader.batch_put(&scores).await.expect("load Score");
+    let skewed = skewed_scores();
+    loader.batch_put(&skewed).await.expect("load skewed Score");
     loader
         .for_entity::<FlatScore>()
         .batch_put(&flats)
@@ -384,15 +531,27 @@ async fn bench() {
          and as FlatScore",
         local.endpoint()
     );
-
-    let mut expected = scores.clone();
-    expected.sort_by(|a, b| {
-        Score::sk(b.score, &b.player_id)
-            .unwrap()
-            .cmp(&Score::sk(a.score, &a.player_id).unwrap())
-    });
-    expected.truncate(TOP);
-    let expected = scores_answer(&expected);
+    let top = top_of(&scores);
+    let on_shard: Vec<usize> = (0..SHARDS)
+        .map(|shard| {
+            top.iter()
+                .filter(|(_, p)| Score::shard_for(p).expect("shard") == shard)
+                .count()
+        })
+        .collect();
+    println!("top 100 of {GAME} per shard: {on_shard:?}; of {SKEWED}: all on shard {HOT_SHARD}");
+    check_consumed_capacity(&Client::new(&sdk), &table).await;
+    let top_skewed = top_of(&skewed);
+    let expected: Vec<Answer> = Bench::GAMES
+        .iter()
+        .map(|g| {
+            if *g == GAME {
+                top.clone()
+            } else {
+                top_skewed.clone()
+            }
+        })
+        .collect();
 
     let meter = CpuMeter::new();
     let faults = Faults::new();

@@ -368,8 +368,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let reads = vec![
         read_run::<Unsharded>(local, "unsharded, Query(Limit=100)", None, &opts).await?,
-        read_run::<Shards10>(local, "n = 10, 10 x Query(Limit=100)", None, &opts).await?,
-        read_run::<Shards10>(local, "n = 10, page_size(20) per shard", Some(20), &opts).await?,
+        read_run::<Shards10>(
+            local,
+            "n = 10, defaults (adaptive: 10 x Query(Limit=17), refilled lazily)",
+            None,
+            &opts,
+        )
+        .await?,
+        read_run::<Shards10>(
+            local,
+            "n = 10, old default: page_size(100) (10 x Query(Limit=100))",
+            Some(100),
+            &opts,
+        )
+        .await?,
     ];
     println!("\ntop-100 reads at 4x the unsharded key's read limit:\n");
     println!("| layout | complete top-100s | throttled requests | p50 | p99 |");

@@ -90,7 +90,10 @@ pub enum Error {
         source: Box<Error>,
     },
     /// A DynamoDB request failed (after the SDK's retries).
-    #[error("DynamoDB {operation} on table `{table}` failed: {source}")]
+    #[error(
+        "DynamoDB {operation} on table `{table}` failed: {}",
+        sdk_error_text(source)
+    )]
     Dynamo {
         /// The operation (`PutItem`, `Query`, ...).
         operation: &'static str,
@@ -218,6 +221,21 @@ impl Error {
         }
     }
 
+    /// Whether DynamoDB refused the request as invalid (`ValidationException`): an error of
+    /// the request itself, never of one shard or one attempt.
+    ///
+    /// ```
+    /// let e = sharded::Error::InvalidQuery("x".into());
+    /// assert!(!e.is_validation());
+    /// ```
+    pub fn is_validation(&self) -> bool {
+        match self {
+            Error::ShardFailed { source, .. } => source.is_validation(),
+            Error::Dynamo { source, .. } => source.code() == Some(VALIDATION_ERROR_CODE),
+            _ => false,
+        }
+    }
+
     /// Wraps an SDK error of `operation` on `table`.
     pub(crate) fn dynamo<E>(operation: &'static str, table: &str, err: E) -> Error
     where
@@ -239,6 +257,20 @@ pub(crate) const THROTTLING_ERROR_CODES: &[&str] = &[
     "RequestLimitExceeded",
     "ThrottlingException",
 ];
+
+/// An SDK error as DynamoDB worded it: `Code: message` when both are known (the SDK prints an
+/// error it has no variant for, such as `ValidationException`, as "unhandled error" without
+/// the message), otherwise the SDK's own text.
+fn sdk_error_text(error: &aws_sdk_dynamodb::Error) -> String {
+    match (error.code(), error.message()) {
+        (Some(code), Some(message)) => format!("{code}: {message}"),
+        _ => error.to_string(),
+    }
+}
+
+/// The error code with which DynamoDB refuses an invalid request (a malformed expression, a
+/// key condition it cannot evaluate, a bad `ExclusiveStartKey`).
+pub(crate) const VALIDATION_ERROR_CODE: &str = "ValidationException";
 
 /// Whether an error `code` is one of the [`THROTTLING_ERROR_CODES`].
 pub(crate) fn is_throttling_code(code: &str) -> bool {

@@ -13,4 +13,5 @@ mod limits;
 mod paging;
 mod query;
 mod query_sort_key;
+mod read_path;
 mod repo;

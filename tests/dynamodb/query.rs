@@ -346,7 +346,8 @@ async fn top_k_asks_each_shard_for_what_the_merge_can_use() {
         .collect()
         .await
         .unwrap();
-    // One Query(Limit=10) per shard; no second page, since 10 items from one shard end the
-    // query before its refill would be needed.
+    // One Query(Limit=4) per shard (its share, ceil(1.5 * 10 / 10) + 2); no refill, since no
+    // shard of this data runs out of its 4 before the top 10 is out (read_path.rs counts the
+    // skewed case).
     assert_eq!(faults.requests("Query"), 10);
 }

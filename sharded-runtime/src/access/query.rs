@@ -208,8 +208,15 @@ impl<E: ShardedEntity> Query<E> {
         self
     }
 
-    /// Caps each shard request's `Limit` (by default a request asks for what the merge can
-    /// still use: the remaining `limit`, or DynamoDB's 1 MB page when unlimited).
+    /// Sets each shard request's `Limit` to `n` (less when the merge can use less), every
+    /// request included: `n` also caps the growth after pages the filter emptied.
+    ///
+    /// Without it, a query with a `limit` of `k` over `n` shards asks each shard first for
+    /// about its share, `ceil(1.5·k/n) + 2` (at most `k`), then lazily for twice as much as
+    /// the merge reaches the end of a shard's page (capped at what the merge can still use);
+    /// without a `limit`, each request takes DynamoDB's 1 MB page. `.page_size(k)` reproduces
+    /// the old default of asking every shard for all `k` at once (one round even when one
+    /// shard holds every winner, for `n·k` items read).
     pub fn page_size(mut self, n: u32) -> Self {
         self.page_size = Some(n.max(1));
         self
@@ -240,6 +247,9 @@ impl<E: ShardedEntity> Query<E> {
 
     fn plan(&mut self) -> Result<(Plan, u64), Error> {
         let schema = E::SCHEMA;
+        if let Some(condition) = &self.condition {
+            check_condition(condition)?;
+        }
         let partitions = std::mem::replace(
             &mut self.partitions,
             Ok(ShardKeys::new(String::new(), None)),
@@ -392,6 +402,11 @@ impl<E: ShardedEntity> Query<E> {
     /// behind the last emitted item is never emitted (it would come out of order); one written
     /// ahead of it is emitted in its place; a deleted one is not emitted once deleted.
     ///
+    /// The cursor is `None` exactly when nothing follows: a page that ends where every shard
+    /// ends carries no cursor (a shard whose last page ended at `Limit` may cost one more small
+    /// request to find that out). `size` 0 is an [`Error::InvalidQuery`]: such a page could
+    /// never advance.
+    ///
     /// # Cost
     ///
     /// A cursor records only keys the caller has seen, never the next item of a shard, so the
@@ -402,6 +417,13 @@ impl<E: ShardedEntity> Query<E> {
     /// about 10 requests per page for page sizes 1, 5 and 20. Shards that are finished cost
     /// nothing.
     pub async fn page(mut self, size: usize, cursor: Option<&Cursor>) -> Result<Page<E>, Error> {
+        if size == 0 {
+            return Err(Error::InvalidQuery(
+                "page(0, ..): a page must hold at least one item, or its cursor could never \
+                 advance"
+                    .to_owned(),
+            ));
+        }
         let (plan, fingerprint) = self.plan()?;
         let shards = plan.partitions.len() as u32;
         let seal = self.seal.take();
@@ -429,6 +451,7 @@ impl<E: ShardedEntity> Query<E> {
         while let Some(item) = engine.next_item().await? {
             items.push(E::from_item(item)?);
         }
+        engine.settle().await?;
         let cursor = (!engine.is_complete())
             .then(|| cursor::encode(fingerprint, &engine.positions(), seal.as_ref()));
         Ok(Page { items, cursor })
@@ -445,4 +468,19 @@ impl<E: ShardedEntity> Query<E> {
         let (plan, _) = self.plan()?;
         scatter::count_by_shard(&plan).await
     }
+}
+
+/// Refuses a sort-key condition DynamoDB would reject, before anything is sent: an inverted
+/// `BETWEEN` is an error of the query, not of whichever shard answers first.
+fn check_condition(condition: &SortCondition) -> Result<(), Error> {
+    if let SortCondition::Between(low, high) = condition {
+        // DynamoDB orders string keys by their UTF-8 bytes, as `str`'s `Ord` does.
+        if low > high {
+            return Err(Error::InvalidQuery(format!(
+                "sk_between({low:?}, {high:?}): the low bound sorts after the high bound \
+                 (sort keys compare byte by byte), so no item could match; swap the bounds"
+            )));
+        }
+    }
+    Ok(())
 }

@@ -3,10 +3,23 @@
 //! - **Concurrent, bounded.** The first page of every shard is requested concurrently, at
 //!   most `concurrency` at a time (never N unbounded tasks, never one after another), so the
 //!   latency of a top-K read is that of the slowest shard, not the sum.
-//! - **Lazy.** Each shard request asks for `Limit` = what the merge can still use. A shard's
-//!   next page is fetched only when the merge needs its next item (its buffer ran dry and its
-//!   head could be the next smallest). The engine stops as soon as the requested number of
-//!   items has been emitted.
+//! - **Lazy, and sized to the shard's share.** With a limit `k` over `n` shards, a shard's first
+//!   request asks for about what it is expected to contribute, [`first_share`]
+//!   (`ceil(1.5·k/n) + 2`, at most `k`), not for `k`: a top-100 over 10 shards reads ~170
+//!   items, not 1,000. A shard's next page is fetched only when the merge needs its next item
+//!   (its buffer ran dry and its head could be the next smallest), asking for twice its last
+//!   `Limit`, or its share of what is still needed as the merge has seen it so far if that is
+//!   more (a shard that supplied every item is asked for all the rest), capped at what the
+//!   merge can still use: a shard holding all the winners costs one refill. Results are exact
+//!   whatever the limits: the merge never pops while a shard that may hold a smaller item has
+//!   an empty buffer. The engine stops as soon as the requested number of items is emitted.
+//! - **Filters never stall.** DynamoDB applies `Limit` before the filter (the entity filter
+//!   of a single-table design), so a page can come back empty with a `LastEvaluatedKey`. The
+//!   shard's next `Limit` then grows x4, up to [`MAX_FILTERED_LIMIT`], independent of what the
+//!   merge can use: 10,000 other items cost ~10 requests, not 10,000.
+//! - **`.page_size(p)` is the caller's choice.** Every request then asks for `p` (less when
+//!   the merge can use less; the filter growth stops at `p`): `.page_size(k)` is the old
+//!   default of asking each shard for all `k` at once.
 //! - **Ordered.** A heap of shard heads ([`HeadHeap`]) emits items in DynamoDB's sort-key
 //!   order; ties go to the lower shard.
 //! - **Never late.** Nothing at or behind the merge position (the last emitted item) is
@@ -132,9 +145,42 @@ pub(crate) struct Plan {
     pub shards: Option<u32>,
 }
 
+/// Extra room of a shard's first request over its fair share of the limit: a shard's share of
+/// a top-`k` over `n` hash-spread shards is binomial (mean `k/n`, deviation about
+/// `sqrt(k/n)`), so `1.5·k/n + 2` covers about two deviations at `k/n = 10` and all of them
+/// at small shares; the rare shard that holds more is refilled lazily.
+const FIRST_SHARE_FACTOR: (usize, usize) = (3, 2);
+const FIRST_SHARE_EXTRA: usize = 2;
+/// How much a refill asks for over the shard's previous `Limit` (capped by what the merge can
+/// still use).
+const REFILL_GROWTH: usize = 2;
+/// How much the `Limit` grows after a page that the filter emptied.
+const FILTERED_GROWTH: usize = 4;
+/// The largest `Limit` the filter growth reaches (DynamoDB's 1 MB page bounds each page anyway).
+pub(crate) const MAX_FILTERED_LIMIT: usize = 1000;
+
+/// The first `Limit` of each of `shards` shards for a query that wants `limit` items:
+/// `ceil(1.5·limit/shards) + 2`, at most `limit`, at least 1.
+///
+/// ```text
+/// top-100 over 10 shards: 17 per shard (170 items read, not 1,000)
+/// top-10 over 10 shards: 4 per shard; top-1: 1
+/// ```
+pub(crate) fn first_share(limit: usize, shards: usize) -> usize {
+    let (num, den) = FIRST_SHARE_FACTOR;
+    let share = (limit.saturating_mul(num)).div_ceil(den * shards.max(1)) + FIRST_SHARE_EXTRA;
+    share.min(limit).max(1)
+}
+
 #[derive(Debug)]
 struct ShardState {
     buffer: VecDeque<Item>,
+    /// The `Limit` of this shard's last request (`None` before the first, or without a limit).
+    last_limit: Option<usize>,
+    /// The last page was emptied by the filter but DynamoDB has more: grow the `Limit` x4.
+    filtered_empty: bool,
+    /// Items the merge emitted from this shard (this page).
+    emitted: usize,
     /// Where the next request starts (DynamoDB's `LastEvaluatedKey`).
     next_start: Option<Item>,
     /// DynamoDB said there is nothing after `next_start`.
@@ -193,6 +239,8 @@ pub(crate) struct Engine {
     heads: HeadHeap<Option<SortValue>>,
     position: Option<Position>,
     remaining: Option<usize>,
+    /// Items emitted so far (this page).
+    emitted: usize,
     tolerate_failures: bool,
     failures: Vec<ShardFailure>,
     span: tracing::Span,
@@ -254,6 +302,9 @@ impl Engine {
                     .map(|values| start_key(&plan, pk, values));
                 ShardState {
                     buffer: VecDeque::new(),
+                    last_limit: None,
+                    filtered_empty: false,
+                    emitted: 0,
                     next_start,
                     exhausted: matches!(start, ShardPosition::Done),
                     start,
@@ -268,6 +319,7 @@ impl Engine {
             shards,
             position,
             remaining: limit,
+            emitted: 0,
             tolerate_failures,
             failures: Vec::new(),
             span,
@@ -309,7 +361,10 @@ impl Engine {
                 // Written behind the merge position after the position passed it.
                 continue;
             }
-            self.shards[shard].last_emitted = Some(position_values(&self.plan, &item));
+            let state = &mut self.shards[shard];
+            state.last_emitted = Some(position_values(&self.plan, &item));
+            state.emitted += 1;
+            self.emitted += 1;
             self.position = Some(Position {
                 key,
                 shard,
@@ -336,19 +391,19 @@ impl Engine {
             if needed.is_empty() {
                 return Ok(());
             }
-            let limit = match (self.remaining, self.plan.page_size) {
-                (Some(r), Some(p)) => Some(r.min(p as usize)),
-                (Some(r), None) => Some(r),
-                (None, p) => p.map(|p| p as usize),
-            }
-            .map(|l| l.clamp(1, i32::MAX as usize) as i32);
-            let requests: Vec<(usize, Option<Item>)> = needed
+            let open = self.shards.iter().filter(|s| !s.exhausted).count();
+            let requests: Vec<(usize, Option<Item>, Option<i32>)> = needed
                 .iter()
-                .map(|&s| (s, self.shards[s].next_start.clone()))
+                .map(|&s| {
+                    let limit = self.request_limit(s, open);
+                    self.shards[s].last_limit = limit;
+                    let limit = limit.map(|l| l.clamp(1, i32::MAX as usize) as i32);
+                    (s, self.shards[s].next_start.clone(), limit)
+                })
                 .collect();
             let plan = &self.plan;
             let results: Vec<(usize, Result<ShardPage, Error>)> = stream::iter(requests)
-                .map(|(shard, start)| async move {
+                .map(|(shard, start, limit)| async move {
                     (shard, query_shard(plan, shard, start, limit, false).await)
                 })
                 .buffer_unordered(plan.concurrency.max(1))
@@ -360,12 +415,16 @@ impl Engine {
                     Ok(page) => {
                         let state = &mut self.shards[shard];
                         state.exhausted = page.last_evaluated_key.is_none();
+                        state.filtered_empty = page.items.is_empty() && !state.exhausted;
                         state.next_start = page.last_evaluated_key;
                         state.buffer.extend(page.items);
                         if let Some(head) = state.buffer.front() {
                             self.heads.push(sort_value(&self.plan, head), shard);
                         }
                     }
+                    // DynamoDB refused the request itself (an invalid expression or key): every
+                    // shard would say the same, so it is the query's error, reported once.
+                    Err(error) if error.is_validation() => return Err(error),
                     Err(error) => {
                         let partition_key = self.plan.partitions[shard].clone();
                         if !self.tolerate_failures {
@@ -381,6 +440,73 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// The `Limit` of shard `s`'s next request, with `open` shards not yet exhausted.
+    ///
+    /// After a page the filter emptied: x4 the last `Limit`, up to [`MAX_FILTERED_LIMIT`] (the
+    /// filter, not the merge, decides how much is needed). Otherwise, with `.page_size(p)`:
+    /// `p`, or what the merge can still use if less (the caller chose the size; `p` also caps
+    /// the filter growth). Without it and without a query limit: none (DynamoDB's 1 MB page).
+    /// With a limit: the shard's [`first_share`] first; then x2 the last `Limit`, or more when
+    /// the shard has supplied a larger part of the merge so far (its share of the emitted
+    /// items, applied to what is still needed, with the first request's margin: a shard that
+    /// holds every winner is asked for all the rest at once), capped at what the merge can
+    /// still use.
+    fn request_limit(&self, s: usize, open: usize) -> Option<usize> {
+        let state = &self.shards[s];
+        let page_size = self.plan.page_size.map(|p| p as usize);
+        let limit = match (state.last_limit, page_size, self.remaining) {
+            (Some(last), _, _) if state.filtered_empty => Some(
+                last.saturating_mul(FILTERED_GROWTH)
+                    .min(
+                        page_size
+                            .unwrap_or(MAX_FILTERED_LIMIT)
+                            .min(MAX_FILTERED_LIMIT),
+                    )
+                    .max(last),
+            ),
+            (_, Some(p), remaining) => Some(remaining.map_or(p, |r| r.min(p))),
+            (_, None, None) => None,
+            (None, None, Some(remaining)) => Some(first_share(remaining, open)),
+            (Some(last), None, Some(remaining)) => {
+                let by_share = if self.emitted == 0 {
+                    0
+                } else {
+                    first_share(remaining.saturating_mul(state.emitted), self.emitted)
+                };
+                Some(
+                    last.saturating_mul(REFILL_GROWTH)
+                        .max(by_share)
+                        .min(remaining),
+                )
+            }
+        };
+        limit.map(|l| l.max(1))
+    }
+
+    /// Makes sure a shard that looks unfinished really holds more, so a last page carries no
+    /// cursor (none that would lead to an empty page).
+    ///
+    /// A shard whose page ended exactly at its last item still has a `LastEvaluatedKey`
+    /// (DynamoDB stops at `Limit` without looking further). When every other shard is done
+    /// and nothing is buffered, such shards are asked once more (one concurrent round, the
+    /// usual request sizes; a filtered-empty answer keeps asking, with the filter growth):
+    /// an empty answer without a `LastEvaluatedKey` marks them done. When some shard still
+    /// holds a buffered or known next item, the cursor is needed anyway and nothing is sent.
+    pub async fn settle(&mut self) -> Result<(), Error> {
+        let unknown = |s: &ShardState| s.needs_fetch();
+        let finished = |s: &ShardState| s.failed || (s.exhausted && s.buffer.is_empty());
+        if self.shards.iter().all(|s| finished(s) || unknown(s)) && self.shards.iter().any(unknown)
+        {
+            // One item is enough to know; `fill` keeps going only while pages come back
+            // filtered to nothing.
+            let remaining = self.remaining.replace(1);
+            let result = self.fill().await;
+            self.remaining = remaining;
+            result?;
+        }
+        Ok(())
     }
 
     /// Where the merge and each shard stand after the items emitted so far: what a cursor
@@ -540,7 +666,14 @@ pub(crate) async fn count_by_shard(plan: &Plan) -> Result<Vec<u64>, Error> {
         .await;
     let mut by_shard = vec![0; plan.partitions.len()];
     for (shard, result) in counts {
-        by_shard[shard] = result.map_err(|e| shard_failed(plan, shard, e))?;
+        by_shard[shard] = result.map_err(|e| {
+            // An invalid request is the query's error, not this shard's.
+            if e.is_validation() {
+                e
+            } else {
+                shard_failed(plan, shard, e)
+            }
+        })?;
     }
     Ok(by_shard)
 }
@@ -585,4 +718,117 @@ fn start_key(plan: &Plan, pk: &str, values: &[AttributeValue]) -> Item {
         AttributeValue::S(pk.to_owned()),
     );
     key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_share_is_the_fair_share_with_a_margin_never_more_than_the_limit() {
+        assert_eq!(first_share(100, 10), 17);
+        assert_eq!(first_share(10, 10), 4);
+        assert_eq!(first_share(1, 10), 1);
+        assert_eq!(first_share(5, 1), 5);
+        assert_eq!(first_share(1000, 100), 17);
+        assert_eq!(first_share(0, 10), 1);
+        // No overflow on absurd limits.
+        assert!(first_share(usize::MAX, 10) > 1);
+    }
+
+    fn engine(shards: usize, limit: Option<usize>, page_size: Option<u32>) -> Engine {
+        let config = aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .build();
+        let plan = Plan {
+            client: Client::from_conf(config),
+            table: "t".into(),
+            entity: "Score",
+            index: None,
+            pk_attribute: "pk",
+            sort_attribute: Some("sk"),
+            position_attributes: vec!["sk"],
+            partitions: (0..shards).map(|s| format!("GAME#g1#{s}")).collect(),
+            condition: None,
+            descending: false,
+            consistent: false,
+            page_size,
+            concurrency: 32,
+            stats: None,
+            shards: Some(shards as u32),
+        };
+        Engine::new(plan, Resume::start(shards), limit, false)
+    }
+
+    /// Records a request of `limit` on shard 0 and its answer, as `fill` does.
+    fn answered(e: &mut Engine, limit: Option<usize>, items: usize, more: bool) {
+        let state = &mut e.shards[0];
+        state.last_limit = limit;
+        state.exhausted = !more;
+        state.filtered_empty = items == 0 && more;
+    }
+
+    #[test]
+    fn refills_double_up_to_what_the_merge_can_use() {
+        let mut e = engine(10, Some(1000), None);
+        let first = e.request_limit(0, 10);
+        assert_eq!(first, Some(152));
+        // Shard 0 supplied its fair part (152 of 900 emitted): twice its last Limit, capped.
+        answered(&mut e, first, 152, true);
+        (e.shards[0].emitted, e.emitted, e.remaining) = (152, 900, Some(100));
+        assert_eq!(
+            e.request_limit(0, 10),
+            Some(100),
+            "capped at what is still needed"
+        );
+        (e.shards[0].emitted, e.emitted, e.remaining) = (152, 500, Some(500));
+        assert_eq!(e.request_limit(0, 10), Some(304), "twice 152");
+    }
+
+    #[test]
+    fn a_shard_holding_every_winner_is_asked_for_the_rest_at_once() {
+        let mut e = engine(10, Some(100), None);
+        let first = e.request_limit(0, 10);
+        assert_eq!(first, Some(17));
+        answered(&mut e, first, 17, true);
+        (e.shards[0].emitted, e.emitted, e.remaining) = (17, 17, Some(83));
+        assert_eq!(e.request_limit(0, 10), Some(83));
+        // Half of the winners so far: 1.5 x 50 x 1/2 + 2 = 40 (more than twice 17).
+        (e.shards[0].emitted, e.emitted, e.remaining) = (17, 34, Some(50));
+        assert_eq!(e.request_limit(0, 10), Some(40));
+    }
+
+    #[test]
+    fn filtered_pages_grow_x4_to_the_bound_whatever_the_merge_needs() {
+        let mut e = engine(10, Some(1), None);
+        let mut limits = Vec::new();
+        let mut limit = e.request_limit(0, 10);
+        for _ in 0..7 {
+            limits.push(limit.unwrap());
+            answered(&mut e, limit, 0, true);
+            limit = e.request_limit(0, 10);
+        }
+        assert_eq!(limits, [1, 4, 16, 64, 256, 1000, 1000]);
+        // A page with items ends the growth: back to what the merge can use.
+        answered(&mut e, Some(1000), 1, true);
+        assert_eq!(e.request_limit(0, 10), Some(1));
+    }
+
+    #[test]
+    fn page_size_sets_every_request_and_caps_the_growth() {
+        let mut e = engine(10, Some(100), Some(100));
+        assert_eq!(e.request_limit(0, 10), Some(100), "the old default");
+        e.remaining = Some(30);
+        assert_eq!(e.request_limit(0, 10), Some(30));
+        let mut e = engine(10, Some(1), Some(20));
+        answered(&mut e, Some(1), 0, true);
+        assert_eq!(e.request_limit(0, 10), Some(4));
+        answered(&mut e, Some(4), 0, true);
+        assert_eq!(e.request_limit(0, 10), Some(16));
+        answered(&mut e, Some(16), 0, true);
+        assert_eq!(e.request_limit(0, 10), Some(20));
+        // No limit: the page size, or DynamoDB's 1 MB page.
+        assert_eq!(engine(10, None, Some(7)).request_limit(0, 10), Some(7));
+        assert_eq!(engine(10, None, None).request_limit(0, 10), None);
+    }
 }

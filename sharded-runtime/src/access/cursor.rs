@@ -450,14 +450,16 @@ pub(crate) fn decode(
     let mut reader = Reader { bytes: &body[2..] };
     let found_fingerprint = reader.u64()?;
     let count = reader.u32()?;
+    // The query first: a cursor of another entity, index, key or order is that, whatever its
+    // shard count. Only a cursor of this very query with another count means `n` changed.
+    if found_fingerprint != fingerprint {
+        return Err(CursorError::WrongQuery);
+    }
     if count != shards {
         return Err(CursorError::ShardCount {
             cursor: count,
             query: shards,
         });
-    }
-    if found_fingerprint != fingerprint {
-        return Err(CursorError::WrongQuery);
     }
     let merge = match reader.u8()? {
         0 => None,
@@ -598,6 +600,18 @@ mod tests {
         }
         let fresh = Resume::start(3);
         assert_eq!(decode(&encode(7, &fresh, None), 7, 3, None).unwrap(), fresh);
+        // Another query's cursor is named as such, even when its shard count differs too;
+        // only this query's cursor with another count blames `n`.
+        let other = encode(8, &Resume::start(7), None);
+        assert_eq!(decode(&other, 7, 10, None), Err(CursorError::WrongQuery));
+        let resharded = encode(7, &Resume::start(7), None);
+        assert!(matches!(
+            decode(&resharded, 7, 10, None),
+            Err(CursorError::ShardCount {
+                cursor: 7,
+                query: 10
+            })
+        ));
     }
 
     /// The byte layout of the `Cursor` docs, byte by byte: big-endian integers, the state

@@ -1,29 +1,29 @@
 //! Cursor paging: every item exactly once, in order, at any page size; bad cursors refused.
 
 use sharded::{Cursor, CursorError};
-use sharded::{Error, Repo};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use sharded::{Error, Repo, ShardedEntity};
 
 use crate::entities::{score, Comment, Event, Score, ScoreN20};
-use crate::support::repo;
+use crate::support::{page_to_end, repo};
 
 async fn page_all(repo: &Repo<Score>, size: usize, descending: bool) -> (Vec<Score>, usize) {
-    let mut items = Vec::new();
-    let mut cursor: Option<Cursor> = None;
-    let mut pages = 0;
-    loop {
-        let mut q = Score::query(repo, "g1");
-        if descending {
-            q = q.descending();
-        }
-        let page = q.page(size, cursor.as_ref()).await.unwrap();
-        assert!(page.items.len() <= size);
-        pages += 1;
-        items.extend(page.items);
-        match page.cursor {
-            Some(next) => cursor = Some(next),
-            None => return (items, pages),
-        }
-    }
+    let pages = page_to_end(
+        || {
+            let q = Score::query(repo, "g1");
+            if descending {
+                q.descending()
+            } else {
+                q
+            }
+        },
+        size,
+    )
+    .await;
+    let count = pages.len();
+    (pages.into_iter().flatten().collect(), count)
 }
 
 #[tokio::test]
@@ -301,24 +301,69 @@ async fn forged_cursors_give_an_error_or_a_correct_page_never_a_panic() {
     );
 }
 
-/// A tiny deterministic generator for the writers (xorshift64).
-struct Rng(u64);
+/// Inserts items made by `item(n, rng)` into `repo` until `stop`, deleting one of its own at
+/// random after every second insert: the writes a paging client sees from others. Returns how
+/// many items it inserted.
+fn spawn_churn<E>(
+    repo: Repo<E>,
+    stop: Arc<AtomicBool>,
+    seed: u64,
+    item: impl Fn(u64, &mut fastrand::Rng) -> E + Send + 'static,
+) -> tokio::task::JoinHandle<u64>
+where
+    E: ShardedEntity + Send + Sync + 'static,
+{
+    tokio::spawn(async move {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut written: Vec<E> = Vec::new();
+        let mut n = 0;
+        while !stop.load(Ordering::Relaxed) {
+            let new = item(n, &mut rng);
+            repo.put(&new).await.unwrap();
+            written.push(new);
+            n += 1;
+            if n % 2 == 0 {
+                let victim = written.swap_remove(rng.usize(..written.len()));
+                repo.batch_delete([&victim]).await.unwrap();
+            }
+        }
+        n
+    })
+}
 
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
+/// The emitted order never goes back: `keys` (in emitted order) never decrease (never
+/// increase when `descending`).
+fn assert_never_back<K: Ord + std::fmt::Debug>(keys: &[K], descending: bool) {
+    let backwards: Vec<(&K, &K)> = keys
+        .windows(2)
+        .filter(|w| if descending { w[0] < w[1] } else { w[0] > w[1] })
+        .map(|w| (&w[0], &w[1]))
+        .collect();
+    assert!(
+        backwards.is_empty(),
+        "order went back {} times, e.g. {:?}",
+        backwards.len(),
+        backwards.first()
+    );
+}
+
+/// No item emitted twice, and every stable item (present throughout) emitted.
+fn assert_each_stable_once(mut emitted: Vec<String>, stable: impl IntoIterator<Item = String>) {
+    emitted.sort_unstable();
+    let before = emitted.len();
+    emitted.dedup();
+    assert_eq!(emitted.len(), before, "an item emitted twice");
+    let missing: Vec<String> = stable
+        .into_iter()
+        .filter(|k| emitted.binary_search(k).is_err())
+        .collect();
+    assert!(missing.is_empty(), "stable items lost: {missing:?}");
 }
 
 /// Pages through `g1` in pages of 5 while a writer inserts and deletes other items, and checks
 /// what one DynamoDB Query read page by page would give: every stable item exactly once, no
 /// item twice, and an order that never goes back.
 async fn page_while_writing(descending: bool) {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
     let name = if descending {
         "page-conc-desc"
     } else {
@@ -330,42 +375,29 @@ async fn page_while_writing(descending: bool) {
         .collect();
     repo.batch_put(&stable).await.unwrap();
     let stop = Arc::new(AtomicBool::new(false));
+    // Anywhere in the range: behind the position, ahead of it, next to it.
     let writers: Vec<_> = (0..2u64)
         .map(|w| {
-            let (repo, stop) = (repo.clone(), stop.clone());
-            tokio::spawn(async move {
-                let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (w + 1));
-                let mut written: Vec<Score> = Vec::new();
-                let mut n = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    // Anywhere in the range: behind the position, ahead of it, next to it.
-                    let item = score("g1", &format!("w{w}-{n}"), rng.below(8000));
-                    repo.put(&item).await.unwrap();
-                    written.push(item);
-                    n += 1;
-                    if n % 2 == 0 {
-                        let victim = written.swap_remove(rng.below(written.len() as u64) as usize);
-                        repo.batch_delete([&victim]).await.unwrap();
-                    }
-                }
-                n
+            spawn_churn(repo.clone(), stop.clone(), w + 1, move |n, rng| {
+                score("g1", &format!("w{w}-{n}"), rng.u64(..8000))
             })
         })
         .collect();
-    let mut emitted: Vec<Score> = Vec::new();
-    let mut cursor: Option<Cursor> = None;
-    loop {
-        let mut q = Score::query(&repo, "g1");
-        if descending {
-            q = q.descending();
-        }
-        let page = q.page(5, cursor.as_ref()).await.unwrap();
-        emitted.extend(page.items);
-        match page.cursor {
-            Some(next) => cursor = Some(next),
-            None => break,
-        }
-    }
+    let emitted: Vec<Score> = page_to_end(
+        || {
+            let q = Score::query(&repo, "g1");
+            if descending {
+                q.descending()
+            } else {
+                q
+            }
+        },
+        5,
+    )
+    .await
+    .into_iter()
+    .flatten()
+    .collect();
     stop.store(true, Ordering::Relaxed);
     let mut writes = 0;
     for writer in writers {
@@ -374,34 +406,8 @@ async fn page_while_writing(descending: bool) {
     assert!(writes > 100, "the writers ran: {writes} inserts");
 
     let sk = |s: &Score| Score::sk(s.score, &s.player_id).unwrap();
-    let out_of_order: Vec<(String, String)> = emitted
-        .windows(2)
-        .filter(|w| {
-            if descending {
-                sk(&w[0]) < sk(&w[1])
-            } else {
-                sk(&w[0]) > sk(&w[1])
-            }
-        })
-        .map(|w| (sk(&w[0]), sk(&w[1])))
-        .collect();
-    assert!(
-        out_of_order.is_empty(),
-        "{} out of order, e.g. {:?}",
-        out_of_order.len(),
-        out_of_order.first()
-    );
-    let mut keys: Vec<String> = emitted.iter().map(sk).collect();
-    keys.sort_unstable();
-    let before = keys.len();
-    keys.dedup();
-    assert_eq!(keys.len(), before, "an item emitted twice");
-    let missing: Vec<String> = stable
-        .iter()
-        .map(sk)
-        .filter(|k| keys.binary_search(k).is_err())
-        .collect();
-    assert!(missing.is_empty(), "stable items lost: {missing:?}");
+    assert_never_back(&emitted.iter().map(sk).collect::<Vec<_>>(), descending);
+    assert_each_stable_once(emitted.iter().map(sk).collect(), stable.iter().map(sk));
     assert!(
         emitted.len() > stable.len(),
         "some written items were emitted too ({} of {})",
@@ -423,8 +429,6 @@ async fn paging_while_others_write_stays_in_order_descending() {
 /// The same on a GSI whose sort key ties across and within shards (`MIN#{minute}`): ties at
 /// the merge position from higher shards are still emitted, from lower ones never late.
 async fn page_ties_while_writing(descending: bool) {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
     let name = if descending {
         "page-ties-desc"
     } else {
@@ -439,64 +443,35 @@ async fn page_ties_while_writing(descending: bool) {
     let stable: Vec<Event> = (0..400).map(|i| event(format!("s{i}"), i % 20)).collect();
     repo.batch_put(&stable).await.unwrap();
     let stop = Arc::new(AtomicBool::new(false));
-    let writer = {
-        let (repo, stop) = (repo.clone(), stop.clone());
-        tokio::spawn(async move {
-            let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-            let mut written: Vec<Event> = Vec::new();
-            let mut n = 0;
-            while !stop.load(Ordering::Relaxed) {
-                let item = event(format!("w{n}"), rng.below(20) as u32);
-                repo.put(&item).await.unwrap();
-                written.push(item);
-                n += 1;
-                if n % 2 == 0 {
-                    let victim = written.swap_remove(rng.below(written.len() as u64) as usize);
-                    repo.batch_delete([&victim]).await.unwrap();
-                }
+    let writer = spawn_churn(repo.clone(), stop.clone(), 3, move |n, rng| {
+        event(format!("w{n}"), rng.u32(..20))
+    });
+    let emitted: Vec<Event> = page_to_end(
+        || {
+            let q = Event::query_gsi1(&repo, "s");
+            if descending {
+                q.descending()
+            } else {
+                q
             }
-            n
-        })
-    };
-    let mut emitted: Vec<Event> = Vec::new();
-    let mut cursor: Option<Cursor> = None;
-    loop {
-        let mut q = Event::query_gsi1(&repo, "s");
-        if descending {
-            q = q.descending();
-        }
-        let page = q.page(3, cursor.as_ref()).await.unwrap();
-        emitted.extend(page.items);
-        match page.cursor {
-            Some(next) => cursor = Some(next),
-            None => break,
-        }
-    }
+        },
+        3,
+    )
+    .await
+    .into_iter()
+    .flatten()
+    .collect();
     stop.store(true, Ordering::Relaxed);
     let writes = writer.await.unwrap();
     assert!(writes > 50, "the writer ran: {writes} inserts");
-    let backwards = emitted
-        .windows(2)
-        .filter(|w| {
-            if descending {
-                w[0].minute < w[1].minute
-            } else {
-                w[0].minute > w[1].minute
-            }
-        })
-        .count();
-    assert_eq!(backwards, 0, "order went back {backwards} times");
-    let mut ids: Vec<&str> = emitted.iter().map(|e| e.id.as_str()).collect();
-    ids.sort_unstable();
-    let before = ids.len();
-    ids.dedup();
-    assert_eq!(ids.len(), before, "an item emitted twice");
-    let missing: Vec<&str> = stable
-        .iter()
-        .map(|e| e.id.as_str())
-        .filter(|id| ids.binary_search(id).is_err())
-        .collect();
-    assert!(missing.is_empty(), "stable items lost: {missing:?}");
+    assert_never_back(
+        &emitted.iter().map(|e| e.minute).collect::<Vec<_>>(),
+        descending,
+    );
+    assert_each_stable_once(
+        emitted.iter().map(|e| e.id.clone()).collect(),
+        stable.iter().map(|e| e.id.clone()),
+    );
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use sharded::{Error, Repo};
 use sharded_testkit::faults::Faults;
 
 use crate::entities::{score, Badge, Comment, Event, Score};
-use crate::support::{faulty, repo};
+use crate::support::{faulty, page_to_end, repo};
 
 /// 600 scores with many equal points (ties broken by player id in the sort key).
 async fn leaderboard(prefix: &str) -> (Repo<Score>, Vec<Score>) {
@@ -183,19 +183,11 @@ async fn ties_across_shards_come_in_order_exactly_once() {
     ids.dedup();
     assert_eq!(ids.len(), 300, "duplicates or gaps");
     for size in [1, 7, 100] {
-        let mut paged = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = Event::query_gsi1(&repo, "s")
-                .page(size, cursor.as_ref())
-                .await
-                .unwrap();
-            paged.extend(page.items);
-            match page.cursor {
-                Some(next) => cursor = Some(next),
-                None => break,
-            }
-        }
+        let paged: Vec<Event> = page_to_end(|| Event::query_gsi1(&repo, "s"), size)
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
         assert_eq!(paged, got, "paging by {size} differs from one collect");
     }
 }

@@ -6,7 +6,7 @@
 use sharded::{Error, KeyError, Repo, SortKeyCondition};
 
 use crate::entities::{score, Badge, Comment, Score};
-use crate::support::repo;
+use crate::support::{page_to_end, repo};
 
 const SCORES: [u64; 8] = [0, 1, 99, 100, 101, 200, 1000, u64::MAX];
 const PLAYERS: [&str; 8] = ["p1", "p10", "p2", "p5", "p5 x", "p5!", "p50", "q"];
@@ -267,21 +267,18 @@ async fn query_typed_sort_key_pages_and_counts_like_collect() {
         w.sort_by(|a, b| (b.score, &b.player_id).cmp(&(a.score, &a.player_id)));
         w
     };
-    let mut got = Vec::new();
-    let mut cursor = None;
-    loop {
-        let page = Score::query(&repo, "g1")
-            .sk(Score::sk_score_between(99, 1000))
-            .descending()
-            .page(3, cursor.as_ref())
-            .await
-            .unwrap();
-        got.extend(page.items);
-        match page.cursor {
-            Some(next) => cursor = Some(next),
-            None => break,
-        }
-    }
+    let got: Vec<Score> = page_to_end(
+        || {
+            Score::query(&repo, "g1")
+                .sk(Score::sk_score_between(99, 1000))
+                .descending()
+        },
+        3,
+    )
+    .await
+    .into_iter()
+    .flatten()
+    .collect();
     assert_eq!(got, want);
     let count = Score::query(&repo, "g1")
         .sk(Score::sk_score_between(99, 1000))

@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
-use sharded::{Cursor, Error, Repo};
+use sharded::{Error, Repo};
 use sharded_testkit::faults::Faults;
 
 use crate::entities::{score, Badge, Comment, Score};
-use crate::support::{faulty, repo};
+use crate::support::{faulty, page_to_end, repo};
 
 /// `per_shard` players on each of `Score`'s 10 shards (found by hashing candidate ids).
 fn players_by_shard(per_shard: usize) -> BTreeMap<u32, Vec<String>> {
@@ -134,21 +134,12 @@ async fn skewed_winners_cost_a_few_refills_and_stay_exact() {
         assert_eq!(asc, ascending[..k.min(600)], "k={k} asc");
     }
     for size in [7usize, 64] {
-        let mut paged = Vec::new();
-        let mut cursor: Option<Cursor> = None;
-        loop {
-            let page = Score::query(&repo, "g1")
-                .descending()
-                .page(size, cursor.as_ref())
-                .await
-                .unwrap();
-            assert!(!page.items.is_empty(), "an empty page at size {size}");
-            paged.extend(page.items);
-            match page.cursor {
-                Some(next) => cursor = Some(next),
-                None => break,
-            }
-        }
+        let pages = page_to_end(|| Score::query(&repo, "g1").descending(), size).await;
+        assert!(
+            pages.iter().all(|p| !p.is_empty()),
+            "an empty page at size {size}"
+        );
+        let paged: Vec<Score> = pages.into_iter().flatten().collect();
         assert_eq!(paged, expected, "paging by {size}");
     }
 }
@@ -329,20 +320,12 @@ async fn the_last_page_carries_no_cursor() {
     let everything = Score::query(&repo, "g1").collect().await.unwrap();
     assert_eq!(everything.len(), 20);
     for size in 1..=21 {
-        let mut paged = Vec::new();
-        let mut cursor: Option<Cursor> = None;
-        loop {
-            let page = Score::query(&repo, "g1")
-                .page(size, cursor.as_ref())
-                .await
-                .unwrap();
-            assert!(!page.items.is_empty(), "size {size}: an empty page");
-            paged.extend(page.items);
-            match page.cursor {
-                Some(next) => cursor = Some(next),
-                None => break,
-            }
-        }
+        let pages = page_to_end(|| Score::query(&repo, "g1"), size).await;
+        assert!(
+            pages.iter().all(|p| !p.is_empty()),
+            "size {size}: an empty page"
+        );
+        let paged: Vec<Score> = pages.into_iter().flatten().collect();
         assert_eq!(paged, everything, "size {size}");
     }
 }

@@ -2,7 +2,7 @@
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::Client;
-use sharded::{Repo, ShardedEntity};
+use sharded::{Cursor, Query, Repo, ShardedEntity};
 use sharded_testkit::faults::Faults;
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
@@ -38,4 +38,27 @@ pub async fn faulty_client(faults: &Faults, attempts: u32) -> Client {
 /// The same table as `repo`, through a fault-injecting client.
 pub async fn faulty<E: ShardedEntity>(repo: &Repo<E>, faults: &Faults) -> Repo<E> {
     Repo::new(faulty_client(faults, 2).await, repo.table())
+}
+
+/// Every page of `query()` from the first to the one without a cursor, paged by `size`
+/// (each page at most `size` items, checked).
+pub async fn page_to_end<E: ShardedEntity>(
+    query: impl Fn() -> Query<E>,
+    size: usize,
+) -> Vec<Vec<E>> {
+    let mut pages = Vec::new();
+    let mut cursor: Option<Cursor> = None;
+    loop {
+        let page = query().page(size, cursor.as_ref()).await.unwrap();
+        assert!(
+            page.items.len() <= size,
+            "a page of {} items, asked for {size}",
+            page.items.len()
+        );
+        pages.push(page.items);
+        match page.cursor {
+            Some(next) => cursor = Some(next),
+            None => return pages,
+        }
+    }
 }

@@ -183,12 +183,14 @@ fn field<'a>(entity: &'a Entity, name: &'a Ident) -> KeyField<'a> {
     // Only reached when validation has reported `name`: keep the type the user most likely
     // meant, so call sites written against the intended API still type-check.
     let name_str = name.to_string();
-    let names = entity.fields.iter().map(|f| (f.ident.to_string(), f));
-    let names: Vec<(String, &Field)> = names.collect();
-    match did_you_mean(&name_str, names.iter().map(|(n, _)| n.as_str())) {
-        Some(target) => KeyField::Field(names.iter().find(|(n, _)| n == target).unwrap().1),
-        None => KeyField::Unknown(name),
-    }
+    let names: Vec<(String, &Field)> = entity
+        .fields
+        .iter()
+        .map(|f| (f.ident.to_string(), f))
+        .collect();
+    did_you_mean(&name_str, names.iter().map(|(n, _)| n.as_str()))
+        .and_then(|target| names.iter().find(|(n, _)| n == target))
+        .map_or(KeyField::Unknown(name), |(_, f)| KeyField::Field(f))
 }
 
 fn template<'a>(entity: &'a Entity, template: &'a Template) -> RTemplate<'a> {

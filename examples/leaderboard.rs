@@ -1,4 +1,4 @@
-//! The viral leaderboard of the seeds, end to end on DynamoDB Local:
+//! A viral game's leaderboard, end to end on DynamoDB Local:
 //! 20,000 scores for one game written over 10 shards with batch writes, the top 10 by
 //! scatter-gather, one player's best by a single GetItem, and how even the shards are.
 //!

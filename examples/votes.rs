@@ -1,4 +1,4 @@
-//! The seeds' sharded vote counter on DynamoDB Local: concurrent votes spread over 10
+//! The vote-counter pattern on DynamoDB Local: concurrent votes spread over 10
 //! shards by `ADD` on a random shard; the total reads every shard (a missing shard counts 0,
 //! a failing one is an error, never a silent 0).
 //!

@@ -239,8 +239,6 @@ pub(crate) struct Engine {
     heads: HeadHeap<Option<SortValue>>,
     position: Option<Position>,
     remaining: Option<usize>,
-    /// Items emitted so far (this page).
-    emitted: usize,
     tolerate_failures: bool,
     failures: Vec<ShardFailure>,
     span: tracing::Span,
@@ -319,7 +317,6 @@ impl Engine {
             shards,
             position,
             remaining: limit,
-            emitted: 0,
             tolerate_failures,
             failures: Vec::new(),
             span,
@@ -364,7 +361,6 @@ impl Engine {
             let state = &mut self.shards[shard];
             state.last_emitted = Some(position_values(&self.plan, &item));
             state.emitted += 1;
-            self.emitted += 1;
             self.position = Some(Position {
                 key,
                 shard,
@@ -470,10 +466,11 @@ impl Engine {
             (_, None, None) => None,
             (None, None, Some(remaining)) => Some(first_share(remaining, open)),
             (Some(last), None, Some(remaining)) => {
-                let by_share = if self.emitted == 0 {
+                let emitted = self.emitted();
+                let by_share = if emitted == 0 {
                     0
                 } else {
-                    first_share(remaining.saturating_mul(state.emitted), self.emitted)
+                    first_share(remaining.saturating_mul(state.emitted), emitted)
                 };
                 Some(
                     last.saturating_mul(REFILL_GROWTH)
@@ -533,6 +530,11 @@ impl Engine {
             }),
             shards,
         }
+    }
+
+    /// Items emitted so far (this page), over every shard.
+    fn emitted(&self) -> usize {
+        self.shards.iter().map(|s| s.emitted).sum()
     }
 
     /// Whether every shard is finished (no cursor needed).
@@ -768,6 +770,12 @@ mod tests {
         state.filtered_empty = items == 0 && more;
     }
 
+    /// Shard 0 has emitted `own` items of the page's `total`; the rest came from shard 1.
+    fn emitted(e: &mut Engine, own: usize, total: usize) {
+        e.shards[0].emitted = own;
+        e.shards[1].emitted = total - own;
+    }
+
     #[test]
     fn refills_double_up_to_what_the_merge_can_use() {
         let mut e = engine(10, Some(1000), None);
@@ -775,13 +783,15 @@ mod tests {
         assert_eq!(first, Some(152));
         // Shard 0 supplied its fair part (152 of 900 emitted): twice its last Limit, capped.
         answered(&mut e, first, 152, true);
-        (e.shards[0].emitted, e.emitted, e.remaining) = (152, 900, Some(100));
+        emitted(&mut e, 152, 900);
+        e.remaining = Some(100);
         assert_eq!(
             e.request_limit(0, 10),
             Some(100),
             "capped at what is still needed"
         );
-        (e.shards[0].emitted, e.emitted, e.remaining) = (152, 500, Some(500));
+        emitted(&mut e, 152, 500);
+        e.remaining = Some(500);
         assert_eq!(e.request_limit(0, 10), Some(304), "twice 152");
     }
 
@@ -791,10 +801,12 @@ mod tests {
         let first = e.request_limit(0, 10);
         assert_eq!(first, Some(17));
         answered(&mut e, first, 17, true);
-        (e.shards[0].emitted, e.emitted, e.remaining) = (17, 17, Some(83));
+        emitted(&mut e, 17, 17);
+        e.remaining = Some(83);
         assert_eq!(e.request_limit(0, 10), Some(83));
         // Half of the winners so far: 1.5 x 50 x 1/2 + 2 = 40 (more than twice 17).
-        (e.shards[0].emitted, e.emitted, e.remaining) = (17, 34, Some(50));
+        emitted(&mut e, 17, 34);
+        e.remaining = Some(50);
         assert_eq!(e.request_limit(0, 10), Some(40));
     }
 

@@ -43,6 +43,8 @@
 //! | [`ShardedEntity`](derive@ShardedEntity) (derive) and [`ShardedEntity`] (trait) | declaring an entity's keys; the generated key builders and queries |
 //! | [`Repo`] | puts, point lookups, deletes and batches of one entity in one table |
 //! | [`Query`], [`Page`], [`Partial`], [`Cursor`], [`SortCondition`], [`SortKeyCondition`], [`ShardFailure`] | scatter-gather queries: results, pages, partial answers |
+//! | [`ShardedCollection`](derive@ShardedCollection) (derive) and [`ShardedCollection`], [`CollectionMember`], [`QuerySource`] | several entities of one partition in one answer (`Query::collection`) |
+//! | [`ShardedProjection`](derive@ShardedProjection) (derive) and [`Projection`] | reading some of an entity's attributes (`Query::project`) |
 //! | [`CursorKey`] | the key that seals cursors handed to untrusted clients (`Query::seal_cursors`) |
 //! | [`ShardedCounter`] | the vote-counter pattern: a counter spread over shards |
 //! | [`RetryPolicy`] | the retry budget of batch writes and reads |
@@ -56,12 +58,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub use sharded_derive::ShardedEntity;
+pub use sharded_derive::{ShardedCollection, ShardedEntity, ShardedProjection};
 
 pub use sharded_runtime::{
-    capacity, hash, schema, Cursor, CursorError, CursorKey, Error, Item, ItemKeyDisplay, ItemKeys,
-    KeyError, KeyPart, KeyPartDecode, KeyPartError, Page, Partial, Query, Repo, RetryPolicy,
-    ShardFailure, ShardKeys, ShardedCounter, ShardedEntity, SortCondition, SortKeyCondition,
+    capacity, hash, schema, CollectionMember, Cursor, CursorError, CursorKey, Error, Item,
+    ItemKeyDisplay, ItemKeys, KeyError, KeyPart, KeyPartDecode, KeyPartError, Page, Partial,
+    Projection, Query, QuerySource, Repo, RetryPolicy, ShardFailure, ShardKeys,
+    ShardedCollection, ShardedCounter, ShardedEntity, SortCondition, SortKeyCondition,
 };
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

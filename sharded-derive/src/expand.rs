@@ -227,7 +227,10 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
     } else {
         quote!(&__SCHEMA)
     };
+    let shape = entity_shape(&cx);
     let impls = quote! {
+        #shape
+
         #[automatically_derived]
         impl #rt::ShardedEntity for #ident {
             const SCHEMA: &'static #rt::EntitySchema = #schema;
@@ -639,6 +642,36 @@ fn item_keys_body(cx: &Ctx) -> TokenStream {
     }
 }
 
+/// The facts the collection and projection derives check against: the partition-key field
+/// types (members of a collection must agree) and the stored attribute names (a projection
+/// may only name those).
+fn entity_shape(cx: &Ctx) -> TokenStream {
+    let rt = cx.rt;
+    let ident = &cx.r.entity.ident;
+    // After a refused input a template may name no field: its type is unknown, and nothing
+    // is checked against a crate that does not compile anyway.
+    let types: Option<Vec<&Type>> = cx
+        .r
+        .pk
+        .as_ref()
+        .and_then(|pk| pk.template.fields().map(|f| f.ty()).collect());
+    let types = types.unwrap_or_default();
+    let fields = &cx.r.entity.fields;
+    let names = fields
+        .iter()
+        .filter(|f| f.serde_attribute)
+        .map(|f| &f.serde_name.value);
+    let open = fields.iter().any(|f| f.serde_flatten);
+    quote! {
+        #[automatically_derived]
+        impl #rt::EntityShape for #ident {
+            type PartitionTypes = (#(#types,)*);
+            const ATTRIBUTES: &'static [&'static str] = &[#(#names),*];
+            const OPEN: bool = #open;
+        }
+    }
+}
+
 /// `KeyPart` and `KeyPartDecode` bounds for every key field, spanned at the field's type so an
 /// unsupported type is reported where the user wrote it.
 fn type_assertions(cx: &Ctx) -> TokenStream {
@@ -658,7 +691,7 @@ fn type_assertions(cx: &Ctx) -> TokenStream {
 /// `tokens` with every span set to `span`. A const-evaluation error is reported at the span
 /// of the failing call, which starts at the runtime path's first token: re-spanned, it points
 /// at the user's token instead of at `#[derive(ShardedEntity)]`.
-fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+pub(crate) fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
     tokens
         .clone()
         .into_iter()

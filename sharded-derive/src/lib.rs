@@ -102,10 +102,12 @@
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
+mod collection;
 mod ctxt;
 mod expand;
 mod model;
 mod parse;
+mod projection;
 mod resolve;
 mod suggest;
 mod symbol;
@@ -123,6 +125,22 @@ mod validate;
 pub fn derive_sharded_entity(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     derive(&input).into()
+}
+
+/// Derives `sharded::ShardedCollection` on an enum of entities that share a partition layout:
+/// `enum GamePage { Game(Game), Score(Score) }`. See the trait's docs.
+#[proc_macro_derive(ShardedCollection, attributes(sharded))]
+pub fn derive_sharded_collection(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    collection::derive(&input).into()
+}
+
+/// Derives `sharded::Projection` on a struct of some of an entity's fields, named by
+/// `#[projection(of = Entity)]`. See the trait's docs.
+#[proc_macro_derive(ShardedProjection, attributes(projection, sharded))]
+pub fn derive_sharded_projection(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    projection::derive(&input).into()
 }
 
 fn derive(input: &DeriveInput) -> proc_macro2::TokenStream {

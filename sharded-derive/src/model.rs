@@ -37,6 +37,8 @@ pub struct Field {
     pub serde_source: SerdeName,
     /// `#[serde(flatten)]` or `#[serde(skip)]`: the field writes no attribute of its own name.
     pub serde_attribute: bool,
+    /// `#[serde(flatten)]`: the field may write attributes of any name.
+    pub serde_flatten: bool,
 }
 
 /// How serde names a field's attribute.

@@ -86,6 +86,7 @@ pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
                 serde_name,
                 serde_source,
                 serde_attribute: !serde.flatten && !serde.skip,
+                serde_flatten: serde.flatten,
             })
         })
         .collect();
@@ -663,15 +664,15 @@ fn template(cx: &Ctxt, lit: &LitStr) -> Option<Template> {
 
 /// What serde does with one field's attribute name.
 #[derive(Default)]
-struct SerdeField {
+pub(crate) struct SerdeField {
     /// `rename = "x"` or `rename(serialize = "x")`.
-    rename: Option<Sp<String>>,
-    flatten: bool,
+    pub rename: Option<Sp<String>>,
+    pub flatten: bool,
     /// `skip`: neither written nor read.
-    skip: bool,
+    pub skip: bool,
 }
 
-fn serde_field(attrs: &[Attribute]) -> SerdeField {
+pub(crate) fn serde_field(attrs: &[Attribute]) -> SerdeField {
     let mut out = SerdeField::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         // Errors here are serde's to report; we only read what parses.
@@ -713,7 +714,7 @@ fn serialize_name(meta: &ParseNestedMeta) -> syn::Result<Option<Sp<String>>> {
 }
 
 #[derive(Clone, Copy)]
-enum RenameRule {
+pub(crate) enum RenameRule {
     Lower,
     Upper,
     Pascal,
@@ -725,7 +726,7 @@ enum RenameRule {
 }
 
 /// The container's `rename_all` rule for serialisation, with the rule as written.
-fn serde_rename_all(attrs: &[Attribute]) -> Option<(RenameRule, String)> {
+pub(crate) fn serde_rename_all(attrs: &[Attribute]) -> Option<(RenameRule, String)> {
     let mut rule = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let _ = attr.parse_nested_meta(|meta| {
@@ -756,7 +757,7 @@ fn serde_rename_all(attrs: &[Attribute]) -> Option<(RenameRule, String)> {
 /// serde's rules for fields (which are snake_case in Rust), as `serde_derive` applies them:
 /// ASCII case changes only, and camelCase is PascalCase with its first character lowered (so
 /// `_pk` becomes `pk`).
-fn apply_rename_all(rule: RenameRule, field: &str) -> String {
+pub(crate) fn apply_rename_all(rule: RenameRule, field: &str) -> String {
     match rule {
         RenameRule::Lower | RenameRule::Snake => field.to_owned(),
         RenameRule::Upper | RenameRule::ScreamingSnake => field.to_ascii_uppercase(),
@@ -796,4 +797,53 @@ fn skip(meta: &ParseNestedMeta) -> syn::Result<()> {
         meta.parse_nested_meta(|inner| skip(&inner))?;
     }
     Ok(())
+}
+
+/// `#[sharded(crate = "path")]` on a collection or projection, whose `#[sharded]` takes only
+/// that key: the path of the `sharded` facade as the user's code reaches it.
+pub(crate) fn crate_path(cx: &Ctxt, attrs: &[Attribute], derive: &str) -> Option<syn::Path> {
+    let mut out = Container::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident(SHARDED)) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident(CRATE) {
+                let lit: LitStr = meta.value()?.parse()?;
+                match lit.parse_with(syn::Path::parse_mod_style) {
+                    Ok(path) => set_once(cx, &meta, SHARDED, &mut out.krate, path),
+                    Err(_) => cx.error_spanned_by(
+                        &lit,
+                        "`crate` must be the path of the `sharded` crate as your code reaches it, \
+                         e.g. `crate = \"::sharded\"`",
+                    ),
+                }
+                Ok(())
+            } else {
+                Err(meta.error(format!(
+                    "#[derive({derive})] accepts only `crate = \"...\"` in #[sharded(...)]; \
+                     keys, tables and entity names belong on the entities"
+                )))
+            }
+        });
+        if let Err(e) = result {
+            cx.syn_error(e);
+        }
+    }
+    out.krate
+}
+
+/// The attribute name serde writes for a field: its `rename`, the container's `rename_all`
+/// applied to it, or its own name.
+pub(crate) fn serde_name(
+    ident: &Ident,
+    serde: &SerdeField,
+    rename_all: Option<&(RenameRule, String)>,
+) -> Sp<String> {
+    if let Some(rename) = &serde.rename {
+        return rename.clone();
+    }
+    let name = ident.to_string();
+    let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
+    match rename_all {
+        Some((rule, _)) => Sp::new(apply_rename_all(*rule, &name), ident.span()),
+        None => Sp::new(name, ident.span()),
+    }
 }

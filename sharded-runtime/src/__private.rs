@@ -5,6 +5,7 @@
 pub use crate::access::entity::{Item, ItemKeys, ShardedEntity};
 pub use crate::access::query::Query;
 pub use crate::access::repo::Repo;
+pub use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 pub use crate::access::sort_condition::{sort_key_condition, SortKeyCondition, SortOp};
 pub use crate::error::Error;
 pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
@@ -22,7 +23,7 @@ pub use std::string::String;
 pub use std::vec::Vec;
 
 use crate::access::entity::ShardedEntity as Entity;
-use crate::keys::schema;
+use crate::keys::schema::{self, same_template_shape, shard_count, str_eq};
 
 /// One `GetItem` by physical key: the body of the generated `Entity::get`.
 pub async fn get_by_key<E: Entity>(
@@ -228,18 +229,117 @@ pub const fn assert_not_entity_attribute(attribute: &str) {
     }
 }
 
-/// `a == b` for `&str` in a `const fn`.
-const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
+
+/// Facts about an entity's struct that the collection and projection derives check against,
+/// implemented by `#[derive(ShardedEntity)]`.
+pub trait EntityShape {
+    /// The types of the base partition key's template fields, in template order.
+    type PartitionTypes;
+    /// The attributes the struct stores (serde names, after renames; skipped fields left out).
+    const ATTRIBUTES: &'static [&'static str];
+    /// A `#[serde(flatten)]` field can store attributes not listed.
+    const OPEN: bool;
+}
+
+/// Holds when two members write their partition-key fields with the same types (and so the
+/// same encoding): `A` and `B` are the members' [`EntityShape::PartitionTypes`].
+#[diagnostic::on_unimplemented(
+    message = "this member writes its partition-key fields as `{Self}`, the collection's first member as `{B}`",
+    label = "partition-key field types differ from the first member's",
+    note = "a collection reads one set of partitions: every member's `#[pk(template = ..)]` fields need the same types in the same order, so the same logical key is encoded the same way"
+)]
+pub trait SamePartitionTypes<B> {}
+
+impl<T> SamePartitionTypes<T> for T {}
+
+/// Requires [`SamePartitionTypes`]; the derive spans the call at the member's type.
+pub const fn assert_same_partition_types<A: SamePartitionTypes<B>, B>() {}
+
+/// Fails compilation when `member` cannot share partitions with `first`, the collection's
+/// first member. (Key attribute names are fixed, `pk` and `sk`, so they always agree.) The derive calls it in a `const` item spanned at the member's type.
+pub const fn assert_collection_member(first: &EntitySchema, member: &EntitySchema) {
+    if str_eq(first.entity, member.entity) {
+        panic!(
+            "this member has the entity name of an earlier member: items would be ambiguous; \
+             give one of them another name with #[sharded(entity = \"...\")], or remove the \
+             repeated variant"
+        );
+    }
+    if !same_template_shape(first.pk.template, member.pk.template) {
+        panic!(
+            "this member's #[pk(template = ..)] differs from the collection's first member's: \
+             a collection reads one set of partitions, so every member needs the same literals \
+             with fields at the same places (e.g. \"GAME#{{game_id}}\" for all)"
+        );
+    }
+    if shard_count(first.pk.sharding) != shard_count(member.pk.sharding) {
+        panic!(
+            "this member's shard count differs from the collection's first member's: a \
+             collection reads the same shards for every member, so give every member the same \
+             `n = ..` (how each picks its shard may differ)"
+        );
+    }
+    let same_sort_attribute = match (first.sk, member.sk) {
+        (Some(a), Some(b)) => str_eq(a.attribute, b.attribute),
+        (None, None) => true,
+        _ => false,
+    };
+    if !same_sort_attribute {
+        panic!(
+            "this member has a sort key and the collection's first member has none, or the other \
+             way round: a collection merges its members by their sort key; give every member a \
+             #[sk(template = ..)]"
+        );
+    }
+}
+
+/// Fails compilation when two members other than the first share an entity name (the first
+/// is compared by [`assert_collection_member`]).
+pub const fn assert_distinct_entities(earlier: &EntitySchema, member: &EntitySchema) {
+    if str_eq(earlier.entity, member.entity) {
+        panic!(
+            "this member has the entity name of an earlier member: items would be ambiguous; \
+             give one of them another name with #[sharded(entity = \"...\")], or remove the \
+             repeated variant"
+        );
+    }
+}
+
+/// Fails compilation when a projection names an attribute its entity does not store. The
+/// derive calls it in a `const` item spanned at the projection's field.
+pub const fn assert_projected_attribute(stored: &[&str], open: bool, attribute: &str) {
+    if open {
+        return;
     }
     let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
+    while i < stored.len() {
+        if str_eq(stored[i], attribute) {
+            return;
         }
         i += 1;
     }
-    true
+    panic!(
+        "the projected entity stores no attribute of this name: a projection reads attributes \
+         its entity stores; fix the field's name (or its #[serde(rename = \"...\")]), or remove it"
+    );
+}
+
+/// The entity name an item carries: what a collection's decoding dispatches on.
+pub fn entity_name(item: &Item) -> Option<&str> {
+    crate::access::source::entity_of(item)
+}
+
+/// The error for an item of no member of the collection `collection` (the query filters them
+/// out, so only a hand-built item reaches it).
+pub fn not_a_member(collection: &'static str, item: &Item) -> Error {
+    let found = match entity_name(item) {
+        Some(other) => format!("a `{other}`, which is not a member"),
+        None => "an item without an entity attribute".to_owned(),
+    };
+    Error::WrongEntity {
+        expected: collection,
+        found,
+        attribute: schema::ENTITY_ATTRIBUTE,
+        key: crate::error::ItemKeyDisplay { pk: None, sk: None },
+    }
 }

@@ -40,6 +40,7 @@ pub use access::entity::{Item, ItemKeys, ShardedEntity};
 pub use access::query::{Page, Partial, Query};
 pub use access::repo::Repo;
 pub use access::scatter::{ShardFailure, SortCondition};
+pub use access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 pub use access::sort_condition::SortKeyCondition;
 pub use error::{Error, ItemKeyDisplay};
 pub use keys::encoding::{KeyPart, KeyPartDecode, KeyPartError};

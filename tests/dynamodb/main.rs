@@ -7,10 +7,12 @@ mod entities;
 mod support;
 
 mod batch;
+mod collection;
 mod counter;
 mod keys;
 mod limits;
 mod paging;
+mod projection;
 mod query;
 mod query_sort_key;
 mod read_path;

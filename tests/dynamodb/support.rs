@@ -2,7 +2,7 @@
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::Client;
-use sharded::{Cursor, Query, Repo, ShardedEntity};
+use sharded::{Cursor, Query, QuerySource, Repo, ShardedEntity};
 use sharded_testkit::faults::Faults;
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
@@ -42,10 +42,10 @@ pub async fn faulty<E: ShardedEntity>(repo: &Repo<E>, faults: &Faults) -> Repo<E
 
 /// Every page of `query()` from the first to the one without a cursor, paged by `size`
 /// (each page at most `size` items, checked).
-pub async fn page_to_end<E: ShardedEntity>(
-    query: impl Fn() -> Query<E>,
+pub async fn page_to_end<S: QuerySource, O>(
+    query: impl Fn() -> Query<S, O>,
     size: usize,
-) -> Vec<Vec<E>> {
+) -> Vec<Vec<O>> {
     let mut pages = Vec::new();
     let mut cursor: Option<Cursor> = None;
     loop {

@@ -127,8 +127,16 @@ pub(crate) fn describe_key(schema: &EntitySchema, item: &Item) -> ItemKeyDisplay
 }
 
 /// The shared implementation of [`ShardedEntity::from_item`].
-pub(crate) fn from_item<E: ShardedEntity>(mut item: Item) -> Result<E, Error> {
-    let schema = E::SCHEMA;
+pub(crate) fn from_item<E: ShardedEntity>(item: Item) -> Result<E, Error> {
+    from_item_as(E::SCHEMA, item)
+}
+
+/// Reads an item of the entity `schema` describes as `T`: the entity itself, or a projection
+/// of it. Refuses an item of another entity.
+pub(crate) fn from_item_as<T: DeserializeOwned>(
+    schema: &'static EntitySchema,
+    mut item: Item,
+) -> Result<T, Error> {
     match item.get(ENTITY_ATTRIBUTE).map(|v| v.as_s()) {
         Some(Ok(name)) if name == schema.entity => {}
         found => {

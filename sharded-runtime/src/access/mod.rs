@@ -22,4 +22,5 @@ pub mod query;
 pub mod repo;
 pub mod scatter;
 pub mod sort_condition;
+pub mod source;
 pub mod table;

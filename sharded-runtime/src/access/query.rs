@@ -4,12 +4,14 @@
 use futures::Stream;
 
 use crate::access::cursor::{self, Cursor, CursorKey, Fingerprint, Resume, ShardPosition};
-use crate::access::entity::ShardedEntity;
+use crate::access::entity::{Item, ShardedEntity};
 use crate::access::repo::Repo;
+use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 use crate::access::scatter::{self, Engine, Plan, ShardFailure, SortCondition};
 use crate::access::sort_condition::SortKeyCondition;
 use crate::error::{Error, KeyError};
 use crate::keys::shards::ShardKeys;
+use crate::keys::schema::{SortKeySchema, ENTITY_ATTRIBUTE};
 use crate::keys::template::Segment;
 
 /// A scatter-gather query over every shard of one logical partition key, merged by sort key.
@@ -26,9 +28,12 @@ use crate::keys::template::Segment;
 ///
 /// Results come back in global sort-key order: `.collect()`, `.stream()`, or `.page(size,
 /// cursor)` for cursor paging. `.count()` counts matching items across shards.
+///
+/// `S` is what is read (an entity, or a collection after [`collection`](Query::collection)),
+/// `O` what comes back: `S` itself, or a projection after [`project`](Query::project).
 #[must_use = "a query does nothing until it is run with collect, stream, page or count"]
-pub struct Query<E> {
-    repo: Repo<E>,
+pub struct Query<S, O = S> {
+    repo: Repo<S>,
     index: Option<u8>,
     partitions: Result<ShardKeys, KeyError>,
     condition: Option<SortCondition>,
@@ -37,6 +42,12 @@ pub struct Query<E> {
     page_size: Option<u32>,
     consistent: bool,
     seal: Option<CursorKey>,
+    /// How an item becomes an `O`.
+    decode: fn(Item) -> Result<O, Error>,
+    /// The projected attributes, when `O` is a projection.
+    projection: Option<&'static [&'static str]>,
+    /// Why the query cannot run, found while it was built (reported when it runs).
+    invalid: Option<String>,
 }
 
 /// One page of a cursor-paged query.
@@ -77,9 +88,9 @@ pub struct Partial<E> {
     pub failures: Vec<ShardFailure>,
 }
 
-impl<E: ShardedEntity> Query<E> {
+impl<S: QuerySource> Query<S> {
     pub(crate) fn new(
-        repo: Repo<E>,
+        repo: Repo<S>,
         index: Option<u8>,
         partitions: Result<ShardKeys, KeyError>,
     ) -> Self {
@@ -93,9 +104,133 @@ impl<E: ShardedEntity> Query<E> {
             page_size: None,
             consistent: false,
             seal: None,
+            decode: S::from_source_item,
+            projection: None,
+            invalid: None,
+        }
+    }
+}
+
+impl<E: ShardedEntity> Query<E> {
+    /// Reads the collection `C` instead of `E` alone: every entity `C` holds, from the same
+    /// partitions, merged in sort-key order across shards and entity types. Conditions set
+    /// so far are kept (a sort-key range applies to every member's keys).
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedCollection, ShardedEntity};
+    /// #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 4)]
+    /// #[sk(template = "SCORE#{score}#{player_id}")]
+    /// struct Score { game_id: String, player_id: String, score: u64 }
+    ///
+    /// #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// #[pk(template = "GAME#{game_id}", shard = "hash(comment_id)", n = 4)]
+    /// #[sk(template = "COMMENT#{comment_id}")]
+    /// struct Comment { game_id: String, comment_id: String, text: String }
+    ///
+    /// #[derive(ShardedCollection)]
+    /// enum GamePage { Score(Score), Comment(Comment) }
+    ///
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// // Every comment and score of game g1, merged by sort key: COMMENT#.. before SCORE#..
+    /// for item in Score::query(repo, "g1").collection::<GamePage>().collect().await? {
+    ///     match item {
+    ///         GamePage::Comment(comment) => println!("{}", comment.text),
+    ///         GamePage::Score(score) => println!("{} {}", score.player_id, score.score),
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// The members share the partition layout (checked at compile time by the derive); a
+    /// query of a GSI becomes a collection query only when every member writes that GSI with
+    /// the same partition layout, otherwise the query returns [`Error::InvalidQuery`] when run.
+    pub fn collection<C>(self) -> Query<C>
+    where
+        C: ShardedCollection,
+        E: CollectionMember<C>,
+    {
+        let invalid = self.invalid.or_else(|| {
+            let number = self.index?;
+            gsi_shared(C::MEMBERS, number).err()
+        });
+        Query {
+            repo: self.repo.retype(),
+            index: self.index,
+            partitions: self.partitions,
+            condition: self.condition,
+            descending: self.descending,
+            limit: self.limit,
+            page_size: self.page_size,
+            consistent: self.consistent,
+            seal: self.seal,
+            decode: C::from_source_item,
+            projection: None,
+            invalid,
         }
     }
 
+    /// Returns the projection `P` of each item instead of the whole entity: DynamoDB is sent a
+    /// `ProjectionExpression` of `P`'s attributes (plus the keys and the entity attribute the
+    /// merge and its checks need), so the other attributes never cross the network. Read
+    /// units are the same: DynamoDB charges the whole item either way.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity, ShardedProjection};
+    /// #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// #[sk(template = "SCORE#{score}#{player_id}")]
+    /// struct Score { game_id: String, player_id: String, score: u64, replay: Vec<u8> }
+    ///
+    /// #[derive(ShardedProjection, Deserialize)]
+    /// #[projection(of = Score)]
+    /// struct ScoreLine { player_id: String, score: u64 }
+    ///
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// let top: Vec<ScoreLine> = Score::query(repo, "g1").project::<ScoreLine>().descending().limit(10).collect().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn project<P: Projection<Entity = E>>(self) -> Query<E, P> {
+        Query {
+            repo: self.repo,
+            index: self.index,
+            partitions: self.partitions,
+            condition: self.condition,
+            descending: self.descending,
+            limit: self.limit,
+            page_size: self.page_size,
+            consistent: self.consistent,
+            seal: self.seal,
+            decode: P::from_item,
+            projection: Some(P::ATTRIBUTES),
+            invalid: self.invalid,
+        }
+    }
+}
+
+/// Whether every member writes GSI `number` with the partition layout of the first.
+fn gsi_shared(
+    members: &[&'static crate::keys::schema::EntitySchema],
+    number: u8,
+) -> Result<(), String> {
+    let first = members.first().and_then(|m| m.gsi(number));
+    for member in members {
+        match (first, member.gsi(number)) {
+            (Some(a), Some(b)) if crate::keys::schema::same_partition_layout(&a.pk, &b.pk) => {}
+            _ => {
+                return Err(format!(
+                    "a collection query of gsi{number} needs every member to write gsi{number}                      with the same partition key template and shard count, and `{}` does not:                      query the base table, or give every member the same #[gsi{number}(pk = ..)]",
+                    member.entity
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+impl<S: QuerySource, O> Query<S, O> {
     /// Returns at most `n` items (the top `n` in the query's order).
     pub fn limit(mut self, n: usize) -> Self {
         self.limit = Some(n);
@@ -139,15 +274,15 @@ impl<E: ShardedEntity> Query<E> {
     pub fn sk(mut self, condition: SortKeyCondition) -> Self {
         let (attribute, condition) = condition.into_parts();
         let expected = match self.index {
-            None => E::SCHEMA.sk.map(|sk| sk.attribute),
-            Some(number) => E::SCHEMA
+            None => S::LAYOUT.sk.map(|sk| sk.attribute),
+            Some(number) => S::LAYOUT
                 .gsi(number)
                 .and_then(|g| g.sk)
                 .map(|sk| sk.attribute),
         };
         let condition = match condition {
             Ok(_) if expected != Some(attribute) => Err(KeyError::WrongSortKey {
-                entity: E::SCHEMA.entity,
+                entity: S::NAME,
                 expected: expected.unwrap_or(""),
                 given: attribute,
             }),
@@ -246,7 +381,10 @@ impl<E: ShardedEntity> Query<E> {
     }
 
     fn plan(&mut self) -> Result<(Plan, u64), Error> {
-        let schema = E::SCHEMA;
+        let schema = S::LAYOUT;
+        if let Some(invalid) = self.invalid.take() {
+            return Err(Error::InvalidQuery(invalid));
+        }
         if let Some(condition) = &self.condition {
             check_condition(condition)?;
         }
@@ -268,7 +406,7 @@ impl<E: ShardedEntity> Query<E> {
             ),
             Some(number) => {
                 let gsi = schema.gsi(number).ok_or_else(|| {
-                    Error::InvalidQuery(format!("{} has no gsi{number}", schema.entity))
+                    Error::InvalidQuery(format!("{} has no gsi{number}", S::NAME))
                 })?;
                 if self.consistent {
                     return Err(Error::InvalidQuery(format!(
@@ -286,18 +424,26 @@ impl<E: ShardedEntity> Query<E> {
             }
         };
         // Without an explicit condition, the literal prefix of the sort-key template keeps
-        // the query to this entity's items at the key level (the entity filter catches the rest).
-        let condition = self.condition.clone().or_else(|| {
-            let sk = sort_key?;
-            match sk.template.segments.first() {
-                Some(Segment::Literal(prefix)) => {
-                    Some(SortCondition::BeginsWith((*prefix).to_owned()))
-                }
-                _ => None,
-            }
+        // the query to this entity's items at the key level (the entity check catches the
+        // rest). A collection's members have different prefixes: it reads the whole partition.
+        let single = S::ENTITIES.len() == 1;
+        let prefix = sort_key.and_then(literal_prefix).filter(|_| single);
+        let condition = self
+            .condition
+            .clone()
+            .or_else(|| prefix.map(|p| SortCondition::BeginsWith(p.to_owned())));
+        let filter_on_server = !prefix.is_some_and(|p| confined_to_prefix(condition.as_ref(), p));
+        let projection = self.projection.map(|attributes| {
+            let mut all: Vec<&'static str> = attributes.to_vec();
+            all.push(pk_attribute);
+            all.extend(position_attributes.iter().copied());
+            all.push(ENTITY_ATTRIBUTE);
+            let mut seen = std::collections::HashSet::new();
+            all.retain(|a| seen.insert(*a));
+            all
         });
         let fingerprint = Fingerprint::new()
-            .part(schema.entity)
+            .part(S::NAME)
             .part(index.unwrap_or(""))
             .part(&logical)
             .part(
@@ -311,7 +457,10 @@ impl<E: ShardedEntity> Query<E> {
         let plan = Plan {
             client: self.repo.client().clone(),
             table: self.repo.table().to_owned(),
-            entity: schema.entity,
+            entity: S::NAME,
+            entities: S::ENTITIES,
+            filter_on_server,
+            projection,
             index,
             pk_attribute,
             sort_attribute: sort_key.map(|sk| sk.attribute),
@@ -348,24 +497,24 @@ impl<E: ShardedEntity> Query<E> {
 
     /// Runs the query and returns every item (up to `limit`) in sort-key order. A failed
     /// shard fails the query with [`Error::ShardFailed`].
-    pub async fn collect(mut self) -> Result<Vec<E>, Error> {
+    pub async fn collect(mut self) -> Result<Vec<O>, Error> {
         let limit = self.limit;
         let mut engine = self.engine(None, limit, false)?;
         let mut items = Vec::with_capacity(limit.unwrap_or(0).min(1024));
         while let Some(item) = engine.next_item().await? {
-            items.push(E::from_item(item)?);
+            items.push((self.decode)(item)?);
         }
         Ok(items)
     }
 
     /// Like [`collect`](Self::collect), but a failed shard is left out and listed in
     /// [`Partial::failures`] instead of failing the query.
-    pub async fn collect_partial(mut self) -> Result<Partial<E>, Error> {
+    pub async fn collect_partial(mut self) -> Result<Partial<O>, Error> {
         let limit = self.limit;
         let mut engine = self.engine(None, limit, true)?;
         let mut items = Vec::new();
         while let Some(item) = engine.next_item().await? {
-            items.push(E::from_item(item)?);
+            items.push((self.decode)(item)?);
         }
         Ok(Partial {
             items,
@@ -375,19 +524,20 @@ impl<E: ShardedEntity> Query<E> {
 
     /// The items as a stream in sort-key order, fetching shard pages as the stream is read.
     /// The first error ends the stream.
-    pub fn stream(mut self) -> impl Stream<Item = Result<E, Error>> + Send + 'static
+    pub fn stream(mut self) -> impl Stream<Item = Result<O, Error>> + Send + 'static
     where
-        E: Send + 'static,
+        O: Send + 'static,
     {
         let limit = self.limit;
         let engine = self.engine(None, limit, false);
-        futures::stream::try_unfold(Some(engine), |state| async move {
+        let decode = self.decode;
+        futures::stream::try_unfold(Some(engine), move |state| async move {
             let mut engine = match state {
                 None => return Ok(None),
                 Some(engine) => engine?,
             };
             match engine.next_item().await? {
-                Some(item) => Ok(Some((E::from_item(item)?, Some(Ok(engine))))),
+                Some(item) => Ok(Some((decode(item)?, Some(Ok(engine))))),
                 None => Ok(None),
             }
         })
@@ -416,7 +566,7 @@ impl<E: ShardedEntity> Query<E> {
     /// first page costs the same. Measured over 10 shards (BENCHMARKS.md, "Cursor paging"):
     /// about 10 requests per page for page sizes 1, 5 and 20. Shards that are finished cost
     /// nothing.
-    pub async fn page(mut self, size: usize, cursor: Option<&Cursor>) -> Result<Page<E>, Error> {
+    pub async fn page(mut self, size: usize, cursor: Option<&Cursor>) -> Result<Page<O>, Error> {
         if size == 0 {
             return Err(Error::InvalidQuery(
                 "page(0, ..): a page must hold at least one item, or its cursor could never \
@@ -449,7 +599,7 @@ impl<E: ShardedEntity> Query<E> {
         let mut engine = Engine::new(plan, resume, Some(size), false);
         let mut items = Vec::with_capacity(size.min(1024));
         while let Some(item) = engine.next_item().await? {
-            items.push(E::from_item(item)?);
+            items.push((self.decode)(item)?);
         }
         engine.settle().await?;
         let cursor = (!engine.is_complete())
@@ -468,6 +618,42 @@ impl<E: ShardedEntity> Query<E> {
         let (plan, _) = self.plan()?;
         scatter::count_by_shard(&plan).await
     }
+}
+
+/// The leading literal of a sort-key template (`SCORE#` of `SCORE#{score}#{player_id}`).
+fn literal_prefix(sk: SortKeySchema) -> Option<&'static str> {
+    match sk.template.segments.first() {
+        Some(Segment::Literal(prefix)) if !prefix.is_empty() => Some(prefix),
+        _ => None,
+    }
+}
+
+/// Whether every sort key the condition admits starts with `prefix`, but for at most the one
+/// key `prefix` with its last character incremented (the open upper end of a typed range):
+/// then another entity's items come back only when they share the prefix, and checking the
+/// entity on the client is cheaper than a `FilterExpression` on every request.
+///
+/// A range between two keys that both start with the prefix holds only keys that start with
+/// it (byte order); a one-sided range (`>`, `<`) reaches past it.
+fn confined_to_prefix(condition: Option<&SortCondition>, prefix: &str) -> bool {
+    let upper_end = next_prefix(prefix);
+    let within = |key: &str| key.starts_with(prefix);
+    match condition {
+        Some(SortCondition::BeginsWith(p)) => within(p),
+        Some(SortCondition::Between(low, high)) => {
+            within(low) && (within(high) || Some(high.as_str()) == upper_end.as_deref())
+        }
+        _ => false,
+    }
+}
+
+/// `prefix` with its last character replaced by the next one (`SCORE#` -> `SCORE$`).
+fn next_prefix(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    let last = chars.pop()?;
+    let next = char::from_u32(u32::from(last) + 1)?;
+    chars.push(next);
+    Some(chars.into_iter().collect())
 }
 
 /// Refuses a sort-key condition DynamoDB would reject, before anything is sent: an inverted

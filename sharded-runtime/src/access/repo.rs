@@ -68,6 +68,37 @@ impl<E> std::fmt::Debug for Repo<E> {
     }
 }
 
+/// What a repository handle is, whatever it reads: also the handle of a collection query.
+impl<E> Repo<E> {
+    /// The DynamoDB client.
+    pub fn client(&self) -> &Client {
+        &self.shared.client
+    }
+
+    /// The table name.
+    pub fn table(&self) -> &str {
+        &self.shared.table
+    }
+
+    /// The concurrency bound of queries.
+    pub fn concurrency(&self) -> usize {
+        self.shared.concurrency
+    }
+
+    /// The hot-key statistics this repository records into, if any.
+    pub fn stats(&self) -> Option<&Arc<HotKeyStats>> {
+        self.shared.stats.as_ref()
+    }
+
+    /// The same handle, typed for what a query reads (a collection of entities).
+    pub(crate) fn retype<F>(self) -> Repo<F> {
+        Repo {
+            shared: self.shared,
+            _entity: PhantomData,
+        }
+    }
+}
+
 impl<E: ShardedEntity> Repo<E> {
     /// A repository of `E` in `table`.
     pub fn new(client: Client, table: impl Into<String>) -> Self {
@@ -112,32 +143,12 @@ impl<E: ShardedEntity> Repo<E> {
         self
     }
 
-    /// The hot-key statistics this repository records into, if any.
-    pub fn stats(&self) -> Option<&Arc<HotKeyStats>> {
-        self.shared.stats.as_ref()
-    }
-
     /// The same table and client, typed for another entity of the single-table design.
     pub fn for_entity<F: ShardedEntity>(&self) -> Repo<F> {
         Repo {
             shared: Arc::clone(&self.shared),
             _entity: PhantomData,
         }
-    }
-
-    /// The DynamoDB client.
-    pub fn client(&self) -> &Client {
-        &self.shared.client
-    }
-
-    /// The table name.
-    pub fn table(&self) -> &str {
-        &self.shared.table
-    }
-
-    /// The concurrency bound of queries.
-    pub fn concurrency(&self) -> usize {
-        self.shared.concurrency
     }
 
     /// Creates the table this entity needs (keys and GSIs, on-demand billing).

@@ -38,9 +38,11 @@ use tracing::Instrument;
 use crate::access::cursor::{MergePosition, Resume, ShardPosition};
 use crate::access::entity::Item;
 use crate::access::merge::{HeadHeap, SortValue};
+use crate::access::source::entity_of;
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
 use crate::error::Error;
+use crate::keys::schema::ENTITY_ATTRIBUTE;
 
 /// A sort-key condition of a query, applied by DynamoDB in the key condition.
 ///
@@ -123,7 +125,19 @@ pub struct ShardFailure {
 pub(crate) struct Plan {
     pub client: Client,
     pub table: String,
+    /// The entity or collection queried, for spans.
     pub entity: &'static str,
+    /// The entities whose items the query keeps (the entity attribute's values).
+    pub entities: &'static [&'static str],
+    /// Whether DynamoDB filters on the entity attribute (`FilterExpression`). When the key
+    /// condition already confines the query to the entity's literal sort-key prefix, nothing
+    /// is sent and the engine checks each item instead: the same items come out (DynamoDB
+    /// applies a filter after `Limit` and charges the read either way), for less work per
+    /// request. Counting always filters on the server.
+    pub filter_on_server: bool,
+    /// The attributes of a projection (with the keys and the entity attribute the engine
+    /// needs), or `None` for whole items.
+    pub projection: Option<Vec<&'static str>>,
     pub index: Option<&'static str>,
     /// The partition key attribute queried (`pk` or `gsi1pk`).
     pub pk_attribute: &'static str,
@@ -408,7 +422,12 @@ impl Engine {
                 .await;
             for (shard, result) in results {
                 match result {
-                    Ok(page) => {
+                    Ok(mut page) => {
+                        // Without a server-side filter, another entity's item (one whose sort
+                        // key shares the prefix) is dropped here, as the filter would have.
+                        let entities = self.plan.entities;
+                        page.items
+                            .retain(|item| entity_of(item).is_some_and(|e| entities.contains(&e)));
                         let state = &mut self.shards[shard];
                         state.exhausted = page.last_evaluated_key.is_none();
                         state.filtered_empty = page.items.is_empty() && !state.exhausted;
@@ -576,17 +595,15 @@ pub(crate) async fn query_shard(
     count_only: bool,
 ) -> Result<ShardPage, Error> {
     let pk = &plan.partitions[shard];
-    let mut names = HashMap::from([
-        ("#pk".to_owned(), plan.pk_attribute.to_owned()),
-        (
-            "#et".to_owned(),
-            crate::keys::schema::ENTITY_ATTRIBUTE.to_owned(),
-        ),
-    ]);
-    let mut values = HashMap::from([
-        (":pk".to_owned(), AttributeValue::S(pk.clone())),
-        (":et".to_owned(), AttributeValue::S(plan.entity.to_owned())),
-    ]);
+    let mut names = HashMap::from([("#pk".to_owned(), plan.pk_attribute.to_owned())]);
+    let mut values = HashMap::from([(":pk".to_owned(), AttributeValue::S(pk.clone()))]);
+    // DynamoDB refuses placeholders an expression does not use: each is added with its use.
+    let filter = (plan.filter_on_server || count_only)
+        .then(|| entity_filter(plan.entities, &mut names, &mut values));
+    let projection = match &plan.projection {
+        Some(attributes) if !count_only => Some(projection_expression(attributes, &mut names)),
+        _ => None,
+    };
     let mut condition = "#pk = :pk".to_owned();
     if let (Some(sort), Some(sk_attr)) = (&plan.condition, plan.sort_attribute) {
         names.insert("#sk".to_owned(), sk_attr.to_owned());
@@ -603,8 +620,9 @@ pub(crate) async fn query_shard(
         .set_index_name(plan.index.map(str::to_owned))
         .key_condition_expression(condition)
         // Single-table: other entities may share the partition; only this entity's items
-        // come back, so none is ever deserialised as the wrong type.
-        .filter_expression("#et = :et")
+        // come back (or, without the filter, are kept), so none is read as the wrong type.
+        .set_filter_expression(filter)
+        .set_projection_expression(projection)
         .set_expression_attribute_names(Some(names))
         .set_expression_attribute_values(Some(values))
         .scan_index_forward(!plan.descending)
@@ -635,6 +653,43 @@ pub(crate) async fn query_shard(
         last_evaluated_key: output.last_evaluated_key,
         items: output.items.unwrap_or_default(),
     })
+}
+
+/// `#et = :et`, or `#et IN (:et0, ...)` for a collection, with its placeholders.
+fn entity_filter(
+    entities: &[&str],
+    names: &mut HashMap<String, String>,
+    values: &mut HashMap<String, AttributeValue>,
+) -> String {
+    names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
+    if let [entity] = entities {
+        values.insert(":et".to_owned(), AttributeValue::S((*entity).to_owned()));
+        return "#et = :et".to_owned();
+    }
+    let placeholders: Vec<String> = entities
+        .iter()
+        .enumerate()
+        .map(|(i, entity)| {
+            let placeholder = format!(":et{i}");
+            values.insert(placeholder.clone(), AttributeValue::S((*entity).to_owned()));
+            placeholder
+        })
+        .collect();
+    format!("#et IN ({})", placeholders.join(", "))
+}
+
+/// `#a0, #a1, ...` naming `attributes` (placeholders, so reserved words such as `name` work).
+fn projection_expression(attributes: &[&str], names: &mut HashMap<String, String>) -> String {
+    let placeholders: Vec<String> = attributes
+        .iter()
+        .enumerate()
+        .map(|(i, attribute)| {
+            let placeholder = format!("#a{i}");
+            names.insert(placeholder.clone(), (*attribute).to_owned());
+            placeholder
+        })
+        .collect();
+    placeholders.join(", ")
 }
 
 /// Counts one shard's matching items, following its pages.
@@ -746,6 +801,9 @@ mod tests {
             client: Client::from_conf(config),
             table: "t".into(),
             entity: "Score",
+            entities: &["Score"],
+            filter_on_server: true,
+            projection: None,
             index: None,
             pk_attribute: "pk",
             sort_attribute: Some("sk"),

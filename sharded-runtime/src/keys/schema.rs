@@ -140,6 +140,58 @@ impl PartitionKeySchema {
     }
 }
 
+/// Whether two partition keys put the same logical key in the same physical partitions: the
+/// same attribute, templates with the same literals and fields at the same places (field
+/// names may differ; their types are checked by the derive), and the same shard count. How an
+/// item picks its shard may differ: a query reads every shard.
+pub(crate) const fn same_partition_layout(a: &PartitionKeySchema, b: &PartitionKeySchema) -> bool {
+    str_eq(a.attribute, b.attribute)
+        && same_template_shape(a.template, b.template)
+        && shard_count(a.sharding) == shard_count(b.sharding)
+}
+
+/// Whether two templates have the same literals and fields at the same places.
+pub(crate) const fn same_template_shape(a: &KeyTemplate, b: &KeyTemplate) -> bool {
+    let (a, b) = (a.segments, b.segments);
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        match (&a[i], &b[i]) {
+            (Segment::Literal(x), Segment::Literal(y)) if str_eq(x, y) => {}
+            (Segment::Field(_), Segment::Field(_)) => {}
+            _ => return false,
+        }
+        i += 1;
+    }
+    true
+}
+
+/// [`Sharding::shard_count`] as a `const fn`: 0 when unsharded.
+pub(crate) const fn shard_count(sharding: Sharding) -> u32 {
+    match sharding {
+        Sharding::None => 0,
+        Sharding::Hash { n, .. } | Sharding::Random { n } | Sharding::Identity { n } => n,
+    }
+}
+
+/// `a == b` for `&str` in a `const fn`.
+pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// A sort key: attribute name and template.
 ///
 /// ```

@@ -1,0 +1,131 @@
+//! What a query reads and what it returns: one entity, a collection of entities that share a
+//! partition layout (`#[derive(ShardedCollection)]`), or a projection of an entity
+//! (`#[derive(ShardedProjection)]`).
+//!
+//! The engine works on raw items; these traits say which entities' items a query keeps and how
+//! an item becomes the caller's type, so one engine, cursor and merge serve all three.
+
+use serde::de::DeserializeOwned;
+
+use crate::access::entity::{from_item_as, Item, ShardedEntity};
+use crate::error::Error;
+use crate::keys::schema::{EntitySchema, ENTITY_ATTRIBUTE};
+
+/// What a [`Query`](crate::Query) reads: one entity, or a collection of entities sharing a
+/// partition layout.
+///
+/// Implemented for every [`ShardedEntity`] and by `#[derive(ShardedCollection)]`; there is no
+/// need to implement it by hand. Its items are the derive's interface and may change.
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// use sharded::{QuerySource, ShardedEntity};
+///
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+/// #[sk(template = "SCORE#{score}#{player_id}")]
+/// struct Score { game_id: String, player_id: String, score: u64 }
+///
+/// assert_eq!(<Score as QuerySource>::ENTITIES, ["Score"]);
+/// ```
+pub trait QuerySource: Sized {
+    /// The key layout queried: the entity's schema, or the first member's for a collection
+    /// (every member shares its partition key and sort-key attribute).
+    #[doc(hidden)]
+    const LAYOUT: &'static EntitySchema;
+    /// The name in messages, spans and cursor fingerprints.
+    #[doc(hidden)]
+    const NAME: &'static str;
+    /// The entity names whose items the query keeps (the values of the entity attribute).
+    const ENTITIES: &'static [&'static str];
+    /// Reads one item, refusing an item of an entity not in [`ENTITIES`](Self::ENTITIES).
+    #[doc(hidden)]
+    fn from_source_item(item: Item) -> Result<Self, Error>;
+}
+
+impl<E: ShardedEntity> QuerySource for E {
+    const LAYOUT: &'static EntitySchema = E::SCHEMA;
+    const NAME: &'static str = E::SCHEMA.entity;
+    const ENTITIES: &'static [&'static str] = &[E::SCHEMA.entity];
+
+    fn from_source_item(item: Item) -> Result<Self, Error> {
+        E::from_item(item)
+    }
+}
+
+/// An enum of entities read together from one partition: a game, its scores and its comments
+/// under one partition key. Implemented by `#[derive(ShardedCollection)]`.
+///
+/// A query of any member becomes a query of the collection with
+/// [`Query::collection`](crate::Query::collection): every shard is queried once, and the
+/// answer is the enum, merged in sort-key order across shards and entity types, paged with the
+/// same cursors.
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// use sharded::{ShardedCollection, ShardedEntity};
+///
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 4)]
+/// #[sk(template = "SCORE#{score}#{player_id}")]
+/// struct Score { game_id: String, player_id: String, score: u64 }
+///
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[pk(template = "GAME#{game_id}", shard = "hash(comment_id)", n = 4)]
+/// #[sk(template = "COMMENT#{comment_id}")]
+/// struct Comment { game_id: String, comment_id: String, text: String }
+///
+/// #[derive(ShardedCollection)]
+/// enum GamePage { Score(Score), Comment(Comment) }
+///
+/// assert_eq!(<GamePage as ShardedCollection>::MEMBERS.len(), 2);
+/// ```
+pub trait ShardedCollection: QuerySource {
+    /// The schema of every member, in variant order.
+    const MEMBERS: &'static [&'static EntitySchema];
+}
+
+/// `Self` is an entity held by the collection `C`: a query of `Self` can become a query of
+/// `C`. Implemented by `#[derive(ShardedCollection)]` for each member.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a member of the collection `{C}`",
+    label = "`{C}` has no variant holding `{Self}`",
+    note = "add a variant `{Self}({Self})` to `{C}`, or start the query from an entity that `{C}` holds"
+)]
+pub trait CollectionMember<C: ShardedCollection>: ShardedEntity {}
+
+/// A partial view of an entity: a struct of some of its fields, read with a
+/// `ProjectionExpression` so only those attributes cross the network. Implemented by
+/// `#[derive(ShardedProjection)]`.
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// use sharded::{Projection, ShardedEntity, ShardedProjection};
+///
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+/// #[sk(template = "SCORE#{score}#{player_id}")]
+/// struct Score { game_id: String, player_id: String, score: u64, replay: Vec<u8> }
+///
+/// #[derive(ShardedProjection, Deserialize)]
+/// #[projection(of = Score)]
+/// struct ScoreLine { player_id: String, score: u64 }
+///
+/// assert_eq!(<ScoreLine as Projection>::ATTRIBUTES, ["player_id", "score"]);
+/// ```
+pub trait Projection: DeserializeOwned {
+    /// The entity projected.
+    type Entity: ShardedEntity;
+    /// The attributes read (the struct's fields, as stored).
+    const ATTRIBUTES: &'static [&'static str];
+
+    /// Reads a projected item, refusing an item of another entity.
+    fn from_item(item: Item) -> Result<Self, Error> {
+        from_item_as(<Self::Entity as ShardedEntity>::SCHEMA, item)
+    }
+}
+
+/// The entity name an item carries, if it carries one as a string.
+pub(crate) fn entity_of(item: &Item) -> Option<&str> {
+    item.get(ENTITY_ATTRIBUTE).and_then(|v| v.as_s().ok()).map(String::as_str)
+}

@@ -63,8 +63,8 @@ pub use sharded_derive::{ShardedCollection, ShardedEntity, ShardedProjection};
 pub use sharded_runtime::{
     capacity, hash, schema, CollectionMember, Cursor, CursorError, CursorKey, Error, Item,
     ItemKeyDisplay, ItemKeys, KeyError, KeyPart, KeyPartDecode, KeyPartError, Page, Partial,
-    Projection, Query, QuerySource, Repo, RetryPolicy, ShardFailure, ShardKeys,
-    ShardedCollection, ShardedCounter, ShardedEntity, SortCondition, SortKeyCondition,
+    Projection, Query, QuerySource, Repo, RetryPolicy, ShardFailure, ShardKeys, ShardedCollection,
+    ShardedCounter, ShardedEntity, SortCondition, SortKeyCondition,
 };
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

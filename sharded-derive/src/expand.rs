@@ -650,11 +650,10 @@ fn entity_shape(cx: &Ctx) -> TokenStream {
     let ident = &cx.r.entity.ident;
     // After a refused input a template may name no field: its type is unknown, and nothing
     // is checked against a crate that does not compile anyway.
-    let types: Option<Vec<&Type>> = cx
-        .r
-        .pk
-        .as_ref()
-        .and_then(|pk| pk.template.fields().map(|f| f.ty()).collect());
+    let types: Option<Vec<&Type>> =
+        cx.r.pk
+            .as_ref()
+            .and_then(|pk| pk.template.fields().map(|f| f.ty()).collect());
     let types = types.unwrap_or_default();
     let fields = &cx.r.entity.fields;
     let names = fields

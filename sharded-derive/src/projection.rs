@@ -111,10 +111,7 @@ fn parse<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Projection<'a>> {
 /// The `Entity` of `#[projection(of = Entity)]`.
 fn entity_type(cx: &Ctxt, input: &DeriveInput) -> Option<Type> {
     let mut entity: Option<Type> = None;
-    let mut attrs = input
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident(PROJECTION));
+    let mut attrs = input.attrs.iter().filter(|a| a.path().is_ident(PROJECTION));
     let Some(attr) = attrs.next() else {
         cx.error_spanned_by(
             &input.ident,

@@ -5,8 +5,8 @@
 pub use crate::access::entity::{Item, ItemKeys, ShardedEntity};
 pub use crate::access::query::Query;
 pub use crate::access::repo::Repo;
-pub use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 pub use crate::access::sort_condition::{sort_key_condition, SortKeyCondition, SortOp};
+pub use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 pub use crate::error::Error;
 pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
 pub use crate::keys::error::KeyError;
@@ -229,9 +229,13 @@ pub const fn assert_not_entity_attribute(attribute: &str) {
     }
 }
 
-
 /// Facts about an entity's struct that the collection and projection derives check against,
 /// implemented by `#[derive(ShardedEntity)]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a sharded entity",
+    label = "`{Self}` does not derive `ShardedEntity`",
+    note = "derive it: `#[derive(ShardedEntity, Serialize, Deserialize)]` with a `#[pk(template = \"...\")]`"
+)]
 pub trait EntityShape {
     /// The types of the base partition key's template fields, in template order.
     type PartitionTypes;

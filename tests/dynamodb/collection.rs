@@ -112,7 +112,11 @@ async fn a_collection_returns_every_member_of_the_partition_merged_by_sort_key()
         let expected = sorted(members.clone(), descending);
         assert_eq!(got.len(), 80, "40 scores, 25 comments, 15 badges; no note");
         // Sort keys are unique across the collection here, so the order is fully determined.
-        assert_eq!(sort_keys(&got), sort_keys(&expected), "descending: {descending}");
+        assert_eq!(
+            sort_keys(&got),
+            sort_keys(&expected),
+            "descending: {descending}"
+        );
         assert_eq!(got, expected);
     }
 }
@@ -171,9 +175,19 @@ async fn a_gsi_collection_needs_every_member_on_the_same_gsi_layout() {
         .collect()
         .await
         .unwrap();
-    let scores = feed.iter().filter(|f| matches!(f, PlayerFeed::Score(_))).count();
-    let comments = feed.iter().filter(|f| matches!(f, PlayerFeed::Comment(_))).count();
-    assert_eq!((scores, comments), (2, 8), "p3 in g1 and g2: 1 score, 4 comments each");
+    let scores = feed
+        .iter()
+        .filter(|f| matches!(f, PlayerFeed::Score(_)))
+        .count();
+    let comments = feed
+        .iter()
+        .filter(|f| matches!(f, PlayerFeed::Comment(_)))
+        .count();
+    assert_eq!(
+        (scores, comments),
+        (2, 8),
+        "p3 in g1 and g2: 1 score, 4 comments each"
+    );
     // Badge's gsi1 is BADGE#{badge}: a collection holding it cannot read PLAYER#.. keys.
     let err = Score::query_gsi1(&repo, "p3")
         .collection::<GameFeed>()

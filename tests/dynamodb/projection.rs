@@ -60,7 +60,12 @@ fn line(s: &Score) -> ScoreLine {
 #[tokio::test]
 async fn a_projection_returns_the_entity_query_fields_in_the_same_order() {
     let (repo, _) = scores().await;
-    let full = Score::query(&repo, "g1").descending().limit(25).collect().await.unwrap();
+    let full = Score::query(&repo, "g1")
+        .descending()
+        .limit(25)
+        .collect()
+        .await
+        .unwrap();
     let lines = Score::query(&repo, "g1")
         .project::<ScoreLine>()
         .descending()
@@ -69,7 +74,10 @@ async fn a_projection_returns_the_entity_query_fields_in_the_same_order() {
         .await
         .unwrap();
     assert_eq!(lines, full.iter().map(line).collect::<Vec<_>>());
-    assert_eq!(<ScoreLine as Projection>::ATTRIBUTES, ["player_id", "score"]);
+    assert_eq!(
+        <ScoreLine as Projection>::ATTRIBUTES,
+        ["player_id", "score"]
+    );
 }
 
 #[tokio::test]
@@ -86,7 +94,10 @@ async fn a_projection_pages_and_reads_gsis() {
         1,
     )
     .await;
-    assert_eq!(on_gsi.into_iter().flatten().collect::<Vec<_>>(), vec![line(player)]);
+    assert_eq!(
+        on_gsi.into_iter().flatten().collect::<Vec<_>>(),
+        vec![line(player)]
+    );
 }
 
 #[tokio::test]

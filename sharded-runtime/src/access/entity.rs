@@ -59,6 +59,11 @@ impl ItemKeys {
 /// let back = Score::from_item(item)?;          // refuses items of other entities
 /// Score::table_definition().create_table(&client, "scores").send().await?;
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a sharded entity",
+    label = "`{Self}` does not derive `ShardedEntity`",
+    note = "derive it: `#[derive(ShardedEntity, Serialize, Deserialize)]` with a `#[pk(template = \"...\")]`"
+)]
 pub trait ShardedEntity: Serialize + DeserializeOwned + Sized {
     /// The static description of the entity's keys.
     const SCHEMA: &'static EntitySchema;

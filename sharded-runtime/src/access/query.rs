@@ -6,12 +6,12 @@ use futures::Stream;
 use crate::access::cursor::{self, Cursor, CursorKey, Fingerprint, Resume, ShardPosition};
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::repo::Repo;
-use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 use crate::access::scatter::{self, Engine, Plan, ShardFailure, SortCondition};
 use crate::access::sort_condition::SortKeyCondition;
+use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 use crate::error::{Error, KeyError};
-use crate::keys::shards::ShardKeys;
 use crate::keys::schema::{SortKeySchema, ENTITY_ATTRIBUTE};
+use crate::keys::shards::ShardKeys;
 use crate::keys::template::Segment;
 
 /// A scatter-gather query over every shard of one logical partition key, merged by sort key.

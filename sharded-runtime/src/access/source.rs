@@ -127,5 +127,7 @@ pub trait Projection: DeserializeOwned {
 
 /// The entity name an item carries, if it carries one as a string.
 pub(crate) fn entity_of(item: &Item) -> Option<&str> {
-    item.get(ENTITY_ATTRIBUTE).and_then(|v| v.as_s().ok()).map(String::as_str)
+    item.get(ENTITY_ATTRIBUTE)
+        .and_then(|v| v.as_s().ok())
+        .map(String::as_str)
 }

@@ -1,0 +1,6 @@
+use sharded::ShardedCollection;
+
+#[derive(ShardedCollection)]
+enum GamePage {}
+
+fn main() {}

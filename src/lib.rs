@@ -45,6 +45,7 @@
 //! | [`Query`], [`Page`], [`Partial`], [`Cursor`], [`SortCondition`], [`SortKeyCondition`], [`ShardFailure`] | scatter-gather queries: results, pages, partial answers |
 //! | [`ShardedCollection`](derive@ShardedCollection) (derive) and [`ShardedCollection`], [`CollectionMember`], [`QuerySource`] | several entities of one partition in one answer (`Query::collection`) |
 //! | [`ShardedProjection`](derive@ShardedProjection) (derive) and [`Projection`] | reading some of an entity's attributes (`Query::project`) |
+//! | [`Condition`], [`Field`], [`Operand`], [`Size`], [`Elements`] | typed conditions over an entity's fields (`Score::fields()`): query filters (`Query::filter`) |
 //! | [`CursorKey`] | the key that seals cursors handed to untrusted clients (`Query::seal_cursors`) |
 //! | [`ShardedCounter`] | the vote-counter pattern: a counter spread over shards |
 //! | [`RetryPolicy`] | the retry budget of batch writes and reads |

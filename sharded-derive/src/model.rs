@@ -20,6 +20,8 @@ impl<T> Sp<T> {
 
 pub struct Entity {
     pub ident: Ident,
+    /// The struct's visibility, given to the generated `{Entity}Fields`.
+    pub vis: syn::Visibility,
     pub fields: Vec<Field>,
     pub container: Container,
     /// `None` only when the input had no `#[pk]` (already reported).

@@ -93,6 +93,7 @@ pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
 
     let mut entity = Entity {
         ident: input.ident.clone(),
+        vis: input.vis.clone(),
         fields,
         container: Container::default(),
         pk: None,

@@ -2,6 +2,7 @@
 //! stability promise, hidden from the docs. Generated code reaches every runtime item through
 //! this one module, so the rest of the runtime can change freely.
 
+pub use crate::access::condition::Field;
 pub use crate::access::entity::{Item, ItemKeys, ShardedEntity};
 pub use crate::access::query::Query;
 pub use crate::access::repo::Repo;

@@ -34,6 +34,7 @@ pub use keys::hash;
 pub use keys::schema;
 
 pub use access::batch::RetryPolicy;
+pub use access::condition::{Condition, Elements, Field, Operand, Size};
 pub use access::counter::ShardedCounter;
 pub use access::cursor::{Cursor, CursorError, CursorKey};
 pub use access::entity::{Item, ItemKeys, ShardedEntity};

@@ -9,6 +9,7 @@ mod support;
 mod batch;
 mod collection;
 mod counter;
+mod filter;
 mod keys;
 mod limits;
 mod paging;

@@ -3,6 +3,7 @@
 
 use futures::Stream;
 
+use crate::access::condition::Condition;
 use crate::access::cursor::{self, Cursor, CursorKey, Fingerprint, Resume, ShardPosition};
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::repo::Repo;
@@ -48,6 +49,8 @@ pub struct Query<S, O = S> {
     projection: Option<&'static [&'static str]>,
     /// Why the query cannot run, found while it was built (reported when it runs).
     invalid: Option<String>,
+    /// The caller's filter.
+    filter: Option<Condition<()>>,
 }
 
 /// One page of a cursor-paged query.
@@ -107,6 +110,7 @@ impl<S: QuerySource> Query<S> {
             decode: S::from_source_item,
             projection: None,
             invalid: None,
+            filter: None,
         }
     }
 }
@@ -168,6 +172,7 @@ impl<E: ShardedEntity> Query<E> {
             decode: C::from_source_item,
             projection: None,
             invalid,
+            filter: self.filter,
         }
     }
 
@@ -206,6 +211,7 @@ impl<E: ShardedEntity> Query<E> {
             decode: P::from_item,
             projection: Some(P::ATTRIBUTES),
             invalid: self.invalid,
+            filter: self.filter,
         }
     }
 }
@@ -299,6 +305,37 @@ impl<S: QuerySource, O> Query<S, O> {
                 self
             }
         }
+    }
+
+    /// Only items that satisfy `condition`, a typed condition on the entity's fields
+    /// (`Score::fields()`), sent as DynamoDB's `FilterExpression`. Several calls combine with
+    /// AND. After `.collection()`, the filter applies to every member's items by attribute name.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64, country: String }
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// let f = Score::fields();
+    /// let top_fr = Score::query(repo, "g1").filter(f.country.eq("FR")).descending().limit(10).collect().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// DynamoDB applies a filter after reading (`Limit` counts the items read, and read units
+    /// are charged for them): a shard whose page the filter emptied is asked again for 4x as
+    /// many, up to 1,000 per request, so a rare match costs a few requests, not one per item.
+    /// A value that cannot be stored (serde_dynamo refuses it) makes the query return
+    /// [`Error::InvalidQuery`] when run.
+    pub fn filter(mut self, condition: Condition<S>) -> Self {
+        let condition = condition.erase();
+        self.filter = Some(match self.filter.take() {
+            Some(earlier) => earlier.and(condition),
+            None => condition,
+        });
+        self
     }
 
     /// Only items whose sort key begins with `prefix` (e.g. `Score::sk_prefix_score(100)?`).
@@ -461,6 +498,7 @@ impl<S: QuerySource, O> Query<S, O> {
             entities: S::ENTITIES,
             filter_on_server,
             projection,
+            filter: self.filter.clone(),
             index,
             pk_attribute,
             sort_attribute: sort_key.map(|sk| sk.attribute),

@@ -35,6 +35,7 @@ use aws_sdk_dynamodb::Client;
 use futures::stream::{self, StreamExt};
 use tracing::Instrument;
 
+use crate::access::condition::Condition;
 use crate::access::cursor::{MergePosition, Resume, ShardPosition};
 use crate::access::entity::Item;
 use crate::access::merge::{HeadHeap, SortValue};
@@ -138,6 +139,8 @@ pub(crate) struct Plan {
     /// The attributes of a projection (with the keys and the entity attribute the engine
     /// needs), or `None` for whole items.
     pub projection: Option<Vec<&'static str>>,
+    /// The caller's filter (`Query::filter`), applied by DynamoDB after `Limit`.
+    pub filter: Option<Condition<()>>,
     pub index: Option<&'static str>,
     /// The partition key attribute queried (`pk` or `gsi1pk`).
     pub pk_attribute: &'static str,
@@ -598,8 +601,16 @@ pub(crate) async fn query_shard(
     let mut names = HashMap::from([("#pk".to_owned(), plan.pk_attribute.to_owned())]);
     let mut values = HashMap::from([(":pk".to_owned(), AttributeValue::S(pk.clone()))]);
     // DynamoDB refuses placeholders an expression does not use: each is added with its use.
-    let filter = (plan.filter_on_server || count_only)
+    let entity = (plan.filter_on_server || count_only)
         .then(|| entity_filter(plan.entities, &mut names, &mut values));
+    let user = match &plan.filter {
+        Some(filter) => Some(filter.render(&mut names, &mut values)?),
+        None => None,
+    };
+    let filter = match (entity, user) {
+        (Some(entity), Some(user)) => Some(format!("({entity}) AND ({user})")),
+        (entity, user) => entity.or(user),
+    };
     let projection = match &plan.projection {
         Some(attributes) if !count_only => Some(projection_expression(attributes, &mut names)),
         _ => None,
@@ -804,6 +815,7 @@ mod tests {
             entities: &["Score"],
             filter_on_server: true,
             projection: None,
+            filter: None,
             index: None,
             pk_attribute: "pk",
             sort_attribute: Some("sk"),

@@ -228,10 +228,12 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
         quote!(&__SCHEMA)
     };
     let shape = entity_shape(&cx);
+    let gsi_rewrite = gsi_rewrite(&cx);
     // At module level, outside the anonymous `const` block below, so users can name it.
     let fields = typed_fields(&cx);
     let impls = quote! {
         #shape
+        #gsi_rewrite
 
         #[automatically_derived]
         impl #rt::ShardedEntity for #ident {
@@ -647,6 +649,105 @@ fn item_keys_body(cx: &Ctx) -> TokenStream {
     }
 }
 
+/// `GsiRewrite`: the GSI key attributes a typed update must rewrite, rebuilt from the values
+/// it sets and the key fields' values, so an index never goes stale.
+fn gsi_rewrite(cx: &Ctx) -> TokenStream {
+    let rt = cx.rt;
+    let r = cx.r;
+    let ident = &r.entity.ident;
+    let attribute_of = |f: &KeyField| match f {
+        KeyField::Field(field) => field.serde_name.value.clone(),
+        KeyField::Unknown(name) => name.to_string(),
+    };
+    let blocks = r.gsis.iter().map(|g| {
+        let name = format!("gsi{}", g.number);
+        let mut own: Vec<KeyField> = g.pk.physical_args();
+        push_new(&mut own, g.sk.iter().flat_map(|sk| sk.template.fields()));
+        let triggers: Vec<String> = own.iter().map(attribute_of).collect();
+        let mut needed = own.clone();
+        let identity = matches!(g.pk.shard, RShard::Identity);
+        if identity {
+            if let Some(pk) = &r.pk {
+                push_new(&mut needed, pk.template.fields());
+            }
+            push_new(&mut needed, r.sk.iter().flat_map(|sk| sk.template.fields()));
+        }
+        let locals = needed.iter().map(|f| {
+            let local = f.ident();
+            let attribute = attribute_of(f);
+            let ty = f.ty().map(|t| quote!(#t)).unwrap_or(quote!(#rt::String));
+            quote! {
+                let #local: #ty = #rt::rebuilt_field(values, #attribute, #name, changed)?;
+            }
+        });
+        let arg = |f: KeyField| {
+            let local = f.ident();
+            match f.ty().map(param_kind) {
+                Some(Param::Copy) => quote!(#local),
+                _ => quote!(&#local),
+            }
+        };
+        let pk_attr = g.pk.attribute;
+        let pk_value = if identity {
+            let logical_args: Vec<_> = r
+                .pk
+                .iter()
+                .flat_map(|pk| pk.template.fields())
+                .map(arg)
+                .collect();
+            let sk_value = match &r.sk {
+                Some(sk) => {
+                    let args: Vec<_> = sk.template.fields().map(arg).collect();
+                    quote!(::core::option::Option::Some(Self::sk(#(#args),*)?))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            let on_shard = format_ident!("{}_pk_on_shard", name);
+            let args: Vec<_> = g.pk.template.fields().map(arg).collect();
+            let n = g.pk.n;
+            quote! {{
+                let __sk: ::core::option::Option<#rt::String> = #sk_value;
+                let __identity = #rt::identity(&Self::pk_logical(#(#logical_args),*)?, __sk.as_deref());
+                Self::#on_shard(#(#args,)* #rt::shard_of_text(&__identity, #n))?
+            }}
+        } else {
+            let pk_fn = format_ident!("{}_pk", name);
+            let args: Vec<_> = g.pk.physical_args().into_iter().map(arg).collect();
+            quote!(Self::#pk_fn(#(#args),*)?)
+        };
+        let sk_push = g.sk.as_ref().map(|sk| {
+            let sk_fn = format_ident!("{}_sk", name);
+            let attr = sk.attribute;
+            let args: Vec<_> = sk.template.fields().map(arg).collect();
+            quote!(out.push((#attr, Self::#sk_fn(#(#args),*)?));)
+        });
+        quote! {
+            if changed.iter().any(|c| [#(#triggers),*].contains(c)) {
+                #(#locals)*
+                out.push((#pk_attr, #pk_value));
+                #sk_push
+            }
+        }
+    });
+    let body = cx.body(quote! {
+        let mut out = #rt::Vec::new();
+        #(#blocks)*
+        ::core::result::Result::Ok(out)
+    });
+    quote! {
+        #[automatically_derived]
+        impl #rt::GsiRewrite for #ident {
+            #[allow(unused_variables)]
+            fn gsi_keys(
+                values: &::std::collections::HashMap<&'static str, #rt::AttributeValue>,
+                changed: &[&'static str],
+            ) -> #rt::Result<#rt::Vec<(&'static str, #rt::String)>, #rt::Error> {
+                #body
+            }
+        }
+    }
+}
+
 /// `{Entity}Fields` and `Entity::fields()`: each stored field as a typed `Field`, the operand
 /// of conditions and filters.
 fn typed_fields(cx: &Ctx) -> TokenStream {
@@ -656,10 +757,24 @@ fn typed_fields(cx: &Ctx) -> TokenStream {
     let vis = &entity.vis;
     let fields_ident = format_ident!("{}Fields", ident);
     let stored: Vec<_> = entity.fields.iter().filter(|f| f.serde_attribute).collect();
+    let primary = cx.r.primary_key_fields();
     let decls = stored.iter().map(|f| {
         let (name, ty, attribute) = (&f.ident, &f.ty, &f.serde_name.value);
-        let doc = format!("`{name}`, stored as the attribute `{attribute}`.");
-        quote!(#[doc = #doc] pub #name: #rt::Field<#ident, #ty>,)
+        let in_key = primary
+            .iter()
+            .any(|k| matches!(k, KeyField::Field(k) if std::ptr::eq(*k, *f)));
+        let (role, doc) = if in_key {
+            (
+                quote!(#rt::PrimaryKey),
+                format!("`{name}`, stored as the attribute `{attribute}`; part of the primary key (compared, never updated)."),
+            )
+        } else {
+            (
+                quote!(#rt::Data),
+                format!("`{name}`, stored as the attribute `{attribute}`."),
+            )
+        };
+        quote!(#[doc = #doc] pub #name: #rt::Field<#ident, #ty, #role>,)
     });
     let inits = stored.iter().map(|f| {
         let (name, attribute) = (&f.ident, &f.serde_name.value);
@@ -1014,7 +1129,42 @@ fn repository_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
                 let sk = #sk_expr;
                 #rt::delete_by_key(repo, Self::pk(#(#pk_args),*)?, sk).await
             });
+            let entity_name = r.entity.entity_name();
+            let mut key_fields = pk.physical_args();
+            push_new(
+                &mut key_fields,
+                r.sk.iter().flat_map(|sk| sk.template.fields()),
+            );
+            let key_values = key_fields.iter().filter_map(|f| {
+                let KeyField::Field(field) = f else {
+                    return None;
+                };
+                let (name, attribute) = (&field.ident, &field.serde_name.value);
+                Some(quote! {
+                    (#attribute, #rt::stored_value(#entity_name, #attribute, &#name)?)
+                })
+            });
+            let update_body = cx.body(quote! {
+                let key = (|| -> #rt::Result<#rt::UpdateKey, #rt::Error> {
+                    let sk = #sk_expr;
+                    ::core::result::Result::Ok(#rt::UpdateKey {
+                        pk: Self::pk(#(#pk_args),*)?,
+                        sk,
+                        key_values: ::std::collections::HashMap::from([#(#key_values),*]),
+                    })
+                })();
+                #rt::Update::new(repo, key)
+            });
+            let update_doc = format!(
+                "A typed `UpdateItem` of one `{ident}`, on the shard its key gives: chain \
+                 `set`, `set_if_absent`, `add`, `append`, `remove` with fields of \
+                 `{ident}::fields()`, then `send()` (see `sharded::Update`)."
+            );
             quote! {
+                #[doc = #update_doc]
+                pub fn update(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Update<Self> {
+                    #update_body
+                }
                 #[doc = #get_doc]
                 pub async fn get(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<::core::option::Option<Self>, #rt::Error> {
                     #get_body

@@ -135,6 +135,19 @@ pub struct Resolved<'a> {
 
 impl<'a> Resolved<'a> {
     /// Every distinct key field, in the order the keys name them.
+    /// The fields the primary key (base partition and sort key) is built from: they decide
+    /// which item this is, so they cannot be updated.
+    pub fn primary_key_fields(&self) -> Vec<KeyField<'a>> {
+        let mut out = Vec::new();
+        if let Some(pk) = &self.pk {
+            push_new(&mut out, pk.physical_args());
+        }
+        if let Some(sk) = &self.sk {
+            push_new(&mut out, sk.template.fields());
+        }
+        out
+    }
+
     pub fn key_fields(&self) -> Vec<KeyField<'a>> {
         let mut out = Vec::new();
         if let Some(pk) = &self.pk {

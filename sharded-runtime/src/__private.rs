@@ -2,12 +2,13 @@
 //! stability promise, hidden from the docs. Generated code reaches every runtime item through
 //! this one module, so the rest of the runtime can change freely.
 
-pub use crate::access::condition::Field;
+pub use crate::access::condition::{Data, Field, PrimaryKey};
 pub use crate::access::entity::{Item, ItemKeys, ShardedEntity};
 pub use crate::access::query::Query;
 pub use crate::access::repo::Repo;
 pub use crate::access::sort_condition::{sort_key_condition, SortKeyCondition, SortOp};
 pub use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
+pub use crate::access::update::{GsiRewrite, Update, UpdateKey};
 pub use crate::error::Error;
 pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
 pub use crate::keys::error::KeyError;
@@ -19,6 +20,7 @@ pub use crate::keys::template::{
     build_hashed_key, build_key, build_key_on_shard, build_key_prefix, build_random_key, parse_key,
     shard_of, shard_of_text, KeyContext, KeyTemplate, ParsedKey, Segment,
 };
+pub use aws_sdk_dynamodb::types::AttributeValue;
 pub use core::result::Result;
 pub use std::string::String;
 pub use std::vec::Vec;
@@ -347,4 +349,41 @@ pub fn not_a_member(collection: &'static str, item: &Item) -> Error {
         attribute: schema::ENTITY_ATTRIBUTE,
         key: crate::error::ItemKeyDisplay { pk: None, sk: None },
     }
+}
+
+/// The stored value of a key field, for an update's GSI rewrite (`UpdateKey::key_values`).
+pub fn stored_value<T: serde::Serialize + ?Sized>(
+    entity: &'static str,
+    attribute: &'static str,
+    value: &T,
+) -> Result<aws_sdk_dynamodb::types::AttributeValue, Error> {
+    serde_dynamo::to_attribute_value(value).map_err(|e| {
+        Error::InvalidUpdate(format!(
+            "{entity}.{attribute} cannot be stored as a DynamoDB attribute: {e}"
+        ))
+    })
+}
+
+/// A field a GSI key is rebuilt from, read back from the update's values: the field's new
+/// value when the update sets it, else the key field's value. `gsi` and `changed` name the
+/// index and what changed it, for the error when the value is not known.
+pub fn rebuilt_field<T: serde::de::DeserializeOwned>(
+    values: &std::collections::HashMap<&'static str, aws_sdk_dynamodb::types::AttributeValue>,
+    attribute: &'static str,
+    gsi: &'static str,
+    changed: &[&'static str],
+) -> Result<T, Error> {
+    let value = values.get(attribute).ok_or_else(|| {
+        Error::InvalidUpdate(format!(
+            "this update changes `{}`, part of {gsi}'s key, which is built from `{attribute}` too: \
+             set `{attribute}` in the same update with `set` (a GSI key is rebuilt from known \
+             values, so its fields must all be set together, and not by `add` or `remove`)",
+            changed.join("`, `")
+        ))
+    })?;
+    serde_dynamo::from_attribute_value(value.clone()).map_err(|e| {
+        Error::InvalidUpdate(format!(
+            "`{attribute}` could not be read back for {gsi}'s key: {e}"
+        ))
+    })
 }

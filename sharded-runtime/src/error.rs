@@ -156,6 +156,25 @@ pub enum Error {
     /// The query cannot be run as asked.
     #[error("invalid query: {0}")]
     InvalidQuery(String),
+    /// The update cannot be sent as built (nothing to change, an attribute changed twice, a
+    /// GSI key that cannot be rebuilt from what the update sets); nothing was sent.
+    #[error("invalid update: {0}")]
+    InvalidUpdate(String),
+    /// A write's condition did not hold: the item is absent, of another entity, or your
+    /// condition is false for it. Nothing was written.
+    #[error(
+        "the condition of a write to {entity} {key} did not hold ({}): nothing was written; read \
+         the item again and decide",
+        match current { Some(_) => "the stored item is in this error, `current`", None => "there is no such item" }
+    )]
+    ConditionFailed {
+        /// The entity written.
+        entity: &'static str,
+        /// The item's key.
+        key: ItemKeyDisplay,
+        /// The item as stored when the condition was checked, if there was one.
+        current: Option<crate::access::entity::Item>,
+    },
     /// `Repo::in_default_table` on an entity without `#[sharded(table = "...")]`.
     #[error("{entity} has no default table: add #[sharded(table = \"...\")] or use Repo::new(client, table)")]
     NoDefaultTable {

@@ -34,7 +34,7 @@ pub use keys::hash;
 pub use keys::schema;
 
 pub use access::batch::RetryPolicy;
-pub use access::condition::{Condition, Elements, Field, Operand, Size};
+pub use access::condition::{Condition, Data, Elements, Field, Operand, PrimaryKey, Size};
 pub use access::counter::ShardedCounter;
 pub use access::cursor::{Cursor, CursorError, CursorKey};
 pub use access::entity::{Item, ItemKeys, ShardedEntity};
@@ -43,6 +43,7 @@ pub use access::repo::Repo;
 pub use access::scatter::{ShardFailure, SortCondition};
 pub use access::sort_condition::SortKeyCondition;
 pub use access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
+pub use access::update::{Addable, Removable, Updatable, Update};
 pub use error::{Error, ItemKeyDisplay};
 pub use keys::encoding::{KeyPart, KeyPartDecode, KeyPartError};
 pub use keys::error::KeyError;

@@ -35,20 +35,36 @@ use crate::error::Error;
 ///     "((score >= 100) AND (begins_with(player_id, \"p\"))) AND (size(tags) < 5)"
 /// );
 /// ```
-pub struct Field<E, T> {
+///
+/// `R` is the field's role: [`Data`], or [`PrimaryKey`] for a field the primary key is built
+/// from (conditions take both; updates only [`Data`]).
+pub struct Field<E, T, R = Data> {
     attribute: &'static str,
-    _types: PhantomData<fn() -> (E, T)>,
+    _types: PhantomData<Types<E, T, R>>,
 }
 
-impl<E, T> Clone for Field<E, T> {
+/// The types a [`Field`] stands for, without owning any (`fn() -> ..` keeps `Field` `Send`,
+/// `Sync` and `Copy` whatever they are).
+type Types<E, T, R> = fn() -> (E, T, R);
+
+/// The role of a field outside the primary key: it can be updated.
+#[derive(Debug, Clone, Copy)]
+pub enum Data {}
+
+/// The role of a field the primary key (partition or sort key) is built from: it decides
+/// which item, on which shard, this is, so it cannot be updated, only compared.
+#[derive(Debug, Clone, Copy)]
+pub enum PrimaryKey {}
+
+impl<E, T, R> Clone for Field<E, T, R> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<E, T> Copy for Field<E, T> {}
+impl<E, T, R> Copy for Field<E, T, R> {}
 
-impl<E, T> fmt::Debug for Field<E, T> {
+impl<E, T, R> fmt::Debug for Field<E, T, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Field({})", self.attribute)
     }
@@ -56,6 +72,11 @@ impl<E, T> fmt::Debug for Field<E, T> {
 
 /// A value a condition compares a `Field<E, T>` with: a `T`, or a `&str` for a `String`
 /// field.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a value of the field's type `{T}`",
+    label = "expected a `{T}`",
+    note = "conditions and updates take a value of the field's own Rust type (and `&str` for a `String` field)"
+)]
 pub trait Operand<T> {
     /// The value as DynamoDB stores a `T`.
     fn to_attribute(&self) -> Result<AttributeValue, String>;
@@ -73,7 +94,7 @@ impl Operand<String> for &str {
     }
 }
 
-impl<E, T> Field<E, T> {
+impl<E, T, R> Field<E, T, R> {
     /// The field stored as `attribute` (its serde name). Called by generated code.
     #[doc(hidden)]
     pub const fn new(attribute: &'static str) -> Self {
@@ -154,7 +175,7 @@ impl<E, T> Field<E, T> {
     }
 }
 
-impl<E> Field<E, String> {
+impl<E, R> Field<E, String, R> {
     /// `begins_with(field, prefix)`
     pub fn begins_with(self, prefix: &str) -> Condition<E> {
         Condition::node(Node::BeginsWith(
@@ -190,7 +211,7 @@ impl<T: Serialize> Elements for std::collections::BTreeSet<T> {
     type Element = T;
 }
 
-impl<E, T: Elements> Field<E, T> {
+impl<E, T: Elements, R> Field<E, T, R> {
     /// `contains(field, element)`: the list or set holds `element`.
     pub fn contains_element(self, element: impl Operand<T::Element>) -> Condition<E> {
         Condition::node(Node::Contains(self.attribute, element.to_attribute()))

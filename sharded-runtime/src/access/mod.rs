@@ -25,3 +25,4 @@ pub mod scatter;
 pub mod sort_condition;
 pub mod source;
 pub mod table;
+pub mod update;

@@ -1,0 +1,359 @@
+//! Typed updates: one `UpdateItem` on the item's shard, built from the entity's typed fields.
+//!
+//! The generated `Entity::update(&repo, key..)` computes the physical key (on the shard the
+//! hash fields give) and hands this builder the values of the key fields; each operation takes
+//! a [`Field`] of the entity, so a value of the wrong type, a field of another entity, or a
+//! field of the primary key (its value decides where the item lives) does not compile.
+//! Names go through `ExpressionAttributeNames` and values through serde_dynamo.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+
+use crate::access::condition::{Condition, Data, Field, Names, Operand, Values};
+use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::repo::Repo;
+use crate::error::Error;
+use crate::keys::schema::ENTITY_ATTRIBUTE;
+
+/// A field an update may change: a [`Field`] outside the primary key.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a field an update of `{E}` can change",
+    label = "a primary-key field of `{E}`, or a field of another entity",
+    note = "a primary-key field decides which item (and which shard) this is: to change it, move the item (delete the old one and put the new one, in one transaction to make it atomic); the other fields of `{E}` are in `{E}::fields()`"
+)]
+pub trait Updatable<E> {
+    /// The field's Rust type.
+    type Value;
+    /// The stored attribute.
+    fn attribute(&self) -> &'static str;
+}
+
+impl<E, T> Updatable<E> for Field<E, T, Data> {
+    type Value = T;
+    fn attribute(&self) -> &'static str {
+        Field::attribute(self)
+    }
+}
+
+/// Types `ADD` works on: numbers. (DynamoDB's `ADD` also unites sets, but serde_dynamo stores
+/// Rust's `HashSet` and `BTreeSet` as lists, which `ADD` refuses: use `append`, or `set`.)
+#[diagnostic::on_unimplemented(
+    message = "`add` works on numbers, and `{Self}` is not one",
+    label = "not a number",
+    note = "to extend a list use `append`; to replace a value use `set`"
+)]
+pub trait Addable {}
+
+macro_rules! addable {
+    ($($t:ty),*) => { $(impl Addable for $t {})* };
+}
+addable!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, usize, isize, f32, f64);
+
+/// Fields `remove` can clear: optional ones (an entity's required field must stay readable).
+#[diagnostic::on_unimplemented(
+    message = "`remove` clears an `Option` field, and `{Self}` is a required one",
+    label = "a required field",
+    note = "a required field must stay readable: `set` it to a new value instead, or make it an `Option`"
+)]
+pub trait Removable {}
+impl<T> Removable for Option<T> {}
+
+/// What the generated code knows when it builds an update: the physical key, the key fields'
+/// stored values, and how to rebuild a GSI key from stored values.
+#[doc(hidden)]
+pub struct UpdateKey {
+    /// Partition key and sort key.
+    pub pk: String,
+    /// The sort key, if the entity has one.
+    pub sk: Option<String>,
+    /// The attribute values of the primary key's fields, by attribute.
+    pub key_values: HashMap<&'static str, AttributeValue>,
+}
+
+/// Rebuilds the GSI key attributes an update changes, from the stored values of the key
+/// fields and the fields it sets: generated per entity (`GsiRewrite::gsi_keys`).
+#[doc(hidden)]
+pub trait GsiRewrite {
+    /// For each GSI whose key uses a field in `values` that the update sets (`changed`),
+    /// its key attributes and their new values; an error naming the missing field when the
+    /// update does not set every field that key is built from.
+    fn gsi_keys(
+        values: &HashMap<&'static str, AttributeValue>,
+        changed: &[&'static str],
+    ) -> Result<Vec<(&'static str, String)>, Error>;
+}
+
+#[derive(Debug, Clone)]
+enum Action {
+    Set(Result<AttributeValue, String>),
+    SetIfAbsent(Result<AttributeValue, String>),
+    Add(Result<AttributeValue, String>),
+    Append(Result<AttributeValue, String>),
+    Remove,
+}
+
+/// A typed `UpdateItem` of one item, built by the entity's generated `update` function.
+///
+/// ```no_run
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::{Error, Repo, ShardedEntity};
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+/// #[sk(template = "PLAYER#{player_id}")]
+/// struct Player { game_id: String, player_id: String, points: u64, nickname: Option<String>, badges: Vec<String> }
+///
+/// # async fn demo(repo: &Repo<Player>) -> Result<(), Error> {
+/// let f = Player::fields();
+/// let updated: Player = Player::update(repo, "g1", "p1")
+///     .add(f.points, 10)                        // ADD points :v
+///     .append(f.badges, vec!["first-win".into()]) // SET badges = list_append(..)
+///     .remove(f.nickname)                       // REMOVE nickname
+///     .condition(f.points.lt(1_000))
+///     .send_returning()
+///     .await?;
+/// # Ok(()) }
+/// ```
+///
+/// The item must exist and be of this entity (an update never creates a partial item): the
+/// request carries `attribute_exists(pk) AND _entity = :entity`, and-ed with your condition;
+/// when it fails the result is [`Error::ConditionFailed`] with the stored item, if any. A
+/// field used in a GSI key rewrites that GSI's key attributes (and its shard) in the same
+/// request; the update must then set every field that key is built from (an
+/// [`Error::InvalidUpdate`] otherwise, before sending).
+#[must_use = "an update does nothing until it is sent"]
+pub struct Update<E> {
+    repo: Repo<E>,
+    key: Result<UpdateKey, Error>,
+    actions: Vec<(&'static str, Action)>,
+    condition: Option<Condition<()>>,
+}
+
+impl<E: ShardedEntity + GsiRewrite> Update<E> {
+    #[doc(hidden)]
+    pub fn new(repo: &Repo<E>, key: Result<UpdateKey, Error>) -> Self {
+        Update {
+            repo: repo.clone(),
+            key,
+            actions: Vec::new(),
+            condition: None,
+        }
+    }
+
+    fn action<F: Updatable<E>>(mut self, field: F, action: Action) -> Self {
+        self.actions.push((field.attribute(), action));
+        self
+    }
+
+    /// `SET field = value`
+    pub fn set<F: Updatable<E>>(self, field: F, value: impl Operand<F::Value>) -> Self {
+        let value = value.to_attribute();
+        self.action(field, Action::Set(value))
+    }
+
+    /// `SET field = if_not_exists(field, value)`: sets the field only if the item has no such
+    /// attribute. serde stores an `Option` field's `None` as a NULL attribute, which exists:
+    /// give the field `#[serde(skip_serializing_if = "Option::is_none")]` to store nothing.
+    pub fn set_if_absent<F: Updatable<E>>(self, field: F, value: impl Operand<F::Value>) -> Self {
+        let value = value.to_attribute();
+        self.action(field, Action::SetIfAbsent(value))
+    }
+
+    /// `ADD field value`: adds to a number (from 0 when absent); negative values subtract.
+    pub fn add<F>(self, field: F, value: impl Operand<F::Value>) -> Self
+    where
+        F: Updatable<E>,
+        F::Value: Addable,
+    {
+        let value = value.to_attribute();
+        self.action(field, Action::Add(value))
+    }
+
+    /// `SET field = list_append(if_not_exists(field, []), items)`: appends to a list.
+    pub fn append<F, T>(self, field: F, items: Vec<T>) -> Self
+    where
+        F: Updatable<E, Value = Vec<T>>,
+        Vec<T>: Operand<Vec<T>>,
+    {
+        let value = items.to_attribute();
+        self.action(field, Action::Append(value))
+    }
+
+    /// `REMOVE field`: clears an optional field.
+    pub fn remove<F>(self, field: F) -> Self
+    where
+        F: Updatable<E>,
+        F::Value: Removable,
+    {
+        self.action(field, Action::Remove)
+    }
+
+    /// Only if `condition` holds for the stored item (and-ed with the update's own
+    /// condition that the item exists and is of this entity). Several calls combine with AND.
+    pub fn condition(mut self, condition: Condition<E>) -> Self {
+        let condition = condition.erase();
+        self.condition = Some(match self.condition.take() {
+            Some(earlier) => earlier.and(condition),
+            None => condition,
+        });
+        self
+    }
+
+    /// Sends the update.
+    pub async fn send(self) -> Result<(), Error> {
+        self.run(false).await.map(|_| ())
+    }
+
+    /// Sends the update and returns the item as stored after it (`ReturnValues=ALL_NEW`).
+    pub async fn send_returning(self) -> Result<E, Error> {
+        match self.run(true).await? {
+            Some(item) => E::from_item(item),
+            None => Err(Error::InvalidUpdate(
+                "DynamoDB returned no item after the update".to_owned(),
+            )),
+        }
+    }
+
+    async fn run(self, returning: bool) -> Result<Option<Item>, Error> {
+        let schema = E::SCHEMA;
+        let key = self.key?;
+        if self.actions.is_empty() {
+            return Err(Error::InvalidUpdate(format!(
+                "an update of {} needs at least one operation (set, add, append, remove)",
+                schema.entity
+            )));
+        }
+        let mut names = Names::new();
+        let mut values = Values::new();
+        let mut sets: Vec<String> = Vec::new();
+        let mut adds: Vec<String> = Vec::new();
+        let mut removes: Vec<String> = Vec::new();
+        let mut seen: Vec<&'static str> = Vec::new();
+        // What the GSI keys are rebuilt from: the key fields, and what this update sets.
+        let mut known = key.key_values;
+        for (i, (attribute, action)) in self.actions.iter().enumerate() {
+            if seen.contains(attribute) {
+                return Err(Error::InvalidUpdate(format!(
+                    "`{attribute}` is changed twice in one update of {}; DynamoDB allows one \
+                     operation per attribute: combine them",
+                    schema.entity
+                )));
+            }
+            seen.push(attribute);
+            let name = format!("#u{i}");
+            names.insert(name.clone(), (*attribute).to_owned());
+            let mut value = |v: &Result<AttributeValue, String>| -> Result<String, Error> {
+                let v = v.clone().map_err(|message| {
+                    Error::InvalidUpdate(format!(
+                        "the value for `{attribute}` cannot be stored as a DynamoDB attribute: \
+                         {message}"
+                    ))
+                })?;
+                let placeholder = format!(":u{i}");
+                values.insert(placeholder.clone(), v);
+                Ok(placeholder)
+            };
+            match action {
+                Action::Set(v) => {
+                    let p = value(v)?;
+                    if let Some(v) = values.get(&p) {
+                        known.insert(attribute, v.clone());
+                    }
+                    sets.push(format!("{name} = {p}"));
+                }
+                Action::SetIfAbsent(v) => {
+                    let p = value(v)?;
+                    sets.push(format!("{name} = if_not_exists({name}, {p})"));
+                }
+                Action::Append(v) => {
+                    let p = value(v)?;
+                    values.insert(":empty".to_owned(), AttributeValue::L(Vec::new()));
+                    sets.push(format!(
+                        "{name} = list_append(if_not_exists({name}, :empty), {p})"
+                    ));
+                }
+                Action::Add(v) => {
+                    let p = value(v)?;
+                    adds.push(format!("{name} {p}"));
+                }
+                Action::Remove => removes.push(name),
+            }
+        }
+        // Rebuilt from plain SETs only: a value changed by ADD or REMOVE is not known before
+        // DynamoDB applies it, and the generated code says so.
+        let changed: Vec<&'static str> = self.actions.iter().map(|(a, _)| *a).collect();
+        let gsi_keys = E::gsi_keys(&known, &changed)?;
+        for (i, (attribute, value)) in gsi_keys.into_iter().enumerate() {
+            let name = format!("#g{i}");
+            let placeholder = format!(":g{i}");
+            names.insert(name.clone(), attribute.to_owned());
+            values.insert(placeholder.clone(), AttributeValue::S(value));
+            sets.push(format!("{name} = {placeholder}"));
+        }
+        let mut expression = String::new();
+        for (clause, parts) in [("SET", &sets), ("ADD", &adds), ("REMOVE", &removes)] {
+            if !parts.is_empty() {
+                expression.push_str(&format!("{clause} {} ", parts.join(", ")));
+            }
+        }
+        names.insert("#upk".to_owned(), schema.pk.attribute.to_owned());
+        names.insert("#uet".to_owned(), ENTITY_ATTRIBUTE.to_owned());
+        values.insert(
+            ":uet".to_owned(),
+            AttributeValue::S(schema.entity.to_owned()),
+        );
+        let mut condition = "attribute_exists(#upk) AND #uet = :uet".to_owned();
+        if let Some(user) = &self.condition {
+            let user = user.render(&mut names, &mut values)?;
+            condition = format!("({condition}) AND ({user})");
+        }
+        let mut item_key = Item::from([(
+            schema.pk.attribute.to_owned(),
+            AttributeValue::S(key.pk.clone()),
+        )]);
+        if let (Some(sk_schema), Some(sk)) = (schema.sk, &key.sk) {
+            item_key.insert(
+                sk_schema.attribute.to_owned(),
+                AttributeValue::S(sk.clone()),
+            );
+        }
+        let result = self
+            .repo
+            .client()
+            .update_item()
+            .table_name(self.repo.table())
+            .set_key(Some(item_key.clone()))
+            .update_expression(expression.trim_end())
+            .condition_expression(condition)
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(Some(values))
+            .return_values(if returning {
+                ReturnValue::AllNew
+            } else {
+                ReturnValue::None
+            })
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match result {
+            Ok(output) => Ok(output.attributes),
+            Err(e) => {
+                use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+                let current = match e.as_service_error() {
+                    Some(UpdateItemError::ConditionalCheckFailedException(c)) => {
+                        Some(c.item.clone())
+                    }
+                    _ => None,
+                };
+                match current {
+                    Some(current) => Err(Error::ConditionFailed {
+                        entity: schema.entity,
+                        key: describe_key(schema, &item_key),
+                        current,
+                    }),
+                    None => Err(Error::dynamo("UpdateItem", self.repo.table(), e)),
+                }
+            }
+        }
+    }
+}

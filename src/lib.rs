@@ -45,7 +45,9 @@
 //! | [`Query`], [`Page`], [`Partial`], [`Cursor`], [`SortCondition`], [`SortKeyCondition`], [`ShardFailure`] | scatter-gather queries: results, pages, partial answers |
 //! | [`ShardedCollection`](derive@ShardedCollection) (derive) and [`ShardedCollection`], [`CollectionMember`], [`QuerySource`] | several entities of one partition in one answer (`Query::collection`) |
 //! | [`ShardedProjection`](derive@ShardedProjection) (derive) and [`Projection`] | reading some of an entity's attributes (`Query::project`) |
-//! | [`Condition`], [`Field`], [`Operand`], [`Size`], [`Elements`] | typed conditions over an entity's fields (`Score::fields()`): query filters (`Query::filter`) |
+//! | [`Condition`], [`Field`], [`Data`], [`PrimaryKey`], [`Operand`], [`Size`], [`Elements`] | typed conditions over an entity's fields (`Score::fields()`): query filters, update and transaction conditions |
+//! | [`Update`], [`Updatable`], [`Addable`], [`Removable`] | typed updates (`Score::update(&repo, ..)`) |
+//! | [`Transaction`], [`CanceledAction`], [`MAX_TRANSACTION_ACTIONS`], [`MAX_TRANSACTION_BYTES`] | all-or-nothing writes across entities and shards |
 //! | [`CursorKey`] | the key that seals cursors handed to untrusted clients (`Query::seal_cursors`) |
 //! | [`ShardedCounter`] | the vote-counter pattern: a counter spread over shards |
 //! | [`RetryPolicy`] | the retry budget of batch writes and reads |
@@ -62,10 +64,12 @@
 pub use sharded_derive::{ShardedCollection, ShardedEntity, ShardedProjection};
 
 pub use sharded_runtime::{
-    capacity, hash, schema, CollectionMember, Cursor, CursorError, CursorKey, Error, Item,
-    ItemKeyDisplay, ItemKeys, KeyError, KeyPart, KeyPartDecode, KeyPartError, Page, Partial,
-    Projection, Query, QuerySource, Repo, RetryPolicy, ShardFailure, ShardKeys, ShardedCollection,
-    ShardedCounter, ShardedEntity, SortCondition, SortKeyCondition,
+    capacity, hash, schema, Addable, CanceledAction, CollectionMember, Condition, Cursor,
+    CursorError, CursorKey, Data, Elements, Error, Field, Item, ItemKeyDisplay, ItemKeys, KeyError,
+    KeyPart, KeyPartDecode, KeyPartError, Operand, Page, Partial, PrimaryKey, Projection, Query,
+    QuerySource, Removable, Repo, RetryPolicy, ShardFailure, ShardKeys, ShardedCollection,
+    ShardedCounter, ShardedEntity, Size, SortCondition, SortKeyCondition, Transaction, Updatable,
+    Update, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
 };
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

@@ -160,6 +160,20 @@ pub enum Error {
     /// GSI key that cannot be rebuilt from what the update sets); nothing was sent.
     #[error("invalid update: {0}")]
     InvalidUpdate(String),
+    /// A transaction cannot be sent as built (too many actions, too large, two actions on one
+    /// key); nothing was sent.
+    #[error("invalid transaction: {0}")]
+    InvalidTransaction(String),
+    /// DynamoDB canceled a transaction: nothing of it was applied. `actions` lists each action
+    /// DynamoDB gave a reason for, with its entity and key.
+    #[error(
+        "the transaction was canceled, nothing was applied: {}",
+        actions.iter().map(|a| format!("action {} ({} of {} {}): {}{}", a.index, a.kind, a.entity, a.key, a.code, a.message.as_ref().map(|m| format!(" ({m})")).unwrap_or_default())).collect::<Vec<_>>().join("; ")
+    )]
+    TransactionCanceled {
+        /// The actions that caused the cancellation.
+        actions: Vec<crate::access::transaction::CanceledAction>,
+    },
     /// A write's condition did not hold: the item is absent, of another entity, or your
     /// condition is false for it. Nothing was written.
     #[error(

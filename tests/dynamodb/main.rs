@@ -18,4 +18,5 @@ mod query;
 mod query_sort_key;
 mod read_path;
 mod repo;
+mod transaction;
 mod update;

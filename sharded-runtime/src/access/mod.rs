@@ -25,4 +25,5 @@ pub mod scatter;
 pub mod sort_condition;
 pub mod source;
 pub mod table;
+pub mod transaction;
 pub mod update;

@@ -216,6 +216,51 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
 
     async fn run(self, returning: bool) -> Result<Option<Item>, Error> {
         let schema = E::SCHEMA;
+        let repo = self.repo.clone();
+        let built = self.build()?;
+        let result = repo
+            .client()
+            .update_item()
+            .table_name(repo.table())
+            .set_key(Some(built.key.clone()))
+            .update_expression(built.expression)
+            .condition_expression(built.condition)
+            .set_expression_attribute_names(Some(built.names))
+            .set_expression_attribute_values(Some(built.values))
+            .return_values(if returning {
+                ReturnValue::AllNew
+            } else {
+                ReturnValue::None
+            })
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match result {
+            Ok(output) => Ok(output.attributes),
+            Err(e) => {
+                use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+                let current = match e.as_service_error() {
+                    Some(UpdateItemError::ConditionalCheckFailedException(c)) => {
+                        Some(c.item.clone())
+                    }
+                    _ => None,
+                };
+                match current {
+                    Some(current) => Err(Error::ConditionFailed {
+                        entity: schema.entity,
+                        key: describe_key(schema, &built.key),
+                        current,
+                    }),
+                    None => Err(Error::dynamo("UpdateItem", repo.table(), e)),
+                }
+            }
+        }
+    }
+
+    /// The request's parts, checked: what `send` sends, and what a transaction's update
+    /// action carries.
+    pub(crate) fn build(self) -> Result<BuiltUpdate, Error> {
+        let schema = E::SCHEMA;
         let key = self.key?;
         if self.actions.is_empty() {
             return Err(Error::InvalidUpdate(format!(
@@ -317,43 +362,22 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
                 AttributeValue::S(sk.clone()),
             );
         }
-        let result = self
-            .repo
-            .client()
-            .update_item()
-            .table_name(self.repo.table())
-            .set_key(Some(item_key.clone()))
-            .update_expression(expression.trim_end())
-            .condition_expression(condition)
-            .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(Some(values))
-            .return_values(if returning {
-                ReturnValue::AllNew
-            } else {
-                ReturnValue::None
-            })
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .send()
-            .await;
-        match result {
-            Ok(output) => Ok(output.attributes),
-            Err(e) => {
-                use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-                let current = match e.as_service_error() {
-                    Some(UpdateItemError::ConditionalCheckFailedException(c)) => {
-                        Some(c.item.clone())
-                    }
-                    _ => None,
-                };
-                match current {
-                    Some(current) => Err(Error::ConditionFailed {
-                        entity: schema.entity,
-                        key: describe_key(schema, &item_key),
-                        current,
-                    }),
-                    None => Err(Error::dynamo("UpdateItem", self.repo.table(), e)),
-                }
-            }
-        }
+        Ok(BuiltUpdate {
+            key: item_key,
+            expression: expression.trim_end().to_owned(),
+            condition,
+            names,
+            values,
+        })
     }
+}
+
+/// An update ready to send: the key, the update and condition expressions, and their
+/// placeholders.
+pub(crate) struct BuiltUpdate {
+    pub key: Item,
+    pub expression: String,
+    pub condition: String,
+    pub names: Names,
+    pub values: Values,
 }

@@ -1,0 +1,455 @@
+//! Typed transactions: `TransactWriteItems` across entities and shards, checked before
+//! sending, idempotent under retries, with cancellations mapped back to the action and key.
+
+use std::collections::HashSet;
+
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Delete, Put, ReturnValuesOnConditionCheckFailure,
+    TransactWriteItem, Update as UpdateAction,
+};
+use aws_sdk_dynamodb::Client;
+
+use crate::access::condition::{Condition, Names, Values};
+use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::update::{GsiRewrite, Update};
+use crate::capacity::units::item_size;
+use crate::error::{Error, ItemKeyDisplay};
+use crate::keys::schema::{EntitySchema, ENTITY_ATTRIBUTE};
+
+/// The most actions one `TransactWriteItems` takes.
+pub const MAX_TRANSACTION_ACTIONS: usize = 100;
+/// The largest total size of one transaction's items, in bytes (4 MB).
+pub const MAX_TRANSACTION_BYTES: usize = 4 * 1024 * 1024;
+
+/// One action of a failed transaction, as DynamoDB reported it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CanceledAction {
+    /// The action's position in the transaction (0-based, in the order it was added).
+    pub index: usize,
+    /// What the action did: `put`, `update`, `delete` or `check`.
+    pub kind: &'static str,
+    /// The entity it wrote.
+    pub entity: &'static str,
+    /// Its item's key.
+    pub key: ItemKeyDisplay,
+    /// DynamoDB's reason: `ConditionalCheckFailed`, `TransactionConflict`,
+    /// `ProvisionedThroughputExceeded`, `ValidationError`, ...
+    pub code: String,
+    /// DynamoDB's message, if any.
+    pub message: Option<String>,
+    /// The item as stored when a condition failed, if DynamoDB returned it.
+    pub current: Option<Item>,
+}
+
+struct Action {
+    kind: &'static str,
+    entity: &'static str,
+    schema: &'static EntitySchema,
+    key: Item,
+    size: usize,
+    item: TransactWriteItem,
+}
+
+/// A typed write transaction over one table: puts, updates, deletes and condition checks of
+/// any entities, on any shards, applied all or nothing.
+///
+/// ```no_run
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::{Error, Repo, ShardedEntity, Transaction};
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "USER#{user_id}")]
+/// # struct Wallet { user_id: String, coins: i64 }
+/// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+/// let f = Wallet::fields();
+/// Transaction::new(repo.client(), repo.table())
+///     .update(Wallet::update(repo, "alice").add(f.coins, -5).condition(f.coins.ge(5)))
+///     .update(Wallet::update(repo, "bob").add(f.coins, 5))
+///     .commit()
+///     .await?;
+/// # Ok(()) }
+/// ```
+///
+/// Checked before anything is sent ([`Error::InvalidTransaction`]): at most
+/// [`MAX_TRANSACTION_ACTIONS`] actions and [`MAX_TRANSACTION_BYTES`] of items, and no two
+/// actions on one key (DynamoDB refuses both). Puts are guarded like `Repo::put`: an item of
+/// another entity under the same key is not overwritten.
+///
+/// **Idempotent.** Each transaction carries a `ClientRequestToken` (random, or yours with
+/// [`with_token`](Self::with_token)); the SDK's retries resend the same request with the same
+/// token, so a commit whose response was lost is not applied twice (DynamoDB remembers a token
+/// for 10 minutes). A failed transaction is [`Error::TransactionCanceled`], listing each
+/// action DynamoDB gave a reason for, with its entity and key.
+#[must_use = "a transaction does nothing until it is committed"]
+pub struct Transaction {
+    client: Client,
+    table: String,
+    token: Option<String>,
+    actions: Vec<Action>,
+    error: Option<Error>,
+}
+
+impl Transaction {
+    /// An empty transaction on `table`.
+    pub fn new(client: &Client, table: impl Into<String>) -> Self {
+        Transaction {
+            client: client.clone(),
+            table: table.into(),
+            token: None,
+            actions: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// Uses `token` as the `ClientRequestToken` (1 to 36 characters): give the same token
+    /// when your own code retries a commit, so it applies at most once.
+    pub fn with_token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    fn push(mut self, action: Result<Action, Error>) -> Self {
+        match action {
+            Ok(action) => self.actions.push(action),
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
+        self
+    }
+
+    /// Puts `entity` (guarded: an existing item under its key must be of the same entity).
+    pub fn put<E: ShardedEntity>(self, entity: &E) -> Self {
+        let action = put_action(&self.table, entity, PutRule::Guarded, None);
+        self.push(action)
+    }
+
+    /// Puts `entity` only if `condition` holds for the stored item (and the guard).
+    pub fn put_if<E: ShardedEntity>(self, entity: &E, condition: Condition<E>) -> Self {
+        let action = put_action(&self.table, entity, PutRule::Guarded, Some(condition));
+        self.push(action)
+    }
+
+    /// Applies a typed update (built with the entity's generated `update`).
+    pub fn update<E: ShardedEntity + GsiRewrite>(self, update: Update<E>) -> Self {
+        let table = self.table.clone();
+        let action = update.build().and_then(|built| {
+            let size = item_size(&built.key) + built.expression.len();
+            let item = TransactWriteItem::builder()
+                .update(
+                    UpdateAction::builder()
+                        .table_name(table)
+                        .set_key(Some(built.key.clone()))
+                        .update_expression(built.expression)
+                        .condition_expression(built.condition)
+                        .set_expression_attribute_names(Some(built.names))
+                        .set_expression_attribute_values(Some(built.values))
+                        .return_values_on_condition_check_failure(
+                            ReturnValuesOnConditionCheckFailure::AllOld,
+                        )
+                        .build()
+                        .map_err(build_error)?,
+                )
+                .build();
+            Ok(Action {
+                kind: "update",
+                entity: E::SCHEMA.entity,
+                schema: E::SCHEMA,
+                key: built.key,
+                size,
+                item,
+            })
+        });
+        self.push(action)
+    }
+
+    /// Deletes the item `entity` identifies (its key), if it is of this entity.
+    pub fn delete<E: ShardedEntity>(self, entity: &E) -> Self {
+        let action = keyed_action(&self.table, entity, Kind::Delete, None);
+        self.push(action)
+    }
+
+    /// Deletes the item `entity` identifies only if `condition` holds for it.
+    pub fn delete_if<E: ShardedEntity>(self, entity: &E, condition: Condition<E>) -> Self {
+        let action = keyed_action(&self.table, entity, Kind::Delete, Some(condition));
+        self.push(action)
+    }
+
+    /// Requires `condition` to hold for the item `entity` identifies, without writing it.
+    pub fn check<E: ShardedEntity>(self, entity: &E, condition: Condition<E>) -> Self {
+        let action = keyed_action(&self.table, entity, Kind::Check, Some(condition));
+        self.push(action)
+    }
+
+    /// Moves an item to a new key: deletes `from` (which must exist, as this entity) and puts
+    /// `to` (whose key must be free), atomically. The way to change a key field.
+    pub fn move_item<E: ShardedEntity>(self, from: &E, to: &E) -> Self {
+        let table = self.table.clone();
+        let delete = keyed_action(&table, from, Kind::DeleteExisting, None);
+        let put = put_action(&table, to, PutRule::New, None);
+        self.push(delete).push(put)
+    }
+
+    /// The number of actions so far.
+    pub fn len(&self) -> usize {
+        self.actions.len()
+    }
+
+    /// Whether the transaction has no action yet.
+    pub fn is_empty(&self) -> bool {
+        self.actions.is_empty()
+    }
+
+    /// Checks the transaction and sends it as one `TransactWriteItems`.
+    pub async fn commit(self) -> Result<(), Error> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        check(&self.actions)?;
+        let token = self.token.unwrap_or_else(random_token);
+        let items: Vec<TransactWriteItem> = self.actions.iter().map(|a| a.item.clone()).collect();
+        let result = self
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .client_request_token(token)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match e.as_service_error() {
+                Some(TransactWriteItemsError::TransactionCanceledException(canceled)) => {
+                    let reasons = canceled.cancellation_reasons();
+                    let actions = self
+                        .actions
+                        .iter()
+                        .enumerate()
+                        .zip(reasons)
+                        .filter_map(|((index, action), reason)| {
+                            let code = reason.code()?;
+                            (code != "None").then(|| CanceledAction {
+                                index,
+                                kind: action.kind,
+                                entity: action.entity,
+                                key: describe_key(action.schema, &action.key),
+                                code: code.to_owned(),
+                                message: reason.message().map(str::to_owned),
+                                current: reason.item().cloned(),
+                            })
+                        })
+                        .collect();
+                    Err(Error::TransactionCanceled { actions })
+                }
+                _ => Err(Error::dynamo("TransactWriteItems", &self.table, e)),
+            },
+        }
+    }
+}
+
+fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
+    Error::InvalidTransaction(format!("an action could not be built: {e}"))
+}
+
+/// The entity guard every put and delete carries: no item under the key, or one of this
+/// entity (another entity whose template yields the same physical key is never clobbered).
+fn guard(schema: &EntitySchema, names: &mut Names, values: &mut Values) -> String {
+    names.insert("#tpk".to_owned(), schema.pk.attribute.to_owned());
+    names.insert("#tet".to_owned(), ENTITY_ATTRIBUTE.to_owned());
+    values.insert(
+        ":tet".to_owned(),
+        AttributeValue::S(schema.entity.to_owned()),
+    );
+    "(attribute_not_exists(#tpk) OR #tet = :tet)".to_owned()
+}
+
+fn with_user<E>(
+    base: String,
+    condition: Option<Condition<E>>,
+    names: &mut Names,
+    values: &mut Values,
+) -> Result<String, Error> {
+    Ok(match condition {
+        Some(c) => format!("{base} AND ({})", c.erase().render(names, values)?),
+        None => base,
+    })
+}
+
+/// What a put requires of the item already under its key.
+enum PutRule {
+    /// Nothing, or an item of this entity (replaced).
+    Guarded,
+    /// Nothing: the key must be free (the new half of a move).
+    New,
+}
+
+fn put_action<E: ShardedEntity>(
+    table: &str,
+    entity: &E,
+    rule: PutRule,
+    condition: Option<Condition<E>>,
+) -> Result<Action, Error> {
+    let schema = E::SCHEMA;
+    let item = entity.to_item()?;
+    let key = key_of(schema, &item);
+    let (mut names, mut values) = (Names::new(), Values::new());
+    let base = match rule {
+        PutRule::Guarded => guard(schema, &mut names, &mut values),
+        PutRule::New => {
+            names.insert("#tpk".to_owned(), schema.pk.attribute.to_owned());
+            "attribute_not_exists(#tpk)".to_owned()
+        }
+    };
+    let expression = with_user(base, condition, &mut names, &mut values)?;
+    let size = item_size(&item);
+    let put = Put::builder()
+        .table_name(table)
+        .set_item(Some(item))
+        .condition_expression(expression)
+        .set_expression_attribute_names(Some(names))
+        .set_expression_attribute_values((!values.is_empty()).then_some(values))
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .build()
+        .map_err(build_error)?;
+    Ok(Action {
+        kind: "put",
+        entity: schema.entity,
+        schema,
+        key,
+        size,
+        item: TransactWriteItem::builder().put(put).build(),
+    })
+}
+
+/// A keyed action: what it does, and what it requires of the stored item.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// Delete: no item, or one of this entity.
+    Delete,
+    /// Delete an item that must exist, as this entity (the old half of a move).
+    DeleteExisting,
+    /// Condition check: the item must be of this entity.
+    Check,
+}
+
+fn keyed_action<E: ShardedEntity>(
+    table: &str,
+    entity: &E,
+    kind: Kind,
+    condition: Option<Condition<E>>,
+) -> Result<Action, Error> {
+    let schema = E::SCHEMA;
+    let item = entity.to_item()?;
+    let key = key_of(schema, &item);
+    let (mut names, mut values) = (Names::new(), Values::new());
+    // Never touch another entity's item under the same key.
+    names.insert("#tet".to_owned(), ENTITY_ATTRIBUTE.to_owned());
+    values.insert(
+        ":tet".to_owned(),
+        AttributeValue::S(schema.entity.to_owned()),
+    );
+    let base = match kind {
+        Kind::Delete => {
+            names.insert("#tpk".to_owned(), schema.pk.attribute.to_owned());
+            "(attribute_not_exists(#tpk) OR #tet = :tet)".to_owned()
+        }
+        Kind::DeleteExisting | Kind::Check => "#tet = :tet".to_owned(),
+    };
+    let expression = with_user(base, condition, &mut names, &mut values)?;
+    let size = item_size(&key);
+    let on_failure = ReturnValuesOnConditionCheckFailure::AllOld;
+    let item = if kind == Kind::Check {
+        let check = ConditionCheck::builder()
+            .table_name(table)
+            .set_key(Some(key.clone()))
+            .condition_expression(expression)
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(Some(values))
+            .return_values_on_condition_check_failure(on_failure)
+            .build()
+            .map_err(build_error)?;
+        TransactWriteItem::builder().condition_check(check).build()
+    } else {
+        let delete = Delete::builder()
+            .table_name(table)
+            .set_key(Some(key.clone()))
+            .condition_expression(expression)
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(Some(values))
+            .return_values_on_condition_check_failure(on_failure)
+            .build()
+            .map_err(build_error)?;
+        TransactWriteItem::builder().delete(delete).build()
+    };
+    Ok(Action {
+        kind: match kind {
+            Kind::Check => "check",
+            _ => "delete",
+        },
+        entity: schema.entity,
+        schema,
+        key,
+        size,
+        item,
+    })
+}
+
+/// The primary key attributes of `item`.
+fn key_of(schema: &EntitySchema, item: &Item) -> Item {
+    let mut key = Item::new();
+    for attribute in [Some(schema.pk.attribute), schema.sk.map(|s| s.attribute)]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(value) = item.get(attribute) {
+            key.insert(attribute.to_owned(), value.clone());
+        }
+    }
+    key
+}
+
+fn check(actions: &[Action]) -> Result<(), Error> {
+    if actions.is_empty() {
+        return Err(Error::InvalidTransaction(
+            "a transaction needs at least one action".to_owned(),
+        ));
+    }
+    if actions.len() > MAX_TRANSACTION_ACTIONS {
+        return Err(Error::InvalidTransaction(format!(
+            "{} actions, and DynamoDB takes at most {MAX_TRANSACTION_ACTIONS} in one transaction: \
+             split it (each part is then atomic on its own)",
+            actions.len()
+        )));
+    }
+    let bytes: usize = actions.iter().map(|a| a.size).sum();
+    if bytes > MAX_TRANSACTION_BYTES {
+        return Err(Error::InvalidTransaction(format!(
+            "{bytes} bytes of items, and DynamoDB takes at most {MAX_TRANSACTION_BYTES} in one \
+             transaction: split it, or store large values elsewhere"
+        )));
+    }
+    let mut seen = HashSet::new();
+    for (index, action) in actions.iter().enumerate() {
+        let mut key: Vec<(String, String)> = action
+            .key
+            .iter()
+            .map(|(k, v)| (k.clone(), format!("{v:?}")))
+            .collect();
+        key.sort();
+        if !seen.insert(key) {
+            return Err(Error::InvalidTransaction(format!(
+                "action {index} ({} of {} {}) is on a key an earlier action already uses; \
+                 DynamoDB allows one action per item in a transaction: combine them",
+                action.kind,
+                action.entity,
+                describe_key(action.schema, &action.key)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A fresh `ClientRequestToken`: 32 hex digits from 128 random bits.
+fn random_token() -> String {
+    format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
+}

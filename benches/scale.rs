@@ -30,19 +30,21 @@
 //!   that many requests, that many at once, can be faster) and the CPU per run of this process
 //!   and of the DynamoDB Local JVM (`benches/cpu`), which tell what the rest of the time is.
 //!
-//! **Part 2, a stream of 100,000 items.** 100,000 events of ~170 bytes under one logical key,
-//! n = 10, loaded with `batch_put` in concurrent chunks (no injected latency while loading).
-//! Peak RSS needs a process per side: this binary runs itself again (`current_exe()`, mode in
-//! `SCALE_CHILD`, DynamoDB Local's endpoint in `DYNAMODB_ENDPOINT`, which the test kit
-//! honours, the table in `SCALE_TABLE`) once per side, each at 10 ms injected latency:
-//! `query(..).stream()` consumed item by item (counted, checked in order, dropped) vs
-//! `query(..).collect()` of the same query, with the defaults (no `Limit`, so every shard
-//! request takes DynamoDB's 1 MB page) and with `.page_size(1000)`; with `.page_size(1000)`
-//! also over half the log (`seq < 50,000`), to show which peak follows the result and which
-//! does not. A child reports its `VmRSS` before the query, its `VmHWM` after it (the
-//! high-water mark is reset with `/proc/self/clear_refs` just before the query where the
-//! kernel allows), the counting allocator's peak above the start, its requests, items read
-//! and CPU; the parent adds DynamoDB Local's CPU over the child's life.
+//! **Part 2, a stream of 100,000 items.** 100,000 events of ~162 bytes under one logical key,
+//! n = 10, loaded with `batch_put` in concurrent chunks (no injected latency while loading),
+//! then read once, untimed (DynamoDB Local's work after the load otherwise lands on the first
+//! side measured: ~2 s more JVM CPU, whichever side that is). Peak RSS needs a process per
+//! side: this binary runs itself again (`current_exe()`, mode in `SCALE_CHILD`, DynamoDB
+//! Local's endpoint in `DYNAMODB_ENDPOINT`, which the test kit honours, the table in
+//! `SCALE_TABLE`) once per side, each at 10 ms injected latency: `query(..).stream()` consumed
+//! item by item (counted, checked in order, dropped) vs `query(..).collect()` of the same
+//! query, with the defaults (no `Limit`, so every shard request takes DynamoDB's 1 MB page) and
+//! with `.page_size(1000)`; with `.page_size(1000)` also over half the log (`seq < 50,000`), to
+//! show which peak follows the result and which does not, and with a concurrency of 2 instead
+//! of the default, to show what bounds it. A child reports its `VmRSS` before the query, its
+//! `VmHWM` after it (the high-water mark is reset with `/proc/self/clear_refs` just before the
+//! query where the kernel allows), the counting allocator's peak above the start, its
+//! requests, items read and CPU; the parent adds DynamoDB Local's CPU over the child's life.
 //!
 //! This binary reports; it never fails on a missed target. The machine has 2 cores shared
 //! with builds and with DynamoDB Local itself: compare rows of one run, not absolute times.
@@ -650,8 +652,9 @@ const PAGE_SIZE: u32 = 1_000;
 const CHILD_ENV: &str = "SCALE_CHILD";
 const TABLE_ENV: &str = "SCALE_TABLE";
 /// The sides of part 2, each run in a process of its own: `-paged` adds `.page_size(1000)`,
-/// `-half` reads only the first half of the log (`seq < 50,000`).
-const SIDES: [(&str, &str); 6] = [
+/// `-half` reads only the first half of the log (`seq < 50,000`), `-c2` runs the query with
+/// `Repo::with_concurrency(2)`.
+const SIDES: [(&str, &str); 7] = [
     ("stream", "stream(), defaults (1 MB pages)"),
     ("collect", "collect(), defaults (1 MB pages)"),
     ("stream-paged", "stream(), .page_size(1000)"),
@@ -663,6 +666,10 @@ const SIDES: [(&str, &str); 6] = [
     (
         "collect-paged-half",
         "collect(), .page_size(1000), half the log",
+    ),
+    (
+        "stream-paged-c2",
+        "stream(), .page_size(1000), concurrency 2",
     ),
 ];
 
@@ -697,6 +704,7 @@ fn rss_kib() -> (u64, u64) {
 struct ChildReport {
     items: u64,
     requests: u64,
+    in_flight: usize,
     scanned: u64,
     wall_ms: f64,
     /// CPU ms of the child during the query.
@@ -711,10 +719,11 @@ struct ChildReport {
 impl ChildReport {
     fn line(&self) -> String {
         format!(
-            "SCALE items={} requests={} scanned={} wall_ms={:.1} cpu_ms={:.0} heap_peak={} \
-             heap_start={} rss_before_kib={} hwm_kib={} hwm_reset={}",
+            "SCALE items={} requests={} in_flight={} scanned={} wall_ms={:.1} cpu_ms={:.0} \
+             heap_peak={} heap_start={} rss_before_kib={} hwm_kib={} hwm_reset={}",
             self.items,
             self.requests,
+            self.in_flight,
             self.scanned,
             self.wall_ms,
             self.cpu_ms,
@@ -734,6 +743,7 @@ impl ChildReport {
             match key {
                 "items" => r.items = value.parse().ok()?,
                 "requests" => r.requests = value.parse().ok()?,
+                "in_flight" => r.in_flight = value.parse().ok()?,
                 "scanned" => r.scanned = value.parse().ok()?,
                 "wall_ms" => r.wall_ms = value.parse().ok()?,
                 "cpu_ms" => r.cpu_ms = value.parse().ok()?,
@@ -756,7 +766,10 @@ async fn child(mode: &str) {
     let sdk = local.sdk_config().await;
     let faults = Faults::new();
     let counter = ReadCounter::default();
-    let repo: Repo<Event> = Repo::new(counter.on(&faults.client(&sdk)), &table);
+    let mut repo: Repo<Event> = Repo::new(counter.on(&faults.client(&sdk)), &table);
+    if mode.ends_with("-c2") {
+        repo = repo.with_concurrency(2);
+    }
     faults.set_latency(LATENCY);
     let paged = mode.contains("-paged");
     let half = mode.ends_with("-half");
@@ -800,6 +813,7 @@ async fn child(mode: &str) {
     let report = ChildReport {
         items,
         requests: faults.requests("Query"),
+        in_flight: faults.max_in_flight(),
         scanned: counter.read().0,
         wall_ms,
         cpu_ms,
@@ -829,18 +843,32 @@ async fn part_two(local: &DynamoDbLocal) {
         .buffer_unordered(LOAD_CHUNKS_AT_ONCE)
         .for_each(|r| async move { r.expect("load events") })
         .await;
+    let loaded = load.elapsed();
     drop(chunks);
     let per_shard = Event::query(&repo, LOG)
         .count_by_shard()
         .await
         .expect("count");
     assert_eq!(per_shard.iter().sum::<u64>(), EVENTS);
+    // One untimed read of the whole log: without it, DynamoDB Local's work after the load
+    // (seen as ~2 s more JVM CPU) lands on whichever side runs first.
+    let warm_up = Instant::now();
+    let read = Event::query(&repo, LOG)
+        .stream()
+        .fold(0_u64, |n, e| async move {
+            e.expect("warm-up read");
+            n + 1
+        })
+        .await;
+    assert_eq!(read, EVENTS);
+    let warm_up = warm_up.elapsed();
     println!(
         "\nPart 2: table {table}, {EVENTS} events of {LOG} (~{sample} bytes each by DynamoDB's size \
          rules; per shard {per_shard:?}) loaded in {:.1} s, {} chunks of {LOAD_CHUNK} at once, no \
-         injected latency",
-        load.elapsed().as_secs_f64(),
-        LOAD_CHUNKS_AT_ONCE
+         injected latency; one untimed warm-up read of the log ({:.1} s)",
+        loaded.as_secs_f64(),
+        LOAD_CHUNKS_AT_ONCE,
+        warm_up.as_secs_f64()
     );
 
     let exe = std::env::current_exe().expect("current_exe");
@@ -872,16 +900,17 @@ async fn part_two(local: &DynamoDbLocal) {
         LATENCY.as_millis()
     );
     println!(
-        "| side | items | Query requests | items read | wall ms | client CPU ms | DynamoDB Local CPU \
+        "| side | items | Query requests | max in flight | items read | wall ms | client CPU ms | DynamoDB Local CPU \
          ms | peak heap above start MiB | RSS before MiB | peak RSS (VmHWM) MiB | peak RSS - RSS \
          before MiB |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (name, r, server_cpu) in &reports {
         println!(
-            "| {name} | {} | {} | {} | {:.0} | {:.0} | {:.0} | {} | {:.1} | {:.1} | {:.1} |",
+            "| {name} | {} | {} | {} | {} | {:.0} | {:.0} | {:.0} | {} | {:.1} | {:.1} | {:.1} |",
             r.items,
             r.requests,
+            r.in_flight,
             r.scanned,
             r.wall_ms,
             r.cpu_ms,

@@ -42,7 +42,7 @@
 //! |---|---|
 //! | [`ShardedEntity`](derive@ShardedEntity) (derive) and [`ShardedEntity`] (trait) | declaring an entity's keys; the generated key builders and queries |
 //! | [`Repo`] | puts, point lookups, deletes and batches of one entity in one table |
-//! | [`Query`], [`Page`], [`Partial`], [`Cursor`], [`SortCondition`], [`SortKeyCondition`], [`ShardFailure`] | scatter-gather queries: results, pages, partial answers |
+//! | [`Query`], [`Page`], [`Partial`], [`Cursor`], [`SortCondition`], [`SortKeyCondition`], [`ShardFailure`], [`STREAM_PAGE_ITEMS`] | scatter-gather queries: results, pages, partial answers |
 //! | [`ShardedCollection`](derive@ShardedCollection) (derive) and [`ShardedCollection`], [`CollectionMember`], [`QuerySource`] | several entities of one partition in one answer (`Query::collection`) |
 //! | [`ShardedProjection`](derive@ShardedProjection) (derive) and [`Projection`] | reading some of an entity's attributes (`Query::project`) |
 //! | [`Condition`], [`Field`], [`Data`], [`PrimaryKey`], [`Operand`], [`Size`], [`Elements`] | typed conditions over an entity's fields (`Score::fields()`): query filters, update and transaction conditions |
@@ -69,7 +69,7 @@ pub use sharded_runtime::{
     KeyPart, KeyPartDecode, KeyPartError, Operand, Page, Partial, PrimaryKey, Projection, Query,
     QuerySource, Removable, Repo, RetryPolicy, ShardFailure, ShardKeys, ShardedCollection,
     ShardedCounter, ShardedEntity, Size, SortCondition, SortKeyCondition, Transaction, Updatable,
-    Update, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
+    Update, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
 };
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

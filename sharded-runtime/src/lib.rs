@@ -38,7 +38,7 @@ pub use access::condition::{Condition, Data, Elements, Field, Operand, PrimaryKe
 pub use access::counter::ShardedCounter;
 pub use access::cursor::{Cursor, CursorError, CursorKey};
 pub use access::entity::{Item, ItemKeys, ShardedEntity};
-pub use access::query::{Page, Partial, Query};
+pub use access::query::{Page, Partial, Query, STREAM_PAGE_ITEMS};
 pub use access::repo::Repo;
 pub use access::scatter::{ShardFailure, SortCondition};
 pub use access::sort_condition::SortKeyCondition;

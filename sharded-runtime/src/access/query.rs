@@ -53,6 +53,10 @@ pub struct Query<S, O = S> {
     filter: Option<Condition<()>>,
 }
 
+/// The `Limit` of each shard request of an unlimited [`Query::stream`] without a
+/// `page_size`: a bound on what the stream buffers per shard.
+pub const STREAM_PAGE_ITEMS: u32 = 1000;
+
 /// One page of a cursor-paged query.
 ///
 /// ```no_run
@@ -562,11 +566,24 @@ impl<S: QuerySource, O> Query<S, O> {
 
     /// The items as a stream in sort-key order, fetching shard pages as the stream is read.
     /// The first error ends the stream.
+    ///
+    /// # Memory
+    ///
+    /// A merge holds every unfinished shard's current page (it needs each shard's next item),
+    /// so a stream's memory is bounded by `shards x page`, whatever the result's size. Without
+    /// a `limit` or a [`page_size`](Self::page_size), a stream asks each shard for
+    /// [`STREAM_PAGE_ITEMS`] items per request (not DynamoDB's 1 MB page, which over 100
+    /// shards would hold 100 MB): measured over 100,000 items on 10 shards in BENCHMARKS.md
+    /// ("Scale"), the stream's peak does not grow with the result, where `collect` holds it
+    /// all. `.page_size(p)` sets the bound yourself.
     pub fn stream(mut self) -> impl Stream<Item = Result<O, Error>> + Send + 'static
     where
         O: Send + 'static,
     {
         let limit = self.limit;
+        if limit.is_none() && self.page_size.is_none() {
+            self.page_size = Some(STREAM_PAGE_ITEMS);
+        }
         let engine = self.engine(None, limit, false);
         let decode = self.decode;
         futures::stream::try_unfold(Some(engine), move |state| async move {

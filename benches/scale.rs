@@ -655,7 +655,7 @@ const TABLE_ENV: &str = "SCALE_TABLE";
 /// `-half` reads only the first half of the log (`seq < 50,000`), `-c2` runs the query with
 /// `Repo::with_concurrency(2)`.
 const SIDES: [(&str, &str); 7] = [
-    ("stream", "stream(), defaults (1 MB pages)"),
+    ("stream", "stream(), defaults (1,000-item pages)"),
     ("collect", "collect(), defaults (1 MB pages)"),
     ("stream-paged", "stream(), .page_size(1000)"),
     ("collect-paged", "collect(), .page_size(1000)"),

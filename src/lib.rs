@@ -48,6 +48,7 @@
 //! | [`Condition`], [`Field`], [`Data`], [`PrimaryKey`], [`Operand`], [`Size`], [`Elements`] | typed conditions over an entity's fields (`Score::fields()`): query filters, update and transaction conditions |
 //! | [`Update`], [`Updatable`], [`Addable`], [`Removable`] | typed updates (`Score::update(&repo, ..)`) |
 //! | [`Transaction`], [`CanceledAction`], [`MAX_TRANSACTION_ACTIONS`], [`MAX_TRANSACTION_BYTES`] | all-or-nothing writes across entities and shards |
+//! | [`TransactGet`], [`TransactGetAnswer`], [`Slot`], [`ItemKey`] | a transactional read of items by key (`Score::key(..)`) |
 //! | [`CursorKey`] | the key that seals cursors handed to untrusted clients (`Query::seal_cursors`) |
 //! | [`ShardedCounter`] | the vote-counter pattern: a counter spread over shards |
 //! | [`RetryPolicy`] | the retry budget of batch writes and reads |
@@ -65,11 +66,12 @@ pub use sharded_derive::{ShardedCollection, ShardedEntity, ShardedProjection};
 
 pub use sharded_runtime::{
     capacity, hash, schema, Addable, CanceledAction, CollectionMember, Condition, Cursor,
-    CursorError, CursorKey, Data, Elements, Error, Field, Item, ItemKeyDisplay, ItemKeys, KeyError,
-    KeyPart, KeyPartDecode, KeyPartError, Operand, Page, Partial, PrimaryKey, Projection, Query,
-    QuerySource, Removable, Repo, RetryPolicy, ShardFailure, ShardKeys, ShardedCollection,
-    ShardedCounter, ShardedEntity, Size, SortCondition, SortKeyCondition, Transaction, Updatable,
-    Update, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
+    CursorError, CursorKey, Data, Elements, Error, Field, Item, ItemKey, ItemKeyDisplay, ItemKeys,
+    KeyError, KeyPart, KeyPartDecode, KeyPartError, Operand, Page, Partial, PrimaryKey, Projection,
+    Query, QuerySource, Removable, Repo, RetryPolicy, ShardFailure, ShardKeys, ShardedCollection,
+    ShardedCounter, ShardedEntity, Size, Slot, SortCondition, SortKeyCondition, TransactGet,
+    TransactGetAnswer, Transaction, Updatable, Update, MAX_TRANSACTION_ACTIONS,
+    MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
 };
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

@@ -1160,7 +1160,19 @@ fn repository_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
                  `set`, `set_if_absent`, `add`, `append`, `remove` with fields of \
                  `{ident}::fields()`, then `send()` (see `sharded::Update`)."
             );
+            let key_body = cx.body(quote! {
+                let sk = #sk_expr;
+                ::core::result::Result::Ok(#rt::ItemKey::new(Self::pk(#(#pk_args),*)?, sk))
+            });
+            let key_doc = format!(
+                "The primary key of one `{ident}`, on the shard its key gives: for \
+                 transactional reads (`sharded::TransactGet`)."
+            );
             quote! {
+                #[doc = #key_doc]
+                pub fn key(#(#params),*) -> #rt::Result<#rt::ItemKey<Self>, #rt::KeyError> {
+                    #key_body
+                }
                 #[doc = #update_doc]
                 pub fn update(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Update<Self> {
                     #update_body

@@ -8,6 +8,7 @@ pub use crate::access::query::Query;
 pub use crate::access::repo::Repo;
 pub use crate::access::sort_condition::{sort_key_condition, SortKeyCondition, SortOp};
 pub use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
+pub use crate::access::transaction::ItemKey;
 pub use crate::access::update::{GsiRewrite, Update, UpdateKey};
 pub use crate::error::Error;
 pub use crate::keys::encoding::{KeyPart, KeyPartDecode};

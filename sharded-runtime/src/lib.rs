@@ -44,7 +44,8 @@ pub use access::scatter::{ShardFailure, SortCondition};
 pub use access::sort_condition::SortKeyCondition;
 pub use access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 pub use access::transaction::{
-    CanceledAction, Transaction, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
+    CanceledAction, ItemKey, Slot, TransactGet, TransactGetAnswer, Transaction,
+    MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
 };
 pub use access::update::{Addable, Removable, Updatable, Update};
 pub use error::{Error, ItemKeyDisplay};

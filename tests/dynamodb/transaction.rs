@@ -2,7 +2,7 @@
 //! key, moves of an item to a new key, and the request token that makes a retry harmless.
 
 use serde::{Deserialize, Serialize};
-use sharded::{Error, Repo, ShardedEntity, Transaction};
+use sharded::{Error, Repo, ShardedEntity, TransactGet, Transaction};
 
 use crate::support::repo;
 
@@ -173,4 +173,35 @@ async fn a_commit_resent_with_its_token_is_applied_once() {
         (coins(&repo, "alice").await, coins(&repo, "bob").await),
         (9, 1)
     );
+}
+
+/// Another entity of the wallets' table (a partition key only, as theirs).
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[pk(template = "PROFILE#{user_id}")]
+struct Profile {
+    user_id: String,
+    name: String,
+}
+
+#[tokio::test]
+async fn a_transactional_read_returns_each_item_by_its_slot() {
+    let repo = wallets().await;
+    let profile = Profile {
+        user_id: "alice".into(),
+        name: "Alice".into(),
+    };
+    repo.for_entity::<Profile>().put(&profile).await.unwrap();
+    let mut read = TransactGet::new(repo.client(), repo.table());
+    let alice = read.get(Wallet::key("alice").unwrap());
+    let nobody = read.get(Wallet::key("nobody").unwrap());
+    let alice_profile = read.get(Profile::key("alice").unwrap());
+    let mut answer = read.send().await.unwrap();
+    assert_eq!(answer.take(alice).unwrap(), Some(wallet("alice", 10)));
+    assert_eq!(answer.take(nobody).unwrap(), None);
+    assert_eq!(answer.take(alice_profile).unwrap(), Some(profile));
+    let empty = TransactGet::new(repo.client(), repo.table())
+        .send()
+        .await
+        .unwrap_err();
+    assert!(matches!(empty, Error::InvalidTransaction(_)));
 }

@@ -453,3 +453,183 @@ fn check(actions: &[Action]) -> Result<(), Error> {
 fn random_token() -> String {
     format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
 }
+
+/// The primary key of one item of entity `E`, built by the generated `Entity::key(..)` (on
+/// the shard the key's hash fields give).
+///
+/// ```
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::ShardedEntity;
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "USER#{user_id}")]
+/// # struct Wallet { user_id: String, coins: i64 }
+/// let key = Wallet::key("alice")?;
+/// assert_eq!(key.partition_key(), "USER#alice");
+/// # Ok::<(), sharded::KeyError>(())
+/// ```
+pub struct ItemKey<E> {
+    pk: String,
+    sk: Option<String>,
+    _entity: std::marker::PhantomData<fn() -> E>,
+}
+
+impl<E> std::fmt::Debug for ItemKey<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ItemKey")
+            .field("pk", &self.pk)
+            .field("sk", &self.sk)
+            .finish()
+    }
+}
+
+impl<E> Clone for ItemKey<E> {
+    fn clone(&self) -> Self {
+        ItemKey {
+            pk: self.pk.clone(),
+            sk: self.sk.clone(),
+            _entity: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<E: ShardedEntity> ItemKey<E> {
+    /// The key of `E`'s item with these physical keys. Called by generated code.
+    #[doc(hidden)]
+    pub fn new(pk: String, sk: Option<String>) -> Self {
+        ItemKey {
+            pk,
+            sk,
+            _entity: std::marker::PhantomData,
+        }
+    }
+
+    /// The physical partition key (with its shard).
+    pub fn partition_key(&self) -> &str {
+        &self.pk
+    }
+
+    /// The sort key, if the entity has one.
+    pub fn sort_key(&self) -> Option<&str> {
+        self.sk.as_deref()
+    }
+
+    fn item(&self) -> Item {
+        let schema = E::SCHEMA;
+        let mut key = Item::from([(
+            schema.pk.attribute.to_owned(),
+            AttributeValue::S(self.pk.clone()),
+        )]);
+        if let (Some(sk), Some(value)) = (schema.sk, &self.sk) {
+            key.insert(sk.attribute.to_owned(), AttributeValue::S(value.clone()));
+        }
+        key
+    }
+}
+
+/// Where one item of a [`TransactGet`] lands in its answer; typed by the entity read.
+#[derive(Debug)]
+pub struct Slot<E> {
+    index: usize,
+    _entity: std::marker::PhantomData<fn() -> E>,
+}
+
+/// A transactional read of up to 100 items of any entities and shards: one
+/// `TransactGetItems`, a snapshot no concurrent transaction is half-applied in.
+///
+/// ```no_run
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::{Error, Repo, ShardedEntity, TransactGet};
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "USER#{user_id}")]
+/// # struct Wallet { user_id: String, coins: i64 }
+/// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+/// let mut read = TransactGet::new(repo.client(), repo.table());
+/// let alice = read.get(Wallet::key("alice")?);
+/// let bob = read.get(Wallet::key("bob")?);
+/// let mut answer = read.send().await?;
+/// let total = answer.take(alice)?.map_or(0, |w| w.coins) + answer.take(bob)?.map_or(0, |w| w.coins);
+/// # Ok(()) }
+/// ```
+pub struct TransactGet {
+    client: Client,
+    table: String,
+    keys: Vec<(Item, &'static str)>,
+}
+
+impl TransactGet {
+    /// An empty read on `table`.
+    pub fn new(client: &Client, table: impl Into<String>) -> Self {
+        TransactGet {
+            client: client.clone(),
+            table: table.into(),
+            keys: Vec::new(),
+        }
+    }
+
+    /// Adds the item `key` names; its result is taken from the answer with the returned slot.
+    pub fn get<E: ShardedEntity>(&mut self, key: ItemKey<E>) -> Slot<E> {
+        self.keys.push((key.item(), E::SCHEMA.entity));
+        Slot {
+            index: self.keys.len() - 1,
+            _entity: std::marker::PhantomData,
+        }
+    }
+
+    /// Sends the read. At most [`MAX_TRANSACTION_ACTIONS`] items ([`Error::InvalidTransaction`]
+    /// otherwise, before sending).
+    pub async fn send(self) -> Result<TransactGetAnswer, Error> {
+        if self.keys.is_empty() || self.keys.len() > MAX_TRANSACTION_ACTIONS {
+            return Err(Error::InvalidTransaction(format!(
+                "a transactional read takes 1 to {MAX_TRANSACTION_ACTIONS} items, not {}",
+                self.keys.len()
+            )));
+        }
+        let gets: Vec<aws_sdk_dynamodb::types::TransactGetItem> = self
+            .keys
+            .iter()
+            .map(|(key, _)| {
+                aws_sdk_dynamodb::types::Get::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(key.clone()))
+                    .build()
+                    .map(|get| {
+                        aws_sdk_dynamodb::types::TransactGetItem::builder()
+                            .get(get)
+                            .build()
+                    })
+                    .map_err(build_error)
+            })
+            .collect::<Result<_, _>>()?;
+        let output = self
+            .client
+            .transact_get_items()
+            .set_transact_items(Some(gets))
+            .send()
+            .await
+            .map_err(|e| Error::dynamo("TransactGetItems", &self.table, e))?;
+        let items = output
+            .responses
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| r.item.filter(|item| !item.is_empty()))
+            .collect();
+        Ok(TransactGetAnswer { items })
+    }
+}
+
+/// The answer of a [`TransactGet`]: take each item with its slot.
+#[derive(Debug)]
+pub struct TransactGetAnswer {
+    items: Vec<Option<Item>>,
+}
+
+impl TransactGetAnswer {
+    /// The item of `slot`, `None` when there is none; an item of another entity under that
+    /// key is [`Error::WrongEntity`]. Each slot is taken once (a second take is `None`).
+    pub fn take<E: ShardedEntity>(&mut self, slot: Slot<E>) -> Result<Option<E>, Error> {
+        match self.items.get_mut(slot.index).and_then(Option::take) {
+            Some(item) => E::from_item(item).map(Some),
+            None => Ok(None),
+        }
+    }
+}

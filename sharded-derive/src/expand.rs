@@ -13,6 +13,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
+use crate::model::FieldRole;
 use crate::resolve::{
     push_new, KeyField, RPartition, RSegment, RShard, RSort, RTemplate, Resolved,
 };
@@ -313,6 +314,7 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
         quote!(#rt::GsiSchema::new(#number, #index, #pk_s, #sk_s))
     });
     let assertions = type_assertions(&cx);
+    let roles = role_schema(&cx);
 
     quote! {
         #[doc(hidden)]
@@ -328,7 +330,7 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
                 #pk_schema,
                 #sk_schema,
                 &[#(#gsi_schemas),*],
-            );
+            )#roles;
 
             #assertions
             #impls
@@ -647,6 +649,32 @@ fn item_keys_body(cx: &Ctx) -> TokenStream {
         let __gsis = #rt::Vec::from([#(#gsis),*]);
         #rt::Result::Ok(#rt::ItemKeys::new(__pk, __sk, __gsis))
     }
+}
+
+/// `.with_version(..)`, `.with_ttl(..)`, ... on the schema, for the fields that have a role.
+fn role_schema(cx: &Ctx) -> TokenStream {
+    let rt = cx.rt;
+    let setters = cx.r.entity.fields.iter().filter_map(|f| {
+        let role = f.role.as_ref()?;
+        let attribute = &f.serde_name.value;
+        let (inner, _) = crate::validate::peel_option(&f.ty);
+        let format = if crate::validate::is_date_time(inner) {
+            quote!(#rt::TimeFormat::Rfc3339)
+        } else {
+            quote!(#rt::TimeFormat::EpochSeconds)
+        };
+        Some(match role.value {
+            FieldRole::Version => quote!(.with_version(#attribute)),
+            FieldRole::Ttl => quote!(.with_ttl(#attribute)),
+            FieldRole::CreatedAt => {
+                quote!(.with_created_at(#rt::TimeAttribute::new(#attribute, #format)))
+            }
+            FieldRole::UpdatedAt => {
+                quote!(.with_updated_at(#rt::TimeAttribute::new(#attribute, #format)))
+            }
+        })
+    });
+    quote!(#(#setters)*)
 }
 
 /// `GsiRewrite`: the GSI key attributes a typed update must rewrite, rebuilt from the values

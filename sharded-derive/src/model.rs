@@ -41,6 +41,34 @@ pub struct Field {
     pub serde_attribute: bool,
     /// `#[serde(flatten)]`: the field may write attributes of any name.
     pub serde_flatten: bool,
+    /// `#[serde(with = "..")]` or `serialize_with`: serde stores the value its own way.
+    pub serde_with: bool,
+    /// `#[sharded(version)]`, `#[sharded(ttl)]`, ...: what the runtime maintains in it.
+    pub role: Option<Sp<FieldRole>>,
+}
+
+/// A field the runtime reads or writes itself.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FieldRole {
+    /// `#[sharded(version)]`: optimistic locking.
+    Version,
+    /// `#[sharded(ttl)]`: DynamoDB's time to live, epoch seconds.
+    Ttl,
+    /// `#[sharded(created_at)]`: set by the first write.
+    CreatedAt,
+    /// `#[sharded(updated_at)]`: set by every write.
+    UpdatedAt,
+}
+
+impl FieldRole {
+    pub fn key(self) -> &'static str {
+        match self {
+            FieldRole::Version => "version",
+            FieldRole::Ttl => "ttl",
+            FieldRole::CreatedAt => "created_at",
+            FieldRole::UpdatedAt => "updated_at",
+        }
+    }
 }
 
 /// How serde names a field's attribute.

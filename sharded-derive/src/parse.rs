@@ -7,7 +7,8 @@ use syn::{Attribute, Data, DeriveInput, Fields, Ident, Lit, LitStr};
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Container, Entity, Field, Gsi, PartitionKey, Segment, SerdeName, Shard, SortKey, Sp, Template,
+    Container, Entity, Field, FieldRole, Gsi, PartitionKey, Segment, SerdeName, Shard, SortKey, Sp,
+    Template,
 };
 use crate::suggest::did_you_mean;
 use crate::symbol::*;
@@ -87,6 +88,8 @@ pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
                 serde_source,
                 serde_attribute: !serde.flatten && !serde.skip,
                 serde_flatten: serde.flatten,
+                serde_with: serde.with,
+                role: field_role(cx, &f.attrs),
             })
         })
         .collect();
@@ -671,6 +674,8 @@ pub(crate) struct SerdeField {
     pub flatten: bool,
     /// `skip`: neither written nor read.
     pub skip: bool,
+    /// `with = ".."` or `serialize_with = ".."`.
+    pub with: bool,
 }
 
 pub(crate) fn serde_field(attrs: &[Attribute]) -> SerdeField {
@@ -684,6 +689,9 @@ pub(crate) fn serde_field(attrs: &[Attribute]) -> SerdeField {
                 out.flatten = true;
             } else if meta.path.is_ident("skip") {
                 out.skip = true;
+            } else if meta.path.is_ident("with") || meta.path.is_ident("serialize_with") {
+                out.with = true;
+                skip(&meta)?;
             } else {
                 skip(&meta)?;
             }
@@ -847,4 +855,53 @@ pub(crate) fn serde_name(
         Some((rule, _)) => Sp::new(apply_rename_all(*rule, &name), ident.span()),
         None => Sp::new(name, ident.span()),
     }
+}
+
+/// `#[sharded(version)]`, `#[sharded(ttl)]`, `#[sharded(created_at)]` or
+/// `#[sharded(updated_at)]` on a field.
+fn field_role(cx: &Ctxt, attrs: &[Attribute]) -> Option<Sp<FieldRole>> {
+    let mut role: Option<Sp<FieldRole>> = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident(SHARDED)) {
+        let result = attr.parse_nested_meta(|meta| {
+            let name = meta_key(&meta);
+            let parsed = match name.as_str() {
+                "version" => FieldRole::Version,
+                "ttl" => FieldRole::Ttl,
+                "created_at" => FieldRole::CreatedAt,
+                "updated_at" => FieldRole::UpdatedAt,
+                _ => {
+                    let hint = did_you_mean(&name, FIELD_KEYS.iter().copied())
+                        .map(|s| format!("did you mean `{s}`? "))
+                        .unwrap_or_default();
+                    cx.error_spanned_by(
+                        &meta.path,
+                        format!(
+                            "unknown field attribute `{name}`: {hint}#[sharded(...)] on a field \
+                             takes one of `version`, `ttl`, `created_at`, `updated_at`"
+                        ),
+                    );
+                    return Ok(());
+                }
+            };
+            let span = meta.path.span();
+            if let Some(earlier) = &role {
+                cx.error_at(
+                    span,
+                    format!(
+                        "this field is already `{}`: a field has one role; use another field \
+                         for `{}`",
+                        earlier.value.key(),
+                        parsed.key()
+                    ),
+                );
+            } else {
+                role = Some(Sp::new(parsed, span));
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            cx.syn_error(e);
+        }
+    }
+    role
 }

@@ -23,6 +23,8 @@ pub const PK_KEYS: &[&str] = &[TEMPLATE, SHARD, N, SINGLE_PARTITION, QUERY];
 pub const SK_KEYS: &[&str] = &[TEMPLATE];
 pub const GSI_KEYS: &[&str] = &[PK, SK, SHARD, N, SINGLE_PARTITION, QUERY, INDEX];
 pub const CONTAINER_KEYS: &[&str] = &[TABLE, ENTITY, CRATE];
+/// `#[sharded(...)]` on a field: what the runtime maintains in it.
+pub const FIELD_KEYS: &[&str] = &["version", "ttl", "created_at", "updated_at"];
 
 // The entity attribute's name and the shard maximum are the runtime's facts: generated code
 // checks them against `sharded::schema`, so the derive holds no copy (see `expand::runtime_fact_checks`).

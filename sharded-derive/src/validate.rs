@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use syn::{Ident, Type};
 
 use crate::ctxt::Ctxt;
-use crate::model::{Entity, PartitionKey, SerdeName, Shard, Template};
+use crate::model::{Entity, FieldRole, PartitionKey, SerdeName, Shard, Template};
 use crate::suggest::did_you_mean;
 
 pub fn entity(cx: &Ctxt, entity: &Entity) {
@@ -27,6 +27,7 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
         table_name(cx, &gsi.index_name, gsi.attr_span, "index name");
     }
     key_field_types(cx, entity);
+    field_roles(cx, entity);
     attribute_clashes(cx, entity);
     query_names(cx, entity);
 }
@@ -335,4 +336,135 @@ fn query_names(cx: &Ctxt, entity: &Entity) {
             }
         }
     }
+}
+
+/// What a field type is, as far as the roles care.
+#[derive(PartialEq)]
+enum TimeShape {
+    Integer,
+    DateTime,
+    Other,
+}
+
+/// The type without an outer `Option`, and whether there was one.
+pub fn peel_option(ty: &Type) -> (&Type, bool) {
+    if let Type::Path(path) = ty {
+        if let Some(last) = path.path.segments.last() {
+            if last.ident == "Option" {
+                if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+                    if let Some(syn::GenericArgument::Type(inner)) = args.args.first() {
+                        return (inner, true);
+                    }
+                }
+            }
+        }
+    }
+    match ty {
+        Type::Group(g) => peel_option(&g.elem),
+        Type::Paren(p) => peel_option(&p.elem),
+        _ => (ty, false),
+    }
+}
+
+fn time_shape(ty: &Type) -> TimeShape {
+    match ty {
+        Type::Group(g) => time_shape(&g.elem),
+        Type::Paren(p) => time_shape(&p.elem),
+        Type::Path(path) => match path.path.segments.last() {
+            Some(last) => match last.ident.to_string().as_str() {
+                "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32" | "i64"
+                | "i128" | "isize" => TimeShape::Integer,
+                "DateTime" => TimeShape::DateTime,
+                _ => TimeShape::Other,
+            },
+            None => TimeShape::Other,
+        },
+        _ => TimeShape::Other,
+    }
+}
+
+/// `#[sharded(version)]`, `ttl`, `created_at`, `updated_at`: one of each, on a stored field
+/// outside the keys, of a type the runtime can maintain.
+fn field_roles(cx: &Ctxt, entity: &Entity) {
+    let keys: Vec<String> = key_fields(entity).iter().map(|i| i.to_string()).collect();
+    let mut seen: Vec<FieldRole> = Vec::new();
+    for field in &entity.fields {
+        let Some(role) = &field.role else { continue };
+        let key = role.value.key();
+        if seen.contains(&role.value) {
+            cx.error_at(
+                role.span,
+                format!("a second `{key}` field: an entity has at most one; remove this one"),
+            );
+            continue;
+        }
+        seen.push(role.value);
+        if keys.contains(&field.ident.to_string()) {
+            cx.error_at(
+                role.span,
+                format!(
+                    "`{}` is part of a key, and a `{key}` field changes on every write (or \
+                     expires): keep it out of the key templates, or drop #[sharded({key})]",
+                    field.ident
+                ),
+            );
+            continue;
+        }
+        if !field.serde_attribute {
+            cx.error_at(
+                role.span,
+                format!(
+                    "`{}` is not stored (#[serde(skip)] or flatten), so it cannot be the `{key}` \
+                     field: store it, or drop #[sharded({key})]",
+                    field.ident
+                ),
+            );
+            continue;
+        }
+        let (inner, optional) = peel_option(&field.ty);
+        let shape = time_shape(inner);
+        let problem = match role.value {
+            FieldRole::Version if optional || shape != TimeShape::Integer => Some(
+                "a `version` field counts writes: make it an integer (`u64`), starting at 0"
+                    .to_owned(),
+            ),
+            FieldRole::Ttl => match shape {
+                TimeShape::Integer => None,
+                TimeShape::DateTime if field.serde_with => None,
+                TimeShape::DateTime => Some(
+                    "DynamoDB expires items by a number of epoch seconds, and serde stores a \
+                     `DateTime` as text: add #[serde(with = \"chrono::serde::ts_seconds\")] \
+                     (or ts_seconds_option for an Option), or use a `u64` of epoch seconds"
+                        .to_owned(),
+                ),
+                TimeShape::Other => Some(
+                    "a `ttl` field holds the expiry as epoch seconds: use a `u64` (or \
+                     `chrono::DateTime<Utc>` stored with chrono::serde::ts_seconds), optionally \
+                     in an `Option`"
+                        .to_owned(),
+                ),
+            },
+            FieldRole::CreatedAt | FieldRole::UpdatedAt => match shape {
+                TimeShape::Integer => None,
+                TimeShape::DateTime if !field.serde_with => None,
+                TimeShape::DateTime => Some(format!(
+                    "a `{key}` `DateTime` is written by `sharded` as RFC 3339 text, serde's \
+                     default for it: drop the #[serde(with = ..)], or use a `u64` of epoch seconds"
+                )),
+                TimeShape::Other => Some(format!(
+                    "a `{key}` field holds a time: use `chrono::DateTime<Utc>` (stored as RFC \
+                     3339 text) or a `u64` of epoch seconds, optionally in an `Option`"
+                )),
+            },
+            FieldRole::Version => None,
+        };
+        if let Some(problem) = problem {
+            cx.error_spanned_by(&field.ty, problem);
+        }
+    }
+}
+
+/// Whether the type is spelled `DateTime<..>`.
+pub fn is_date_time(ty: &Type) -> bool {
+    time_shape(ty) == TimeShape::DateTime
 }

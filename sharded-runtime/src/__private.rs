@@ -14,7 +14,7 @@ pub use crate::error::Error;
 pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
 pub use crate::keys::error::KeyError;
 pub use crate::keys::schema::{
-    EntitySchema, GsiSchema, PartitionKeySchema, Sharding, SortKeySchema,
+    EntitySchema, GsiSchema, PartitionKeySchema, Sharding, SortKeySchema, TimeAttribute, TimeFormat,
 };
 pub use crate::keys::shards::ShardKeys;
 pub use crate::keys::template::{

@@ -174,6 +174,24 @@ pub enum Error {
         /// The actions that caused the cancellation.
         actions: Vec<crate::access::transaction::CanceledAction>,
     },
+    /// Optimistic locking: the stored `#[sharded(version)]` is not the one the write expected
+    /// (another writer got there first). Nothing was written: read the item again, reapply
+    /// the change, and write with the new version.
+    #[error(
+        "{entity} {key} is at version {}, not {expected}: another writer changed it first; \
+         read it again and retry with the new version",
+        found.map_or("(none: the item is gone)".to_owned(), |v| v.to_string())
+    )]
+    VersionConflict {
+        /// The entity written.
+        entity: &'static str,
+        /// The item's key.
+        key: ItemKeyDisplay,
+        /// The version the write expected (the one read).
+        expected: u64,
+        /// The version stored, `None` when there is no item.
+        found: Option<u64>,
+    },
     /// A write's condition did not hold: the item is absent, of another entity, or your
     /// condition is false for it. Nothing was written.
     #[error(

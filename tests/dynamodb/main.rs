@@ -11,6 +11,7 @@ mod collection;
 mod counter;
 mod filter;
 mod keys;
+mod lifecycle;
 mod limits;
 mod paging;
 mod projection;

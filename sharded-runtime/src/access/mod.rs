@@ -14,6 +14,7 @@
 //! | [`table`] | creating a table from a table definition |
 
 pub mod batch;
+pub mod clock_values;
 pub mod condition;
 pub mod counter;
 pub mod cursor;

@@ -3,7 +3,7 @@
 
 use futures::Stream;
 
-use crate::access::condition::Condition;
+use crate::access::condition::{Condition, Field};
 use crate::access::cursor::{self, Cursor, CursorKey, Fingerprint, Resume, ShardPosition};
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::repo::Repo;
@@ -51,6 +51,8 @@ pub struct Query<S, O = S> {
     invalid: Option<String>,
     /// The caller's filter.
     filter: Option<Condition<()>>,
+    /// Return items past their `#[sharded(ttl)]` too (DynamoDB deletes them lazily).
+    include_expired: bool,
 }
 
 /// The `Limit` of each shard request of an unlimited [`Query::stream`] without a
@@ -115,6 +117,7 @@ impl<S: QuerySource> Query<S> {
             projection: None,
             invalid: None,
             filter: None,
+            include_expired: false,
         }
     }
 }
@@ -177,6 +180,7 @@ impl<E: ShardedEntity> Query<E> {
             projection: None,
             invalid,
             filter: self.filter,
+            include_expired: self.include_expired,
         }
     }
 
@@ -216,6 +220,7 @@ impl<E: ShardedEntity> Query<E> {
             projection: Some(P::ATTRIBUTES),
             invalid: self.invalid,
             filter: self.filter,
+            include_expired: self.include_expired,
         }
     }
 }
@@ -339,6 +344,17 @@ impl<S: QuerySource, O> Query<S, O> {
             Some(earlier) => earlier.and(condition),
             None => condition,
         });
+        self
+    }
+
+    /// Also returns items whose `#[sharded(ttl)]` time has passed.
+    ///
+    /// DynamoDB deletes expired items lazily (typically within days of their expiry), so a
+    /// query of an entity with a `ttl` field hides them by default: it filters on
+    /// `attribute_not_exists(ttl) OR ttl > now` (the time the query is built). Point reads
+    /// (`get`) return what is stored.
+    pub fn include_expired(mut self) -> Self {
+        self.include_expired = true;
         self
     }
 
@@ -502,7 +518,7 @@ impl<S: QuerySource, O> Query<S, O> {
             entities: S::ENTITIES,
             filter_on_server,
             projection,
-            filter: self.filter.clone(),
+            filter: self.effective_filter(),
             index,
             pk_attribute,
             sort_attribute: sort_key.map(|sk| sk.attribute),
@@ -524,6 +540,24 @@ impl<S: QuerySource, O> Query<S, O> {
             },
         };
         Ok((plan, fingerprint))
+    }
+
+    /// The caller's filter, and-ed with the expiry filter of an entity with a `ttl` field.
+    fn effective_filter(&self) -> Option<Condition<()>> {
+        let ttl = S::LAYOUT
+            .ttl
+            .filter(|_| S::ENTITIES.len() == 1 && !self.include_expired);
+        let expiry = ttl.map(|attribute| {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let field: Field<(), u64> = Field::new(attribute);
+            field.not_exists().or(field.gt(now))
+        });
+        match (self.filter.clone(), expiry) {
+            (Some(user), Some(expiry)) => Some(user.and(expiry)),
+            (user, expiry) => user.or(expiry),
+        }
     }
 
     fn engine(

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 
+use crate::access::clock_values::now_value;
 use crate::access::condition::{Condition, Data, Field, Names, Operand, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
 use crate::access::repo::Repo;
@@ -127,6 +128,8 @@ pub struct Update<E> {
     key: Result<UpdateKey, Error>,
     actions: Vec<(&'static str, Action)>,
     condition: Option<Condition<()>>,
+    /// `if_version(v)`: the stored version the update expects.
+    expected_version: Option<u64>,
 }
 
 impl<E: ShardedEntity + GsiRewrite> Update<E> {
@@ -137,6 +140,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
             key,
             actions: Vec::new(),
             condition: None,
+            expected_version: None,
         }
     }
 
@@ -199,6 +203,14 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
         self
     }
 
+    /// Only if the stored `#[sharded(version)]` is `version` (the one read): optimistic
+    /// locking. A different stored version is [`Error::VersionConflict`] with both versions.
+    /// Every update of a versioned entity adds 1 to its version, with or without this.
+    pub fn if_version(mut self, version: u64) -> Self {
+        self.expected_version = Some(version);
+        self
+    }
+
     /// Sends the update.
     pub async fn send(self) -> Result<(), Error> {
         self.run(false).await.map(|_| ())
@@ -245,11 +257,25 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
                     }
                     _ => None,
                 };
+                let key = describe_key(schema, &built.key);
                 match current {
-                    Some(current) => Err(Error::ConditionFailed {
-                        entity: schema.entity,
-                        key: describe_key(schema, &built.key),
-                        current,
+                    Some(current) => Err(match (schema.version, built.expected_version) {
+                        (Some(attribute), Some(expected))
+                            if stored_version(current.as_ref(), attribute) != Some(expected)
+                                && current.is_some() =>
+                        {
+                            Error::VersionConflict {
+                                entity: schema.entity,
+                                key,
+                                expected,
+                                found: stored_version(current.as_ref(), attribute),
+                            }
+                        }
+                        _ => Error::ConditionFailed {
+                            entity: schema.entity,
+                            key,
+                            current,
+                        },
                     }),
                     None => Err(Error::dynamo("UpdateItem", repo.table(), e)),
                 }
@@ -324,6 +350,25 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
                 Action::Remove => removes.push(name),
             }
         }
+        if let Some(version) = schema.version {
+            if seen.contains(&version) {
+                return Err(Error::InvalidUpdate(format!(
+                    "`{version}` is {}'s version, which every update adds 1 to: leave it out, \
+                     and use `if_version` to require the one you read",
+                    schema.entity
+                )));
+            }
+            names.insert("#uver".to_owned(), version.to_owned());
+            values.insert(":uone".to_owned(), AttributeValue::N("1".to_owned()));
+            adds.push("#uver :uone".to_owned());
+        }
+        if let Some(updated) = schema.updated_at {
+            if !seen.contains(&updated.attribute) {
+                names.insert("#uupd".to_owned(), updated.attribute.to_owned());
+                values.insert(":uupd".to_owned(), now_value(updated.format));
+                sets.push("#uupd = :uupd".to_owned());
+            }
+        }
         // Rebuilt from plain SETs only: a value changed by ADD or REMOVE is not known before
         // DynamoDB applies it, and the generated code says so.
         let changed: Vec<&'static str> = self.actions.iter().map(|(a, _)| *a).collect();
@@ -348,6 +393,10 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
             AttributeValue::S(schema.entity.to_owned()),
         );
         let mut condition = "attribute_exists(#upk) AND #uet = :uet".to_owned();
+        if let (Some(_), Some(expected)) = (schema.version, self.expected_version) {
+            values.insert(":uexp".to_owned(), AttributeValue::N(expected.to_string()));
+            condition.push_str(" AND #uver = :uexp");
+        }
         if let Some(user) = &self.condition {
             let user = user.render(&mut names, &mut values)?;
             condition = format!("({condition}) AND ({user})");
@@ -363,6 +412,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
             );
         }
         Ok(BuiltUpdate {
+            expected_version: self.expected_version,
             key: item_key,
             expression: expression.trim_end().to_owned(),
             condition,
@@ -375,9 +425,15 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
 /// An update ready to send: the key, the update and condition expressions, and their
 /// placeholders.
 pub(crate) struct BuiltUpdate {
+    pub expected_version: Option<u64>,
     pub key: Item,
     pub expression: String,
     pub condition: String,
     pub names: Names,
     pub values: Values,
+}
+
+/// The version stored in `item`, if it has one.
+pub(crate) fn stored_version(item: Option<&Item>, attribute: &str) -> Option<u64> {
+    item?.get(attribute)?.as_n().ok()?.parse().ok()
 }

@@ -291,6 +291,52 @@ pub struct EntitySchema {
     pub sk: Option<SortKeySchema>,
     /// The GSIs, in the order of their numbers.
     pub gsis: &'static [GsiSchema],
+    /// The `#[sharded(version)]` attribute: optimistic locking.
+    pub version: Option<&'static str>,
+    /// The `#[sharded(ttl)]` attribute: DynamoDB's time to live, in epoch seconds.
+    pub ttl: Option<&'static str>,
+    /// The `#[sharded(created_at)]` attribute, set by a write that creates the item.
+    pub created_at: Option<TimeAttribute>,
+    /// The `#[sharded(updated_at)]` attribute, set by every write.
+    pub updated_at: Option<TimeAttribute>,
+}
+
+/// An attribute holding a time the runtime writes (`created_at`, `updated_at`).
+///
+/// ```
+/// use sharded::schema::{TimeAttribute, TimeFormat};
+/// let t = TimeAttribute::new("updatedAt", TimeFormat::Rfc3339);
+/// assert_eq!(t.attribute, "updatedAt");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TimeAttribute {
+    /// The stored attribute.
+    pub attribute: &'static str,
+    /// How the time is stored.
+    pub format: TimeFormat,
+}
+
+impl TimeAttribute {
+    /// The time in `attribute`, stored as `format`.
+    pub const fn new(attribute: &'static str, format: TimeFormat) -> Self {
+        TimeAttribute { attribute, format }
+    }
+}
+
+/// How a time attribute is stored.
+///
+/// ```
+/// # use sharded::schema::TimeFormat;
+/// assert_ne!(TimeFormat::EpochSeconds, TimeFormat::Rfc3339);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TimeFormat {
+    /// A number of seconds since 1970-01-01T00:00:00Z (an integer field).
+    EpochSeconds,
+    /// RFC 3339 text in UTC, as serde stores a `chrono::DateTime<Utc>`.
+    Rfc3339,
 }
 
 impl EntitySchema {
@@ -308,7 +354,35 @@ impl EntitySchema {
             pk,
             sk,
             gsis,
+            version: None,
+            ttl: None,
+            created_at: None,
+            updated_at: None,
         }
+    }
+
+    /// The same schema with a `#[sharded(version)]` attribute.
+    pub const fn with_version(mut self, attribute: &'static str) -> Self {
+        self.version = Some(attribute);
+        self
+    }
+
+    /// The same schema with a `#[sharded(ttl)]` attribute.
+    pub const fn with_ttl(mut self, attribute: &'static str) -> Self {
+        self.ttl = Some(attribute);
+        self
+    }
+
+    /// The same schema with a `#[sharded(created_at)]` attribute.
+    pub const fn with_created_at(mut self, time: TimeAttribute) -> Self {
+        self.created_at = Some(time);
+        self
+    }
+
+    /// The same schema with a `#[sharded(updated_at)]` attribute.
+    pub const fn with_updated_at(mut self, time: TimeAttribute) -> Self {
+        self.updated_at = Some(time);
+        self
     }
 
     /// The table this entity needs (key schema and GSIs).

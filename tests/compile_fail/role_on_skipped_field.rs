@@ -1,0 +1,13 @@
+use serde::{Deserialize, Serialize};
+use sharded::ShardedEntity;
+
+#[derive(ShardedEntity, Serialize, Deserialize)]
+#[pk(template = "DOC#{doc_id}")]
+struct Doc {
+    doc_id: String,
+    #[sharded(updated_at)]
+    #[serde(skip)]
+    at: u64,
+}
+
+fn main() {}

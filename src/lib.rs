@@ -43,6 +43,7 @@
 //! | [`ShardedEntity`](derive@ShardedEntity) (derive) and [`ShardedEntity`] (trait) | declaring an entity's keys; the generated key builders and queries |
 //! | [`Repo`] | puts, point lookups, deletes and batches of one entity in one table |
 //! | [`Query`], [`Page`], [`Partial`], [`Cursor`], [`SortCondition`], [`SortKeyCondition`], [`ShardFailure`] | scatter-gather queries: results, pages, partial answers |
+//! | [`Scan`] | the parallel scan of one entity (`repo.scan()`): exports, backfills, analytics; bounded concurrency, a read-unit rate limit |
 //! | [`CursorKey`] | the key that seals cursors handed to untrusted clients (`Query::seal_cursors`) |
 //! | [`ShardedCounter`] | the vote-counter pattern: a counter spread over shards |
 //! | [`RetryPolicy`] | the retry budget of batch writes and reads |
@@ -60,7 +61,7 @@ pub use sharded_derive::ShardedEntity;
 
 pub use sharded_runtime::{
     capacity, hash, schema, Cursor, CursorError, CursorKey, Error, Item, ItemKeyDisplay, ItemKeys,
-    KeyError, KeyPart, KeyPartDecode, KeyPartError, Page, Partial, Query, Repo, RetryPolicy,
+    KeyError, KeyPart, KeyPartDecode, KeyPartError, Page, Partial, Query, Repo, RetryPolicy, Scan,
     ShardFailure, ShardKeys, ShardedCounter, ShardedEntity, SortCondition, SortKeyCondition,
 };
 

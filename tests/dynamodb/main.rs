@@ -15,3 +15,4 @@ mod query;
 mod query_sort_key;
 mod read_path;
 mod repo;
+mod scan;

@@ -89,6 +89,24 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// One segment of a parallel scan failed, so the scan stopped: its answer would be
+    /// missing that segment's items.
+    #[error(
+        "segment {segment} of {segments} of the scan of table `{table}` failed: {source}; the \
+         scan was stopped, so the items it returned are not all of them: run it again (if \
+         DynamoDB throttled it, with a lower `read_units_per_second` or `concurrency`)"
+    )]
+    SegmentFailed {
+        /// The segment number (DynamoDB's `Segment`, from 0).
+        segment: u32,
+        /// The segment count of the scan (`TotalSegments`).
+        segments: u32,
+        /// The table scanned.
+        table: String,
+        /// What went wrong, after the SDK's retries.
+        #[source]
+        source: Box<Error>,
+    },
     /// A DynamoDB request failed (after the SDK's retries).
     #[error(
         "DynamoDB {operation} on table `{table}` failed: {}",
@@ -217,7 +235,7 @@ pub enum Error {
 
 impl Error {
     /// Whether DynamoDB refused the request for capacity (a hot key, a throttled index, a
-    /// request rate limit), here or in the shard that failed.
+    /// request rate limit), here or in the shard or scan segment that failed.
     ///
     /// ```
     /// let e = sharded::Error::InvalidQuery("x".into());
@@ -238,7 +256,9 @@ impl Error {
     pub fn throttling_reasons(&self) -> Vec<(String, Option<String>)> {
         use aws_sdk_dynamodb::Error as Sdk;
         match self {
-            Error::ShardFailed { source, .. } => source.throttling_reasons(),
+            Error::ShardFailed { source, .. } | Error::SegmentFailed { source, .. } => {
+                source.throttling_reasons()
+            }
             Error::Dynamo { source, .. } => match source.as_ref() {
                 Sdk::ProvisionedThroughputExceededException(e) => {
                     let reasons: Vec<(String, Option<String>)> = e
@@ -273,7 +293,7 @@ impl Error {
     }
 
     /// Whether DynamoDB refused the request as invalid (`ValidationException`): an error of
-    /// the request itself, never of one shard or one attempt.
+    /// the request itself, never of one shard, scan segment or attempt.
     ///
     /// ```
     /// let e = sharded::Error::InvalidQuery("x".into());
@@ -281,7 +301,9 @@ impl Error {
     /// ```
     pub fn is_validation(&self) -> bool {
         match self {
-            Error::ShardFailed { source, .. } => source.is_validation(),
+            Error::ShardFailed { source, .. } | Error::SegmentFailed { source, .. } => {
+                source.is_validation()
+            }
             Error::Dynamo { source, .. } => source.code() == Some(VALIDATION_ERROR_CODE),
             _ => false,
         }
@@ -388,5 +410,28 @@ mod tests {
         ));
         assert!(!failed.is_throttling());
         assert!(THROTTLING_ERROR_CODES.iter().all(|c| is_throttling_code(c)));
+    }
+
+    #[test]
+    fn a_failed_scan_segment_is_throttled_when_its_request_was() {
+        let segment = |source| Error::SegmentFailed {
+            segment: 3,
+            segments: 8,
+            table: "t".to_owned(),
+            source: Box::new(dynamo(source)),
+        };
+        let throttled = segment(aws_sdk_dynamodb::Error::ThrottlingException(
+            ThrottlingException::builder()
+                .meta(meta("ThrottlingException"))
+                .build(),
+        ));
+        assert!(throttled.is_throttling());
+        assert!(!throttled.is_validation());
+        let text = throttled.to_string();
+        assert!(
+            text.starts_with("segment 3 of 8 of the scan of table `t` failed"),
+            "{text}"
+        );
+        assert!(text.contains("run it again"), "{text}");
     }
 }

@@ -11,7 +11,7 @@
 //! | folder | what it holds | public as |
 //! |---|---|---|
 //! | `keys/` | the key model: encoding, templates, the shard hash, schemas. No AWS types, no network | [`KeyPart`], [`ShardKeys`], [`KeyError`], [`hash`], [`schema`] |
-//! | `access/` | data access: repository, query, scatter-gather engine, merge, cursor, batches, counter | [`Repo`], [`Query`], [`Page`], [`Cursor`], [`ShardedCounter`], ... |
+//! | `access/` | data access: repository, query, scatter-gather engine, merge, cursor, parallel scan, batches, counter | [`Repo`], [`Query`], [`Page`], [`Cursor`], [`Scan`], [`ShardedCounter`], ... |
 //! | `capacity/` | item size and units, per-key limits, the hot-key report, the planner | [`capacity`] |
 //!
 //! Test tooling (DynamoDB Local, fault injection, the per-key limit emulator) lives in the
@@ -40,6 +40,7 @@ pub use access::cursor::{Cursor, CursorError, CursorKey};
 pub use access::entity::{Item, ItemKeys, ShardedEntity};
 pub use access::query::{Page, Partial, Query, STREAM_PAGE_ITEMS};
 pub use access::repo::Repo;
+pub use access::scan::Scan;
 pub use access::scatter::{ShardFailure, SortCondition};
 pub use access::sort_condition::SortKeyCondition;
 pub use access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};

@@ -19,5 +19,6 @@ mod query;
 mod query_sort_key;
 mod read_path;
 mod repo;
+mod scan;
 mod transaction;
 mod update;

@@ -127,3 +127,19 @@ async fn a_projection_names_attributes_as_the_entity_stores_them() {
         .collect();
     assert_eq!(totals, expected);
 }
+
+#[tokio::test]
+async fn a_scan_projects_too() {
+    let (repo, all) = scores().await;
+    let mut lines = repo
+        .scan()
+        .segments(3)
+        .project::<ScoreLine>()
+        .collect()
+        .await
+        .unwrap();
+    lines.sort_by(|a, b| a.player_id.cmp(&b.player_id));
+    let mut expected: Vec<ScoreLine> = all.iter().map(line).collect();
+    expected.sort_by(|a, b| a.player_id.cmp(&b.player_id));
+    assert_eq!(lines, expected);
+}

@@ -7,6 +7,7 @@
 //! | [`query`] | `Query`: the typed scatter-gather query builder |
 //! | [`sort_condition`] | typed sort-key conditions: a field range turned into key bounds |
 //! | [`scatter`] | the engine: bounded concurrent fan-out, lazy per-shard paging |
+//! | [`scan`] | `Scan`: the parallel scan of one entity, with a read-unit rate limit |
 //! | [`merge`] | the k-way heap merge in DynamoDB's sort order |
 //! | [`cursor`] | the versioned, integrity-checked cross-shard cursor |
 //! | [`batch`] | batch writes and reads with retries that lose nothing |
@@ -22,6 +23,7 @@ pub mod entity;
 pub mod merge;
 pub mod query;
 pub mod repo;
+pub mod scan;
 pub mod scatter;
 pub mod sort_condition;
 pub mod source;

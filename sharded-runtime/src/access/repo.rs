@@ -10,6 +10,7 @@ use aws_sdk_dynamodb::Client;
 use crate::access::batch::{self, RetryPolicy};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
 use crate::access::query::Query;
+use crate::access::scan::Scan;
 use crate::capacity::stats::{record, HotKeyStats};
 use crate::capacity::units::{check_item_size, Consistency};
 use crate::error::{Error, KeyError};
@@ -367,6 +368,27 @@ impl<E: ShardedEntity> Repo<E> {
         shards: Result<ShardKeys, KeyError>,
     ) -> Query<E> {
         Query::new(self.clone(), index, shards)
+    }
+
+    /// A parallel scan of every item of `E` in the table (other entities are filtered out):
+    /// for exports, backfills and analytics jobs, not for serving requests.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// let scores: Vec<Score> = repo.scan().segments(8).read_units_per_second(100.0).collect().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// See [`Scan`] for the settings (segments, concurrency, consistency, rate limit, page
+    /// size) and how items come out.
+    pub fn scan(&self) -> Scan<E> {
+        Scan::new(self.clone())
     }
 
     /// Writes many entities with `BatchWriteItem` (25 per request, concurrently), retrying

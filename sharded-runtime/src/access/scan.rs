@@ -1,0 +1,866 @@
+//! The typed parallel scan of one entity: what `Repo::scan` returns, for exports, backfills and
+//! analytics jobs.
+//!
+//! - **Parallel, bounded.** DynamoDB splits the table into `TotalSegments` segments; each
+//!   segment is read page by page (`ExclusiveStartKey` = the previous `LastEvaluatedKey`), at
+//!   most `concurrency` segments at a time. No task is spawned: requests run while the stream
+//!   is polled, so a slow consumer slows the scan instead of filling memory.
+//! - **One entity.** A single table holds other entities: a `FilterExpression` on the entity
+//!   attribute returns only this entity's items (DynamoDB still reads, and charges for, the
+//!   others).
+//! - **Rate limited, if asked.** A shared budget of read units per second ([`ReadBudget`]),
+//!   charged with the `ConsumedCapacity` DynamoDB reports, holds back the next request of
+//!   every segment while the budget is spent.
+//! - **Honest.** A failed segment ends the scan with [`Error::SegmentFailed`] naming it; a
+//!   partial export that looks complete would be worse than none.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select};
+use aws_sdk_dynamodb::Client;
+use futures::stream::{self, Stream, StreamExt, TryStreamExt};
+use tracing::Instrument;
+
+use crate::access::entity::{Item, ShardedEntity};
+use crate::access::repo::Repo;
+use crate::access::source::Projection;
+use crate::capacity::units::{item_size, read_units, Consistency};
+use crate::capacity::{Clock, SystemClock};
+use crate::error::Error;
+use crate::keys::schema::ENTITY_ATTRIBUTE;
+
+/// Segments of a scan unless `.segments(n)` says otherwise: enough to overlap the round trips
+/// of a small job without opening many connections.
+pub(crate) const DEFAULT_SEGMENTS: u32 = 4;
+
+/// DynamoDB's bound on `TotalSegments`.
+pub(crate) const MAX_SEGMENTS: u32 = 1_000_000;
+
+/// A parallel scan of every item of entity `E` in the repository's table.
+///
+/// Built by [`Repo::scan`], refined, then run with [`stream`](Self::stream),
+/// [`collect`](Self::collect) or [`count`](Self::count). DynamoDB splits the table into
+/// [`segments`](Self::segments) and each one is read page by page, at most
+/// [`concurrency`](Self::concurrency) segments at a time. Items of other entities in the same
+/// table are filtered out by DynamoDB (on the `_entity` attribute) and never decoded.
+///
+/// ```no_run
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::{Error, Repo, ShardedEntity};
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+/// # #[sk(template = "SCORE#{score}#{player_id}")]
+/// # struct Score { game_id: String, player_id: String, score: u64 }
+/// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+/// use futures::TryStreamExt;
+///
+/// // An export: 8 segments, 4 in flight, at most 200 read units/s on average.
+/// let mut scores = repo.scan().segments(8).concurrency(4).read_units_per_second(200.0).stream();
+/// while let Some(score) = scores.try_next().await? {
+///     println!("{} {}", score.player_id, score.score);
+/// }
+/// # Ok(()) }
+/// ```
+///
+/// Items come in no particular order: each segment's pages in key order, the segments
+/// interleaved as their pages arrive.
+#[must_use = "a scan does nothing until it is run with stream, collect or count"]
+pub struct Scan<E, O = E> {
+    repo: Repo<E>,
+    segments: u32,
+    concurrency: Option<usize>,
+    consistent: bool,
+    read_units_per_second: Option<f64>,
+    page_size: Option<u32>,
+    /// How an item becomes an `O`: the entity itself, or a projection.
+    decode: fn(Item) -> Result<O, Error>,
+    /// The projected attributes (with the entity attribute), when `O` is a projection.
+    projection: Option<&'static [&'static str]>,
+}
+
+impl<E, O> std::fmt::Debug for Scan<E, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scan")
+            .field("repo", &self.repo)
+            .field("segments", &self.segments)
+            .field("concurrency", &self.concurrency)
+            .field("consistent", &self.consistent)
+            .field("read_units_per_second", &self.read_units_per_second)
+            .field("page_size", &self.page_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: ShardedEntity> Scan<E> {
+    pub(crate) fn new(repo: Repo<E>) -> Self {
+        Scan {
+            repo,
+            segments: DEFAULT_SEGMENTS,
+            concurrency: None,
+            consistent: false,
+            read_units_per_second: None,
+            page_size: None,
+            decode: E::from_item,
+            projection: None,
+        }
+    }
+
+    /// Returns the projection `P` of each item instead of the whole entity, reading only
+    /// `P`'s attributes (a `ProjectionExpression`; DynamoDB charges the same read units, and
+    /// the rest never crosses the network): an export of two columns of a wide entity.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity, ShardedProjection};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64, replay: Vec<u8> }
+    /// #[derive(ShardedProjection, Deserialize)]
+    /// #[projection(of = Score)]
+    /// struct ScoreLine { player_id: String, score: u64 }
+    ///
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// let lines: Vec<ScoreLine> = repo.scan().project::<ScoreLine>().collect().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn project<P: Projection<Entity = E>>(self) -> Scan<E, P> {
+        Scan {
+            repo: self.repo,
+            segments: self.segments,
+            concurrency: self.concurrency,
+            consistent: self.consistent,
+            read_units_per_second: self.read_units_per_second,
+            page_size: self.page_size,
+            decode: P::from_item,
+            projection: Some(P::ATTRIBUTES),
+        }
+    }
+}
+
+impl<E: ShardedEntity, O> Scan<E, O> {
+    /// Splits the scan into `n` segments (DynamoDB's `TotalSegments`), read in parallel;
+    /// 4 by default.
+    ///
+    /// DynamoDB allows 1 to 1,000,000; any other value makes the scan return
+    /// [`Error::InvalidQuery`] when it runs, without sending a request. More segments than
+    /// [`concurrency`](Self::concurrency) is fine (they wait their turn) and keeps each
+    /// segment small; a segment costs at least one request even when it is empty.
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// let all: Vec<E> = repo.scan().segments(16).collect().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn segments(mut self, n: u32) -> Self {
+        self.segments = n;
+        self
+    }
+
+    /// Reads at most `c` segments at once (each has at most one request in flight).
+    ///
+    /// By default as many as there are segments, up to the repository's concurrency
+    /// ([`Repo::with_concurrency`], 32 unless set). `0` makes the scan return
+    /// [`Error::InvalidQuery`] when it runs: no segment could ever be read.
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// // 64 small segments, 8 requests at a time.
+    /// let n = repo.scan().segments(64).concurrency(8).count().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn concurrency(mut self, c: usize) -> Self {
+        self.concurrency = Some(c);
+        self
+    }
+
+    /// Strongly consistent reads (`ConsistentRead = true`): every item written before the
+    /// scan started is seen, at twice the read units. Off by default.
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// let all: Vec<E> = repo.scan().consistent_read(true).collect().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn consistent_read(mut self, consistent: bool) -> Self {
+        self.consistent = consistent;
+        self
+    }
+
+    /// Limits the scan to about `r` read capacity units per second, over all segments
+    /// together: a background job that leaves the table's capacity to the service.
+    ///
+    /// Every request asks for `ConsumedCapacity` and is charged what DynamoDB reports (items
+    /// the entity filter drops are read, so they count). The budget refills at `r` units/s
+    /// and holds at most one second's worth, saved while the scan was idle. A segment's next
+    /// request waits while the budget is spent; it is then reserved with the cost of the last
+    /// page, and corrected when its own cost is known.
+    ///
+    /// What is promised is the average, not each instant: a request's cost is only known
+    /// after it has run, so one response can overshoot the budget, and requests in flight
+    /// together can each do so. Over a scan, the units consumed stay within
+    /// `r × elapsed seconds + concurrency × one page's units`. To keep each step small, set
+    /// [`page_size`](Self::page_size) with it (a 1 MB page costs up to 128 units eventually
+    /// consistent). Where the endpoint reports no `ConsumedCapacity`, a request is charged by
+    /// the size of the items it returned: a lower bound, since filtered items are not seen.
+    ///
+    /// A rate that is not a positive, finite number makes the scan return
+    /// [`Error::InvalidQuery`] when it runs.
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// // A backfill that takes at most about 50 read units/s of the table, 100 items a request.
+    /// let all: Vec<E> = repo.scan().read_units_per_second(50.0).page_size(100).collect().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn read_units_per_second(mut self, r: f64) -> Self {
+        self.read_units_per_second = Some(r);
+        self
+    }
+
+    /// Sets each request's `Limit`: at most `p` items read per request (before the entity
+    /// filter, as DynamoDB applies it), instead of DynamoDB's 1 MB page.
+    ///
+    /// Smaller pages mean more requests, smaller steps for a rate limit and less memory per
+    /// segment in flight. `0` makes the scan return [`Error::InvalidQuery`] when it runs; so
+    /// does a value over DynamoDB's bound (2,147,483,647).
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// let all: Vec<E> = repo.scan().page_size(500).collect().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn page_size(mut self, p: u32) -> Self {
+        self.page_size = Some(p);
+        self
+    }
+
+    /// Every item of the entity, as a stream, decoded as its pages arrive.
+    ///
+    /// Items come in **no particular order** across segments. Memory is bounded by
+    /// `concurrency × one page`: a segment asks for its next page only when the stream has
+    /// handed out its current one, so a slow consumer slows the scan rather than buffering
+    /// the table. The first error ends the stream: a failed segment ([`Error::SegmentFailed`],
+    /// after the SDK's retries), a request DynamoDB refuses as invalid (returned as
+    /// [`Error::Dynamo`], the scan's error rather than a segment's), an item that cannot be
+    /// decoded, or an invalid setting ([`Error::InvalidQuery`], before any request). Items
+    /// already yielded are valid, but the scan is then incomplete: run it again.
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity + Send + 'static>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// use futures::TryStreamExt;
+    /// let mut exported = 0;
+    /// let mut items = repo.scan().segments(8).stream();
+    /// while let Some(item) = items.try_next().await? {
+    ///     // write `item` somewhere
+    ///     exported += 1;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn stream(self) -> impl Stream<Item = Result<O, Error>> + Send + 'static
+    where
+        O: Send + 'static,
+    {
+        let decode = self.decode;
+        self.items()
+            .and_then(move |item| std::future::ready(decode(item)))
+    }
+
+    /// Runs the scan and returns every item of the entity, in no particular order; the first
+    /// error fails it (see [`stream`](Self::stream)).
+    ///
+    /// Holds the whole result in memory: for large tables, use [`stream`](Self::stream).
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// let all: Vec<E> = repo.scan().collect().await?;
+    /// println!("{} items", all.len());
+    /// # Ok(()) }
+    /// ```
+    pub async fn collect(self) -> Result<Vec<O>, Error> {
+        let decode = self.decode;
+        self.items()
+            .and_then(move |item| std::future::ready(decode(item)))
+            .try_collect()
+            .await
+    }
+
+    /// Counts the entity's items (`Select = COUNT`: DynamoDB returns counts, not items), over
+    /// every segment; a failed segment fails the count.
+    ///
+    /// The count reads the whole table as a scan does, and costs the same read units (the
+    /// rate limit applies).
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// let n: u64 = repo.scan().segments(8).count().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn count(self) -> Result<u64, Error> {
+        self.pages(true)
+            .try_fold(0_u64, |total, page| {
+                std::future::ready(Ok::<_, Error>(total.saturating_add(page.count)))
+            })
+            .await
+    }
+
+    /// Every item of the entity as DynamoDB returned it, undecoded: for jobs that rewrite
+    /// items whose stored form may not match the struct (a migration).
+    pub(crate) fn items(self) -> impl Stream<Item = Result<Item, Error>> + Send + 'static {
+        self.pages(false)
+            .map_ok(|page| stream::iter(page.items.into_iter().map(Ok)))
+            .try_flatten()
+    }
+
+    /// The pages of every segment, `concurrency` segments at a time, ended by the first
+    /// error; an invalid setting is the only item.
+    fn pages(
+        self,
+        count_only: bool,
+    ) -> impl Stream<Item = Result<ScanPage, Error>> + Send + 'static {
+        let plan = match self.plan(count_only) {
+            Ok(plan) => Arc::new(plan),
+            Err(error) => return stream::once(std::future::ready(Err(error))).left_stream(),
+        };
+        let concurrency = plan.concurrency;
+        let segments = stream::iter(0..plan.segments)
+            .map(move |segment| segment_pages(Arc::clone(&plan), segment).boxed())
+            .flatten_unordered(concurrency);
+        until_first_error(segments).right_stream()
+    }
+
+    /// Validates the settings into what every request needs.
+    fn plan(self, count_only: bool) -> Result<Plan, Error> {
+        let checked = Settings {
+            segments: self.segments,
+            concurrency: self.concurrency,
+            page_size: self.page_size,
+            read_units_per_second: self.read_units_per_second,
+        }
+        .check(self.repo.concurrency())?;
+        Ok(Plan {
+            client: self.repo.client().clone(),
+            table: self.repo.table().to_owned(),
+            entity: E::SCHEMA.entity,
+            projection: self.projection.map(|attributes| {
+                let mut all = attributes.to_vec();
+                all.push(ENTITY_ATTRIBUTE);
+                all
+            }),
+            segments: checked.segments,
+            concurrency: checked.concurrency,
+            consistent: self.consistent,
+            page_size: checked.page_size,
+            budget: checked
+                .read_units_per_second
+                .map(|r| ReadBudget::new(r, Arc::new(SystemClock::new()))),
+            count_only,
+        })
+    }
+}
+
+/// The numeric settings of a scan as the caller gave them.
+#[derive(Debug, Clone, Copy)]
+struct Settings {
+    segments: u32,
+    concurrency: Option<usize>,
+    page_size: Option<u32>,
+    read_units_per_second: Option<f64>,
+}
+
+/// The settings once checked, in the types DynamoDB takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Checked {
+    segments: u32,
+    concurrency: usize,
+    page_size: Option<i32>,
+    read_units_per_second: Option<f64>,
+}
+
+impl Settings {
+    /// Refuses what DynamoDB (or the scan itself) could not run, naming the call and the
+    /// range; fills the default concurrency from the repository's.
+    fn check(self, repo_concurrency: usize) -> Result<Checked, Error> {
+        let invalid = |message: String| Err(Error::InvalidQuery(message));
+        let segments = self.segments;
+        if !(1..=MAX_SEGMENTS).contains(&segments) {
+            return invalid(format!(
+                "segments({segments}): DynamoDB splits a scan into 1 to {MAX_SEGMENTS} segments; \
+                 choose a count in that range (a few per unit of concurrency is plenty)"
+            ));
+        }
+        let concurrency = match self.concurrency {
+            Some(0) => {
+                return invalid(
+                    "concurrency(0): no segment could ever be read; use at least 1".to_owned(),
+                )
+            }
+            Some(c) => c,
+            None => repo_concurrency.clamp(1, segments as usize),
+        };
+        let page_size = match self.page_size {
+            None => None,
+            Some(p) => match i32::try_from(p) {
+                Ok(limit) if limit > 0 => Some(limit),
+                _ => {
+                    return invalid(format!(
+                        "page_size({p}): DynamoDB's Limit is 1 to {}; use a size in that range, \
+                         or leave it unset for DynamoDB's 1 MB pages",
+                        i32::MAX
+                    ))
+                }
+            },
+        };
+        let read_units_per_second = match self.read_units_per_second {
+            Some(r) if !(r.is_finite() && r > 0.0) => {
+                return invalid(format!(
+                    "read_units_per_second({r}): a rate must be a positive, finite number of \
+                     read units per second; leave it unset for no limit"
+                ))
+            }
+            rate => rate,
+        };
+        Ok(Checked {
+            segments,
+            concurrency,
+            page_size,
+            read_units_per_second,
+        })
+    }
+}
+
+/// Everything the requests of one scan need; fixed for its lifetime.
+#[derive(Debug)]
+struct Plan {
+    client: Client,
+    table: String,
+    entity: &'static str,
+    /// The attributes of a projection, with the entity attribute.
+    projection: Option<Vec<&'static str>>,
+    segments: u32,
+    concurrency: usize,
+    consistent: bool,
+    page_size: Option<i32>,
+    budget: Option<ReadBudget>,
+    count_only: bool,
+}
+
+/// One page of one segment.
+pub(crate) struct ScanPage {
+    /// The items (none with `Select = COUNT`).
+    pub items: Vec<Item>,
+    /// How many items matched the filter on this page.
+    pub count: u64,
+}
+
+/// The pages of one segment, in order, until DynamoDB returns no `LastEvaluatedKey` or a
+/// request fails.
+fn segment_pages(
+    plan: Arc<Plan>,
+    segment: u32,
+) -> impl Stream<Item = Result<ScanPage, Error>> + Send + 'static {
+    // `Some(start)` while the segment has more (`Some(None)`: from its beginning).
+    stream::try_unfold(Some(None), move |next: Option<Option<Item>>| {
+        let plan = Arc::clone(&plan);
+        async move {
+            let Some(start) = next else {
+                return Ok(None);
+            };
+            let (page, last_evaluated_key) = scan_page(&plan, segment, start).await?;
+            Ok(Some((page, last_evaluated_key.map(Some))))
+        }
+    })
+}
+
+/// One Scan request of one segment, paced by the budget.
+async fn scan_page(
+    plan: &Plan,
+    segment: u32,
+    start: Option<Item>,
+) -> Result<(ScanPage, Option<Item>), Error> {
+    let reserved = match &plan.budget {
+        Some(budget) => budget.acquire().await,
+        None => 0.0,
+    };
+    // Projected attributes go through placeholders (`#a0`, ...) so reserved words work.
+    let mut request_names =
+        std::collections::HashMap::from([("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned())]);
+    let projection = match &plan.projection {
+        Some(attributes) if !plan.count_only => Some(
+            attributes
+                .iter()
+                .enumerate()
+                .map(|(i, attribute)| {
+                    let placeholder = format!("#a{i}");
+                    request_names.insert(placeholder.clone(), (*attribute).to_owned());
+                    placeholder
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        _ => None,
+    };
+    let request = plan
+        .client
+        .scan()
+        .table_name(&plan.table)
+        // Both fit in i32: `plan` checked segments <= MAX_SEGMENTS.
+        .segment(segment as i32)
+        .total_segments(plan.segments as i32)
+        // Single-table: only this entity's items come back, so none is decoded as the wrong
+        // type (DynamoDB applies the filter after reading, and charges for what it read).
+        .filter_expression("#et = :et")
+        .set_expression_attribute_names(Some(request_names))
+        .expression_attribute_values(":et", AttributeValue::S(plan.entity.to_owned()))
+        .set_projection_expression(projection)
+        .set_consistent_read(plan.consistent.then_some(true))
+        .set_limit(plan.page_size)
+        .set_exclusive_start_key(start)
+        .set_select(plan.count_only.then_some(Select::Count))
+        .set_return_consumed_capacity(plan.budget.as_ref().map(|_| ReturnConsumedCapacity::Total));
+    let span = tracing::debug_span!(
+        "sharded.scan_segment",
+        entity = plan.entity,
+        table = %plan.table,
+        segment,
+        segments = plan.segments,
+    );
+    let output = match request.send().instrument(span).await {
+        Ok(output) => output,
+        Err(error) => {
+            if let Some(budget) = &plan.budget {
+                // A refused request reads nothing.
+                budget.settle(reserved, 0.0);
+            }
+            let error = Error::dynamo("Scan", &plan.table, error);
+            return Err(segment_failed(plan, segment, error));
+        }
+    };
+    if let Some(budget) = &plan.budget {
+        let consistency = Consistency::of_consistent_read(plan.consistent);
+        let used = output
+            .consumed_capacity
+            .as_ref()
+            .and_then(|c| c.capacity_units)
+            .unwrap_or_else(|| {
+                let bytes: usize = output.items().iter().map(item_size).sum();
+                read_units(bytes as u64, consistency)
+            });
+        budget.settle(reserved, used);
+    }
+    let page = ScanPage {
+        count: output.count.max(0) as u64,
+        items: output.items.unwrap_or_default(),
+    };
+    Ok((page, output.last_evaluated_key))
+}
+
+/// A failed request as the scan reports it: what every segment would meet alike (an invalid
+/// request, a table that does not exist) is the scan's error; anything else names the segment.
+fn segment_failed(plan: &Plan, segment: u32, error: Error) -> Error {
+    let missing_table = matches!(
+        &error,
+        Error::Dynamo { source, .. }
+            if matches!(**source, aws_sdk_dynamodb::Error::ResourceNotFoundException(_))
+    );
+    if error.is_validation() || missing_table {
+        return error;
+    }
+    Error::SegmentFailed {
+        segment,
+        segments: plan.segments,
+        table: plan.table.clone(),
+        source: Box::new(error),
+    }
+}
+
+/// Ends `stream` after its first error: the other segments are dropped (their requests
+/// cancelled) instead of being read for an answer that is already incomplete.
+fn until_first_error<T>(
+    stream: impl Stream<Item = Result<T, Error>>,
+) -> impl Stream<Item = Result<T, Error>> {
+    stream.scan(false, |failed, item| {
+        let next = if *failed {
+            None
+        } else {
+            *failed = item.is_err();
+            Some(item)
+        };
+        std::future::ready(next)
+    })
+}
+
+/// A shared budget of read units per second: a token bucket refilled at `rate`, holding at
+/// most one second's worth, that may go into debt.
+///
+/// A request may start while the balance is not negative; it then reserves the cost of the
+/// last page seen (an estimate, so concurrent segments space out instead of all starting at
+/// once) and, once answered, is charged its real cost instead. It starts empty, so over any
+/// run the units charged for requests started by time `t` are at most `rate × t`: all that
+/// can exceed it is what the requests in flight at the last start cost.
+#[derive(Debug)]
+pub(crate) struct ReadBudget {
+    rate: f64,
+    clock: Arc<dyn Clock>,
+    state: Mutex<BudgetState>,
+}
+
+#[derive(Debug)]
+struct BudgetState {
+    /// Units available (negative: owed).
+    balance: f64,
+    /// When `balance` was last refilled, on `clock`.
+    at: Duration,
+    /// What the next request is expected to cost: the last page's units.
+    estimate: f64,
+}
+
+impl ReadBudget {
+    /// A budget of `rate` units per second (positive and finite), empty at the clock's now.
+    pub(crate) fn new(rate: f64, clock: Arc<dyn Clock>) -> Self {
+        let at = clock.now();
+        ReadBudget {
+            rate,
+            clock,
+            state: Mutex::new(BudgetState {
+                balance: 0.0,
+                at,
+                estimate: 0.0,
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, BudgetState> {
+        // The state is a few numbers updated in one step: a panic elsewhere cannot leave it
+        // half-written.
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = self.clock.now();
+        // A clock that went back gives no credit twice.
+        let elapsed = now.saturating_sub(state.at).as_secs_f64();
+        state.balance = (state.balance + elapsed * self.rate).min(self.rate);
+        state.at = state.at.max(now);
+        state
+    }
+
+    /// Reserves the estimated cost of a request if the balance allows one to start now
+    /// (`Ok(reserved)`), or says how long until it will (`Err(wait)`).
+    pub(crate) fn try_reserve(&self) -> Result<f64, Duration> {
+        let mut state = self.state();
+        if state.balance >= 0.0 {
+            let reserved = state.estimate;
+            state.balance -= reserved;
+            Ok(reserved)
+        } else {
+            let wait = -state.balance / self.rate;
+            // A tiny rate can ask for a wait no `Duration` holds: wait "forever".
+            Err(Duration::try_from_secs_f64(wait).unwrap_or(Duration::MAX))
+        }
+    }
+
+    /// Waits until a request may start, and reserves its estimated cost.
+    pub(crate) async fn acquire(&self) -> f64 {
+        loop {
+            match self.try_reserve() {
+                Ok(reserved) => return reserved,
+                // Checked again after the sleep: other segments may have spent the budget.
+                Err(wait) => tokio::time::sleep(wait).await,
+            }
+        }
+    }
+
+    /// Charges a request's real cost `used` in place of what it `reserved`.
+    pub(crate) fn settle(&self, reserved: f64, used: f64) {
+        let mut state = self.state();
+        let used = if used.is_finite() { used.max(0.0) } else { 0.0 };
+        state.balance += reserved - used;
+        if used > 0.0 {
+            state.estimate = used;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::ManualClock;
+
+    fn settings(segments: u32) -> Settings {
+        Settings {
+            segments,
+            concurrency: None,
+            page_size: None,
+            read_units_per_second: None,
+        }
+    }
+
+    fn refusal(settings: Settings) -> String {
+        match settings.check(32) {
+            Err(Error::InvalidQuery(message)) => message,
+            other => panic!("expected InvalidQuery, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn segments_are_dynamodbs_1_to_1_000_000() {
+        assert_eq!(settings(1).check(32).unwrap().segments, 1);
+        assert_eq!(
+            settings(MAX_SEGMENTS).check(32).unwrap().segments,
+            1_000_000
+        );
+        assert!(refusal(settings(0))
+            .starts_with("segments(0): DynamoDB splits a scan into 1 to 1000000"));
+        assert!(refusal(settings(1_000_001)).starts_with("segments(1000001)"));
+    }
+
+    #[test]
+    fn concurrency_defaults_to_the_segments_up_to_the_repositorys() {
+        assert_eq!(settings(4).check(32).unwrap().concurrency, 4);
+        assert_eq!(settings(100).check(32).unwrap().concurrency, 32);
+        assert_eq!(settings(4).check(0).unwrap().concurrency, 1);
+        let mut set = settings(4);
+        set.concurrency = Some(64);
+        assert_eq!(
+            set.check(32).unwrap().concurrency,
+            64,
+            "the caller's choice"
+        );
+        set.concurrency = Some(0);
+        assert!(refusal(set).starts_with("concurrency(0)"));
+    }
+
+    #[test]
+    fn page_size_and_rate_must_be_something_dynamodb_and_a_clock_can_use() {
+        let mut set = settings(4);
+        set.page_size = Some(i32::MAX as u32);
+        assert_eq!(set.check(32).unwrap().page_size, Some(i32::MAX));
+        for p in [0, i32::MAX as u32 + 1, u32::MAX] {
+            set.page_size = Some(p);
+            assert!(refusal(set).starts_with(&format!("page_size({p})")));
+        }
+        let mut set = settings(4);
+        set.read_units_per_second = Some(0.5);
+        assert_eq!(set.check(32).unwrap().read_units_per_second, Some(0.5));
+        for r in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            set.read_units_per_second = Some(r);
+            assert!(refusal(set).starts_with("read_units_per_second("));
+        }
+    }
+
+    fn budget(rate: f64) -> (ReadBudget, ManualClock) {
+        let clock = ManualClock::new();
+        (ReadBudget::new(rate, Arc::new(clock.clone())), clock)
+    }
+
+    #[test]
+    fn the_first_request_starts_at_once_and_its_cost_is_then_waited_for() {
+        // Rates and costs that binary fractions hold exactly, so the waits compare equal.
+        let (budget, clock) = budget(8.0);
+        assert_eq!(budget.try_reserve(), Ok(0.0));
+        budget.settle(0.0, 4.0);
+        // 4 units owed at 8/s: half a second.
+        assert_eq!(budget.try_reserve(), Err(Duration::from_millis(500)));
+        clock.advance(Duration::from_millis(250));
+        assert_eq!(budget.try_reserve(), Err(Duration::from_millis(250)));
+        clock.advance(Duration::from_millis(250));
+        // The next request reserves the last page's cost.
+        assert_eq!(budget.try_reserve(), Ok(4.0));
+        assert_eq!(budget.try_reserve(), Err(Duration::from_millis(500)));
+    }
+
+    #[test]
+    fn reservations_space_out_concurrent_requests() {
+        let (budget, clock) = budget(4.0);
+        assert_eq!(budget.try_reserve(), Ok(0.0));
+        budget.settle(0.0, 2.0);
+        clock.advance(Duration::from_millis(500));
+        // Two segments ready at once: the first reserves 2 units, the second waits for them.
+        assert_eq!(budget.try_reserve(), Ok(2.0));
+        assert_eq!(budget.try_reserve(), Err(Duration::from_millis(500)));
+        // The first costs less than reserved: the difference comes back.
+        budget.settle(2.0, 1.0);
+        assert_eq!(budget.try_reserve(), Err(Duration::from_millis(250)));
+    }
+
+    #[test]
+    fn idle_time_saves_at_most_one_second_of_budget() {
+        let (budget, clock) = budget(10.0);
+        clock.advance(Duration::from_secs(60));
+        assert_eq!(budget.try_reserve(), Ok(0.0));
+        budget.settle(0.0, 25.0);
+        // 10 saved, 25 spent: 15 owed, not a minute's 600 units of credit.
+        assert_eq!(budget.try_reserve(), Err(Duration::from_millis(1500)));
+    }
+
+    /// Whatever the costs, units charged for requests started by `t` stay within `rate × t`
+    /// plus what the requests in flight at the last start cost: the documented guarantee.
+    #[test]
+    fn units_stay_within_rate_times_elapsed_plus_the_pages_in_flight() {
+        let rate = 7.0;
+        let (budget, clock) = budget(rate);
+        let mut rng = fastrand::Rng::with_seed(10);
+        let concurrency = 3;
+        // (reserved, cost) of the requests in flight.
+        let mut in_flight: Vec<(f64, f64)> = Vec::new();
+        let mut charged = 0.0;
+        let mut largest: f64 = 0.0;
+        for _ in 0..2_000 {
+            if in_flight.len() < concurrency {
+                match budget.try_reserve() {
+                    Ok(reserved) => {
+                        let cost = rng.f64() * 20.0;
+                        largest = largest.max(cost);
+                        in_flight.push((reserved, cost));
+                        let started = charged + in_flight.iter().map(|(_, c)| c).sum::<f64>();
+                        let t = clock.now().as_secs_f64();
+                        assert!(
+                            started <= rate * t + concurrency as f64 * largest + 1e-9,
+                            "{started} units by {t} s"
+                        );
+                        continue;
+                    }
+                    Err(wait) => assert!(wait > Duration::ZERO),
+                }
+            }
+            // Time passes; sometimes a request in flight answers.
+            clock.advance(Duration::from_millis(rng.u64(1..300)));
+            if !in_flight.is_empty() && rng.bool() {
+                let (reserved, cost) = in_flight.remove(rng.usize(..in_flight.len()));
+                budget.settle(reserved, cost);
+                charged += cost;
+            }
+        }
+        assert!(charged > 1_000.0, "the budget let requests through");
+    }
+
+    #[test]
+    fn a_clock_going_back_gives_no_credit_twice() {
+        let (budget, clock) = budget(10.0);
+        clock.set(Duration::from_secs(5));
+        assert_eq!(budget.try_reserve(), Ok(0.0));
+        budget.settle(0.0, 20.0);
+        clock.set(Duration::from_secs(2));
+        assert_eq!(budget.try_reserve(), Err(Duration::from_secs(1)));
+        clock.set(Duration::from_secs(5));
+        assert_eq!(budget.try_reserve(), Err(Duration::from_secs(1)));
+        clock.set(Duration::from_secs(6));
+        assert!(budget.try_reserve().is_ok());
+    }
+
+    #[test]
+    fn a_cost_that_is_not_a_number_charges_nothing() {
+        let (budget, _clock) = budget(1.0);
+        assert_eq!(budget.try_reserve(), Ok(0.0));
+        budget.settle(0.0, f64::NAN);
+        budget.settle(0.0, -3.0);
+        assert_eq!(budget.try_reserve(), Ok(0.0));
+    }
+
+    #[test]
+    fn a_tiny_rate_waits_instead_of_panicking() {
+        let (budget, _clock) = budget(f64::MIN_POSITIVE);
+        assert_eq!(budget.try_reserve(), Ok(0.0));
+        budget.settle(0.0, 1e300);
+        assert_eq!(budget.try_reserve(), Err(Duration::MAX));
+    }
+}

@@ -210,6 +210,16 @@ pub enum Error {
         /// The version stored, `None` when there is no item.
         found: Option<u64>,
     },
+    /// A sharded counter's total does not fit an `i64` (its shards hold values whose sum
+    /// overflows): nothing is wrapped or saturated.
+    #[error(
+        "the counter `{logical_key}` sums beyond i64: its shards were driven past the range; \
+         read `shard_values` and reset the counter"
+    )]
+    CounterOverflow {
+        /// The counter's logical key.
+        logical_key: String,
+    },
     /// A write's condition did not hold: the item is absent, of another entity, or your
     /// condition is false for it. Nothing was written.
     #[error(

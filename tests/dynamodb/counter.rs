@@ -62,3 +62,44 @@ async fn a_shard_that_cannot_be_read_is_an_error_not_zero() {
         "{result:?}"
     );
 }
+
+/// Every increment's response is lost once, after DynamoDB applied it: the SDK retries.
+/// The exactly-once total equals the `Ok`s; the at-least-once total over-counts.
+#[tokio::test]
+async fn lost_responses_count_once_exactly_and_twice_at_least_once() {
+    let repo = repo::<Score>("counter-lost").await;
+    let faults = Faults::new();
+    let counter = |key: &str, client| {
+        ShardedCounter::new(client, repo.table(), &Score::table_definition(), key, 4).unwrap()
+    };
+    // Three attempts: the first is applied and its answer lost, the second is answered.
+    let exact = counter("VOTES#exact", faulty_client(&faults, 3).await);
+    let loose = counter("VOTES#loose", faulty_client(&faults, 3).await);
+    let mut ok = 0;
+    for _ in 0..20 {
+        faults.drop_responses("TransactWriteItems", 1);
+        if exact.increment(1).await.is_ok() {
+            ok += 1;
+        }
+    }
+    assert_eq!(
+        faults.injected("TransactWriteItems"),
+        20,
+        "every answer was lost once"
+    );
+    assert_eq!(ok, 20);
+    assert_eq!(exact.total().await.unwrap(), ok, "exactly once: one per Ok");
+    let mut loose_ok = 0;
+    for _ in 0..20 {
+        faults.drop_responses("UpdateItem", 1);
+        if loose.increment_at_least_once(1).await.is_ok() {
+            loose_ok += 1;
+        }
+    }
+    assert_eq!(loose_ok, 20);
+    assert_eq!(
+        loose.total().await.unwrap(),
+        2 * loose_ok,
+        "at least once: each lost answer was applied again"
+    );
+}

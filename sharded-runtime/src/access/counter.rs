@@ -18,8 +18,9 @@ pub(crate) const COUNTER_SORT_KEY: &str = "COUNTER";
 
 /// A counter spread over `n` items `<logical key>#0` .. `<logical key>#(n-1)`.
 ///
-/// `increment` is one `UpdateItem ADD` on a random shard, so a hot counter takes `n` times
-/// the write rate of one item. `total` reads every shard (one `BatchGetItem` per 100 shards)
+/// `increment` is one `ADD` on a random shard (exactly once: an idempotent one-action
+/// transaction; `increment_at_least_once` is the plain `UpdateItem`), so a hot counter takes
+/// `n` times the write rate of one item. `total` reads every shard (one `BatchGetItem` per 100 shards)
 /// and sums them: a shard never written counts 0, a shard that cannot be read is an error,
 /// never a silent 0.
 ///
@@ -100,13 +101,55 @@ impl ShardedCounter {
         key
     }
 
-    /// Adds `by` (may be negative) on a random shard; returns the shard written.
+    /// Adds `by` (may be negative) on a random shard, **exactly once**; returns the shard
+    /// written.
     ///
-    /// At-least-once: this is one `UpdateItem ADD`, and the SDK retries a request whose
-    /// response was lost (a timeout, a reset connection, a 5xx) even when DynamoDB had applied
-    /// it, so such a retry counts `by` twice. Use it where an occasional over-count is
-    /// acceptable (likes, views); exact tallies need an idempotent write.
+    /// The `ADD` is sent as a one-action `TransactWriteItems` with a fresh
+    /// `ClientRequestToken`. When DynamoDB applies it but the response is lost (a timeout, a
+    /// reset connection, a 5xx), the SDK's retry carries the same token, and DynamoDB answers
+    /// it without applying it again (it remembers a token for 10 minutes): the total counts
+    /// every `Ok` once. What it costs against [`increment_at_least_once`]: a transactional
+    /// write is charged twice the write units (2 per increment of an item under 1 KB instead
+    /// of 1), and its latency is a transaction's (BENCHMARKS.md, "Counters"). An `Err` means
+    /// the increment may or may not have been applied (the retries ran out): only an `Ok` is
+    /// a guarantee.
+    ///
+    /// [`increment_at_least_once`]: Self::increment_at_least_once
     pub async fn increment(&self, by: i64) -> Result<u32, Error> {
+        let shard = random_shard(self.n);
+        let pk = format!("{}#{shard}", self.logical_key);
+        let update = aws_sdk_dynamodb::types::Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(self.key(pk)))
+            .update_expression("ADD #count :by SET #et = :et")
+            .expression_attribute_names("#count", &self.attribute)
+            .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
+            .expression_attribute_values(":by", AttributeValue::N(by.to_string()))
+            .expression_attribute_values(":et", AttributeValue::S(COUNTER_ENTITY.to_owned()))
+            .build()
+            .map_err(|e| Error::InvalidQuery(format!("a counter increment: {e}")))?;
+        let token = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+        self.client
+            .transact_write_items()
+            .transact_items(
+                aws_sdk_dynamodb::types::TransactWriteItem::builder()
+                    .update(update)
+                    .build(),
+            )
+            .client_request_token(token)
+            .send()
+            .await
+            .map_err(|e| Error::dynamo("TransactWriteItems", &self.table, e))?;
+        Ok(shard)
+    }
+
+    /// Adds `by` on a random shard with one plain `UpdateItem ADD`: **at-least-once**.
+    ///
+    /// The SDK retries a request whose response was lost (a timeout, a reset connection, a
+    /// 5xx) even when DynamoDB had applied it, so such a retry counts `by` twice. Half the
+    /// write units of [`increment`](Self::increment), and the latency of a single write: for
+    /// tallies where an occasional over-count is acceptable (likes, views).
+    pub async fn increment_at_least_once(&self, by: i64) -> Result<u32, Error> {
         let shard = random_shard(self.n);
         let pk = format!("{}#{shard}", self.logical_key);
         self.client
@@ -154,8 +197,28 @@ impl ShardedCounter {
         Ok(values)
     }
 
-    /// The sum of every shard.
+    /// The sum of every shard, read in one scatter (`BatchGetItem`). A sum beyond `i64` is
+    /// [`Error::CounterOverflow`], never a wrapped or saturated number.
     pub async fn total(&self) -> Result<i64, Error> {
-        Ok(self.shard_values().await?.into_iter().sum())
+        let values = self.shard_values().await?;
+        checked_total(&values).ok_or_else(|| Error::CounterOverflow {
+            logical_key: self.logical_key.clone(),
+        })
+    }
+}
+
+/// The sum of the shards' values, `None` when it does not fit an `i64`.
+fn checked_total(values: &[i64]) -> Option<i64> {
+    values.iter().try_fold(0_i64, |sum, v| sum.checked_add(*v))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_total_that_does_not_fit_is_refused_not_wrapped() {
+        assert_eq!(super::checked_total(&[1, 2, -3]), Some(0));
+        assert_eq!(super::checked_total(&[i64::MAX, 1]), None);
+        assert_eq!(super::checked_total(&[i64::MIN, -1]), None);
+        assert_eq!(super::checked_total(&[i64::MAX, -1, 1]), Some(i64::MAX));
     }
 }

@@ -1196,7 +1196,33 @@ fn repository_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
                 "The primary key of one `{ident}`, on the shard its key gives: for \
                  transactional reads (`sharded::TransactGet`)."
             );
+            // A name that is no identifier was reported by validation; it gets no function.
+            let counters = r.entity.counters.iter().filter(|c| is_identifier(&c.name.value())).map(|counter| {
+                let name = counter.name.value();
+                let n = counter.n.base10_parse::<u32>().unwrap_or(1);
+                let function = format_ident!("{}_counter", name, span = counter.name.span());
+                let doc = format!(
+                    "The `{name}` counter of one `{ident}` ({n} shards, in the same table, \
+                     beside the item): `increment` (exactly once), `increment_at_least_once`, \
+                     `total` (one `BatchGetItem`)."
+                );
+                let body = cx.body(quote! {
+                    let sk = #sk_expr;
+                    ::core::result::Result::Ok(#rt::entity_counter(repo, #name, #n, &Self::pk(#(#pk_args),*)?, sk.as_deref()))
+                });
+                let n_span = counter.n.span();
+                let rt_n = respan(rt, n_span);
+                let check = quote_spanned! {n_span=> const _: () = #rt_n::assert_shard_count(#n); };
+                quote! {
+                    #[doc = #doc]
+                    pub fn #function(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::ShardedCounter, #rt::KeyError> {
+                        #check
+                        #body
+                    }
+                }
+            });
             quote! {
+                #(#counters)*
                 #[doc = #key_doc]
                 pub fn key(#(#params),*) -> #rt::Result<#rt::ItemKey<Self>, #rt::KeyError> {
                     #key_body
@@ -1248,4 +1274,14 @@ fn query_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenStream {
             #body
         }
     }
+}
+
+/// Whether `name` can be the start of a generated function name (`<name>_counter`).
+fn is_identifier(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }

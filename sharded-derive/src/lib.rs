@@ -118,8 +118,8 @@ mod validate;
 #[proc_macro_derive(
     ShardedEntity,
     attributes(
-        sharded, pk, sk, gsi1, gsi2, gsi3, gsi4, gsi5, gsi6, gsi7, gsi8, gsi9, gsi10, gsi11, gsi12,
-        gsi13, gsi14, gsi15, gsi16, gsi17, gsi18, gsi19, gsi20
+        sharded, pk, sk, counter, gsi1, gsi2, gsi3, gsi4, gsi5, gsi6, gsi7, gsi8, gsi9, gsi10,
+        gsi11, gsi12, gsi13, gsi14, gsi15, gsi16, gsi17, gsi18, gsi19, gsi20
     )
 )]
 pub fn derive_sharded_entity(input: TokenStream) -> TokenStream {

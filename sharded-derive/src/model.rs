@@ -18,8 +18,18 @@ impl<T> Sp<T> {
     }
 }
 
+/// `#[counter(name = "votes", n = 10)]`: a sharded counter per item.
+pub struct Counter {
+    /// The counter's name: `votes` generates `votes_counter(..)`.
+    pub name: LitStr,
+    /// Its shard count.
+    pub n: syn::LitInt,
+}
+
 pub struct Entity {
     pub ident: Ident,
+    /// `#[counter(..)]` attributes, in order.
+    pub counters: Vec<Counter>,
     /// The struct's visibility, given to the generated `{Entity}Fields`.
     pub vis: syn::Visibility,
     pub fields: Vec<Field>,

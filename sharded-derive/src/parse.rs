@@ -6,6 +6,7 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Data, DeriveInput, Fields, Ident, Lit, LitStr};
 
 use crate::ctxt::Ctxt;
+use crate::model::Counter;
 use crate::model::{
     Container, Entity, Field, FieldRole, Gsi, PartitionKey, Segment, SerdeName, Shard, SortKey, Sp,
     Template,
@@ -96,6 +97,7 @@ pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
 
     let mut entity = Entity {
         ident: input.ident.clone(),
+        counters: Vec::new(),
         vis: input.vis.clone(),
         fields,
         container: Container::default(),
@@ -136,6 +138,10 @@ pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
                 );
             } else {
                 entity.sk = sk;
+            }
+        } else if name == COUNTER {
+            if let Some(counter) = counter(cx, attr) {
+                entity.counters.push(counter);
             }
         } else if let Some(number) = gsi_number(&name) {
             if entity.gsis.iter().any(|g| g.number == number) {
@@ -904,4 +910,47 @@ fn field_role(cx: &Ctxt, attrs: &[Attribute]) -> Option<Sp<FieldRole>> {
         }
     }
     role
+}
+
+/// `#[counter(name = "votes", n = 10)]`.
+fn counter(cx: &Ctxt, attr: &Attribute) -> Option<Counter> {
+    let mut name: Option<LitStr> = None;
+    let mut n: Option<syn::LitInt> = None;
+    let result = attr.parse_nested_meta(|meta| {
+        match accepted_key(cx, &meta, COUNTER, COUNTER_KEYS)? {
+            Some(NAME) => {
+                let lit: LitStr = meta.value()?.parse()?;
+                set_once(cx, &meta, COUNTER, &mut name, lit);
+            }
+            Some(_) => {
+                let lit: syn::LitInt = meta.value()?.parse()?;
+                set_once(cx, &meta, COUNTER, &mut n, lit);
+            }
+            None => {}
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        cx.syn_error(e);
+        return None;
+    }
+    match (name, n) {
+        (Some(name), Some(n)) => Some(Counter { name, n }),
+        (None, _) => {
+            cx.error_spanned_by(
+                attr,
+                "#[counter(...)] needs `name = \"...\"`: it names the generated \
+                 `<name>_counter` function, e.g. #[counter(name = \"votes\", n = 10)]",
+            );
+            None
+        }
+        (Some(_), None) => {
+            cx.error_spanned_by(
+                attr,
+                "#[counter(...)] needs `n = ..`: the number of shards its writes spread over, \
+                 e.g. #[counter(name = \"votes\", n = 10)]",
+            );
+            None
+        }
+    }
 }

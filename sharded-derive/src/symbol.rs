@@ -28,3 +28,8 @@ pub const FIELD_KEYS: &[&str] = &["version", "ttl", "created_at", "updated_at"];
 
 // The entity attribute's name and the shard maximum are the runtime's facts: generated code
 // checks them against `sharded::schema`, so the derive holds no copy (see `expand::runtime_fact_checks`).
+
+/// `#[counter(name = "votes", n = 10)]`: a sharded counter per item.
+pub const COUNTER: &str = "counter";
+pub const NAME: &str = "name";
+pub const COUNTER_KEYS: &[&str] = &[NAME, N];

@@ -28,6 +28,7 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
     }
     key_field_types(cx, entity);
     field_roles(cx, entity);
+    counters(cx, entity);
     attribute_clashes(cx, entity);
     query_names(cx, entity);
 }
@@ -467,4 +468,53 @@ fn field_roles(cx: &Ctxt, entity: &Entity) {
 /// Whether the type is spelled `DateTime<..>`.
 pub fn is_date_time(ty: &Type) -> bool {
     time_shape(ty) == TimeShape::DateTime
+}
+
+/// Counter names become `<name>_counter` functions: a Rust identifier, once each; `n` in
+/// 1..=1000 (the runtime's maximum is checked again by the compiler, as for keys).
+fn counters(cx: &Ctxt, entity: &Entity) {
+    if let (Some(counter), Some(pk)) = (entity.counters.first(), &entity.pk) {
+        if matches!(pk.shard.value, Shard::Random) {
+            cx.error_spanned_by(
+                &counter.name,
+                "a counter lives beside its item, and a `shard = \"random\"` item has no known \
+                 shard: use a ShardedCounter with its own key, or hash the item's key",
+            );
+        }
+    }
+    let mut seen: Vec<String> = Vec::new();
+    for counter in &entity.counters {
+        let name = counter.name.value();
+        let identifier = !name.is_empty()
+            && name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !identifier {
+            cx.error_spanned_by(
+                &counter.name,
+                format!(
+                    "counter name `{name}` must be a lowercase Rust identifier (it names the \
+                     generated `{name}_counter` function): use letters, digits and `_`, e.g. \
+                     \"votes\""
+                ),
+            );
+        } else if seen.contains(&name) {
+            cx.error_spanned_by(
+                &counter.name,
+                format!("a second counter named `{name}`: give each counter its own name"),
+            );
+        }
+        seen.push(name);
+        match counter.n.base10_parse::<u32>() {
+            Ok(0) | Err(_) => cx.error_spanned_by(
+                &counter.n,
+                "a counter needs at least 1 shard: n = 10 spreads its writes over 10 items",
+            ),
+            Ok(_) => {}
+        }
+    }
 }

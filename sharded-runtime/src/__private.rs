@@ -3,6 +3,7 @@
 //! this one module, so the rest of the runtime can change freely.
 
 pub use crate::access::condition::{Data, Field, PrimaryKey};
+pub use crate::access::counter::ShardedCounter;
 pub use crate::access::entity::{Item, ItemKeys, ShardedEntity};
 pub use crate::access::query::Query;
 pub use crate::access::repo::Repo;
@@ -387,4 +388,26 @@ pub fn rebuilt_field<T: serde::de::DeserializeOwned>(
             "`{attribute}` could not be read back for {gsi}'s key: {e}"
         ))
     })
+}
+
+/// The counter `name` of the item at (`pk`, `sk`): the body of a generated `<name>_counter`.
+/// Its shards are `COUNTER#<name>#<pk>[#<sk>]#0..n`, in the repository's table.
+pub fn entity_counter<E: Entity>(
+    repo: &Repo<E>,
+    name: &str,
+    n: u32,
+    pk: &str,
+    sk: Option<&str>,
+) -> ShardedCounter {
+    let logical = match sk {
+        Some(sk) => format!("COUNTER#{name}#{pk}#{sk}"),
+        None => format!("COUNTER#{name}#{pk}"),
+    };
+    ShardedCounter::for_entity_item(
+        repo.client().clone(),
+        repo.table(),
+        &E::table_definition(),
+        logical,
+        n,
+    )
 }

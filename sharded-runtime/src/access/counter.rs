@@ -79,6 +79,26 @@ impl ShardedCounter {
         })
     }
 
+    /// A counter whose key the derive built (never empty) and whose `n` the compiler checked.
+    pub(crate) fn for_entity_item(
+        client: Client,
+        table: impl Into<String>,
+        definition: &TableDefinition,
+        logical_key: String,
+        n: u32,
+    ) -> Self {
+        ShardedCounter {
+            client,
+            table: table.into(),
+            pk_attribute: definition.partition_key,
+            sk_attribute: definition.sort_key,
+            logical_key,
+            n: n.clamp(1, MAX_SHARDS),
+            attribute: "count".to_owned(),
+            retry: RetryPolicy::default(),
+        }
+    }
+
     /// Stores the count in `attribute` instead of `count`.
     pub fn with_attribute(mut self, attribute: impl Into<String>) -> Self {
         self.attribute = attribute.into();

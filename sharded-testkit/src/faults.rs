@@ -1,5 +1,6 @@
 //! SDK-level fault injection for what DynamoDB Local cannot show: latency, a throttled or
-//! failing shard, and how many requests (and how many at once) a call really made.
+//! failing shard, a request applied whose response is lost, and how many requests (and how
+//! many at once) a call really made.
 //!
 //! [`Faults`] wraps the SDK's HTTP client, so everything above it runs as in production:
 //! the SDK's retries and error parsing, and our error classification. Responses it injects
@@ -38,6 +39,8 @@ struct State {
     latency: Mutex<Duration>,
     throttled: Mutex<Vec<String>>,
     failing: Mutex<Vec<String>>,
+    /// Per operation, how many more responses to drop after the request was applied.
+    drop_responses: Mutex<HashMap<String, u32>>,
     requests: Mutex<HashMap<String, u64>>,
     injected: Mutex<HashMap<String, u64>>,
     in_flight: AtomicUsize,
@@ -79,11 +82,47 @@ impl Faults {
         lock(&self.state.failing).push(format!("\"{}\"", partition_key.into()));
     }
 
+    /// Lets the next `count` requests of `operation` (`PutItem`, `UpdateItem`, ...) reach
+    /// DynamoDB and be applied, then loses each response: the SDK sees the connection fail
+    /// (an I/O error, which it treats as transient) instead of DynamoDB's answer, and retries
+    /// if its retry budget allows. How a write applied twice, or a condition that fails on
+    /// the retry of its own write, is shown. Calls add up; each dropped response counts in
+    /// [`injected`](Self::injected).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use sharded_testkit::faults::Faults;
+    /// # let local = sharded_testkit::local::DynamoDbLocal::shared().await?;
+    /// let faults = Faults::new();
+    /// faults.drop_responses("PutItem", 1);
+    /// let client = faults.client(&local.sdk_config().await);
+    /// // The first PutItem through `client` is written, its answer lost, and sent again.
+    /// # Ok(()) }
+    /// ```
+    pub fn drop_responses(&self, operation: impl Into<String>, count: u32) {
+        *lock(&self.state.drop_responses)
+            .entry(operation.into())
+            .or_default() += count;
+    }
+
     /// Removes every injected fault and latency (counts are kept).
     pub fn clear(&self) {
         *lock(&self.state.latency) = Duration::ZERO;
         lock(&self.state.throttled).clear();
         lock(&self.state.failing).clear();
+        lock(&self.state.drop_responses).clear();
+    }
+
+    /// Whether to drop the response of this request of `operation`, counting it down.
+    fn take_drop(&self, operation: &str) -> bool {
+        let mut drops = lock(&self.state.drop_responses);
+        match drops.get_mut(operation) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Requests sent for `operation` (`Query`, `GetItem`, `BatchWriteItem`, ...), including
@@ -95,7 +134,7 @@ impl Faults {
             .unwrap_or(0)
     }
 
-    /// Requests of `operation` answered with an injected fault.
+    /// Requests of `operation` answered with an injected fault, dropped responses included.
     pub fn injected(&self, operation: &str) -> u64 {
         lock(&self.state.injected)
             .get(operation)
@@ -187,6 +226,17 @@ impl Intercept for Faults {
             *lock(&state.injected).entry(operation).or_default() += 1;
             return Ok(error_response(status, code, message));
         }
-        next.send(request).await
+        let response = next.send(request).await;
+        if self.take_drop(&operation) {
+            *lock(&state.injected).entry(operation).or_default() += 1;
+            // The request was applied; only its answer is lost, as when a connection drops
+            // after DynamoDB wrote and before the response arrived.
+            drop(response);
+            return Err(ConnectorError::io(
+                "response dropped after the request was applied (injected by sharded_testkit::faults)"
+                    .into(),
+            ));
+        }
+        response
     }
 }

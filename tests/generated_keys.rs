@@ -201,6 +201,52 @@ fn table_definition_has_keys_and_gsis() {
     );
 }
 
+#[test]
+fn keys_over_dynamodb_limits_are_refused_naming_the_attribute() {
+    use sharded::schema::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+    let refused = |item: Result<sharded::Item, Error>| match item {
+        Err(Error::Key(KeyError::KeyTooLong {
+            entity,
+            attribute,
+            size,
+            limit,
+        })) => {
+            assert!(size > limit);
+            (entity, attribute, limit)
+        }
+        other => panic!("expected KeyTooLong, got {other:?}"),
+    };
+    // "USER#" and 2,043 bytes: exactly the limit, accepted; one byte more is refused.
+    let mut user = User {
+        user_id: "u".repeat(MAX_PARTITION_KEY_BYTES - 5),
+        team: "t".into(),
+        rank: 1,
+        active: true,
+    };
+    assert!(user.to_item().is_ok());
+    user.user_id.push('u');
+    assert_eq!(
+        refused(user.to_item()),
+        ("User", "pk", MAX_PARTITION_KEY_BYTES)
+    );
+    // Counted in UTF-8 bytes, not characters: 1,100 two-byte characters are 2,200 bytes.
+    let on_index = User {
+        user_id: "u1".into(),
+        team: "é".repeat(1_100),
+        rank: 1,
+        active: true,
+    };
+    assert_eq!(
+        refused(on_index.to_item()),
+        ("User", "gsi2pk", MAX_PARTITION_KEY_BYTES)
+    );
+    let long_sort_key = score(&"p".repeat(1_000), 1);
+    assert_eq!(
+        refused(long_sort_key.to_item()),
+        ("Score", "sk", MAX_SORT_KEY_BYTES)
+    );
+}
+
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[pk(template = "DAY#{day}")]
 #[sk(template = "{at}#{seq}#END")]

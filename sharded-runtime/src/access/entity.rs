@@ -95,6 +95,7 @@ pub trait ShardedEntity: Serialize + DeserializeOwned + Sized {
 pub(crate) fn to_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
     let schema = E::SCHEMA;
     let keys = entity.item_keys()?;
+    check_key_sizes(schema, &keys)?;
     let mut item: Item = serde_dynamo::to_item(entity).map_err(|source| Error::Serialize {
         entity: schema.entity,
         source,
@@ -120,6 +121,22 @@ pub(crate) fn to_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
     }
     set(ENTITY_ATTRIBUTE, schema.entity.to_owned())?;
     Ok(item)
+}
+
+/// Refuses keys over DynamoDB's size limits, on the table and on every index, before
+/// anything is sent: DynamoDB would refuse them with a `ValidationException` naming no field.
+fn check_key_sizes(schema: &EntitySchema, keys: &ItemKeys) -> Result<(), KeyError> {
+    schema.pk.check_size(schema.entity, &keys.pk)?;
+    if let (Some(sk), Some(value)) = (schema.sk, &keys.sk) {
+        sk.check_size(schema.entity, value)?;
+    }
+    for (gsi, (pk, sk)) in schema.gsis.iter().zip(&keys.gsis) {
+        gsi.pk.check_size(schema.entity, pk)?;
+        if let (Some(sk_schema), Some(value)) = (gsi.sk, sk) {
+            sk_schema.check_size(schema.entity, value)?;
+        }
+    }
+    Ok(())
 }
 
 /// The key of an item as text, for error messages.

@@ -224,6 +224,8 @@ impl<E: ShardedEntity> Repo<E> {
             .map(|_| ReturnConsumedCapacity::Indexes)
     }
 
+    /// The key attributes of a point operation: refuses empty keys and keys over DynamoDB's
+    /// size limits before anything is sent.
     fn key(&self, pk: String, sk: Option<String>) -> Result<Item, Error> {
         let schema = E::SCHEMA;
         if pk.is_empty() {
@@ -231,9 +233,11 @@ impl<E: ShardedEntity> Repo<E> {
                 attribute: schema.pk.attribute.to_owned(),
             });
         }
+        schema.pk.check_size(schema.entity, &pk)?;
         let mut key = Item::from([(schema.pk.attribute.to_owned(), AttributeValue::S(pk))]);
         match (schema.sk, sk) {
             (Some(attr), Some(sk)) if !sk.is_empty() => {
+                attr.check_size(schema.entity, &sk)?;
                 key.insert(attr.attribute.to_owned(), AttributeValue::S(sk));
             }
             (Some(attr), _) => {

@@ -11,7 +11,7 @@
 //! | [`template`] | key templates: building physical keys and parsing them back |
 //! | [`shards`] | the physical keys of one logical key, and random shards |
 //! | [`hash`] | the shard hash specification and its test vectors |
-//! | [`schema`] | the static description of an entity's keys; table definitions |
+//! | [`schema`] | the static description of an entity's keys, DynamoDB's key size limits; table definitions |
 //! | [`error`] | `KeyError` |
 
 pub mod encoding;

@@ -5,6 +5,7 @@
 //! read, and new kinds of layout can be added to them without breaking code that reads them;
 //! generated code builds them with their `const fn` constructors.
 
+use crate::keys::error::KeyError;
 pub use crate::keys::template::{KeyTemplate, Segment};
 
 // The literals behind `ENTITY_ATTRIBUTE` and `MAX_SHARDS`, as macros so the compile-time
@@ -30,6 +31,40 @@ pub const ENTITY_ATTRIBUTE: &str = entity_attribute!();
 /// Every read of a sharded key costs `n` requests; past a thousand, a key with more
 /// cardinality (a finer template) serves better than more shards.
 pub const MAX_SHARDS: u32 = max_shards!();
+
+/// DynamoDB's largest partition key value: 2,048 bytes of UTF-8, on the table and on every
+/// index. Longer keys are refused before sending ([`KeyError::KeyTooLong`]).
+///
+/// ```
+/// assert_eq!(sharded::schema::MAX_PARTITION_KEY_BYTES, 2048);
+/// ```
+pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
+
+/// DynamoDB's largest sort key value: 1,024 bytes of UTF-8, on the table and on every index.
+/// Longer keys are refused before sending ([`KeyError::KeyTooLong`]).
+///
+/// ```
+/// assert_eq!(sharded::schema::MAX_SORT_KEY_BYTES, 1024);
+/// ```
+pub const MAX_SORT_KEY_BYTES: usize = 1024;
+
+/// Refuses a key `value` of `attribute` longer than `limit` bytes.
+fn check_key_size(
+    entity: &'static str,
+    attribute: &'static str,
+    value: &str,
+    limit: usize,
+) -> Result<(), KeyError> {
+    if value.len() > limit {
+        return Err(KeyError::KeyTooLong {
+            entity,
+            attribute,
+            size: value.len(),
+            limit,
+        });
+    }
+    Ok(())
+}
 
 /// How a partition key is spread over shards.
 ///
@@ -131,6 +166,20 @@ impl PartitionKeySchema {
         }
     }
 
+    /// Refuses a `value` of this key over [`MAX_PARTITION_KEY_BYTES`], naming `entity` and
+    /// the attribute.
+    ///
+    /// ```
+    /// use sharded::schema::{KeyTemplate, PartitionKeySchema, Segment, Sharding};
+    /// static T: KeyTemplate = KeyTemplate::new("U#{id}", &[Segment::literal("U#"), Segment::field("id")]);
+    /// let pk = PartitionKeySchema::new("pk", &T, Sharding::None);
+    /// assert!(pk.check_size("User", "U#1").is_ok());
+    /// assert!(pk.check_size("User", &"x".repeat(2049)).is_err());
+    /// ```
+    pub fn check_size(&self, entity: &'static str, value: &str) -> Result<(), KeyError> {
+        check_key_size(entity, self.attribute, value, MAX_PARTITION_KEY_BYTES)
+    }
+
     /// The physical form for documentation and messages.
     pub fn physical_form(&self) -> String {
         match self.sharding.shard_count() {
@@ -216,6 +265,20 @@ impl SortKeySchema {
             attribute,
             template,
         }
+    }
+
+    /// Refuses a `value` of this key over [`MAX_SORT_KEY_BYTES`], naming `entity` and the
+    /// attribute.
+    ///
+    /// ```
+    /// use sharded::schema::{KeyTemplate, Segment, SortKeySchema};
+    /// static T: KeyTemplate = KeyTemplate::new("{at}", &[Segment::field("at")]);
+    /// let sk = SortKeySchema::new("sk", &T);
+    /// assert!(sk.check_size("Event", &"x".repeat(1024)).is_ok());
+    /// assert!(sk.check_size("Event", &"x".repeat(1025)).is_err());
+    /// ```
+    pub fn check_size(&self, entity: &'static str, value: &str) -> Result<(), KeyError> {
+        check_key_size(entity, self.attribute, value, MAX_SORT_KEY_BYTES)
     }
 }
 

@@ -349,6 +349,10 @@ impl<E: ShardedEntity> Repo<E> {
     /// Writes many entities with `BatchWriteItem` (25 per request, concurrently), retrying
     /// unprocessed items with exponential backoff and full jitter. If the retry budget runs
     /// out, [`Error::BatchIncomplete`] carries every item not written.
+    ///
+    /// When a key is given more than once, only its last item is written: the last write per
+    /// key (partition and sort key) wins, every time, and no request is spent on writes
+    /// that would be overwritten.
     pub async fn batch_put<'a>(
         &self,
         entities: impl IntoIterator<Item = &'a E>,
@@ -381,10 +385,11 @@ impl<E: ShardedEntity> Repo<E> {
         self.run_batch(writes).await
     }
 
-    /// Runs batch writes, then records what they wrote (units from item size:
-    /// `BatchWriteItem` reports capacity per table, not per key) and, as throttled, what they
-    /// returned unprocessed.
+    /// Runs batch writes, the last per key, then records what they wrote (units from item
+    /// size: `BatchWriteItem` reports capacity per table, not per key) and, as throttled, what
+    /// they returned unprocessed.
     async fn run_batch(&self, writes: Vec<batch::Write>) -> Result<(), Error> {
+        let writes = batch::last_write_per_key(writes, key_of::<E>);
         let recorded: Option<Vec<Item>> = self.shared.stats.as_ref().map(|_| {
             writes
                 .iter()
@@ -398,7 +403,6 @@ impl<E: ShardedEntity> Repo<E> {
             writes,
             &self.shared.retry,
             self.shared.concurrency,
-            key_of::<E>,
         )
         .await;
         let items = recorded.as_deref().unwrap_or_default();
@@ -408,6 +412,24 @@ impl<E: ShardedEntity> Repo<E> {
 
     /// Reads many items by physical key with `BatchGetItem` (100 per request), retrying
     /// unprocessed keys; keys with no item are simply absent from the result.
+    ///
+    /// When some keys cannot be read within the retry budget (or a request fails for good),
+    /// [`Error::BatchIncomplete`] carries the keys not read (`unprocessed`) and the items that
+    /// were (`retrieved`, read with `E::from_item`): a read that fails part-way loses nothing
+    /// it got. Empty keys and keys over DynamoDB's size limits are refused before sending.
+    ///
+    /// ```no_run
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # async fn demo<Score: ShardedEntity>(repo: Repo<Score>, keys: Vec<(String, Option<String>)>) -> Result<(), Error> {
+    /// let found: Vec<Score> = match repo.batch_get(keys).await {
+    ///     Ok(found) => found,
+    ///     Err(Error::BatchIncomplete { retrieved, .. }) => {
+    ///         retrieved.into_iter().map(Score::from_item).collect::<Result<_, _>>()?
+    ///     }
+    ///     Err(e) => return Err(e),
+    /// };
+    /// # Ok(()) }
+    /// ```
     pub async fn batch_get(
         &self,
         keys: impl IntoIterator<Item = (String, Option<String>)>,

@@ -247,6 +247,59 @@ fn keys_over_dynamodb_limits_are_refused_naming_the_attribute() {
     );
 }
 
+#[test]
+fn entities_whose_keys_can_meet_cannot_share_a_table() {
+    /// `ORG#{org}` sharded over 4: `ORG#acme#3` is shard 3 of org acme...
+    #[derive(ShardedEntity, Serialize, Deserialize)]
+    #[pk(template = "ORG#{org}", shard = "hash(id)", n = 4)]
+    #[sk(template = "MEMBER#{id}")]
+    struct Member {
+        org: String,
+        id: String,
+    }
+    /// ... and team "3" of org acme.
+    #[derive(ShardedEntity, Serialize, Deserialize)]
+    #[pk(template = "ORG#{org}#{team}")]
+    #[sk(template = "MEMBER#{id}")]
+    struct TeamMember {
+        org: String,
+        team: String,
+        id: String,
+    }
+    let conflict = Member::table_definition()
+        .merge(&TeamMember::table_definition())
+        .unwrap_err()
+        .to_string();
+    for part in [
+        "Member (`ORG#{org}#<shard 0..4>` / `MEMBER#{id}`)",
+        "TeamMember (`ORG#{org}#{team}` / `MEMBER#{id}`)",
+        "(pk=ORG#a#0, sk=MEMBER#a)",
+        "distinct literal prefix",
+    ] {
+        assert!(conflict.contains(part), "{part:?} missing from: {conflict}");
+    }
+    assert_eq!(
+        Member::SCHEMA.colliding_key(TeamMember::SCHEMA),
+        TeamMember::SCHEMA.colliding_key(Member::SCHEMA),
+    );
+
+    // Distinct prefixes share a table; the same entity twice is one entity.
+    let table = Score::table_definition()
+        .merge(&VoteShard::table_definition())
+        .unwrap()
+        .merge(&Score::table_definition())
+        .unwrap();
+    let names: Vec<&str> = table.entities().iter().map(|e| e.entity).collect();
+    assert_eq!(names, ["Score", "VoteShard"]);
+    // A third entity is checked against every entity merged so far.
+    assert!(table.merge(&Member::table_definition()).is_ok());
+    assert!(table
+        .merge(&Member::table_definition())
+        .unwrap()
+        .merge(&TeamMember::table_definition())
+        .is_err());
+}
+
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[pk(template = "DAY#{day}")]
 #[sk(template = "{at}#{seq}#END")]

@@ -186,6 +186,45 @@ pub enum Error {
         #[source]
         source: Option<Box<Error>>,
     },
+    /// A write was refused because the item at its key belongs to another entity: two
+    /// entities' key templates produced the same physical key. Nothing was changed.
+    ///
+    /// `Repo::put`, `put_new` and the generated `delete` only write over an item of their own
+    /// entity (a condition on the entity attribute); batch writes cannot carry conditions and
+    /// are not guarded. [`TableDefinition::merge`](crate::schema::TableDefinition::merge)
+    /// finds such templates before there is data.
+    ///
+    /// ```
+    /// use sharded::Error;
+    /// fn explain(e: &Error) -> Option<String> {
+    ///     match e {
+    ///         Error::KeyTakenByOtherEntity { other: Some(other), key, .. } => {
+    ///             Some(format!("{key} belongs to a {other}"))
+    ///         }
+    ///         _ => None,
+    ///     }
+    /// }
+    /// ```
+    #[error(
+        "{operation} of {entity} {key} was refused: the item with this key is {}, not a \
+         {entity}, and nothing was changed. Two entities whose key templates can produce the \
+         same physical key would overwrite each other's items: give their templates distinct \
+         literal prefixes (`TableDefinition::merge` names the templates that can meet)",
+        other.as_ref().map(|o| format!("a {o}")).unwrap_or_else(|| {
+            "of another entity (it has no entity attribute)".to_owned()
+        })
+    )]
+    KeyTakenByOtherEntity {
+        /// `PutItem` or `DeleteItem`.
+        operation: &'static str,
+        /// The entity that was to be written or deleted.
+        entity: &'static str,
+        /// The entity of the item found at the key, from its entity attribute; `None` when it
+        /// has none.
+        other: Option<String>,
+        /// The key.
+        key: ItemKeyDisplay,
+    },
     /// The query cannot be run as asked.
     #[error("invalid query: {0}")]
     InvalidQuery(String),

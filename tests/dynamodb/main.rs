@@ -9,6 +9,7 @@ mod support;
 mod batch;
 mod collection;
 mod counter;
+mod entity_guard;
 mod key_size;
 mod keys;
 mod limits;

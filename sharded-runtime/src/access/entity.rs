@@ -139,6 +139,13 @@ fn check_key_sizes(schema: &EntitySchema, keys: &ItemKeys) -> Result<(), KeyErro
     Ok(())
 }
 
+/// The entity an item says it is, from its [`ENTITY_ATTRIBUTE`].
+pub(crate) fn entity_of(item: &Item) -> Option<&str> {
+    item.get(ENTITY_ATTRIBUTE)
+        .and_then(|v| v.as_s().ok())
+        .map(String::as_str)
+}
+
 /// The key of an item as text, for error messages.
 pub(crate) fn describe_key(schema: &EntitySchema, item: &Item) -> ItemKeyDisplay {
     let text = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();

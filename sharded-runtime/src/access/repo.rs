@@ -3,16 +3,20 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
+};
 use aws_sdk_dynamodb::Client;
 
 use crate::access::batch::{self, RetryPolicy};
-use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::entity::{describe_key, entity_of, Item, ShardedEntity};
 use crate::access::query::Query;
 use crate::capacity::stats::{record, HotKeyStats};
 use crate::capacity::units::{check_item_size, Consistency};
 use crate::error::{Error, KeyError};
+use crate::keys::schema::ENTITY_ATTRIBUTE;
 use crate::keys::shards::ShardKeys;
 
 /// Default bound on concurrent shard requests of one query: all shards at once up to 32,
@@ -167,54 +171,94 @@ impl<E: ShardedEntity> Repo<E> {
         Ok(item)
     }
 
-    /// Writes `entity`, replacing any item with the same key.
+    /// Writes `entity`, replacing any item of the same entity with the same key.
+    ///
+    /// Guarded by entity: the write is conditioned on the key holding no item or an item of
+    /// this entity (its entity attribute), so an entity whose templates happen to produce
+    /// another entity's key cannot overwrite that item: it gets
+    /// [`Error::KeyTakenByOtherEntity`], and nothing changes. A write that passes the
+    /// condition costs what an unconditional one does. Refused before sending: items over 400 KB ([`Error::ItemTooLarge`]), keys over
+    /// DynamoDB's size limits ([`KeyError::KeyTooLong`]).
+    ///
+    /// ```no_run
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # async fn demo<Score: ShardedEntity>(repo: Repo<Score>, score: Score) -> Result<(), Error> {
+    /// repo.put(&score).await?; // a second put of the same key replaces it
+    /// # Ok(()) }
+    /// ```
     pub async fn put(&self, entity: &E) -> Result<(), Error> {
-        self.send_put(entity, false).await
+        self.send_put(entity, PutMode::Replace).await
     }
 
-    /// Writes `entity` only if no item has its key; otherwise [`Error::AlreadyExists`].
+    /// Writes `entity` only if no item has its key; otherwise [`Error::AlreadyExists`] (or,
+    /// when the item there is another entity's, [`Error::KeyTakenByOtherEntity`]).
+    ///
+    /// ```no_run
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # async fn demo<Score: ShardedEntity>(repo: Repo<Score>, score: Score) -> Result<(), Error> {
+    /// match repo.put_new(&score).await {
+    ///     Ok(()) => println!("created"),
+    ///     Err(Error::AlreadyExists { key, .. }) => println!("{key} is taken"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn put_new(&self, entity: &E) -> Result<(), Error> {
-        self.send_put(entity, true).await
+        self.send_put(entity, PutMode::New).await
     }
 
-    /// One `PutItem`, optionally conditioned on the key not existing; records the write (or
-    /// its throttle) when stats are on.
-    async fn send_put(&self, entity: &E, only_new: bool) -> Result<(), Error> {
+    /// One conditional `PutItem` (see [`PutMode`]); records the write (or its throttle) when
+    /// stats are on.
+    async fn send_put(&self, entity: &E, mode: PutMode) -> Result<(), Error> {
         let item = self.checked_item(entity)?;
         let key = describe_key(E::SCHEMA, &item);
         let recorded = self.shared.stats.as_ref().map(|_| item.clone());
-        let mut request = self
+        let request = self
             .shared
             .client
             .put_item()
             .table_name(&self.shared.table)
             .set_item(Some(item))
-            .set_return_consumed_capacity(self.capacity_request());
-        if only_new {
-            request = request
-                .condition_expression("attribute_not_exists(#pk)")
-                .expression_attribute_names("#pk", E::SCHEMA.pk.attribute);
-        }
+            .set_return_consumed_capacity(self.capacity_request())
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .expression_attribute_names("#pk", E::SCHEMA.pk.attribute);
+        let request = match mode {
+            PutMode::Replace => request
+                .condition_expression(SAME_ENTITY_OR_NONE)
+                .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
+                .expression_attribute_values(":et", AttributeValue::S(E::SCHEMA.entity.to_owned())),
+            PutMode::New => request.condition_expression("attribute_not_exists(#pk)"),
+        };
         let result = match request.send().await {
-            Ok(output) => Ok(output),
-            Err(e)
-                if matches!(
-                    e.as_service_error(),
-                    Some(PutItemError::ConditionalCheckFailedException(_))
-                ) =>
-            {
-                Err(Error::AlreadyExists {
-                    entity: E::SCHEMA.entity,
-                    key,
-                })
-            }
-            Err(e) => Err(Error::dynamo("PutItem", &self.shared.table, e)),
+            Ok(output) => Ok(output.consumed_capacity),
+            Err(e) => match e.into_service_error() {
+                PutItemError::ConditionalCheckFailedException(refusal) => {
+                    let found = refusal.item.as_ref();
+                    let own = E::SCHEMA.entity;
+                    match (mode, found) {
+                        (PutMode::New, Some(found)) if entity_of(found) == Some(own) => {
+                            Err(Error::AlreadyExists { entity: own, key })
+                        }
+                        // No item came back (an endpoint that ignores
+                        // `ReturnValuesOnConditionCheckFailure`): the key is taken, by whom
+                        // is unknown.
+                        (PutMode::New, None) => Err(Error::AlreadyExists { entity: own, key }),
+                        (_, found) => Err(Error::KeyTakenByOtherEntity {
+                            operation: "PutItem",
+                            entity: own,
+                            other: found.and_then(entity_of).map(str::to_owned),
+                            key,
+                        }),
+                    }
+                }
+                other => Err(Error::dynamo("PutItem", &self.shared.table, other)),
+            },
         };
         if let Some(item) = &recorded {
-            let answer = result.as_ref().map(|o| o.consumed_capacity.as_ref());
+            let answer = result.as_ref().map(Option::as_ref);
             record::write(self.stats(), E::SCHEMA, item, answer);
         }
-        result.map(|_| ())
+        result.map(drop)
     }
 
     fn capacity_request(&self) -> Option<ReturnConsumedCapacity> {
@@ -322,18 +366,39 @@ impl<E: ShardedEntity> Repo<E> {
         items.into_iter().map(E::from_item).collect()
     }
 
-    /// Deletes the item with this physical key (no error if there is none).
+    /// Deletes the item with this physical key (no error if there is none). Guarded like
+    /// `put`: an item of another entity at the key is left alone and reported as
+    /// [`Error::KeyTakenByOtherEntity`].
     pub(crate) async fn delete_by_key(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
         let key = self.key(pk, sk)?;
-        self.shared
+        let shown = describe_key(E::SCHEMA, &key);
+        let result = self
+            .shared
             .client
             .delete_item()
             .table_name(&self.shared.table)
             .set_key(Some(key))
+            .condition_expression(SAME_ENTITY_OR_NONE)
+            .expression_attribute_names("#pk", E::SCHEMA.pk.attribute)
+            .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
+            .expression_attribute_values(":et", AttributeValue::S(E::SCHEMA.entity.to_owned()))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
-            .await
-            .map_err(|e| Error::dynamo("DeleteItem", &self.shared.table, e))?;
-        Ok(())
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match e.into_service_error() {
+                DeleteItemError::ConditionalCheckFailedException(refusal) => {
+                    Err(Error::KeyTakenByOtherEntity {
+                        operation: "DeleteItem",
+                        entity: E::SCHEMA.entity,
+                        other: refusal.item.as_ref().and_then(entity_of).map(str::to_owned),
+                        key: shown,
+                    })
+                }
+                other => Err(Error::dynamo("DeleteItem", &self.shared.table, other)),
+            },
+        }
     }
 
     /// A scatter-gather query over every shard of a logical key, on the base table
@@ -353,6 +418,20 @@ impl<E: ShardedEntity> Repo<E> {
     /// When a key is given more than once, only its last item is written: the last write per
     /// key (partition and sort key) wins, every time, and no request is spent on writes
     /// that would be overwritten.
+    ///
+    /// The unguarded fast path: `BatchWriteItem` takes no conditions, so unlike
+    /// [`put`](Self::put) a batch put overwrites whatever item has the key, another entity's
+    /// included. Keep templates of different entities apart
+    /// ([`TableDefinition::merge`](crate::schema::TableDefinition::merge) checks them), or use
+    /// `put` where the table holds entities whose keys can meet. Items over 400 KB and keys
+    /// over DynamoDB's size limits are refused before anything is sent.
+    ///
+    /// ```no_run
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # async fn demo<Score: ShardedEntity>(repo: Repo<Score>, scores: Vec<Score>) -> Result<(), Error> {
+    /// repo.batch_put(&scores).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn batch_put<'a>(
         &self,
         entities: impl IntoIterator<Item = &'a E>,
@@ -367,7 +446,16 @@ impl<E: ShardedEntity> Repo<E> {
         self.run_batch(writes).await
     }
 
-    /// Deletes many entities with `BatchWriteItem`, as [`batch_put`](Self::batch_put).
+    /// Deletes many entities with `BatchWriteItem`, as [`batch_put`](Self::batch_put): one
+    /// delete per key, unguarded (an item of another entity at one of the keys is deleted
+    /// too).
+    ///
+    /// ```no_run
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # async fn demo<Score: ShardedEntity>(repo: Repo<Score>, scores: Vec<Score>) -> Result<(), Error> {
+    /// repo.batch_delete(&scores).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn batch_delete<'a>(
         &self,
         entities: impl IntoIterator<Item = &'a E>,
@@ -449,6 +537,19 @@ impl<E: ShardedEntity> Repo<E> {
         items.into_iter().map(E::from_item).collect()
     }
 }
+
+/// Which put `send_put` makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PutMode {
+    /// `put`: over nothing, or over an item of the same entity.
+    Replace,
+    /// `put_new`: over nothing.
+    New,
+}
+
+/// The entity guard of `put` and `delete`: the key holds no item, or an item of this entity.
+/// `#pk` is the partition key attribute, `#et` the entity attribute, `:et` the entity name.
+const SAME_ENTITY_OR_NONE: &str = "attribute_not_exists(#pk) OR #et = :et";
 
 /// The primary key attributes of an item of `E`, for de-duplicating batch requests.
 fn key_of<E: ShardedEntity>(item: &Item) -> (Option<String>, Option<String>) {

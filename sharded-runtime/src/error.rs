@@ -389,11 +389,21 @@ pub(crate) const THROTTLING_ERROR_CODES: &[&str] = &[
 
 /// An SDK error as DynamoDB worded it: `Code: message` when both are known (the SDK prints an
 /// error it has no variant for, such as `ValidationException`, as "unhandled error" without
-/// the message), otherwise the SDK's own text.
+/// the message), otherwise the SDK's own text and its causes (a timeout or a dropped
+/// connection is otherwise just "unhandled error").
 fn sdk_error_text(error: &aws_sdk_dynamodb::Error) -> String {
     match (error.code(), error.message()) {
         (Some(code), Some(message)) => format!("{code}: {message}"),
-        _ => error.to_string(),
+        _ => {
+            let mut text = error.to_string();
+            let mut cause = std::error::Error::source(error);
+            while let Some(e) = cause {
+                text.push_str(": ");
+                text.push_str(&e.to_string());
+                cause = e.source();
+            }
+            text
+        }
     }
 }
 

@@ -13,6 +13,7 @@ mod entity_guard;
 mod key_size;
 mod keys;
 mod limits;
+mod lost_responses;
 mod paging;
 mod projection;
 mod query;

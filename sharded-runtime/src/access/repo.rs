@@ -11,7 +11,7 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 
 use crate::access::batch::{self, RetryPolicy};
-use crate::access::entity::{describe_key, entity_of, Item, ShardedEntity};
+use crate::access::entity::{describe_key, entity_of, same_item, Item, ShardedEntity};
 use crate::access::query::Query;
 use crate::capacity::stats::{record, HotKeyStats};
 use crate::capacity::units::{check_item_size, Consistency};
@@ -193,6 +193,14 @@ impl<E: ShardedEntity> Repo<E> {
     /// Writes `entity` only if no item has its key; otherwise [`Error::AlreadyExists`] (or,
     /// when the item there is another entity's, [`Error::KeyTakenByOtherEntity`]).
     ///
+    /// Safe to retry: when a `put_new` is applied but its response is lost, the SDK's retry
+    /// finds the item the first attempt wrote. So when the key is taken, the item there is
+    /// compared with the one being written (DynamoDB returns it with the refusal): the same
+    /// attributes and values (numbers by value, sets in any order) count as this call's own
+    /// write and return `Ok`; any difference is [`Error::AlreadyExists`]. The edge of this
+    /// rule: an identical item written earlier by someone else cannot be told apart, and is
+    /// reported as success too (the item stored is the one asked for either way).
+    ///
     /// ```no_run
     /// # use sharded::{Error, Repo, ShardedEntity};
     /// # async fn demo<Score: ShardedEntity>(repo: Repo<Score>, score: Score) -> Result<(), Error> {
@@ -212,7 +220,8 @@ impl<E: ShardedEntity> Repo<E> {
     async fn send_put(&self, entity: &E, mode: PutMode) -> Result<(), Error> {
         let item = self.checked_item(entity)?;
         let key = describe_key(E::SCHEMA, &item);
-        let recorded = self.shared.stats.as_ref().map(|_| item.clone());
+        // Kept to compare with the item a refusal returns (`put_new`) or to record.
+        let kept = (mode == PutMode::New || self.shared.stats.is_some()).then(|| item.clone());
         let request = self
             .shared
             .client
@@ -236,12 +245,18 @@ impl<E: ShardedEntity> Repo<E> {
                     let found = refusal.item.as_ref();
                     let own = E::SCHEMA.entity;
                     match (mode, found) {
+                        // Our own earlier attempt, applied but unanswered (see `put_new`).
+                        (PutMode::New, Some(found))
+                            if kept.as_ref().is_some_and(|item| same_item(found, item)) =>
+                        {
+                            Ok(None)
+                        }
                         (PutMode::New, Some(found)) if entity_of(found) == Some(own) => {
                             Err(Error::AlreadyExists { entity: own, key })
                         }
                         // No item came back (an endpoint that ignores
-                        // `ReturnValuesOnConditionCheckFailure`): the key is taken, by whom
-                        // is unknown.
+                        // `ReturnValuesOnConditionCheckFailure`): the key is taken and nothing
+                        // can be compared, so even our own earlier attempt is AlreadyExists.
                         (PutMode::New, None) => Err(Error::AlreadyExists { entity: own, key }),
                         (_, found) => Err(Error::KeyTakenByOtherEntity {
                             operation: "PutItem",
@@ -254,7 +269,7 @@ impl<E: ShardedEntity> Repo<E> {
                 other => Err(Error::dynamo("PutItem", &self.shared.table, other)),
             },
         };
-        if let Some(item) = &recorded {
+        if let (Some(item), Some(_)) = (&kept, &self.shared.stats) {
             let answer = result.as_ref().map(Option::as_ref);
             record::write(self.stats(), E::SCHEMA, item, answer);
         }

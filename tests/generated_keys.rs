@@ -201,6 +201,105 @@ fn table_definition_has_keys_and_gsis() {
     );
 }
 
+#[test]
+fn keys_over_dynamodb_limits_are_refused_naming_the_attribute() {
+    use sharded::schema::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+    let refused = |item: Result<sharded::Item, Error>| match item {
+        Err(Error::Key(KeyError::KeyTooLong {
+            entity,
+            attribute,
+            size,
+            limit,
+        })) => {
+            assert!(size > limit);
+            (entity, attribute, limit)
+        }
+        other => panic!("expected KeyTooLong, got {other:?}"),
+    };
+    // "USER#" and 2,043 bytes: exactly the limit, accepted; one byte more is refused.
+    let mut user = User {
+        user_id: "u".repeat(MAX_PARTITION_KEY_BYTES - 5),
+        team: "t".into(),
+        rank: 1,
+        active: true,
+    };
+    assert!(user.to_item().is_ok());
+    user.user_id.push('u');
+    assert_eq!(
+        refused(user.to_item()),
+        ("User", "pk", MAX_PARTITION_KEY_BYTES)
+    );
+    // Counted in UTF-8 bytes, not characters: 1,100 two-byte characters are 2,200 bytes.
+    let on_index = User {
+        user_id: "u1".into(),
+        team: "é".repeat(1_100),
+        rank: 1,
+        active: true,
+    };
+    assert_eq!(
+        refused(on_index.to_item()),
+        ("User", "gsi2pk", MAX_PARTITION_KEY_BYTES)
+    );
+    let long_sort_key = score(&"p".repeat(1_000), 1);
+    assert_eq!(
+        refused(long_sort_key.to_item()),
+        ("Score", "sk", MAX_SORT_KEY_BYTES)
+    );
+}
+
+#[test]
+fn entities_whose_keys_can_meet_cannot_share_a_table() {
+    /// `ORG#{org}` sharded over 4: `ORG#acme#3` is shard 3 of org acme...
+    #[derive(ShardedEntity, Serialize, Deserialize)]
+    #[pk(template = "ORG#{org}", shard = "hash(id)", n = 4)]
+    #[sk(template = "MEMBER#{id}")]
+    struct Member {
+        org: String,
+        id: String,
+    }
+    /// ... and team "3" of org acme.
+    #[derive(ShardedEntity, Serialize, Deserialize)]
+    #[pk(template = "ORG#{org}#{team}")]
+    #[sk(template = "MEMBER#{id}")]
+    struct TeamMember {
+        org: String,
+        team: String,
+        id: String,
+    }
+    let conflict = Member::table_definition()
+        .merge(&TeamMember::table_definition())
+        .unwrap_err()
+        .to_string();
+    for part in [
+        "Member (`ORG#{org}#<shard 0..4>` / `MEMBER#{id}`)",
+        "TeamMember (`ORG#{org}#{team}` / `MEMBER#{id}`)",
+        "(pk=ORG#a#0, sk=MEMBER#a)",
+        "distinct literal prefix",
+    ] {
+        assert!(conflict.contains(part), "{part:?} missing from: {conflict}");
+    }
+    assert_eq!(
+        Member::SCHEMA.colliding_key(TeamMember::SCHEMA),
+        TeamMember::SCHEMA.colliding_key(Member::SCHEMA),
+    );
+
+    // Distinct prefixes share a table; the same entity twice is one entity.
+    let table = Score::table_definition()
+        .merge(&VoteShard::table_definition())
+        .unwrap()
+        .merge(&Score::table_definition())
+        .unwrap();
+    let names: Vec<&str> = table.entities().iter().map(|e| e.entity).collect();
+    assert_eq!(names, ["Score", "VoteShard"]);
+    // A third entity is checked against every entity merged so far.
+    assert!(table.merge(&Member::table_definition()).is_ok());
+    assert!(table
+        .merge(&Member::table_definition())
+        .unwrap()
+        .merge(&TeamMember::table_definition())
+        .is_err());
+}
+
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[pk(template = "DAY#{day}")]
 #[sk(template = "{at}#{seq}#END")]

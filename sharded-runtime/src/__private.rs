@@ -335,7 +335,7 @@ pub const fn assert_projected_attribute(stored: &[&str], open: bool, attribute: 
 
 /// The entity name an item carries: what a collection's decoding dispatches on.
 pub fn entity_name(item: &Item) -> Option<&str> {
-    crate::access::source::entity_of(item)
+    crate::access::entity::entity_of(item)
 }
 
 /// The error for an item of no member of the collection `collection` (the query filters them

@@ -153,23 +153,95 @@ pub enum Error {
     /// A cursor was refused.
     #[error(transparent)]
     Cursor(#[from] crate::access::cursor::CursorError),
-    /// A batch operation could not finish every item within its retry budget.
+    /// A batch operation could not finish every item within its retry budget, or a request
+    /// of it failed with an error retrying cannot fix. Nothing is lost: what was not done is
+    /// in `unprocessed` and, for `BatchGetItem`, what was read is in `retrieved`.
+    ///
+    /// [`Error::is_throttling`] says whether DynamoDB's capacity was the cause; the message
+    /// gives the advice that fits the cause.
+    ///
+    /// ```
+    /// use sharded::{Error, Repo, ShardedEntity};
+    ///
+    /// async fn put_all<E: ShardedEntity>(repo: &Repo<E>, items: &[E]) -> Result<Vec<E>, Error> {
+    ///     let err = match repo.batch_put(items).await {
+    ///         Ok(()) => return Ok(Vec::new()),
+    ///         Err(err) if err.is_throttling() => err, // worth retrying later
+    ///         Err(err) => return Err(err),
+    ///     };
+    ///     // Hand back what was not written, to be retried later.
+    ///     match err {
+    ///         Error::BatchIncomplete { unprocessed, .. } => {
+    ///             unprocessed.into_iter().map(E::from_item).collect()
+    ///         }
+    ///         other => Err(other),
+    ///     }
+    /// }
+    /// ```
     #[error(
         "{operation} left {} item(s) unprocessed after {attempts} attempt(s){}; they are in this \
-         error (`unprocessed`): retry them later or raise the retry budget",
+         error (`unprocessed`{}): {}",
         unprocessed.len(),
-        last_error.as_ref().map(|e| format!(" (last error: {e})")).unwrap_or_default()
+        source.as_ref().map(|e| format!(" (last error: {e})")).unwrap_or_default(),
+        if retrieved.is_empty() { String::new() } else {
+            format!(", and the {} item(s) read are in `retrieved`", retrieved.len())
+        },
+        batch_advice(source.as_deref())
     )]
     BatchIncomplete {
         /// `BatchWriteItem` or `BatchGetItem`.
         operation: &'static str,
-        /// Every item (for writes: the full item or, for deletes, the key) not processed.
+        /// Every item not processed: for puts the full item, for deletes and reads the key.
         unprocessed: Vec<crate::access::entity::Item>,
-        /// Attempts made for the last batch.
+        /// For `BatchGetItem`, every item that was read before giving up (`E::from_item`
+        /// reads them); empty for writes.
+        retrieved: Vec<crate::access::entity::Item>,
+        /// Attempts made for the batch that failed.
         attempts: u32,
-        /// The last request error, when a request failed outright rather than returning
-        /// unprocessed items.
-        last_error: Option<String>,
+        /// The error of the last attempt when that request failed outright; `None` when
+        /// DynamoDB answered but kept returning items unprocessed (what it does when the
+        /// table or a key is over its throughput).
+        #[source]
+        source: Option<Box<Error>>,
+    },
+    /// A write was refused because the item at its key belongs to another entity: two
+    /// entities' key templates produced the same physical key. Nothing was changed.
+    ///
+    /// `Repo::put`, `put_new` and the generated `delete` only write over an item of their own
+    /// entity (a condition on the entity attribute); batch writes cannot carry conditions and
+    /// are not guarded. [`TableDefinition::merge`](crate::schema::TableDefinition::merge)
+    /// finds such templates before there is data.
+    ///
+    /// ```
+    /// use sharded::Error;
+    /// fn explain(e: &Error) -> Option<String> {
+    ///     match e {
+    ///         Error::KeyTakenByOtherEntity { other: Some(other), key, .. } => {
+    ///             Some(format!("{key} belongs to a {other}"))
+    ///         }
+    ///         _ => None,
+    ///     }
+    /// }
+    /// ```
+    #[error(
+        "{operation} of {entity} {key} was refused: the item with this key is {}, not a \
+         {entity}, and nothing was changed. Two entities whose key templates can produce the \
+         same physical key would overwrite each other's items: give their templates distinct \
+         literal prefixes (`TableDefinition::merge` names the templates that can meet)",
+        other.as_ref().map(|o| format!("a {o}")).unwrap_or_else(|| {
+            "of another entity (it has no entity attribute)".to_owned()
+        })
+    )]
+    KeyTakenByOtherEntity {
+        /// `PutItem` or `DeleteItem`.
+        operation: &'static str,
+        /// The entity that was to be written or deleted.
+        entity: &'static str,
+        /// The entity of the item found at the key, from its entity attribute; `None` when it
+        /// has none.
+        other: Option<String>,
+        /// The key.
+        key: ItemKeyDisplay,
     },
     /// The query cannot be run as asked.
     #[error("invalid query: {0}")]
@@ -269,6 +341,15 @@ impl Error {
             Error::ShardFailed { source, .. } | Error::SegmentFailed { source, .. } => {
                 source.throttling_reasons()
             }
+            Error::BatchIncomplete {
+                source: Some(source),
+                ..
+            } => source.throttling_reasons(),
+            // DynamoDB answered every attempt and returned items unprocessed: what it does
+            // when the table or a key is over its throughput.
+            Error::BatchIncomplete { source: None, .. } => {
+                vec![(UNPROCESSED_ITEMS.to_owned(), None)]
+            }
             Error::Dynamo { source, .. } => match source.as_ref() {
                 Sdk::ProvisionedThroughputExceededException(e) => {
                     let reasons: Vec<(String, Option<String>)> = e
@@ -314,7 +395,27 @@ impl Error {
             Error::ShardFailed { source, .. } | Error::SegmentFailed { source, .. } => {
                 source.is_validation()
             }
+            Error::BatchIncomplete {
+                source: Some(source),
+                ..
+            } => source.is_validation(),
             Error::Dynamo { source, .. } => source.code() == Some(VALIDATION_ERROR_CODE),
+            _ => false,
+        }
+    }
+
+    /// Whether DynamoDB answered that the table (or index) does not exist.
+    pub(crate) fn is_missing_table(&self) -> bool {
+        match self {
+            Error::ShardFailed { source, .. } => source.is_missing_table(),
+            Error::BatchIncomplete {
+                source: Some(source),
+                ..
+            } => source.is_missing_table(),
+            Error::Dynamo { source, .. } => matches!(
+                source.as_ref(),
+                aws_sdk_dynamodb::Error::ResourceNotFoundException(_)
+            ),
             _ => false,
         }
     }
@@ -332,6 +433,34 @@ impl Error {
     }
 }
 
+/// The throttling reason of a batch whose items DynamoDB kept returning unprocessed.
+pub(crate) const UNPROCESSED_ITEMS: &str = "UnprocessedItems";
+
+/// What to do about an unfinished batch, by what stopped it.
+fn batch_advice(source: Option<&Error>) -> &'static str {
+    match source {
+        None => {
+            "DynamoDB kept returning them unprocessed, which it does when the table or a key is \
+             over its throughput: retry them later, raise the retry budget \
+             (`Repo::with_batch_retry`), give the table more capacity, or spread hot keys over \
+             more shards"
+        }
+        Some(e) if e.is_throttling() => {
+            "DynamoDB throttled the requests: retry them later, give the table more capacity, or \
+             spread hot keys over more shards"
+        }
+        Some(e) if e.is_validation() => {
+            "DynamoDB refused the request as invalid: fix the request; retrying it will fail the \
+             same way"
+        }
+        Some(e) if e.is_missing_table() => {
+            "the table does not exist: create it (`Repo::create_table`) or check the table name; \
+             retrying will not help until it exists"
+        }
+        Some(_) => "retry them later",
+    }
+}
+
 /// The error codes with which DynamoDB refuses a request for capacity: a hot key or index
 /// (`ProvisionedThroughputExceededException`), the account's request rate
 /// (`RequestLimitExceeded`), or the service's own throttling (`ThrottlingException`).
@@ -343,11 +472,21 @@ pub(crate) const THROTTLING_ERROR_CODES: &[&str] = &[
 
 /// An SDK error as DynamoDB worded it: `Code: message` when both are known (the SDK prints an
 /// error it has no variant for, such as `ValidationException`, as "unhandled error" without
-/// the message), otherwise the SDK's own text.
+/// the message), otherwise the SDK's own text and its causes (a timeout or a dropped
+/// connection is otherwise just "unhandled error").
 fn sdk_error_text(error: &aws_sdk_dynamodb::Error) -> String {
     match (error.code(), error.message()) {
         (Some(code), Some(message)) => format!("{code}: {message}"),
-        _ => error.to_string(),
+        _ => {
+            let mut text = error.to_string();
+            let mut cause = std::error::Error::source(error);
+            while let Some(e) = cause {
+                text.push_str(": ");
+                text.push_str(&e.to_string());
+                cause = e.source();
+            }
+            text
+        }
     }
 }
 

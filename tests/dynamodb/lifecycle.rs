@@ -137,3 +137,64 @@ async fn create_table_enables_time_to_live_on_the_ttl_attribute() {
     let description = ttl.time_to_live_description.unwrap();
     assert_eq!(description.attribute_name.as_deref(), Some("expires"));
 }
+
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[pk(template = "NOTE#{note_id}")]
+struct Note {
+    note_id: String,
+    text: String,
+    #[sharded(version)]
+    version: u64,
+    #[sharded(created_at)]
+    created: Option<u64>,
+    #[sharded(updated_at)]
+    updated: Option<u64>,
+}
+
+#[tokio::test]
+async fn puts_check_and_bump_the_version_and_stamp_the_times() {
+    let repo: Repo<Note> = repo("lifecycle-put").await;
+    let note = Note {
+        note_id: "n1".into(),
+        text: "first".into(),
+        version: 0,
+        created: None,
+        updated: None,
+    };
+    repo.put(&note).await.unwrap();
+    let stored = Note::get(&repo, "n1").await.unwrap().unwrap();
+    assert_eq!(stored.version, 1, "a put writes the version read + 1");
+    let created = stored.created.expect("created_at stamped");
+    assert!(created.abs_diff(now()) < 120);
+    assert!(stored.updated.is_some());
+    // Two writers read version 1 and race their puts: exactly one wins, every time.
+    for round in 0..5 {
+        let read = Note::get(&repo, "n1").await.unwrap().unwrap();
+        let edit = |text: &str| Note {
+            text: text.into(),
+            ..read.clone()
+        };
+        let (a, b) = (edit(&format!("a{round}")), edit(&format!("b{round}")));
+        let (ra, rb) = tokio::join!(repo.put(&a), repo.put(&b));
+        let results = [ra, rb];
+        assert_eq!(
+            results.iter().filter(|r| r.is_ok()).count(),
+            1,
+            "{results:?}"
+        );
+        let conflict = results.into_iter().find_map(Result::err).unwrap();
+        assert!(
+            matches!(conflict, Error::VersionConflict { expected, found: Some(found), .. } if expected == read.version && found == read.version + 1),
+            "{conflict}"
+        );
+        let stored = Note::get(&repo, "n1").await.unwrap().unwrap();
+        assert_eq!(stored.version, read.version + 1);
+        assert_eq!(stored.created, Some(created), "created_at is kept");
+    }
+    // A stale put (version 0 again) is refused; nothing changes.
+    let stale = repo.put(&note).await.unwrap_err();
+    assert!(
+        matches!(stale, Error::VersionConflict { expected: 0, .. }),
+        "{stale}"
+    );
+}

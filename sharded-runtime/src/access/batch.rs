@@ -1,8 +1,13 @@
 //! Batch writes (`BatchWriteItem`, 25 per request) and reads (`BatchGetItem`, 100 per
 //! request) that lose nothing: unprocessed items are retried with exponential backoff and
 //! full jitter within a bounded budget, and whatever is still unprocessed when the budget
-//! runs out is returned in the error.
+//! runs out is returned in the error, with the typed error that stopped it (and, for reads,
+//! what was read).
+//!
+//! Batch writes carry no conditions (`BatchWriteItem` takes none), so unlike `Repo::put`
+//! they are not guarded by entity: they are the unguarded fast path.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
@@ -120,35 +125,26 @@ impl Write {
     }
 }
 
-/// Splits writes into generations and batches: the `k`-th write of a key goes to generation
-/// `k`, and each generation into batches of at most 25. DynamoDB rejects a batch that names
-/// a key twice, and batches of one generation run concurrently, so a repeated key must wait
-/// for the generation before it: the last write of a key still wins.
-fn plan_writes<K: Eq + std::hash::Hash>(
+/// The last write of each key, in the order each key was first written. DynamoDB refuses a
+/// `BatchWriteItem` that names a key twice, and batches run concurrently, so two writes of a
+/// key in one call would race: keeping only the last makes the last write given the one that
+/// lands, every time, and spends no request on writes that would be overwritten.
+pub(crate) fn last_write_per_key<K: Eq + std::hash::Hash>(
     writes: Vec<Write>,
     key: impl Fn(&Item) -> K,
-) -> Vec<Vec<Vec<Write>>> {
-    let mut seen: HashMap<K, usize> = HashMap::new();
-    let mut generations: Vec<Vec<Write>> = Vec::new();
+) -> Vec<Write> {
+    let mut position: HashMap<K, usize> = HashMap::with_capacity(writes.len());
+    let mut kept: Vec<Write> = Vec::with_capacity(writes.len());
     for write in writes {
-        let occurrence = seen.entry(key(write.item())).or_insert(0);
-        if generations.len() <= *occurrence {
-            generations.push(Vec::new());
-        }
-        generations[*occurrence].push(write);
-        *occurrence += 1;
-    }
-    generations
-        .into_iter()
-        .map(|generation| {
-            let mut batches = Vec::new();
-            let mut rest = generation.into_iter().peekable();
-            while rest.peek().is_some() {
-                batches.push(rest.by_ref().take(WRITE_BATCH).collect());
+        match position.entry(key(write.item())) {
+            Entry::Occupied(at) => kept[*at.get()] = write,
+            Entry::Vacant(slot) => {
+                slot.insert(kept.len());
+                kept.push(write);
             }
-            batches
-        })
-        .collect()
+        }
+    }
+    kept
 }
 
 /// Errors worth retrying: throttling, limits, server errors, timeouts and dropped
@@ -168,13 +164,22 @@ fn retryable<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> bool {
 struct Outcome {
     unprocessed: Vec<Item>,
     attempts: u32,
-    last_error: Option<String>,
+    /// The error of the last attempt, if that request failed outright.
+    error: Option<Error>,
 }
 
 /// One round of a batch request: what it returned, and what is left to do.
 struct Round<T, R> {
     found: Vec<R>,
     remaining: Vec<T>,
+}
+
+/// What [`retry_unprocessed`] ends with: what was found, what is left, and why.
+struct Retried<T, R> {
+    found: Vec<R>,
+    pending: Vec<T>,
+    attempts: u32,
+    error: Option<Error>,
 }
 
 /// Sends `pending` until nothing is left, the attempt budget is spent, or an error that
@@ -185,14 +190,14 @@ async fn retry_unprocessed<T, R, Fut>(
     mut pending: Vec<T>,
     retry: &RetryPolicy,
     mut send: impl FnMut(Vec<T>, u32) -> Fut,
-) -> (Vec<R>, Vec<T>, u32, Option<String>)
+) -> Retried<T, R>
 where
     T: Clone,
-    Fut: std::future::Future<Output = Result<Round<T, R>, (bool, String)>>,
+    Fut: std::future::Future<Output = Result<Round<T, R>, (bool, Error)>>,
 {
     let mut found = Vec::new();
     let mut attempts = 0;
-    let mut last_error = None;
+    let mut error = None;
     while !pending.is_empty() {
         if attempts > 0 {
             tokio::time::sleep(retry.backoff(attempts - 1)).await;
@@ -202,9 +207,12 @@ where
             Ok(round) => {
                 found.extend(round.found);
                 pending = round.remaining;
+                // The cause reported is the last attempt's: an error an answered attempt
+                // came after is no longer why items are left.
+                error = None;
             }
-            Err((retryable, message)) => {
-                last_error = Some(message);
+            Err((retryable, failure)) => {
+                error = Some(failure);
                 if !retryable {
                     break;
                 }
@@ -214,19 +222,21 @@ where
             break;
         }
     }
-    (found, pending, attempts, last_error)
+    Retried {
+        found,
+        pending,
+        attempts,
+        error,
+    }
 }
 
-/// An SDK error as (worth retrying, message).
-fn classify<E, R>(err: SdkError<E, R>) -> (bool, String)
+/// An SDK error of `operation` on `table` as (worth retrying, the typed error).
+fn classify<E, R>(operation: &'static str, table: &str, err: SdkError<E, R>) -> (bool, Error)
 where
     E: ProvideErrorMetadata,
     aws_sdk_dynamodb::Error: From<SdkError<E, R>>,
 {
-    (
-        retryable(&err),
-        aws_sdk_dynamodb::Error::from(err).to_string(),
-    )
+    (retryable(&err), Error::dynamo(operation, table, err))
 }
 
 async fn write_batch(
@@ -235,77 +245,99 @@ async fn write_batch(
     batch: Vec<Write>,
     retry: &RetryPolicy,
 ) -> Outcome {
-    let (_, pending, attempts, last_error) =
-        retry_unprocessed(batch, retry, |pending: Vec<Write>, attempt| async move {
-            let items = pending.len();
-            let requests: Vec<WriteRequest> =
-                pending.into_iter().map(Write::into_request).collect();
-            let output = client
-                .batch_write_item()
-                .request_items(table, requests)
-                .send()
-                .instrument(tracing::debug_span!("sharded.batch_write", items, attempt))
-                .await
-                .map_err(classify)?;
-            Ok(Round::<Write, ()> {
-                found: Vec::new(),
-                remaining: output
-                    .unprocessed_items
-                    .and_then(|mut u| u.remove(table))
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter_map(Write::from_request)
-                    .collect(),
-            })
+    let retried = retry_unprocessed(batch, retry, |pending: Vec<Write>, attempt| async move {
+        let items = pending.len();
+        let requests: Vec<WriteRequest> = pending.into_iter().map(Write::into_request).collect();
+        let output = client
+            .batch_write_item()
+            .request_items(table, requests)
+            .send()
+            .instrument(tracing::debug_span!("sharded.batch_write", items, attempt))
+            .await
+            .map_err(|e| classify(WRITE_OPERATION, table, e))?;
+        Ok(Round::<Write, ()> {
+            found: Vec::new(),
+            remaining: output
+                .unprocessed_items
+                .and_then(|mut u| u.remove(table))
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(Write::from_request)
+                .collect(),
         })
-        .await;
+    })
+    .await;
     Outcome {
-        unprocessed: pending.into_iter().map(|w| w.item().clone()).collect(),
-        attempts,
-        last_error,
+        unprocessed: retried
+            .pending
+            .into_iter()
+            .map(|w| w.item().clone())
+            .collect(),
+        attempts: retried.attempts,
+        error: retried.error,
     }
 }
 
-/// Runs all writes; `key` gives an item's primary key for de-duplication within a batch.
-pub(crate) async fn write<K: Eq + std::hash::Hash>(
+const WRITE_OPERATION: &str = "BatchWriteItem";
+const GET_OPERATION: &str = "BatchGetItem";
+
+/// Runs all writes, 25 per request and `concurrency` requests at once. The caller keeps
+/// one write per key first ([`last_write_per_key`]): DynamoDB refuses a batch naming a key
+/// twice.
+pub(crate) async fn write(
     client: &Client,
     table: &str,
     writes: Vec<Write>,
     retry: &RetryPolicy,
     concurrency: usize,
-    key: impl Fn(&Item) -> K,
 ) -> Result<(), Error> {
-    let mut outcomes: Vec<Outcome> = Vec::new();
-    for generation in plan_writes(writes, key) {
-        let done: Vec<Outcome> = stream::iter(generation)
-            .map(|batch| write_batch(client, table, batch, retry))
-            .buffer_unordered(concurrency.max(1))
-            .collect()
-            .await;
-        outcomes.extend(done);
-    }
-    incomplete("BatchWriteItem", outcomes)
+    let batches = chunks(writes, WRITE_BATCH);
+    let outcomes: Vec<Outcome> = stream::iter(batches)
+        .map(|batch| write_batch(client, table, batch, retry))
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await;
+    finish(WRITE_OPERATION, outcomes, Vec::new()).map(drop)
 }
 
-fn incomplete(operation: &'static str, outcomes: Vec<Outcome>) -> Result<(), Error> {
+/// `items` in consecutive chunks of at most `size`.
+fn chunks<T>(items: Vec<T>, size: usize) -> Vec<Vec<T>> {
+    let mut chunks = Vec::with_capacity(items.len().div_ceil(size));
+    let mut rest = items.into_iter().peekable();
+    while rest.peek().is_some() {
+        chunks.push(rest.by_ref().take(size).collect());
+    }
+    chunks
+}
+
+/// `retrieved` (what a read got) when every batch of a run finished, or else the error
+/// carrying what was not done and `retrieved`, so a failed read loses nothing either.
+fn finish(
+    operation: &'static str,
+    outcomes: Vec<Outcome>,
+    retrieved: Vec<Item>,
+) -> Result<Vec<Item>, Error> {
     let mut unprocessed = Vec::new();
     let mut attempts = 0;
-    let mut last_error = None;
+    let mut source = None;
     for outcome in outcomes {
         if !outcome.unprocessed.is_empty() {
             unprocessed.extend(outcome.unprocessed);
             attempts = attempts.max(outcome.attempts);
-            last_error = last_error.or(outcome.last_error);
+            // The first failed batch's cause: batches of one run meet the same table, so
+            // one cause stands for them.
+            source = source.or(outcome.error);
         }
     }
     if unprocessed.is_empty() {
-        Ok(())
+        Ok(retrieved)
     } else {
         Err(Error::BatchIncomplete {
             operation,
             unprocessed,
+            retrieved,
             attempts,
-            last_error,
+            source: source.map(Box::new),
         })
     }
 }
@@ -316,45 +348,46 @@ async fn get_batch(
     keys: Vec<Item>,
     retry: &RetryPolicy,
 ) -> (Vec<Item>, Outcome) {
-    let (found, pending, attempts, last_error) =
-        retry_unprocessed(keys, retry, |pending: Vec<Item>, attempt| async move {
-            let keys = pending.len();
-            let request = KeysAndAttributes::builder()
-                .set_keys(Some(pending))
-                .build()
-                .expect("keys are set");
-            let output = client
-                .batch_get_item()
-                .request_items(table, request)
-                .send()
-                .instrument(tracing::debug_span!("sharded.batch_get", keys, attempt))
-                .await
-                .map_err(classify)?;
-            Ok(Round {
-                found: output
-                    .responses
-                    .and_then(|mut r| r.remove(table))
-                    .unwrap_or_default(),
-                remaining: output
-                    .unprocessed_keys
-                    .and_then(|mut u| u.remove(table))
-                    .map(|k| k.keys)
-                    .unwrap_or_default(),
-            })
+    let retried = retry_unprocessed(keys, retry, |pending: Vec<Item>, attempt| async move {
+        let keys = pending.len();
+        let request = KeysAndAttributes::builder()
+            .set_keys(Some(pending))
+            .build()
+            .expect("keys are set");
+        let output = client
+            .batch_get_item()
+            .request_items(table, request)
+            .send()
+            .instrument(tracing::debug_span!("sharded.batch_get", keys, attempt))
+            .await
+            .map_err(|e| classify(GET_OPERATION, table, e))?;
+        Ok(Round {
+            found: output
+                .responses
+                .and_then(|mut r| r.remove(table))
+                .unwrap_or_default(),
+            remaining: output
+                .unprocessed_keys
+                .and_then(|mut u| u.remove(table))
+                .map(|k| k.keys)
+                .unwrap_or_default(),
         })
-        .await;
+    })
+    .await;
     (
-        found,
+        retried.found,
         Outcome {
-            unprocessed: pending,
-            attempts,
-            last_error,
+            unprocessed: retried.pending,
+            attempts: retried.attempts,
+            error: retried.error,
         },
     )
 }
 
 /// Reads all keys (de-duplicated; DynamoDB rejects a batch naming a key twice), 100 per
-/// request, concurrently. Keys with no item are absent from the result.
+/// request, concurrently. Keys with no item are absent from the result. When some keys
+/// cannot be read, the error carries them and every item that was read
+/// ([`Error::BatchIncomplete`]'s `unprocessed` and `retrieved`).
 pub(crate) async fn get(
     client: &Client,
     table: &str,
@@ -374,7 +407,7 @@ pub(crate) async fn get(
             seen.insert(parts)
         })
         .collect();
-    let batches: Vec<Vec<Item>> = unique.chunks(GET_BATCH).map(<[Item]>::to_vec).collect();
+    let batches = chunks(unique, GET_BATCH);
     let results: Vec<(Vec<Item>, Outcome)> = stream::iter(batches)
         .map(|batch| get_batch(client, table, batch, retry))
         .buffer_unordered(concurrency.max(1))
@@ -386,8 +419,7 @@ pub(crate) async fn get(
         found.extend(items);
         outcomes.push(outcome);
     }
-    incomplete("BatchGetItem", outcomes)?;
-    Ok(found)
+    finish(GET_OPERATION, outcomes, found)
 }
 
 #[cfg(test)]
@@ -395,39 +427,51 @@ mod tests {
     use super::*;
     use aws_sdk_dynamodb::types::AttributeValue;
 
-    fn put(pk: &str) -> Write {
-        Write::Put(Item::from([(
-            "pk".to_owned(),
-            AttributeValue::S(pk.to_owned()),
-        )]))
+    fn put(pk: &str, value: &str) -> Write {
+        Write::Put(Item::from([
+            ("pk".to_owned(), AttributeValue::S(pk.to_owned())),
+            ("v".to_owned(), AttributeValue::S(value.to_owned())),
+        ]))
     }
 
-    fn pk(w: &Write) -> String {
-        w.item()["pk"].as_s().unwrap().clone()
+    fn text(w: &Write, attribute: &str) -> String {
+        w.item()[attribute].as_s().unwrap().clone()
     }
 
     #[test]
-    fn batches_hold_at_most_25_and_no_key_twice() {
-        let mut writes: Vec<Write> = (0..60).map(|i| put(&format!("k{i}"))).collect();
-        writes.push(put("k1"));
-        writes.push(put("k1"));
-        let generations = plan_writes(writes, |item| item["pk"].as_s().unwrap().clone());
-        assert_eq!(generations.len(), 3, "k1 is written three times");
-        let all: Vec<&Vec<Write>> = generations.iter().flatten().collect();
-        assert_eq!(
-            all.iter().map(|b| b.len()).sum::<usize>(),
-            62,
-            "nothing dropped"
-        );
-        for batch in &all {
-            assert!(batch.len() <= WRITE_BATCH);
-            let keys: HashSet<String> = batch.iter().map(pk).collect();
-            assert_eq!(keys.len(), batch.len(), "a key twice in one batch");
+    fn the_last_write_of_each_key_is_kept() {
+        // 20 keys written three times each, 20 apart: every repeat lands in another chunk of
+        // 25 were they sent as given.
+        let writes: Vec<Write> = (0..60)
+            .map(|i| put(&format!("k{}", i % 20), &format!("round {}", i / 20)))
+            .collect();
+        let kept = last_write_per_key(writes, |item| item["pk"].as_s().unwrap().clone());
+        assert_eq!(kept.len(), 20, "one write per key");
+        for (i, write) in kept.iter().enumerate() {
+            assert_eq!(text(write, "pk"), format!("k{i}"), "first-seen order");
+            assert_eq!(text(write, "v"), "round 2", "the last value given");
         }
-        assert_eq!(generations[0].len(), 3, "60 distinct keys: 25 + 25 + 10");
-        assert!(generations[1..]
+    }
+
+    #[test]
+    fn deletes_and_puts_of_one_key_keep_the_last() {
+        let key = Item::from([("pk".to_owned(), AttributeValue::S("k".to_owned()))]);
+        let writes = vec![put("k", "a"), Write::Delete(key), put("j", "b")];
+        let kept = last_write_per_key(writes, |item| item["pk"].as_s().unwrap().clone());
+        assert!(matches!(kept[0], Write::Delete(_)), "{kept:?}");
+        assert_eq!(kept.len(), 2);
+    }
+
+    #[test]
+    fn chunks_hold_at_most_the_limit_and_lose_nothing() {
+        let sizes: Vec<usize> = chunks((0..60).collect(), WRITE_BATCH)
             .iter()
-            .all(|g| g.len() == 1 && g[0].len() == 1 && pk(&g[0][0]) == "k1"));
+            .map(Vec::len)
+            .collect();
+        assert_eq!(sizes, [25, 25, 10]);
+        assert!(chunks(Vec::<u8>::new(), WRITE_BATCH).is_empty());
+        let all: Vec<u32> = chunks((0..250).collect(), GET_BATCH).concat();
+        assert_eq!(all, (0..250).collect::<Vec<u32>>());
     }
 
     #[test]

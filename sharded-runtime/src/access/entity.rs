@@ -95,6 +95,7 @@ pub trait ShardedEntity: Serialize + DeserializeOwned + Sized {
 pub(crate) fn to_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
     let schema = E::SCHEMA;
     let keys = entity.item_keys()?;
+    check_key_sizes(schema, &keys)?;
     let mut item: Item = serde_dynamo::to_item(entity).map_err(|source| Error::Serialize {
         entity: schema.entity,
         source,
@@ -120,6 +121,105 @@ pub(crate) fn to_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
     }
     set(ENTITY_ATTRIBUTE, schema.entity.to_owned())?;
     Ok(item)
+}
+
+/// Refuses keys over DynamoDB's size limits, on the table and on every index, before
+/// anything is sent: DynamoDB would refuse them with a `ValidationException` naming no field.
+fn check_key_sizes(schema: &EntitySchema, keys: &ItemKeys) -> Result<(), KeyError> {
+    schema.pk.check_size(schema.entity, &keys.pk)?;
+    if let (Some(sk), Some(value)) = (schema.sk, &keys.sk) {
+        sk.check_size(schema.entity, value)?;
+    }
+    for (gsi, (pk, sk)) in schema.gsis.iter().zip(&keys.gsis) {
+        gsi.pk.check_size(schema.entity, pk)?;
+        if let (Some(sk_schema), Some(value)) = (gsi.sk, sk) {
+            sk_schema.check_size(schema.entity, value)?;
+        }
+    }
+    Ok(())
+}
+
+/// The entity an item says it is, from its [`ENTITY_ATTRIBUTE`].
+pub(crate) fn entity_of(item: &Item) -> Option<&str> {
+    item.get(ENTITY_ATTRIBUTE)
+        .and_then(|v| v.as_s().ok())
+        .map(String::as_str)
+}
+
+/// Whether two items hold the same data as DynamoDB stores it: the same attributes, with
+/// numbers compared by value (DynamoDB may write `1.50` back as `1.5`) and sets compared as
+/// sets (DynamoDB keeps no order in them).
+pub(crate) fn same_item(a: &Item, b: &Item) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .all(|(name, value)| b.get(name).is_some_and(|other| same_value(value, other)))
+}
+
+fn same_value(a: &AttributeValue, b: &AttributeValue) -> bool {
+    use AttributeValue as V;
+    fn same_set<T: Clone + Ord>(a: &[T], b: &[T]) -> bool {
+        let (mut a, mut b) = (a.to_vec(), b.to_vec());
+        a.sort();
+        b.sort();
+        a == b
+    }
+    match (a, b) {
+        (V::N(x), V::N(y)) => same_number(x, y),
+        (V::Ns(x), V::Ns(y)) => {
+            let normal = |v: &[String]| v.iter().map(|n| normal_number(n)).collect::<Vec<_>>();
+            same_set(&normal(x), &normal(y))
+        }
+        (V::Ss(x), V::Ss(y)) => same_set(x, y),
+        (V::Bs(x), V::Bs(y)) => {
+            let bytes = |v: &[aws_sdk_dynamodb::primitives::Blob]| {
+                v.iter().map(|b| b.as_ref().to_vec()).collect::<Vec<_>>()
+            };
+            same_set(&bytes(x), &bytes(y))
+        }
+        (V::L(x), V::L(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_value(a, b)),
+        (V::M(x), V::M(y)) => same_item(x, y),
+        _ => a == b,
+    }
+}
+
+fn same_number(a: &str, b: &str) -> bool {
+    a == b || normal_number(a) == normal_number(b)
+}
+
+/// A number in one spelling per value: sign, significant digits, exponent (`1.50`, `15E-1`
+/// and `+1.5` are all `(false, "15", 1)`: 0.15 times 10^1). Text that is not a number is
+/// kept as it is, so it only equals itself.
+fn normal_number(n: &str) -> Result<(bool, String, i64), String> {
+    let not_a_number = || n.to_owned();
+    let (negative, rest) = match n.as_bytes().first() {
+        Some(b'-') => (true, &n[1..]),
+        Some(b'+') => (false, &n[1..]),
+        _ => (false, n),
+    };
+    let (mantissa, exponent) = match rest.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i64>().map_err(|_| not_a_number())?),
+        None => (rest, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if whole.is_empty() && fraction.is_empty()
+        || !whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
+    {
+        return Err(not_a_number());
+    }
+    let digits = format!("{whole}{fraction}");
+    let leading = digits.bytes().take_while(|&b| b == b'0').count();
+    let significant = digits[leading..].trim_end_matches('0');
+    if significant.is_empty() {
+        return Ok((false, "0".to_owned(), 0));
+    }
+    // digits = 0.<digits> * 10^(whole.len()); dropping `leading` zeros shifts the point.
+    let exponent = exponent
+        .checked_add(whole.len() as i64 - leading as i64)
+        .ok_or_else(not_a_number)?;
+    Ok((negative, significant.to_owned(), exponent))
 }
 
 /// The key of an item as text, for error messages.
@@ -177,4 +277,72 @@ pub(crate) fn from_item_as<T: DeserializeOwned>(
         key,
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodb::primitives::Blob;
+    use AttributeValue as V;
+
+    fn item(pairs: &[(&str, AttributeValue)]) -> Item {
+        pairs
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn numbers_are_compared_by_value() {
+        for (a, b) in [
+            ("1.5", "1.50"),
+            ("15E-1", "+1.5"),
+            ("100", "1e2"),
+            ("0", "-0.000"),
+            ("0.001", "1E-3"),
+            ("-12", "-12.0"),
+        ] {
+            assert!(same_number(a, b), "{a} = {b}");
+        }
+        for (a, b) in [
+            ("1.5", "15"),
+            ("-1", "1"),
+            ("1e2", "1e3"),
+            ("x", "y"),
+            ("", "0"),
+        ] {
+            assert!(!same_number(a, b), "{a} != {b}");
+        }
+        assert!(same_number("x", "x"), "unparsable text equals itself");
+    }
+
+    #[test]
+    fn items_are_equal_as_dynamodb_stores_them() {
+        let a = item(&[
+            ("n", V::N("1.50".into())),
+            ("ss", V::Ss(vec!["b".into(), "a".into()])),
+            ("ns", V::Ns(vec!["2".into(), "1.0".into()])),
+            ("bs", V::Bs(vec![Blob::new(*b"y"), Blob::new(*b"x")])),
+            ("l", V::L(vec![V::S("z".into()), V::N("3".into())])),
+            ("m", V::M(item(&[("k", V::N("7.0".into()))]))),
+        ]);
+        let b = item(&[
+            ("n", V::N("1.5".into())),
+            ("ss", V::Ss(vec!["a".into(), "b".into()])),
+            ("ns", V::Ns(vec!["1".into(), "2".into()])),
+            ("bs", V::Bs(vec![Blob::new(*b"x"), Blob::new(*b"y")])),
+            ("l", V::L(vec![V::S("z".into()), V::N("3.0".into())])),
+            ("m", V::M(item(&[("k", V::N("7".into()))]))),
+        ]);
+        assert!(same_item(&a, &b));
+        let mut extra = b.clone();
+        extra.insert("more".into(), V::Bool(true));
+        assert!(!same_item(&a, &extra), "an attribute more");
+        let mut reordered = b.clone();
+        reordered.insert("l".into(), V::L(vec![V::N("3".into()), V::S("z".into())]));
+        assert!(!same_item(&a, &reordered), "lists keep their order");
+        let mut changed = b;
+        changed.insert("n".into(), V::S("1.5".into()));
+        assert!(!same_item(&a, &changed), "a string is not a number");
+    }
 }

@@ -3,17 +3,24 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
+};
 use aws_sdk_dynamodb::Client;
 
 use crate::access::batch::{self, RetryPolicy};
-use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::clock_values::now_value;
+use crate::access::entity::{describe_key, entity_of, same_item, Item, ShardedEntity};
 use crate::access::query::Query;
 use crate::access::scan::Scan;
+use crate::access::update::stored_version;
 use crate::capacity::stats::{record, HotKeyStats};
 use crate::capacity::units::{check_item_size, Consistency};
 use crate::error::{Error, KeyError};
+use crate::keys::schema::EntitySchema;
+use crate::keys::schema::ENTITY_ATTRIBUTE;
 use crate::keys::shards::ShardKeys;
 
 /// Default bound on concurrent shard requests of one query: all shards at once up to 32,
@@ -195,54 +202,134 @@ impl<E: ShardedEntity> Repo<E> {
         Ok(item)
     }
 
-    /// Writes `entity`, replacing any item with the same key.
+    /// Writes `entity`, replacing any item of the same entity with the same key.
+    ///
+    /// Guarded by entity: the write is conditioned on the key holding no item or an item of
+    /// this entity (its entity attribute), so an entity whose templates happen to produce
+    /// another entity's key cannot overwrite that item: it gets
+    /// [`Error::KeyTakenByOtherEntity`], and nothing changes. A write that passes the
+    /// condition costs what an unconditional one does. Refused before sending: items over 400 KB ([`Error::ItemTooLarge`]), keys over
+    /// DynamoDB's size limits ([`KeyError::KeyTooLong`]).
+    ///
+    /// ```no_run
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # async fn demo<Score: ShardedEntity>(repo: Repo<Score>, score: Score) -> Result<(), Error> {
+    /// repo.put(&score).await?; // a second put of the same key replaces it
+    /// # Ok(()) }
+    /// ```
     pub async fn put(&self, entity: &E) -> Result<(), Error> {
-        self.send_put(entity, false).await
+        self.send_put(entity, PutMode::Replace).await
     }
 
-    /// Writes `entity` only if no item has its key; otherwise [`Error::AlreadyExists`].
+    /// Writes `entity` only if no item has its key; otherwise [`Error::AlreadyExists`] (or,
+    /// when the item there is another entity's, [`Error::KeyTakenByOtherEntity`]).
+    ///
+    /// Safe to retry: when a `put_new` is applied but its response is lost, the SDK's retry
+    /// finds the item the first attempt wrote. So when the key is taken, the item there is
+    /// compared with the one being written (DynamoDB returns it with the refusal): the same
+    /// attributes and values (numbers by value, sets in any order) count as this call's own
+    /// write and return `Ok`; any difference is [`Error::AlreadyExists`]. The edge of this
+    /// rule: an identical item written earlier by someone else cannot be told apart, and is
+    /// reported as success too (the item stored is the one asked for either way).
+    ///
+    /// ```no_run
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # async fn demo<Score: ShardedEntity>(repo: Repo<Score>, score: Score) -> Result<(), Error> {
+    /// match repo.put_new(&score).await {
+    ///     Ok(()) => println!("created"),
+    ///     Err(Error::AlreadyExists { key, .. }) => println!("{key} is taken"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn put_new(&self, entity: &E) -> Result<(), Error> {
-        self.send_put(entity, true).await
+        self.send_put(entity, PutMode::New).await
     }
 
-    /// One `PutItem`, optionally conditioned on the key not existing; records the write (or
-    /// its throttle) when stats are on.
-    async fn send_put(&self, entity: &E, only_new: bool) -> Result<(), Error> {
-        let item = self.checked_item(entity)?;
+    /// One conditional `PutItem` (see [`PutMode`]); records the write (or its throttle) when
+    /// stats are on.
+    async fn send_put(&self, entity: &E, mode: PutMode) -> Result<(), Error> {
+        let mut item = self.checked_item(entity)?;
+        // The version read (the struct's), before this write bumps it.
+        let read_version = stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
-        let recorded = self.shared.stats.as_ref().map(|_| item.clone());
-        let mut request = self
+        // Kept to compare with the item a refusal returns (`put_new`) or to record.
+        let kept = (mode == PutMode::New || self.shared.stats.is_some()).then(|| item.clone());
+        let request = self
             .shared
             .client
             .put_item()
             .table_name(&self.shared.table)
             .set_item(Some(item))
-            .set_return_consumed_capacity(self.capacity_request());
-        if only_new {
-            request = request
-                .condition_expression("attribute_not_exists(#pk)")
-                .expression_attribute_names("#pk", E::SCHEMA.pk.attribute);
-        }
-        let result = match request.send().await {
-            Ok(output) => Ok(output),
-            Err(e)
-                if matches!(
-                    e.as_service_error(),
-                    Some(PutItemError::ConditionalCheckFailedException(_))
-                ) =>
-            {
-                Err(Error::AlreadyExists {
-                    entity: E::SCHEMA.entity,
-                    key,
+            .set_return_consumed_capacity(self.capacity_request())
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .expression_attribute_names("#pk", E::SCHEMA.pk.attribute);
+        let request = match (mode, E::SCHEMA.version.zip(read_version)) {
+            (PutMode::Replace, None) => request
+                .condition_expression(SAME_ENTITY_OR_NONE)
+                .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
+                .expression_attribute_values(":et", AttributeValue::S(E::SCHEMA.entity.to_owned())),
+            // Optimistic locking: replace only the version read (a new item only from 0).
+            (PutMode::Replace, Some((attribute, read))) => request
+                .condition_expression(if read == 0 {
+                    "attribute_not_exists(#pk) OR (#et = :et AND #ver = :ver)"
+                } else {
+                    "attribute_exists(#pk) AND #et = :et AND #ver = :ver"
                 })
-            }
-            Err(e) => Err(Error::dynamo("PutItem", &self.shared.table, e)),
+                .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
+                .expression_attribute_names("#ver", attribute)
+                .expression_attribute_values(":et", AttributeValue::S(E::SCHEMA.entity.to_owned()))
+                .expression_attribute_values(":ver", AttributeValue::N(read.to_string())),
+            (PutMode::New, _) => request.condition_expression("attribute_not_exists(#pk)"),
         };
-        if let Some(item) = &recorded {
-            let answer = result.as_ref().map(|o| o.consumed_capacity.as_ref());
+        let result = match request.send().await {
+            Ok(output) => Ok(output.consumed_capacity),
+            Err(e) => match e.into_service_error() {
+                PutItemError::ConditionalCheckFailedException(refusal) => {
+                    let found = refusal.item.as_ref();
+                    let own = E::SCHEMA.entity;
+                    match (mode, found) {
+                        // Our own earlier attempt, applied but unanswered (see `put_new`).
+                        (PutMode::New, Some(found))
+                            if kept.as_ref().is_some_and(|item| same_item(found, item)) =>
+                        {
+                            Ok(None)
+                        }
+                        (PutMode::New, Some(found)) if entity_of(found) == Some(own) => {
+                            Err(Error::AlreadyExists { entity: own, key })
+                        }
+                        // No item came back (an endpoint that ignores
+                        // `ReturnValuesOnConditionCheckFailure`): the key is taken and nothing
+                        // can be compared, so even our own earlier attempt is AlreadyExists.
+                        (PutMode::New, None) => Err(Error::AlreadyExists { entity: own, key }),
+                        // Versioned: the item is ours but at another version, or gone.
+                        (PutMode::Replace, found)
+                            if read_version.is_some()
+                                && found.is_none_or(|f| entity_of(f) == Some(own)) =>
+                        {
+                            Err(Error::VersionConflict {
+                                entity: own,
+                                key,
+                                expected: read_version.unwrap_or(0),
+                                found: E::SCHEMA.version.and_then(|v| stored_version(found, v)),
+                            })
+                        }
+                        (_, found) => Err(Error::KeyTakenByOtherEntity {
+                            operation: "PutItem",
+                            entity: own,
+                            other: found.and_then(entity_of).map(str::to_owned),
+                            key,
+                        }),
+                    }
+                }
+                other => Err(Error::dynamo("PutItem", &self.shared.table, other)),
+            },
+        };
+        if let (Some(item), Some(_)) = (&kept, &self.shared.stats) {
+            let answer = result.as_ref().map(Option::as_ref);
             record::write(self.stats(), E::SCHEMA, item, answer);
         }
-        result.map(|_| ())
+        result.map(drop)
     }
 
     fn capacity_request(&self) -> Option<ReturnConsumedCapacity> {
@@ -252,6 +339,8 @@ impl<E: ShardedEntity> Repo<E> {
             .map(|_| ReturnConsumedCapacity::Indexes)
     }
 
+    /// The key attributes of a point operation: refuses empty keys and keys over DynamoDB's
+    /// size limits before anything is sent.
     fn key(&self, pk: String, sk: Option<String>) -> Result<Item, Error> {
         let schema = E::SCHEMA;
         if pk.is_empty() {
@@ -259,9 +348,11 @@ impl<E: ShardedEntity> Repo<E> {
                 attribute: schema.pk.attribute.to_owned(),
             });
         }
+        schema.pk.check_size(schema.entity, &pk)?;
         let mut key = Item::from([(schema.pk.attribute.to_owned(), AttributeValue::S(pk))]);
         match (schema.sk, sk) {
             (Some(attr), Some(sk)) if !sk.is_empty() => {
+                attr.check_size(schema.entity, &sk)?;
                 key.insert(attr.attribute.to_owned(), AttributeValue::S(sk));
             }
             (Some(attr), _) => {
@@ -346,18 +437,39 @@ impl<E: ShardedEntity> Repo<E> {
         items.into_iter().map(E::from_item).collect()
     }
 
-    /// Deletes the item with this physical key (no error if there is none).
+    /// Deletes the item with this physical key (no error if there is none). Guarded like
+    /// `put`: an item of another entity at the key is left alone and reported as
+    /// [`Error::KeyTakenByOtherEntity`].
     pub(crate) async fn delete_by_key(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
         let key = self.key(pk, sk)?;
-        self.shared
+        let shown = describe_key(E::SCHEMA, &key);
+        let result = self
+            .shared
             .client
             .delete_item()
             .table_name(&self.shared.table)
             .set_key(Some(key))
+            .condition_expression(SAME_ENTITY_OR_NONE)
+            .expression_attribute_names("#pk", E::SCHEMA.pk.attribute)
+            .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
+            .expression_attribute_values(":et", AttributeValue::S(E::SCHEMA.entity.to_owned()))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
-            .await
-            .map_err(|e| Error::dynamo("DeleteItem", &self.shared.table, e))?;
-        Ok(())
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match e.into_service_error() {
+                DeleteItemError::ConditionalCheckFailedException(refusal) => {
+                    Err(Error::KeyTakenByOtherEntity {
+                        operation: "DeleteItem",
+                        entity: E::SCHEMA.entity,
+                        other: refusal.item.as_ref().and_then(entity_of).map(str::to_owned),
+                        key: shown,
+                    })
+                }
+                other => Err(Error::dynamo("DeleteItem", &self.shared.table, other)),
+            },
+        }
     }
 
     /// A scatter-gather query over every shard of a logical key, on the base table
@@ -394,6 +506,24 @@ impl<E: ShardedEntity> Repo<E> {
     /// Writes many entities with `BatchWriteItem` (25 per request, concurrently), retrying
     /// unprocessed items with exponential backoff and full jitter. If the retry budget runs
     /// out, [`Error::BatchIncomplete`] carries every item not written.
+    ///
+    /// When a key is given more than once, only its last item is written: the last write per
+    /// key (partition and sort key) wins, every time, and no request is spent on writes
+    /// that would be overwritten.
+    ///
+    /// The unguarded fast path: `BatchWriteItem` takes no conditions, so unlike
+    /// [`put`](Self::put) a batch put overwrites whatever item has the key, another entity's
+    /// included. Keep templates of different entities apart
+    /// ([`TableDefinition::merge`](crate::schema::TableDefinition::merge) checks them), or use
+    /// `put` where the table holds entities whose keys can meet. Items over 400 KB and keys
+    /// over DynamoDB's size limits are refused before anything is sent.
+    ///
+    /// ```no_run
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # async fn demo<Score: ShardedEntity>(repo: Repo<Score>, scores: Vec<Score>) -> Result<(), Error> {
+    /// repo.batch_put(&scores).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn batch_put<'a>(
         &self,
         entities: impl IntoIterator<Item = &'a E>,
@@ -408,7 +538,16 @@ impl<E: ShardedEntity> Repo<E> {
         self.run_batch(writes).await
     }
 
-    /// Deletes many entities with `BatchWriteItem`, as [`batch_put`](Self::batch_put).
+    /// Deletes many entities with `BatchWriteItem`, as [`batch_put`](Self::batch_put): one
+    /// delete per key, unguarded (an item of another entity at one of the keys is deleted
+    /// too).
+    ///
+    /// ```no_run
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # async fn demo<Score: ShardedEntity>(repo: Repo<Score>, scores: Vec<Score>) -> Result<(), Error> {
+    /// repo.batch_delete(&scores).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn batch_delete<'a>(
         &self,
         entities: impl IntoIterator<Item = &'a E>,
@@ -426,10 +565,11 @@ impl<E: ShardedEntity> Repo<E> {
         self.run_batch(writes).await
     }
 
-    /// Runs batch writes, then records what they wrote (units from item size:
-    /// `BatchWriteItem` reports capacity per table, not per key) and, as throttled, what they
-    /// returned unprocessed.
+    /// Runs batch writes, the last per key, then records what they wrote (units from item
+    /// size: `BatchWriteItem` reports capacity per table, not per key) and, as throttled, what
+    /// they returned unprocessed.
     async fn run_batch(&self, writes: Vec<batch::Write>) -> Result<(), Error> {
+        let writes = batch::last_write_per_key(writes, key_of::<E>);
         let recorded: Option<Vec<Item>> = self.shared.stats.as_ref().map(|_| {
             writes
                 .iter()
@@ -443,7 +583,6 @@ impl<E: ShardedEntity> Repo<E> {
             writes,
             &self.shared.retry,
             self.shared.concurrency,
-            key_of::<E>,
         )
         .await;
         let items = recorded.as_deref().unwrap_or_default();
@@ -453,6 +592,24 @@ impl<E: ShardedEntity> Repo<E> {
 
     /// Reads many items by physical key with `BatchGetItem` (100 per request), retrying
     /// unprocessed keys; keys with no item are simply absent from the result.
+    ///
+    /// When some keys cannot be read within the retry budget (or a request fails for good),
+    /// [`Error::BatchIncomplete`] carries the keys not read (`unprocessed`) and the items that
+    /// were (`retrieved`, read with `E::from_item`): a read that fails part-way loses nothing
+    /// it got. Empty keys and keys over DynamoDB's size limits are refused before sending.
+    ///
+    /// ```no_run
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # async fn demo<Score: ShardedEntity>(repo: Repo<Score>, keys: Vec<(String, Option<String>)>) -> Result<(), Error> {
+    /// let found: Vec<Score> = match repo.batch_get(keys).await {
+    ///     Ok(found) => found,
+    ///     Err(Error::BatchIncomplete { retrieved, .. }) => {
+    ///         retrieved.into_iter().map(Score::from_item).collect::<Result<_, _>>()?
+    ///     }
+    ///     Err(e) => return Err(e),
+    /// };
+    /// # Ok(()) }
+    /// ```
     pub async fn batch_get(
         &self,
         keys: impl IntoIterator<Item = (String, Option<String>)>,
@@ -471,6 +628,55 @@ impl<E: ShardedEntity> Repo<E> {
         .await?;
         items.into_iter().map(E::from_item).collect()
     }
+}
+
+/// Which put `send_put` makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PutMode {
+    /// `put`: over nothing, or over an item of the same entity.
+    Replace,
+    /// `put_new`: over nothing.
+    New,
+}
+
+/// The entity guard of `put` and `delete`: the key holds no item, or an item of this entity.
+/// `#pk` is the partition key attribute, `#et` the entity attribute, `:et` the entity name.
+const SAME_ENTITY_OR_NONE: &str = "attribute_not_exists(#pk) OR #et = :et";
+
+/// What a put maintains in the item: the version (bumped from the struct's, which is
+/// returned as the version read), `updated_at` (now) and `created_at` (now, unless the struct
+/// carries one).
+fn stamp_write(schema: &EntitySchema, item: &mut Item) -> Result<Option<u64>, Error> {
+    let mut read = None;
+    if let Some(attribute) = schema.version {
+        let version = stored_version(Some(item), attribute).ok_or_else(|| {
+            Error::InvalidUpdate(format!(
+                "{}.{attribute} is the version and must be a whole number from 0",
+                schema.entity
+            ))
+        })?;
+        let next = version.checked_add(1).ok_or_else(|| {
+            Error::InvalidUpdate(format!(
+                "{}.{attribute} cannot grow past u64",
+                schema.entity
+            ))
+        })?;
+        item.insert(attribute.to_owned(), AttributeValue::N(next.to_string()));
+        read = Some(version);
+    }
+    if let Some(updated) = schema.updated_at {
+        item.insert(updated.attribute.to_owned(), now_value(updated.format));
+    }
+    if let Some(created) = schema.created_at {
+        let unset = matches!(
+            item.get(created.attribute),
+            None | Some(AttributeValue::Null(_))
+        );
+        if unset {
+            item.insert(created.attribute.to_owned(), now_value(created.format));
+        }
+    }
+    Ok(read)
 }
 
 /// The primary key attributes of an item of `E`, for de-duplicating batch requests.

@@ -37,9 +37,9 @@ use tracing::Instrument;
 
 use crate::access::condition::Condition;
 use crate::access::cursor::{MergePosition, Resume, ShardPosition};
+use crate::access::entity::entity_of;
 use crate::access::entity::Item;
 use crate::access::merge::{HeadHeap, SortValue};
-use crate::access::source::entity_of;
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
 use crate::error::Error;

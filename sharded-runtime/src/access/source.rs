@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 
 use crate::access::entity::{from_item_as, Item, ShardedEntity};
 use crate::error::Error;
-use crate::keys::schema::{EntitySchema, ENTITY_ATTRIBUTE};
+use crate::keys::schema::EntitySchema;
 
 /// What a [`Query`](crate::Query) reads: one entity, or a collection of entities sharing a
 /// partition layout.
@@ -123,11 +123,4 @@ pub trait Projection: DeserializeOwned {
     fn from_item(item: Item) -> Result<Self, Error> {
         from_item_as(<Self::Entity as ShardedEntity>::SCHEMA, item)
     }
-}
-
-/// The entity name an item carries, if it carries one as a string.
-pub(crate) fn entity_of(item: &Item) -> Option<&str> {
-    item.get(ENTITY_ATTRIBUTE)
-        .and_then(|v| v.as_s().ok())
-        .map(String::as_str)
 }

@@ -73,6 +73,46 @@ pub enum KeyError {
         /// What did not match.
         reason: String,
     },
+    /// A key is longer than DynamoDB allows: 2,048 bytes for a partition key, 1,024 for a
+    /// sort key (UTF-8 bytes of the value), on the table and on every index. Refused before
+    /// anything is sent.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use sharded::{Error, KeyError, ShardedEntity};
+    ///
+    /// #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// #[pk(template = "DOC#{id}")]
+    /// #[sk(template = "PATH#{path}")]
+    /// struct Doc { id: String, path: String }
+    ///
+    /// let doc = Doc { id: "d1".into(), path: "a".repeat(2_000) };
+    /// match doc.to_item() {
+    ///     Err(Error::Key(KeyError::KeyTooLong { attribute, size, limit, .. })) => {
+    ///         assert_eq!((attribute, size, limit), ("sk", 2_005, 1_024));
+    ///     }
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// ```
+    #[error(
+        "the `{attribute}` key of {entity} is {size} bytes, over DynamoDB's limit of {limit} \
+         bytes for this key, so nothing was sent: shorten the values of its fields (a long value \
+         can be stored as an attribute, with a short id or hash of it in the key)"
+    )]
+    KeyTooLong {
+        /// The entity type.
+        entity: &'static str,
+        /// The key attribute (`pk`, `sk`, `gsi1pk`, ...).
+        attribute: &'static str,
+        /// The key's length in UTF-8 bytes.
+        size: usize,
+        /// DynamoDB's limit for this key: [`MAX_PARTITION_KEY_BYTES`] or
+        /// [`MAX_SORT_KEY_BYTES`].
+        ///
+        /// [`MAX_PARTITION_KEY_BYTES`]: crate::schema::MAX_PARTITION_KEY_BYTES
+        /// [`MAX_SORT_KEY_BYTES`]: crate::schema::MAX_SORT_KEY_BYTES
+        limit: usize,
+    },
     /// A typed sort-key range whose lower bound is above its upper bound
     /// (`Score::sk_score_between(200, 100)`).
     #[error(

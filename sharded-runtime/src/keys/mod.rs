@@ -11,9 +11,11 @@
 //! | [`template`] | key templates: building physical keys and parsing them back |
 //! | [`shards`] | the physical keys of one logical key, and random shards |
 //! | [`hash`] | the shard hash specification and its test vectors |
-//! | [`schema`] | the static description of an entity's keys; table definitions |
+//! | [`schema`] | the static description of an entity's keys, DynamoDB's key size limits; table definitions |
+//! | `collision` | whether two entities' templates can write the same physical key |
 //! | [`error`] | `KeyError` |
 
+pub(crate) mod collision;
 pub mod encoding;
 pub mod error;
 pub mod hash;

@@ -5,6 +5,8 @@
 //! read, and new kinds of layout can be added to them without breaking code that reads them;
 //! generated code builds them with their `const fn` constructors.
 
+use crate::keys::collision::shared_key;
+use crate::keys::error::KeyError;
 pub use crate::keys::template::{KeyTemplate, Segment};
 
 // The literals behind `ENTITY_ATTRIBUTE` and `MAX_SHARDS`, as macros so the compile-time
@@ -30,6 +32,40 @@ pub const ENTITY_ATTRIBUTE: &str = entity_attribute!();
 /// Every read of a sharded key costs `n` requests; past a thousand, a key with more
 /// cardinality (a finer template) serves better than more shards.
 pub const MAX_SHARDS: u32 = max_shards!();
+
+/// DynamoDB's largest partition key value: 2,048 bytes of UTF-8, on the table and on every
+/// index. Longer keys are refused before sending ([`KeyError::KeyTooLong`]).
+///
+/// ```
+/// assert_eq!(sharded::schema::MAX_PARTITION_KEY_BYTES, 2048);
+/// ```
+pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
+
+/// DynamoDB's largest sort key value: 1,024 bytes of UTF-8, on the table and on every index.
+/// Longer keys are refused before sending ([`KeyError::KeyTooLong`]).
+///
+/// ```
+/// assert_eq!(sharded::schema::MAX_SORT_KEY_BYTES, 1024);
+/// ```
+pub const MAX_SORT_KEY_BYTES: usize = 1024;
+
+/// Refuses a key `value` of `attribute` longer than `limit` bytes.
+fn check_key_size(
+    entity: &'static str,
+    attribute: &'static str,
+    value: &str,
+    limit: usize,
+) -> Result<(), KeyError> {
+    if value.len() > limit {
+        return Err(KeyError::KeyTooLong {
+            entity,
+            attribute,
+            size: value.len(),
+            limit,
+        });
+    }
+    Ok(())
+}
 
 /// How a partition key is spread over shards.
 ///
@@ -131,6 +167,20 @@ impl PartitionKeySchema {
         }
     }
 
+    /// Refuses a `value` of this key over [`MAX_PARTITION_KEY_BYTES`], naming `entity` and
+    /// the attribute.
+    ///
+    /// ```
+    /// use sharded::schema::{KeyTemplate, PartitionKeySchema, Segment, Sharding};
+    /// static T: KeyTemplate = KeyTemplate::new("U#{id}", &[Segment::literal("U#"), Segment::field("id")]);
+    /// let pk = PartitionKeySchema::new("pk", &T, Sharding::None);
+    /// assert!(pk.check_size("User", "U#1").is_ok());
+    /// assert!(pk.check_size("User", &"x".repeat(2049)).is_err());
+    /// ```
+    pub fn check_size(&self, entity: &'static str, value: &str) -> Result<(), KeyError> {
+        check_key_size(entity, self.attribute, value, MAX_PARTITION_KEY_BYTES)
+    }
+
     /// The physical form for documentation and messages.
     pub fn physical_form(&self) -> String {
         match self.sharding.shard_count() {
@@ -216,6 +266,20 @@ impl SortKeySchema {
             attribute,
             template,
         }
+    }
+
+    /// Refuses a `value` of this key over [`MAX_SORT_KEY_BYTES`], naming `entity` and the
+    /// attribute.
+    ///
+    /// ```
+    /// use sharded::schema::{KeyTemplate, Segment, SortKeySchema};
+    /// static T: KeyTemplate = KeyTemplate::new("{at}", &[Segment::field("at")]);
+    /// let sk = SortKeySchema::new("sk", &T);
+    /// assert!(sk.check_size("Event", &"x".repeat(1024)).is_ok());
+    /// assert!(sk.check_size("Event", &"x".repeat(1025)).is_err());
+    /// ```
+    pub fn check_size(&self, entity: &'static str, value: &str) -> Result<(), KeyError> {
+        check_key_size(entity, self.attribute, value, MAX_SORT_KEY_BYTES)
     }
 }
 
@@ -388,6 +452,7 @@ impl EntitySchema {
     /// The table this entity needs (key schema and GSIs).
     pub fn table_definition(&self) -> TableDefinition {
         TableDefinition {
+            entities: vec![*self],
             partition_key: self.pk.attribute,
             sort_key: self.sk.map(|s| s.attribute),
             indexes: self
@@ -400,6 +465,68 @@ impl EntitySchema {
                 })
                 .collect(),
         }
+    }
+
+    /// A physical key, as `(partition key, sort key)`, that this entity and `other` can both
+    /// write, or `None` when their templates cannot produce the same key. Two such entities in
+    /// one table overwrite each other's items; [`TableDefinition::merge`] refuses them.
+    ///
+    /// The key is a shortest one, built with stand-in field values. The answer assumes a
+    /// field can hold any non-empty text without `#` and without bytes below `$` (what a
+    /// `String` field can hold; see [`KeyPart`](crate::KeyPart)), and a shard suffix any
+    /// shard number below `n`. It is exact under that assumption, and errs on the side of
+    /// reporting: templates that could meet only through a value a field's type never
+    /// writes (a number field spelling `LATEST`) are reported too. Only the base table's keys
+    /// are compared: index keys are not unique, so sharing them overwrites nothing. Entities
+    /// keyed by other attributes cannot share a table and get `None`.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use sharded::ShardedEntity;
+    ///
+    /// #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// #[pk(template = "ORG#{org}", shard = "hash(id)", n = 4)]
+    /// #[sk(template = "MEMBER#{id}")]
+    /// struct Member { org: String, id: String }
+    ///
+    /// #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// #[pk(template = "ORG#{org}#{team}")]
+    /// #[sk(template = "MEMBER#{id}")]
+    /// struct TeamMember { org: String, team: String, id: String }
+    ///
+    /// #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// #[pk(template = "TEAM#{org}#{team}")]
+    /// #[sk(template = "MEMBER#{id}")]
+    /// struct Teammate { org: String, team: String, id: String }
+    ///
+    /// // Team "0" of org "a" is shard 0 of org "a".
+    /// let shared = Member::SCHEMA.colliding_key(TeamMember::SCHEMA);
+    /// assert_eq!(shared, Some(("ORG#a#0".to_string(), Some("MEMBER#a".to_string()))));
+    /// // A distinct literal prefix keeps them apart.
+    /// assert_eq!(Member::SCHEMA.colliding_key(Teammate::SCHEMA), None);
+    /// ```
+    pub fn colliding_key(&self, other: &EntitySchema) -> Option<(String, Option<String>)> {
+        if self.pk.attribute != other.pk.attribute
+            || self.sk.map(|s| s.attribute) != other.sk.map(|s| s.attribute)
+        {
+            return None;
+        }
+        let shards = |pk: &PartitionKeySchema| pk.sharding.shard_count();
+        let pk = shared_key(
+            self.pk.template,
+            shards(&self.pk),
+            other.pk.template,
+            shards(&other.pk),
+        )?;
+        // Partition and sort keys are compared apart, though they may share fields (and the
+        // shard may hash a field of the sort key): values that meet in both exist whenever
+        // the fields involved are distinct, and a shared field only narrows which values do.
+        // Comparing them apart can only report more, never miss a collision.
+        let sk = match (self.sk, other.sk) {
+            (Some(a), Some(b)) => Some(shared_key(a.template, None, b.template, None)?),
+            _ => None,
+        };
+        Some((pk, sk))
     }
 
     /// The GSI with the given number (`1` for `gsi1`).
@@ -419,7 +546,7 @@ impl EntitySchema {
 /// A table's keys and indexes, all string-typed, ready for `CreateTable`.
 ///
 /// Several entities share one table in a single-table design: [`TableDefinition::merge`]
-/// combines their definitions and refuses ones that disagree.
+/// combines their definitions and refuses ones that disagree, or whose keys can collide.
 ///
 /// ```no_run
 /// # async fn demo(client: sharded::aws_sdk_dynamodb::Client, def: sharded::schema::TableDefinition) -> Result<(), Box<dyn std::error::Error>> {
@@ -435,6 +562,8 @@ pub struct TableDefinition {
     pub sort_key: Option<&'static str>,
     /// The GSIs.
     pub indexes: Vec<IndexDefinition>,
+    /// The entities merged into this definition, for the collision check of `merge`.
+    entities: Vec<EntitySchema>,
 }
 
 /// One GSI of a [`TableDefinition`].
@@ -488,6 +617,7 @@ impl TableDefinition {
             partition_key,
             sort_key,
             indexes: Vec::new(),
+            entities: Vec::new(),
         }
     }
 
@@ -503,7 +633,49 @@ impl TableDefinition {
         self
     }
 
-    /// The union of two definitions, or why they cannot share a table.
+    /// The entities this definition was made for: the one of
+    /// [`EntitySchema::table_definition`], and every one merged in since.
+    ///
+    /// ```
+    /// let t = sharded::schema::TableDefinition::new("pk", None);
+    /// assert!(t.entities().is_empty());
+    /// ```
+    pub fn entities(&self) -> &[EntitySchema] {
+        &self.entities
+    }
+
+    /// The union of two definitions, or why they cannot share a table: their keys are
+    /// named differently, an index is keyed differently, or two of their entities can write
+    /// the same physical key (see [`EntitySchema::colliding_key`]). Such entities would
+    /// overwrite each other's items; `Repo::put` refuses those writes at run time, this
+    /// refuses the layout before there is data.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use sharded::ShardedEntity;
+    ///
+    /// #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// #[pk(template = "ORG#{org}", shard = "hash(id)", n = 4)]
+    /// #[sk(template = "{id}")]
+    /// struct Member { org: String, id: String }
+    ///
+    /// #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// #[pk(template = "ORG#{org}#{team}")]
+    /// #[sk(template = "{id}")]
+    /// struct TeamMember { org: String, team: String, id: String }
+    ///
+    /// #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// #[pk(template = "ORG#{org}")]
+    /// #[sk(template = "PROFILE")]
+    /// struct Org { org: String }
+    ///
+    /// let conflict = Member::table_definition().merge(&TeamMember::table_definition()).unwrap_err();
+    /// assert!(conflict.to_string().contains("pk=ORG#a#0"));
+    /// // Unsharded `ORG#{org}` never has a second `#`: Org shares no key with either.
+    /// let table = Org::table_definition().merge(&TeamMember::table_definition())?;
+    /// assert_eq!(table.entities().len(), 2);
+    /// # Ok::<(), sharded::schema::TableConflict>(())
+    /// ```
     pub fn merge(&self, other: &TableDefinition) -> Result<TableDefinition, TableConflict> {
         if self.partition_key != other.partition_key || self.sort_key != other.sort_key {
             return Err(TableConflict(format!(
@@ -524,10 +696,49 @@ impl TableDefinition {
                 None => indexes.push(index.clone()),
             }
         }
+        let mut entities = self.entities.clone();
+        for entity in &other.entities {
+            // One entity name is one entity (two structs may write it, as a projection or
+            // a migration does): only distinct names can overwrite each other's items.
+            if entities.iter().any(|e| e.entity == entity.entity) {
+                continue;
+            }
+            for existing in &entities {
+                if let Some(key) = existing.colliding_key(entity) {
+                    return Err(TableConflict(collision_message(existing, entity, key)));
+                }
+            }
+            entities.push(*entity);
+        }
         Ok(TableDefinition {
             partition_key: self.partition_key,
             sort_key: self.sort_key,
             indexes,
+            entities,
         })
     }
+}
+
+/// Why `a` and `b` cannot share a table: the key both can write, their templates, the fix.
+fn collision_message(a: &EntitySchema, b: &EntitySchema, key: (String, Option<String>)) -> String {
+    let (pk, sk) = key;
+    let templates = |e: &EntitySchema| match e.sk {
+        Some(sk) => format!("`{}` / `{}`", e.pk.physical_form(), sk.template.source),
+        None => format!("`{}`", e.pk.physical_form()),
+    };
+    let key = match sk {
+        Some(sk) => format!("(pk={pk}, sk={sk})"),
+        None => format!("(pk={pk})"),
+    };
+    format!(
+        "{} ({}) and {} ({}) can both write the key {key}, and one would overwrite the other's \
+         item: give each entity's templates a distinct literal prefix (e.g. `{}#` and `{}#`) so \
+         that no field value can make their keys equal",
+        a.entity,
+        templates(a),
+        b.entity,
+        templates(b),
+        a.entity.to_uppercase(),
+        b.entity.to_uppercase()
+    )
 }

@@ -13,7 +13,7 @@ use aws_sdk_dynamodb::types::ConsumedCapacity;
 use crate::access::entity::{describe_key, Item};
 use crate::capacity::stats::HotKeyStats;
 use crate::capacity::units::{item_size, read_units, write_units, Consistency};
-use crate::error::Error;
+use crate::error::{Error, UNPROCESSED_ITEMS};
 use crate::keys::schema::EntitySchema;
 
 /// DynamoDB's answer to one request: the capacity it reports (if asked), or the error.
@@ -97,8 +97,10 @@ pub(crate) fn read(
 }
 
 /// Records the puts of a `BatchWriteItem` run (`items`, items of `schema`) from its
-/// `result`: what it left unprocessed as throttled (`UnprocessedItems`) on the base key, the
-/// rest as writes by item size (`BatchWriteItem` reports capacity per table, not per key).
+/// `result`: what it left unprocessed as throttled (`UnprocessedItems`) on the base key when
+/// capacity was the cause (not when, say, the table is missing: those items were neither
+/// written nor throttled), the rest as writes by item size (`BatchWriteItem` reports capacity
+/// per table, not per key).
 pub(crate) fn batch_writes(
     stats: Option<&Arc<HotKeyStats>>,
     schema: &EntitySchema,
@@ -108,18 +110,24 @@ pub(crate) fn batch_writes(
     let Some(stats) = stats else {
         return;
     };
-    let unprocessed: Vec<_> = match result {
-        Err(Error::BatchIncomplete { unprocessed, .. }) => unprocessed
-            .iter()
-            .map(|item| describe_key(schema, item))
-            .collect(),
-        _ => Vec::new(),
+    let (unprocessed, throttled): (Vec<_>, bool) = match result {
+        Err(error @ Error::BatchIncomplete { unprocessed, .. }) => (
+            unprocessed
+                .iter()
+                .map(|item| describe_key(schema, item))
+                .collect(),
+            error.is_throttling(),
+        ),
+        _ => (Vec::new(), false),
     };
     let shards = schema.pk.sharding.shard_count();
     for item in items {
         let key = describe_key(schema, item);
         match (&key.pk, unprocessed.contains(&key)) {
-            (Some(pk), true) => stats.record_throttle(None, pk, "UnprocessedItems", shards),
+            (Some(pk), true) if throttled => {
+                stats.record_throttle(None, pk, UNPROCESSED_ITEMS, shards)
+            }
+            (_, true) => {}
             _ => write(Some(stats), schema, item, Ok(None)),
         }
     }
@@ -267,8 +275,9 @@ mod tests {
         let result = Err(Error::BatchIncomplete {
             operation: "BatchWriteItem",
             unprocessed: vec![items[1].clone()],
+            retrieved: Vec::new(),
             attempts: 3,
-            last_error: None,
+            source: None,
         });
         batch_writes(Some(&stats), &SCHEMA, &items, &result);
         let report = stats.report();
@@ -278,5 +287,33 @@ mod tests {
             (g1.write_units, g1.throttles.get("UnprocessedItems")),
             (0.0, Some(&1))
         );
+    }
+
+    #[test]
+    fn unprocessed_items_of_a_failed_request_are_neither_writes_nor_throttles() {
+        let stats = stats();
+        let items = [item("G#0", 10), item("G#1", 10)];
+        let missing_table = Error::Dynamo {
+            operation: "BatchWriteItem",
+            table: "t".to_owned(),
+            source: Box::new(aws_sdk_dynamodb::Error::ResourceNotFoundException(
+                aws_sdk_dynamodb::types::error::ResourceNotFoundException::builder()
+                    .message("no table")
+                    .build(),
+            )),
+        };
+        let result = Err(Error::BatchIncomplete {
+            operation: "BatchWriteItem",
+            unprocessed: vec![items[1].clone()],
+            retrieved: Vec::new(),
+            attempts: 1,
+            source: Some(Box::new(missing_table)),
+        });
+        batch_writes(Some(&stats), &SCHEMA, &items, &result);
+        let report = stats.report();
+        assert_eq!(report.key(None, "G#0").unwrap().write_units, 1.0);
+        assert!(report
+            .key(None, "G#1")
+            .is_none_or(|g1| g1.write_units == 0.0 && g1.throttles.is_empty()));
     }
 }

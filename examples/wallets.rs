@@ -1,6 +1,7 @@
-//! Typed writes on DynamoDB Local: players' wallets and seats in one table, a typed update
-//! that rewrites a GSI key, a transfer between wallets as one transaction (and the one that
-//! is refused), and a move of an item to a new key.
+//! Typed writes on DynamoDB Local: players' wallets in one table, a typed update that
+//! rewrites a GSI key, a transfer between wallets as one transaction (and the one that is
+//! refused), a move of an item to a new key, and a versioned profile edited by two writers
+//! at once (exactly one wins).
 //!
 //! ```text
 //! cargo run --example wallets
@@ -21,6 +22,18 @@ struct Wallet {
     league: String,
     coins: u64,
     history: Vec<String>,
+}
+
+/// A player's profile, edited with optimistic locking.
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[pk(template = "PROFILE#{player_id}")]
+struct Profile {
+    player_id: String,
+    bio: String,
+    #[sharded(version)]
+    version: u64,
+    #[sharded(updated_at)]
+    updated: Option<u64>,
 }
 
 fn wallet(player: &str, coins: u64) -> Wallet {
@@ -110,5 +123,38 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Wallet::get(&repo, "g1", "bo").await?.map(|w| w.coins),
         Wallet::get(&repo, "g1", "bobby").await?.map(|w| w.coins)
     );
+
+    // A versioned item: two editors read version 1 and save at once; one wins, the other is
+    // told to read again.
+    let profiles: Repo<Profile> = Repo::new(repo.client().clone(), unique_table_name("profiles"));
+    profiles.create_table().await?;
+    profiles
+        .put(&Profile {
+            player_id: "ana".into(),
+            bio: "new here".into(),
+            version: 0,
+            updated: None,
+        })
+        .await?;
+    let read = Profile::get(&profiles, "ana")
+        .await?
+        .expect("ana's profile");
+    let edit = |bio: &str| Profile {
+        bio: bio.into(),
+        ..read.clone()
+    };
+    let (one, other) = (edit("speedrunner"), edit("collector"));
+    let (first, second) = tokio::join!(profiles.put(&one), profiles.put(&other));
+    for result in [first, second] {
+        match result {
+            Ok(()) => println!("an editor saved version {}", read.version + 1),
+            Err(e @ Error::VersionConflict { .. }) => println!("the other was refused: {e}"),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let stored = Profile::get(&profiles, "ana")
+        .await?
+        .expect("ana's profile");
+    println!("stored: {:?} at version {}", stored.bio, stored.version);
     Ok(())
 }

@@ -516,8 +516,12 @@ pub struct ItemKeyDisplay {
 
 impl fmt::Display for ItemKeyDisplay {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
-        write!(f, "(pk={}, sk={})", show(&self.pk), show(&self.sk))
+        let pk = self.pk.as_deref().unwrap_or("?");
+        match &self.sk {
+            Some(sk) => write!(f, "(pk={pk}, sk={sk})"),
+            // An entity without a sort key (or an item that lacked one).
+            None => write!(f, "(pk={pk})"),
+        }
     }
 }
 

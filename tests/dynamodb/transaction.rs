@@ -205,3 +205,46 @@ async fn a_transactional_read_returns_each_item_by_its_slot() {
         .unwrap_err();
     assert!(matches!(empty, Error::InvalidTransaction(_)));
 }
+
+#[tokio::test]
+async fn puts_and_deletes_take_typed_conditions() {
+    let repo = wallets().await;
+    let f = Wallet::fields();
+    // alice holds 10: a put conditioned on 99 is refused with the stored item.
+    let refused = repo
+        .put_if(&wallet("alice", 0), f.coins.eq(99))
+        .await
+        .unwrap_err();
+    match &refused {
+        Error::ConditionFailed {
+            current: Some(item),
+            ..
+        } => assert_eq!(
+            Wallet::from_item(item.clone()).unwrap(),
+            wallet("alice", 10)
+        ),
+        other => panic!("{other}"),
+    }
+    repo.put_if(&wallet("alice", 3), f.coins.eq(10))
+        .await
+        .unwrap();
+    assert_eq!(coins(&repo, "alice").await, 3);
+    // bob holds 0: only an empty wallet may be deleted.
+    let kept = repo
+        .delete_if(&wallet("alice", 3), f.coins.eq(0))
+        .await
+        .unwrap_err();
+    assert!(matches!(kept, Error::ConditionFailed { .. }), "{kept}");
+    repo.delete_if(&wallet("bob", 0), f.coins.eq(0))
+        .await
+        .unwrap();
+    assert_eq!(Wallet::get(&repo, "bob").await.unwrap(), None);
+    let gone = repo
+        .delete_if(&wallet("bob", 0), f.coins.eq(0))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(gone, Error::ConditionFailed { current: None, .. }),
+        "{gone}"
+    );
+}

@@ -12,13 +12,14 @@ use aws_sdk_dynamodb::Client;
 
 use crate::access::batch::{self, RetryPolicy};
 use crate::access::clock_values::now_value;
+use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::{describe_key, entity_of, same_item, Item, ShardedEntity};
 use crate::access::query::Query;
 use crate::access::scan::Scan;
 use crate::access::update::stored_version;
 use crate::capacity::stats::{record, HotKeyStats};
 use crate::capacity::units::{check_item_size, Consistency};
-use crate::error::{Error, KeyError};
+use crate::error::{Error, ItemKeyDisplay, KeyError};
 use crate::keys::schema::EntitySchema;
 use crate::keys::schema::ENTITY_ATTRIBUTE;
 use crate::keys::shards::ShardKeys;
@@ -200,6 +201,158 @@ impl<E: ShardedEntity> Repo<E> {
         let item = entity.to_item()?;
         check_item_size::<E>(&item)?;
         Ok(item)
+    }
+
+    /// Writes `entity` only if `condition` holds for the stored item (a typed condition on
+    /// the entity's fields), with the guards of [`put`](Self::put) (another entity's item is
+    /// never replaced; a versioned entity replaces only the version read). A condition
+    /// that fails is [`Error::ConditionFailed`] with the stored item, and nothing is written.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "USER#{user_id}")]
+    /// # struct Wallet { user_id: String, coins: i64 }
+    /// # async fn demo(repo: &Repo<Wallet>, wallet: Wallet) -> Result<(), Error> {
+    /// let f = Wallet::fields();
+    /// // Only while the stored balance is still the one this write was computed from.
+    /// repo.put_if(&wallet, f.coins.eq(10)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn put_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
+        let mut item = self.checked_item(entity)?;
+        let read_version = stamp_write(E::SCHEMA, &mut item)?;
+        let key = describe_key(E::SCHEMA, &item);
+        let mut names = Names::from([
+            ("#pk".to_owned(), E::SCHEMA.pk.attribute.to_owned()),
+            ("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned()),
+        ]);
+        let mut values = Values::from([(
+            ":et".to_owned(),
+            AttributeValue::S(E::SCHEMA.entity.to_owned()),
+        )]);
+        let mut expression = format!("({SAME_ENTITY_OR_NONE})");
+        if let (Some(attribute), Some(read)) = (E::SCHEMA.version, read_version) {
+            names.insert("#ver".to_owned(), attribute.to_owned());
+            values.insert(":ver".to_owned(), AttributeValue::N(read.to_string()));
+            expression.push_str(if read == 0 {
+                " AND (attribute_not_exists(#pk) OR #ver = :ver)"
+            } else {
+                " AND #ver = :ver"
+            });
+        }
+        let user = condition.erase().render(&mut names, &mut values)?;
+        expression.push_str(&format!(" AND ({user})"));
+        let result = self
+            .shared
+            .client
+            .put_item()
+            .table_name(&self.shared.table)
+            .set_item(Some(item))
+            .condition_expression(expression)
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(Some(values))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match e.into_service_error() {
+                PutItemError::ConditionalCheckFailedException(refusal) => {
+                    Err(self.refused(key, refusal.item, read_version))
+                }
+                other => Err(Error::dynamo("PutItem", &self.shared.table, other)),
+            },
+        }
+    }
+
+    /// Deletes the item `entity` identifies only if it exists, is of this entity, and
+    /// `condition` holds for it; otherwise [`Error::ConditionFailed`] with the stored item
+    /// (or [`Error::KeyTakenByOtherEntity`]), and nothing is deleted.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "USER#{user_id}")]
+    /// # struct Wallet { user_id: String, coins: i64 }
+    /// # async fn demo(repo: &Repo<Wallet>, wallet: Wallet) -> Result<(), Error> {
+    /// let f = Wallet::fields();
+    /// repo.delete_if(&wallet, f.coins.eq(0)).await?; // only an empty wallet
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
+        let keys = entity.item_keys()?;
+        let key = self.key(keys.pk, keys.sk)?;
+        let shown = describe_key(E::SCHEMA, &key);
+        let mut names = Names::from([("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned())]);
+        let mut values = Values::from([(
+            ":et".to_owned(),
+            AttributeValue::S(E::SCHEMA.entity.to_owned()),
+        )]);
+        let user = condition.erase().render(&mut names, &mut values)?;
+        let result = self
+            .shared
+            .client
+            .delete_item()
+            .table_name(&self.shared.table)
+            .set_key(Some(key))
+            .condition_expression(format!("#et = :et AND ({user})"))
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(Some(values))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match e.into_service_error() {
+                DeleteItemError::ConditionalCheckFailedException(refusal) => {
+                    Err(self.refused(shown, refusal.item, None))
+                }
+                other => Err(Error::dynamo("DeleteItem", &self.shared.table, other)),
+            },
+        }
+    }
+
+    /// The error for a write whose condition failed, from the item DynamoDB returned.
+    fn refused(
+        &self,
+        key: ItemKeyDisplay,
+        current: Option<Item>,
+        read_version: Option<u64>,
+    ) -> Error {
+        let own = E::SCHEMA.entity;
+        match current.as_ref().map(entity_of) {
+            Some(other) if other != Some(own) => Error::KeyTakenByOtherEntity {
+                operation: "PutItem",
+                entity: own,
+                other: other.map(str::to_owned),
+                key,
+            },
+            _ => {
+                let found = E::SCHEMA
+                    .version
+                    .and_then(|v| stored_version(current.as_ref(), v));
+                match read_version {
+                    Some(expected)
+                        if found != Some(expected) && !(expected == 0 && current.is_none()) =>
+                    {
+                        Error::VersionConflict {
+                            entity: own,
+                            key,
+                            expected,
+                            found,
+                        }
+                    }
+                    _ => Error::ConditionFailed {
+                        entity: own,
+                        key,
+                        current,
+                    },
+                }
+            }
+        }
     }
 
     /// Writes `entity`, replacing any item of the same entity with the same key.

@@ -13,6 +13,16 @@ use crate::keys::shards::{random_shard, ShardKeys};
 
 /// The entity name counter items carry, so no entity query ever reads one as its own.
 pub(crate) const COUNTER_ENTITY: &str = "ShardedCounter";
+/// What an increment does: add to the count, and mark the item as a counter's.
+const ADD_EXPRESSION: &str = "ADD #count :by SET #et = :et";
+
+/// One increment's key and placeholders.
+struct Add {
+    key: Item,
+    names: HashMap<String, String>,
+    values: HashMap<String, AttributeValue>,
+}
+
 /// The sort key value of counter items in tables with a sort key.
 pub(crate) const COUNTER_SORT_KEY: &str = "COUNTER";
 
@@ -136,16 +146,13 @@ impl ShardedCounter {
     ///
     /// [`increment_at_least_once`]: Self::increment_at_least_once
     pub async fn increment(&self, by: i64) -> Result<u32, Error> {
-        let shard = random_shard(self.n);
-        let pk = format!("{}#{shard}", self.logical_key);
+        let (shard, add) = self.add_on_random_shard(by);
         let update = aws_sdk_dynamodb::types::Update::builder()
             .table_name(&self.table)
-            .set_key(Some(self.key(pk)))
-            .update_expression("ADD #count :by SET #et = :et")
-            .expression_attribute_names("#count", &self.attribute)
-            .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
-            .expression_attribute_values(":by", AttributeValue::N(by.to_string()))
-            .expression_attribute_values(":et", AttributeValue::S(COUNTER_ENTITY.to_owned()))
+            .set_key(Some(add.key))
+            .update_expression(ADD_EXPRESSION)
+            .set_expression_attribute_names(Some(add.names))
+            .set_expression_attribute_values(Some(add.values))
             .build()
             .map_err(|e| Error::InvalidQuery(format!("a counter increment: {e}")))?;
         let token = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
@@ -170,21 +177,37 @@ impl ShardedCounter {
     /// write units of [`increment`](Self::increment), and the latency of a single write: for
     /// tallies where an occasional over-count is acceptable (likes, views).
     pub async fn increment_at_least_once(&self, by: i64) -> Result<u32, Error> {
-        let shard = random_shard(self.n);
-        let pk = format!("{}#{shard}", self.logical_key);
+        let (shard, add) = self.add_on_random_shard(by);
         self.client
             .update_item()
             .table_name(&self.table)
-            .set_key(Some(self.key(pk)))
-            .update_expression("ADD #count :by SET #et = :et")
-            .expression_attribute_names("#count", &self.attribute)
-            .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
-            .expression_attribute_values(":by", AttributeValue::N(by.to_string()))
-            .expression_attribute_values(":et", AttributeValue::S(COUNTER_ENTITY.to_owned()))
+            .set_key(Some(add.key))
+            .update_expression(ADD_EXPRESSION)
+            .set_expression_attribute_names(Some(add.names))
+            .set_expression_attribute_values(Some(add.values))
             .send()
             .await
             .map_err(|e| Error::dynamo("UpdateItem", &self.table, e))?;
         Ok(shard)
+    }
+
+    /// The shard an increment goes to, and its key and placeholders (both kinds of increment
+    /// send the same `ADD`).
+    fn add_on_random_shard(&self, by: i64) -> (u32, Add) {
+        let shard = random_shard(self.n);
+        let key = self.key(format!("{}#{shard}", self.logical_key));
+        let names = HashMap::from([
+            ("#count".to_owned(), self.attribute.clone()),
+            ("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned()),
+        ]);
+        let values = HashMap::from([
+            (":by".to_owned(), AttributeValue::N(by.to_string())),
+            (
+                ":et".to_owned(),
+                AttributeValue::S(COUNTER_ENTITY.to_owned()),
+            ),
+        ]);
+        (shard, Add { key, names, values })
     }
 
     /// The value of every shard, in shard order (0 for a shard never written).

@@ -162,26 +162,11 @@ impl<E: ShardedEntity> Query<E> {
         C: ShardedCollection,
         E: CollectionMember<C>,
     {
-        let invalid = self.invalid.or_else(|| {
-            let number = self.index?;
-            gsi_shared(C::MEMBERS, number).err()
-        });
-        Query {
-            repo: self.repo.retype(),
-            index: self.index,
-            partitions: self.partitions,
-            condition: self.condition,
-            descending: self.descending,
-            limit: self.limit,
-            page_size: self.page_size,
-            consistent: self.consistent,
-            seal: self.seal,
-            decode: C::from_source_item,
-            projection: None,
-            invalid,
-            filter: self.filter,
-            include_expired: self.include_expired,
+        let mut query = self.retarget(C::from_source_item, None);
+        if query.invalid.is_none() {
+            query.invalid = query.index.and_then(|n| gsi_shared(C::MEMBERS, n).err());
         }
+        query
     }
 
     /// Returns the projection `P` of each item instead of the whole entity: DynamoDB is sent a
@@ -206,8 +191,17 @@ impl<E: ShardedEntity> Query<E> {
     /// # Ok(()) }
     /// ```
     pub fn project<P: Projection<Entity = E>>(self) -> Query<E, P> {
+        self.retarget(P::from_item, Some(P::ATTRIBUTES))
+    }
+
+    /// The same query, reading `S` and returning `O` (what `collection` and `project` change).
+    fn retarget<S, O>(
+        self,
+        decode: fn(Item) -> Result<O, Error>,
+        projection: Option<&'static [&'static str]>,
+    ) -> Query<S, O> {
         Query {
-            repo: self.repo,
+            repo: self.repo.retype(),
             index: self.index,
             partitions: self.partitions,
             condition: self.condition,
@@ -216,8 +210,8 @@ impl<E: ShardedEntity> Query<E> {
             page_size: self.page_size,
             consistent: self.consistent,
             seal: self.seal,
-            decode: P::from_item,
-            projection: Some(P::ATTRIBUTES),
+            decode,
+            projection,
             invalid: self.invalid,
             filter: self.filter,
             include_expired: self.include_expired,

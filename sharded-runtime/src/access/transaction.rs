@@ -349,10 +349,7 @@ fn keyed_action<E: ShardedEntity>(
         AttributeValue::S(schema.entity.to_owned()),
     );
     let base = match kind {
-        Kind::Delete => {
-            names.insert("#tpk".to_owned(), schema.pk.attribute.to_owned());
-            "(attribute_not_exists(#tpk) OR #tet = :tet)".to_owned()
-        }
+        Kind::Delete => guard(schema, &mut names, &mut values),
         Kind::DeleteExisting | Kind::Check => "#tet = :tet".to_owned(),
     };
     let expression = with_user(base, condition, &mut names, &mut values)?;

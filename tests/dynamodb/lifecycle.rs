@@ -198,3 +198,34 @@ async fn puts_check_and_bump_the_version_and_stamp_the_times() {
         "{stale}"
     );
 }
+
+#[tokio::test]
+async fn a_transaction_put_checks_and_bumps_the_version_too() {
+    let repo: Repo<Note> = repo("lifecycle-tx").await;
+    let note = Note {
+        note_id: "n1".into(),
+        text: "first".into(),
+        version: 0,
+        created: None,
+        updated: None,
+    };
+    repo.put(&note).await.unwrap();
+    let read = Note::get(&repo, "n1").await.unwrap().unwrap();
+    let tx = |n: &Note| sharded::Transaction::new(repo.client(), repo.table()).put(n);
+    let stale = tx(&note).commit().await.unwrap_err();
+    assert!(
+        matches!(stale, Error::TransactionCanceled { .. }),
+        "{stale}"
+    );
+    let edited = Note {
+        text: "second".into(),
+        ..read.clone()
+    };
+    tx(&edited).commit().await.unwrap();
+    let stored = Note::get(&repo, "n1").await.unwrap().unwrap();
+    assert_eq!(
+        (stored.text.as_str(), stored.version),
+        ("second", read.version + 1)
+    );
+    assert_eq!(stored.created, read.created, "created_at is kept");
+}

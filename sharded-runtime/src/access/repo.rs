@@ -799,7 +799,7 @@ const SAME_ENTITY_OR_NONE: &str = "attribute_not_exists(#pk) OR #et = :et";
 /// What a put maintains in the item: the version (bumped from the struct's, which is
 /// returned as the version read), `updated_at` (now) and `created_at` (now, unless the struct
 /// carries one).
-fn stamp_write(schema: &EntitySchema, item: &mut Item) -> Result<Option<u64>, Error> {
+pub(crate) fn stamp_write(schema: &EntitySchema, item: &mut Item) -> Result<Option<u64>, Error> {
     let mut read = None;
     if let Some(attribute) = schema.version {
         let version = stored_version(Some(item), attribute).ok_or_else(|| {

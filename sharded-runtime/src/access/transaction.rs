@@ -12,6 +12,7 @@ use aws_sdk_dynamodb::Client;
 
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::repo::stamp_write;
 use crate::access::update::{GsiRewrite, Update};
 use crate::capacity::units::item_size;
 use crate::error::{Error, ItemKeyDisplay};
@@ -74,7 +75,8 @@ struct Action {
 /// Checked before anything is sent ([`Error::InvalidTransaction`]): at most
 /// [`MAX_TRANSACTION_ACTIONS`] actions and [`MAX_TRANSACTION_BYTES`] of items, and no two
 /// actions on one key (DynamoDB refuses both). Puts are guarded like `Repo::put`: an item of
-/// another entity under the same key is not overwritten.
+/// another entity under the same key is not overwritten; a versioned entity replaces only the
+/// version read, and writes it + 1, as `Repo::put` does.
 ///
 /// **Idempotent.** Each transaction carries a `ClientRequestToken` (random, or yours with
 /// [`with_token`](Self::with_token)); the SDK's retries resend the same request with the same
@@ -290,16 +292,27 @@ fn put_action<E: ShardedEntity>(
     condition: Option<Condition<E>>,
 ) -> Result<Action, Error> {
     let schema = E::SCHEMA;
-    let item = entity.to_item()?;
+    let mut item = entity.to_item()?;
+    // As `Repo::put`: the version read is checked and bumped, the times stamped.
+    let read_version = stamp_write(schema, &mut item)?;
     let key = key_of(schema, &item);
     let (mut names, mut values) = (Names::new(), Values::new());
-    let base = match rule {
+    let mut base = match rule {
         PutRule::Guarded => guard(schema, &mut names, &mut values),
         PutRule::New => {
             names.insert("#tpk".to_owned(), schema.pk.attribute.to_owned());
             "attribute_not_exists(#tpk)".to_owned()
         }
     };
+    if let (PutRule::Guarded, Some(attribute), Some(read)) = (&rule, schema.version, read_version) {
+        names.insert("#tver".to_owned(), attribute.to_owned());
+        values.insert(":tver".to_owned(), AttributeValue::N(read.to_string()));
+        base.push_str(if read == 0 {
+            " AND (attribute_not_exists(#tpk) OR #tver = :tver)"
+        } else {
+            " AND #tver = :tver"
+        });
+    }
     let expression = with_user(base, condition, &mut names, &mut values)?;
     let size = item_size(&item);
     let put = Put::builder()

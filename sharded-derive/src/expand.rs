@@ -1197,7 +1197,7 @@ fn repository_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
                  transactional reads (`sharded::TransactGet`)."
             );
             // A name that is no identifier was reported by validation; it gets no function.
-            let counters = r.entity.counters.iter().filter(|c| is_identifier(&c.name.value())).map(|counter| {
+            let counters = r.entity.counters.iter().filter(|c| crate::validate::is_counter_name(&c.name.value())).map(|counter| {
                 let name = counter.name.value();
                 let n = counter.n.base10_parse::<u32>().unwrap_or(1);
                 let function = format_ident!("{}_counter", name, span = counter.name.span());
@@ -1274,14 +1274,4 @@ fn query_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenStream {
             #body
         }
     }
-}
-
-/// Whether `name` can be the start of a generated function name (`<name>_counter`).
-fn is_identifier(name: &str) -> bool {
-    name.chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }

@@ -485,15 +485,7 @@ fn counters(cx: &Ctxt, entity: &Entity) {
     let mut seen: Vec<String> = Vec::new();
     for counter in &entity.counters {
         let name = counter.name.value();
-        let identifier = !name.is_empty()
-            && name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-            && name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if !identifier {
+        if !is_counter_name(&name) {
             cx.error_spanned_by(
                 &counter.name,
                 format!(
@@ -517,4 +509,15 @@ fn counters(cx: &Ctxt, entity: &Entity) {
             Ok(_) => {}
         }
     }
+}
+
+/// Whether `name` can start a generated function name (`<name>_counter`): lowercase ASCII
+/// letters, digits and `_`, not starting with a digit. Expansion skips any other name.
+pub fn is_counter_name(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }

@@ -7,6 +7,7 @@ use aws_sdk_dynamodb::Client;
 
 use crate::access::batch::{self, RetryPolicy};
 use crate::access::entity::Item;
+use crate::access::transaction::random_token;
 use crate::error::Error;
 use crate::keys::schema::{TableDefinition, ENTITY_ATTRIBUTE, MAX_SHARDS};
 use crate::keys::shards::{random_shard, ShardKeys};
@@ -155,7 +156,7 @@ impl ShardedCounter {
             .set_expression_attribute_values(Some(add.values))
             .build()
             .map_err(|e| Error::InvalidQuery(format!("a counter increment: {e}")))?;
-        let token = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+        let token = random_token();
         self.client
             .transact_write_items()
             .transact_items(

@@ -224,26 +224,10 @@ impl<E: ShardedEntity> Repo<E> {
         let mut item = self.checked_item(entity)?;
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
-        let mut names = Names::from([
-            ("#pk".to_owned(), E::SCHEMA.pk.attribute.to_owned()),
-            ("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned()),
-        ]);
-        let mut values = Values::from([(
-            ":et".to_owned(),
-            AttributeValue::S(E::SCHEMA.entity.to_owned()),
-        )]);
-        let mut expression = format!("({SAME_ENTITY_OR_NONE})");
-        if let (Some(attribute), Some(read)) = (E::SCHEMA.version, read_version) {
-            names.insert("#ver".to_owned(), attribute.to_owned());
-            values.insert(":ver".to_owned(), AttributeValue::N(read.to_string()));
-            expression.push_str(if read == 0 {
-                " AND (attribute_not_exists(#pk) OR #ver = :ver)"
-            } else {
-                " AND #ver = :ver"
-            });
-        }
+        let (mut names, mut values) = (Names::new(), Values::new());
+        let guard = put_guard(E::SCHEMA, read_version, &mut names, &mut values);
         let user = condition.erase().render(&mut names, &mut values)?;
-        expression.push_str(&format!(" AND ({user})"));
+        let expression = format!("({guard}) AND ({user})");
         let result = self
             .shared
             .client
@@ -260,7 +244,7 @@ impl<E: ShardedEntity> Repo<E> {
             Ok(_) => Ok(()),
             Err(e) => match e.into_service_error() {
                 PutItemError::ConditionalCheckFailedException(refusal) => {
-                    Err(self.refused(key, refusal.item, read_version))
+                    Err(self.refused("PutItem", key, refusal.item, read_version))
                 }
                 other => Err(Error::dynamo("PutItem", &self.shared.table, other)),
             },
@@ -285,20 +269,34 @@ impl<E: ShardedEntity> Repo<E> {
     pub async fn delete_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
         let keys = entity.item_keys()?;
         let key = self.key(keys.pk, keys.sk)?;
+        self.send_delete(key, Some(condition)).await
+    }
+
+    /// One guarded `DeleteItem`: of no item or one of this entity (`delete`), or, with a
+    /// condition, of an existing item of this entity for which it holds (`delete_if`).
+    async fn send_delete(&self, key: Item, condition: Option<Condition<E>>) -> Result<(), Error> {
         let shown = describe_key(E::SCHEMA, &key);
-        let mut names = Names::from([("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned())]);
-        let mut values = Values::from([(
-            ":et".to_owned(),
-            AttributeValue::S(E::SCHEMA.entity.to_owned()),
-        )]);
-        let user = condition.erase().render(&mut names, &mut values)?;
+        let (mut names, mut values) = (Names::new(), Values::new());
+        let conditional = condition.is_some();
+        let expression = match condition {
+            None => entity_guard(E::SCHEMA, &mut names, &mut values).to_owned(),
+            Some(condition) => {
+                names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
+                values.insert(
+                    ":et".to_owned(),
+                    AttributeValue::S(E::SCHEMA.entity.to_owned()),
+                );
+                let user = condition.erase().render(&mut names, &mut values)?;
+                format!("#et = :et AND ({user})")
+            }
+        };
         let result = self
             .shared
             .client
             .delete_item()
             .table_name(&self.shared.table)
             .set_key(Some(key))
-            .condition_expression(format!("#et = :et AND ({user})"))
+            .condition_expression(expression)
             .set_expression_attribute_names(Some(names))
             .set_expression_attribute_values(Some(values))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
@@ -307,8 +305,18 @@ impl<E: ShardedEntity> Repo<E> {
         match result {
             Ok(_) => Ok(()),
             Err(e) => match e.into_service_error() {
+                // Without a condition only another entity's item can refuse the delete (also
+                // when the endpoint does not return it).
+                DeleteItemError::ConditionalCheckFailedException(refusal) if !conditional => {
+                    Err(Error::KeyTakenByOtherEntity {
+                        operation: "DeleteItem",
+                        entity: E::SCHEMA.entity,
+                        other: refusal.item.as_ref().and_then(entity_of).map(str::to_owned),
+                        key: shown,
+                    })
+                }
                 DeleteItemError::ConditionalCheckFailedException(refusal) => {
-                    Err(self.refused(shown, refusal.item, None))
+                    Err(self.refused("DeleteItem", shown, refusal.item, None))
                 }
                 other => Err(Error::dynamo("DeleteItem", &self.shared.table, other)),
             },
@@ -318,6 +326,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// The error for a write whose condition failed, from the item DynamoDB returned.
     fn refused(
         &self,
+        operation: &'static str,
         key: ItemKeyDisplay,
         current: Option<Item>,
         read_version: Option<u64>,
@@ -325,7 +334,7 @@ impl<E: ShardedEntity> Repo<E> {
         let own = E::SCHEMA.entity;
         match current.as_ref().map(entity_of) {
             Some(other) if other != Some(own) => Error::KeyTakenByOtherEntity {
-                operation: "PutItem",
+                operation,
                 entity: own,
                 other: other.map(str::to_owned),
                 key,
@@ -415,25 +424,20 @@ impl<E: ShardedEntity> Repo<E> {
             .table_name(&self.shared.table)
             .set_item(Some(item))
             .set_return_consumed_capacity(self.capacity_request())
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .expression_attribute_names("#pk", E::SCHEMA.pk.attribute);
-        let request = match (mode, E::SCHEMA.version.zip(read_version)) {
-            (PutMode::Replace, None) => request
-                .condition_expression(SAME_ENTITY_OR_NONE)
-                .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
-                .expression_attribute_values(":et", AttributeValue::S(E::SCHEMA.entity.to_owned())),
-            // Optimistic locking: replace only the version read (a new item only from 0).
-            (PutMode::Replace, Some((attribute, read))) => request
-                .condition_expression(if read == 0 {
-                    "attribute_not_exists(#pk) OR (#et = :et AND #ver = :ver)"
-                } else {
-                    "attribute_exists(#pk) AND #et = :et AND #ver = :ver"
-                })
-                .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
-                .expression_attribute_names("#ver", attribute)
-                .expression_attribute_values(":et", AttributeValue::S(E::SCHEMA.entity.to_owned()))
-                .expression_attribute_values(":ver", AttributeValue::N(read.to_string())),
-            (PutMode::New, _) => request.condition_expression("attribute_not_exists(#pk)"),
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        let request = match mode {
+            // Optimistic locking too: replace only the version read (a new item only from 0).
+            PutMode::Replace => {
+                let (mut names, mut values) = (Names::new(), Values::new());
+                let guard = put_guard(E::SCHEMA, read_version, &mut names, &mut values);
+                request
+                    .condition_expression(guard)
+                    .set_expression_attribute_names(Some(names))
+                    .set_expression_attribute_values(Some(values))
+            }
+            PutMode::New => request
+                .condition_expression("attribute_not_exists(#pk)")
+                .expression_attribute_names("#pk", E::SCHEMA.pk.attribute),
         };
         let result = match request.send().await {
             Ok(output) => Ok(output.consumed_capacity),
@@ -595,34 +599,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// [`Error::KeyTakenByOtherEntity`].
     pub(crate) async fn delete_by_key(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
         let key = self.key(pk, sk)?;
-        let shown = describe_key(E::SCHEMA, &key);
-        let result = self
-            .shared
-            .client
-            .delete_item()
-            .table_name(&self.shared.table)
-            .set_key(Some(key))
-            .condition_expression(SAME_ENTITY_OR_NONE)
-            .expression_attribute_names("#pk", E::SCHEMA.pk.attribute)
-            .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
-            .expression_attribute_values(":et", AttributeValue::S(E::SCHEMA.entity.to_owned()))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) => match e.into_service_error() {
-                DeleteItemError::ConditionalCheckFailedException(refusal) => {
-                    Err(Error::KeyTakenByOtherEntity {
-                        operation: "DeleteItem",
-                        entity: E::SCHEMA.entity,
-                        other: refusal.item.as_ref().and_then(entity_of).map(str::to_owned),
-                        key: shown,
-                    })
-                }
-                other => Err(Error::dynamo("DeleteItem", &self.shared.table, other)),
-            },
-        }
+        self.send_delete(key, None).await
     }
 
     /// A scatter-gather query over every shard of a logical key, on the base table
@@ -795,6 +772,46 @@ enum PutMode {
 /// The entity guard of `put` and `delete`: the key holds no item, or an item of this entity.
 /// `#pk` is the partition key attribute, `#et` the entity attribute, `:et` the entity name.
 const SAME_ENTITY_OR_NONE: &str = "attribute_not_exists(#pk) OR #et = :et";
+
+/// The condition of a guarded put (`Repo::put`, `put_if`, a transaction's `put`): the key
+/// holds no item or one of this entity and, for a versioned entity, the version read (a new
+/// item only from version 0). Registers `#pk`, `#et`, `:et` and, versioned, `#ver`, `:ver`.
+pub(crate) fn put_guard(
+    schema: &EntitySchema,
+    read_version: Option<u64>,
+    names: &mut Names,
+    values: &mut Values,
+) -> &'static str {
+    entity_guard(schema, names, values);
+    match schema.version.zip(read_version) {
+        None => SAME_ENTITY_OR_NONE,
+        Some((attribute, read)) => {
+            names.insert("#ver".to_owned(), attribute.to_owned());
+            values.insert(":ver".to_owned(), AttributeValue::N(read.to_string()));
+            if read == 0 {
+                "attribute_not_exists(#pk) OR (#et = :et AND #ver = :ver)"
+            } else {
+                "attribute_exists(#pk) AND #et = :et AND #ver = :ver"
+            }
+        }
+    }
+}
+
+/// `#pk`, `#et` and `:et`: the placeholders of [`SAME_ENTITY_OR_NONE`], which is also the
+/// guard of a delete (no item, or one of this entity).
+pub(crate) fn entity_guard(
+    schema: &EntitySchema,
+    names: &mut Names,
+    values: &mut Values,
+) -> &'static str {
+    names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
+    names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
+    values.insert(
+        ":et".to_owned(),
+        AttributeValue::S(schema.entity.to_owned()),
+    );
+    SAME_ENTITY_OR_NONE
+}
 
 /// What a put maintains in the item: the version (bumped from the struct's, which is
 /// returned as the version read), `updated_at` (now) and `created_at` (now, unless the struct

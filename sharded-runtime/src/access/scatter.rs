@@ -428,9 +428,12 @@ impl Engine {
                     Ok(mut page) => {
                         // Without a server-side filter, another entity's item (one whose sort
                         // key shares the prefix) is dropped here, as the filter would have.
-                        let entities = self.plan.entities;
-                        page.items
-                            .retain(|item| entity_of(item).is_some_and(|e| entities.contains(&e)));
+                        if !self.plan.filter_on_server {
+                            let entities = self.plan.entities;
+                            page.items.retain(|item| {
+                                entity_of(item).is_some_and(|e| entities.contains(&e))
+                            });
+                        }
                         let state = &mut self.shards[shard];
                         state.exhausted = page.last_evaluated_key.is_none();
                         state.filtered_empty = page.items.is_empty() && !state.exhausted;

@@ -12,7 +12,7 @@ use aws_sdk_dynamodb::Client;
 
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
-use crate::access::repo::stamp_write;
+use crate::access::repo::{entity_guard, put_guard, stamp_write};
 use crate::access::update::{GsiRewrite, Update};
 use crate::capacity::units::item_size;
 use crate::error::{Error, ItemKeyDisplay};
@@ -253,27 +253,16 @@ fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
     Error::InvalidTransaction(format!("an action could not be built: {e}"))
 }
 
-/// The entity guard every put and delete carries: no item under the key, or one of this
-/// entity (another entity whose template yields the same physical key is never clobbered).
-fn guard(schema: &EntitySchema, names: &mut Names, values: &mut Values) -> String {
-    names.insert("#tpk".to_owned(), schema.pk.attribute.to_owned());
-    names.insert("#tet".to_owned(), ENTITY_ATTRIBUTE.to_owned());
-    values.insert(
-        ":tet".to_owned(),
-        AttributeValue::S(schema.entity.to_owned()),
-    );
-    "(attribute_not_exists(#tpk) OR #tet = :tet)".to_owned()
-}
-
 fn with_user<E>(
-    base: String,
+    base: &str,
     condition: Option<Condition<E>>,
     names: &mut Names,
     values: &mut Values,
 ) -> Result<String, Error> {
     Ok(match condition {
-        Some(c) => format!("{base} AND ({})", c.erase().render(names, values)?),
-        None => base,
+        // The base may be an OR: parenthesised, so the AND applies to all of it.
+        Some(c) => format!("({base}) AND ({})", c.erase().render(names, values)?),
+        None => base.to_owned(),
     })
 }
 
@@ -297,22 +286,13 @@ fn put_action<E: ShardedEntity>(
     let read_version = stamp_write(schema, &mut item)?;
     let key = key_of(schema, &item);
     let (mut names, mut values) = (Names::new(), Values::new());
-    let mut base = match rule {
-        PutRule::Guarded => guard(schema, &mut names, &mut values),
+    let base = match rule {
+        PutRule::Guarded => put_guard(schema, read_version, &mut names, &mut values),
         PutRule::New => {
-            names.insert("#tpk".to_owned(), schema.pk.attribute.to_owned());
-            "attribute_not_exists(#tpk)".to_owned()
+            names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
+            "attribute_not_exists(#pk)"
         }
     };
-    if let (PutRule::Guarded, Some(attribute), Some(read)) = (&rule, schema.version, read_version) {
-        names.insert("#tver".to_owned(), attribute.to_owned());
-        values.insert(":tver".to_owned(), AttributeValue::N(read.to_string()));
-        base.push_str(if read == 0 {
-            " AND (attribute_not_exists(#tpk) OR #tver = :tver)"
-        } else {
-            " AND #tver = :tver"
-        });
-    }
     let expression = with_user(base, condition, &mut names, &mut values)?;
     let size = item_size(&item);
     let put = Put::builder()
@@ -356,14 +336,16 @@ fn keyed_action<E: ShardedEntity>(
     let key = key_of(schema, &item);
     let (mut names, mut values) = (Names::new(), Values::new());
     // Never touch another entity's item under the same key.
-    names.insert("#tet".to_owned(), ENTITY_ATTRIBUTE.to_owned());
-    values.insert(
-        ":tet".to_owned(),
-        AttributeValue::S(schema.entity.to_owned()),
-    );
     let base = match kind {
-        Kind::Delete => guard(schema, &mut names, &mut values),
-        Kind::DeleteExisting | Kind::Check => "#tet = :tet".to_owned(),
+        Kind::Delete => entity_guard(schema, &mut names, &mut values),
+        Kind::DeleteExisting | Kind::Check => {
+            names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
+            values.insert(
+                ":et".to_owned(),
+                AttributeValue::S(schema.entity.to_owned()),
+            );
+            "#et = :et"
+        }
     };
     let expression = with_user(base, condition, &mut names, &mut values)?;
     let size = item_size(&key);
@@ -460,7 +442,7 @@ fn check(actions: &[Action]) -> Result<(), Error> {
 }
 
 /// A fresh `ClientRequestToken`: 32 hex digits from 128 random bits.
-fn random_token() -> String {
+pub(crate) fn random_token() -> String {
     format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
 }
 

@@ -27,6 +27,9 @@ use sharded::{Repo, ShardedCollection, ShardedEntity};
 use sharded_testkit::faults::Faults;
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
+mod stats;
+use stats::median;
+
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
 #[sk(template = "SCORE#{score}#{player_id}")]
@@ -128,11 +131,6 @@ fn merge(
     all
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 #[tokio::main]
 async fn main() {
     let rounds: usize = std::env::var("COLLECTION_ROUNDS")
@@ -216,7 +214,7 @@ async fn main() {
             }
         }
     }
-    let medians: Vec<f64> = times.iter().map(|t| median(t.clone())).collect();
+    let medians: Vec<f64> = times.iter().map(|t| median(t)).collect();
     println!(
         "game page: 200 scores + 100 comments + 50 badges (+ 100 notes not shown), 10 shards, {} ms injected, {rounds} rounds",
         LATENCY.as_millis()

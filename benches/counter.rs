@@ -18,6 +18,9 @@ use serde::{Deserialize, Serialize};
 use sharded::{Repo, ShardedEntity};
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
+mod stats;
+use stats::median;
+
 #[derive(ShardedEntity, Serialize, Deserialize, Debug)]
 #[pk(template = "ELECTION#{election}")]
 #[sk(template = "CANDIDATE#{name}")]
@@ -29,12 +32,6 @@ struct Candidate {
 
 const PER_ROUND: usize = 500;
 const CONCURRENCY: usize = 32;
-
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 #[tokio::main]
 async fn main() {

@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 use sharded::ShardedEntity;
 
 mod common;
+mod stats;
 use common::{hand_pk, hand_sk, inputs, Input};
+use stats::median;
 
 #[derive(ShardedEntity, Serialize, Deserialize)]
 #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
@@ -46,11 +48,6 @@ fn time_one(inputs: &[Input], build: &impl Fn(&Input) -> String) -> f64 {
         }
     }
     start.elapsed().as_nanos() as f64 / (PASSES * inputs.len()) as f64
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 struct Row {
@@ -88,13 +85,13 @@ fn compare(
         b.push(y);
         r.push(x / y);
     }
-    let (ours, theirs) = (median(&mut a), median(&mut b));
+    let (ours, theirs) = (median(&a), median(&b));
     Row {
         name,
         ours,
         theirs,
         ratio: ours / theirs,
-        round_ratio: median(&mut r),
+        round_ratio: median(&r),
     }
 }
 

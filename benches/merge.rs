@@ -32,6 +32,9 @@ use std::time::Instant;
 use aws_sdk_dynamodb::types::AttributeValue;
 use sharded_runtime::__bench::{top_k, SortValue};
 
+mod stats;
+use stats::median;
+
 type Item = HashMap<String, AttributeValue>;
 
 const SHARDS: usize = 10;
@@ -198,12 +201,6 @@ fn measure(pages: &[Vec<Item>], descending: bool, owning: bool) -> Vec<Vec<f64>>
         }
     }
     times
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {

@@ -39,7 +39,9 @@ use sharded_testkit::faults::Faults;
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 mod cpu;
+mod stats;
 use cpu::{per_run, CpuMeter};
+use stats::median;
 
 /// A small item: one per partition key, as exported rows usually are.
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -159,12 +161,6 @@ impl Bench {
             }),
         }
     }
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -43,7 +43,9 @@ use sharded_runtime::__bench::{top_k, SortValue};
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 mod cpu;
+mod stats;
 use cpu::{per_run, CpuMeter};
+use stats::median;
 
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[pk(template = "FLAT#{game_id}")]
@@ -154,12 +156,6 @@ async fn raw_query_as_ours(
     let output = request.send().await.expect("raw Query as ours");
     assert!(output.last_evaluated_key.is_none(), "one page expected");
     serde_dynamo::from_items(output.items.unwrap_or_default()).expect("deserialise")
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// Prints one row: per-op medians of both sides and the throughput ratio ours / raw.

@@ -66,7 +66,9 @@ use sharded_testkit::faults::Faults;
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 mod cpu;
+mod stats;
 use cpu::{per_run, CpuMeter};
+use stats::median;
 
 // ---------------------------------------------------------------------------------------------
 // The counting allocator.
@@ -419,12 +421,6 @@ impl Repos {
         }
         .expect("count by shard")
     }
-}
-
-fn median<T: Copy + PartialOrd>(v: &[T]) -> T {
-    let mut v = v.to_vec();
-    v.sort_by(|a, b| a.partial_cmp(b).expect("comparable"));
-    v[v.len() / 2]
 }
 
 fn add(sum: &mut Option<f64>, value: Option<f64>) {

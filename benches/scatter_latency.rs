@@ -54,7 +54,9 @@ use sharded_testkit::faults::Faults;
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 mod cpu;
+mod stats;
 use cpu::{per_run, CpuMeter};
+use stats::median;
 
 /// The leaderboard, sharded 10 ways.
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -278,12 +280,6 @@ impl Bench {
             }),
         }
     }
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn verdict(pass: bool) -> &'static str {

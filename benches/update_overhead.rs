@@ -17,6 +17,9 @@ use serde::{Deserialize, Serialize};
 use sharded::{Repo, ShardedEntity};
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
+mod stats;
+use stats::median;
+
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
 #[sk(template = "PLAYER#{player_id}")]
@@ -57,12 +60,6 @@ async fn raw(repo: &Repo<Player>, player: &str) {
         .send()
         .await
         .expect("raw UpdateItem");
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 #[tokio::main]

@@ -55,7 +55,7 @@
 //! | [`RetryPolicy`] | the retry budget of batch writes and reads |
 //! | [`Error`], [`KeyError`], [`CursorError`], [`ItemKeyDisplay`] | what went wrong, with what the caller needs to recover |
 //! | [`KeyPart`], [`KeyPartDecode`], [`KeyPartError`] | how a value is written into a key; implement them for your own key types |
-//! | [`ShardKeys`], [`Item`], [`ItemKeys`] | the physical keys of a logical key; an item and its key attributes |
+//! | [`ShardKeys`], [`Partitions`], [`Item`], [`ItemKeys`] | the physical keys of a logical key (with a previous layout's, during a transition); an item and its key attributes |
 //! | [`hash`] | the shard hash specification, with test vectors and a reference implementation |
 //! | [`schema`] | the static description of an entity's keys; table definitions |
 //! | [`capacity`] | item size and units, per-key limits, the hot-key report, the shard planner |
@@ -69,7 +69,7 @@ pub use sharded_runtime::{
     capacity, hash, schema, Addable, CanceledAction, CollectionMember, Condition, Cursor,
     CursorError, CursorKey, Data, Elements, Error, Field, Item, ItemKey, ItemKeyDisplay, ItemKeys,
     KeyError, KeyPart, KeyPartDecode, KeyPartError, Operand, Page, Partial, PrimaryKey, Projection,
-    Query, QuerySource, Removable, Repo, RetryPolicy, Scan, ShardFailure, ShardKeys,
+    Partitions, Query, QuerySource, Removable, Repo, RetryPolicy, Scan, ShardFailure, ShardKeys,
     ShardedCollection, ShardedCounter, ShardedEntity, Size, Slot, SortCondition, SortKeyCondition,
     TransactGet, TransactGetAnswer, Transaction, Updatable, Update, MAX_TRANSACTION_ACTIONS,
     MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,

@@ -18,9 +18,10 @@ struct Score {
 
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[pk(template = "CANDIDATE#{candidate}", shard = "random", n = 10)]
-#[sk(template = "VOTES")]
+#[sk(template = "VOTE#{voter}")]
 struct VoteShard {
     candidate: String,
+    voter: String,
     votes: i64,
 }
 
@@ -150,11 +151,17 @@ fn identity_gsi_shard_is_stable_across_puts() {
 }
 
 #[test]
-fn random_shards_vary_and_parse() {
+fn random_shards_spread_items_and_keep_each_item_on_one_shard() {
     let mut shards = std::collections::HashSet::new();
-    for _ in 0..500 {
-        let (candidate, shard) = VoteShard::parse_pk(&VoteShard::pk("A").unwrap()).unwrap();
+    for i in 0..500 {
+        let voter = format!("v{i}");
+        let key = VoteShard::pk("A", &voter).unwrap();
+        let (candidate, shard) = VoteShard::parse_pk(&key).unwrap();
         assert_eq!(candidate, "A");
+        // The same item is always on the same shard: the hash of its logical key and sort key.
+        assert_eq!(VoteShard::pk("A", &voter).unwrap(), key);
+        let identity = format!("CANDIDATE#A#{}", VoteShard::sk(&voter).unwrap());
+        assert_eq!(shard, sharded::hash::shard_of_bytes(identity.as_bytes(), 10));
         shards.insert(shard);
     }
     assert_eq!(shards.len(), 10);
@@ -164,6 +171,7 @@ fn random_shards_vary_and_parse() {
 fn items_of_other_entities_are_refused() {
     let vote = VoteShard {
         candidate: "A".into(),
+        voter: "v1".into(),
         votes: 3,
     };
     let item = vote.to_item().unwrap();

@@ -126,6 +126,14 @@ fn expand(c: &Collection) -> TokenStream {
             }
         }
     });
+    let placement = c.members.iter().map(|m| {
+        let ty = m.ty;
+        quote! {
+            if name == ::core::option::Option::Some(<#ty as #rt::ShardedEntity>::SCHEMA.entity) {
+                return <#ty as #rt::QuerySource>::placement(item);
+            }
+        }
+    });
     // One membership impl per type: a repeated type is reported by the entity-name check.
     let mut seen: Vec<String> = Vec::new();
     let memberships = c.members.iter().filter_map(|m| {
@@ -173,6 +181,12 @@ fn expand(c: &Collection) -> TokenStream {
                     let name = #rt::entity_name(&item);
                     #(#decode)*
                     #rt::Result::Err(#rt::not_a_member(#name, &item))
+                }
+
+                fn placement(item: &#rt::Item) -> ::core::option::Option<#rt::String> {
+                    let name = #rt::entity_name(item);
+                    #(#placement)*
+                    ::core::option::Option::None
                 }
             }
 

@@ -15,7 +15,7 @@ use syn::{Ident, Type};
 
 use crate::model::FieldRole;
 use crate::resolve::{
-    push_new, KeyField, RPartition, RSegment, RShard, RSort, RTemplate, Resolved,
+    push_new, KeyField, RPartition, RPrevious, RSegment, RShard, RSort, RTemplate, Resolved,
 };
 
 /// How a key field is passed to a generated builder.
@@ -185,6 +185,7 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
     let mut methods = Vec::new();
     if let Some(pk) = &r.pk {
         methods.push(partition_methods(&cx, pk, "pk", "", &entity_name));
+        methods.push(layout_methods(&cx, pk, &entity_name));
     }
     if let Some(sk) = &r.sk {
         methods.push(sort_methods(&cx, sk, "sk", &entity_name));
@@ -223,6 +224,18 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
     }
 
     let item_keys = cx.body(item_keys_body(&cx));
+    let previous_pk = match &r.pk {
+        Some(pk) if pk.previous.is_some() => {
+            let args = cx.self_args(pk.physical_args());
+            let body = cx.body(quote!(Self::pk_previous(#(#args),*)));
+            quote! {
+                fn previous_pk(&self) -> #rt::Result<::core::option::Option<#rt::String>, #rt::KeyError> {
+                    #body
+                }
+            }
+        }
+        _ => TokenStream::new(),
+    };
     let schema = if fallback {
         quote!(&#rt::FALLBACK_SCHEMA)
     } else {
@@ -243,6 +256,8 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
             fn item_keys(&self) -> #rt::Result<#rt::ItemKeys, #rt::KeyError> {
                 #item_keys
             }
+
+            #previous_pk
         }
 
         #[automatically_derived]
@@ -272,6 +287,9 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let mut templates = vec![template_static(rt, "__PK_TEMPLATE", &pk.template)];
+    if let Some(RPrevious::Legacy(legacy)) = &pk.previous {
+        templates.push(template_static(rt, "__PK_LEGACY_TEMPLATE", legacy));
+    }
     if let Some(sk) = &r.sk {
         templates.push(template_static(rt, "__SK_TEMPLATE", &sk.template));
     }
@@ -292,6 +310,15 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
     }
 
     let pk_schema = partition_schema(rt, pk, &format_ident!("__PK_TEMPLATE"));
+    let pk_schema = match &pk.previous {
+        None => pk_schema,
+        Some(RPrevious::Shards(old)) => {
+            quote!(#pk_schema.with_previous(#rt::PreviousLayout::shards(#old)))
+        }
+        Some(RPrevious::Legacy(_)) => {
+            quote!(#pk_schema.with_previous(#rt::PreviousLayout::legacy(&__PK_LEGACY_TEMPLATE)))
+        }
+    };
     let sk_schema = match &r.sk {
         Some(sk) => {
             let attr = sk.attribute;
@@ -364,7 +391,7 @@ fn partition_schema(rt: &TokenStream, pk: &RPartition, template: &Ident) -> Toke
             let names = fields.iter().map(|f| f.ident().to_string());
             quote!(#rt::Sharding::hash(&[#(#names),*], #n))
         }
-        RShard::Random => quote!(#rt::Sharding::random(#n)),
+        RShard::Random(_) => quote!(#rt::Sharding::random(#n)),
         RShard::Identity => quote!(#rt::Sharding::identity(#n)),
     };
     quote!(#rt::PartitionKeySchema::new(#attribute, &#template, #sharding))
@@ -464,15 +491,17 @@ fn partition_methods(
                 }
             });
         }
-        RShard::Random => {
+        RShard::Random(sk_fields) => {
+            let params = cx.params(pk.physical_args());
             let doc = format!(
-                "Builds the physical partition key `{source}#<shard>` of `{entity_ident}` on a random shard in `0..{n}`."
+                "Builds the physical partition key `{source}#<shard>` of one `{entity_ident}`: the shard \
+                 (`0..{n}`) is the spec hash of the item's logical key and sort key (`shard = \"random\"`), \
+                 so items spread evenly and one item is always on the same shard."
             );
-            let body =
-                cx.body(quote!(#rt::build_random_key(#ctx, &#template, #template_values, #n)));
+            let body = cx.body(random_key(cx, &ctx, &template, &template_values, sk_fields, n));
             out.extend(quote! {
                 #[doc = #doc]
-                pub fn #build(#(#template_params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
+                pub fn #build(#(#params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
                     #body
                 }
             });
@@ -540,6 +569,128 @@ fn partition_methods(
         #[doc = #parse_doc]
         pub fn #parse #generics(key: &str) -> #rt::Result<#ret, #rt::KeyError> {
             #body
+        }
+    });
+    out
+}
+
+/// The body of a randomly sharded key builder over `n` shards: the shard is the spec hash of
+/// the item's identity (logical key, `#`, sort key), built from the builder's parameters.
+fn random_key(
+    cx: &Ctx,
+    ctx: &TokenStream,
+    template: &Ident,
+    template_values: &TokenStream,
+    sk_fields: &[KeyField],
+    n: u32,
+) -> TokenStream {
+    let rt = cx.rt;
+    let sk_args = cx.names(sk_fields.iter().copied());
+    quote! {
+        let __logical = #rt::build_key(#ctx, &#template, #template_values)?;
+        let __sk: #rt::String = Self::sk(#(#sk_args),*)?;
+        let __shard = #rt::shard_of_text(&#rt::identity(&__logical, ::core::option::Option::Some(&__sk)), #n);
+        #rt::build_key_on_shard(#ctx, &#template, #template_values, __shard, #n)
+    }
+}
+
+/// The base table's layout: `pk_partitions` (every partition a logical key's items may be
+/// in) and, while a transition is declared, `pk_previous` (an item's key under the previous
+/// layout) and the legacy template.
+fn layout_methods(cx: &Ctx, pk: &RPartition, entity_name: &str) -> TokenStream {
+    let rt = cx.rt;
+    let ctx = key_context(rt, entity_name, pk.attribute);
+    let template = template_ident("pk");
+    let source = pk.template.source();
+    let entity_ident = &cx.r.entity.ident;
+    let template_fields: Vec<KeyField> = pk.template.fields().collect();
+    let template_params = cx.params(template_fields.iter().copied());
+    let template_values = cx.values(template_fields.iter().copied());
+    let n = pk.n;
+    let current_shards = if pk.sharded() {
+        quote!(::core::option::Option::Some(#n))
+    } else {
+        quote!(::core::option::Option::None)
+    };
+    let legacy_template = Ident::new("__PK_LEGACY_TEMPLATE", Span::call_site());
+    let previous_keys = match &pk.previous {
+        None => quote!(::core::option::Option::None),
+        Some(RPrevious::Shards(old)) => quote! {
+            ::core::option::Option::Some(#rt::ShardKeys::new(__logical.clone(), ::core::option::Option::Some(#old)))
+        },
+        Some(RPrevious::Legacy(legacy)) => {
+            let values = cx.values(legacy.fields());
+            quote! {
+                ::core::option::Option::Some(#rt::ShardKeys::new(
+                    #rt::build_key(#ctx, &#legacy_template, #values)?,
+                    ::core::option::Option::None,
+                ))
+            }
+        }
+    };
+    let description = match &pk.previous {
+        None => String::new(),
+        Some(RPrevious::Shards(old)) => {
+            format!(" While the transition from `previous_n = {old}` is declared, also the {old} previous shards.")
+        }
+        Some(RPrevious::Legacy(legacy)) => format!(
+            " While the transition from `legacy = \"{}\"` is declared, also that unsharded key.",
+            legacy.source()
+        ),
+    };
+    let doc = format!(
+        "Every physical partition that may hold `{entity_ident}` items of the logical key `{source}`: \
+         what `query` reads.{description}"
+    );
+    let body = cx.body(quote! {
+        let __logical = #rt::build_key(#ctx, &#template, #template_values)?;
+        let __previous = #previous_keys;
+        #rt::Result::Ok(#rt::Partitions::new(#rt::ShardKeys::new(__logical, #current_shards), __previous))
+    });
+    let mut out = quote! {
+        #[doc = #doc]
+        pub fn pk_partitions(#(#template_params),*) -> #rt::Result<#rt::Partitions, #rt::KeyError> {
+            #body
+        }
+    };
+    let Some(previous) = &pk.previous else {
+        return out;
+    };
+    let params = cx.params(pk.physical_args());
+    let previous_body = match previous {
+        RPrevious::Shards(old) => match &pk.shard {
+            RShard::Hash(fields) => {
+                let names: Vec<String> = fields.iter().map(|f| f.ident().to_string()).collect();
+                let shard_values = cx.values(fields.iter().copied());
+                quote! {
+                    #rt::build_hashed_key(#ctx, &#template, #template_values, &[#(#names),*], #shard_values, #old)
+                }
+            }
+            RShard::Random(sk_fields) => {
+                random_key(cx, &ctx, &template, &template_values, sk_fields, *old)
+            }
+            // Refused by validation: an unsharded key has no previous shard count.
+            _ => quote!(#rt::build_key(#ctx, &#template, #template_values)),
+        },
+        RPrevious::Legacy(legacy) => {
+            let values = cx.values(legacy.fields());
+            quote!(#rt::build_key(#ctx, &#legacy_template, #values))
+        }
+    };
+    let previous_doc = format!(
+        "The partition key one `{entity_ident}` had under the previous layout, while the \
+         transition is declared: where `get` looks after the current shard, and what `delete` \
+         removes too."
+    );
+    let previous_body = cx.body(quote! {
+        (|| -> #rt::Result<#rt::String, #rt::KeyError> { #previous_body })().map(::core::option::Option::Some)
+    });
+    out.extend(quote! {
+        #[doc = #previous_doc]
+        // A legacy key is built from some of the parameters; the signature is `pk`'s.
+        #[allow(unused_variables)]
+        pub fn pk_previous(#(#params),*) -> #rt::Result<::core::option::Option<#rt::String>, #rt::KeyError> {
+            #previous_body
         }
     });
     out
@@ -907,6 +1058,10 @@ fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
         .iter()
         .chain(entity.gsis.iter().map(|g| &g.pk))
         .filter_map(|pk| pk.n.as_ref())
+        .chain(entity.pk.iter().filter_map(|pk| match &pk.previous {
+            Some(crate::model::Previous::Shards(old)) => Some(old),
+            _ => None,
+        }))
         .map(|n| {
             let value = n.value;
             let rt = respan(rt, n.span);
@@ -1103,143 +1258,159 @@ fn repository_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let sk_fields = r.sk.iter().flat_map(|sk| sk.template.fields());
-    match &pk.shard {
-        RShard::Random => {
-            let mut args: Vec<KeyField> = pk.template.fields().collect();
-            push_new(&mut args, sk_fields);
-            let params = cx.params(args);
-            let pk_args = cx.names(pk.template.fields());
-            let get_doc = format!(
-                "Reads `{ident}` from every shard (random sharding: the shard of an item is not known), \
-                 in one `BatchGetItem` per 100 shards; returns every shard's copy, in shard order."
-            );
-            let delete_doc =
-                format!("Deletes the `{ident}` item on one shard (as returned by `parse_pk`).");
-            let get_body = cx.body(quote! {
-                let sk = #sk_expr;
-                #rt::get_from_all_shards(repo, Self::pk_all_shards(#(#pk_args),*)?, sk).await
-            });
-            let delete_body = cx.body(quote! {
-                let sk = #sk_expr;
-                #rt::delete_by_key(repo, Self::pk_on_shard(#(#pk_args,)* shard)?, sk).await
-            });
-            quote! {
-                #[doc = #get_doc]
-                pub async fn get_from_all_shards(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::Vec<Self>, #rt::Error> {
-                    #get_body
-                }
-                #[doc = #delete_doc]
-                pub async fn delete_on_shard(repo: &#rt::Repo<Self>, #(#params,)* shard: u32) -> #rt::Result<(), #rt::Error> {
-                    #delete_body
-                }
+    // The explicit all-shard path of a randomly sharded entity, for items whose place is not
+    // known (written by other code, or before its place was the item's own hash).
+    let all_shard_path = if matches!(pk.shard, RShard::Random(_)) {
+        let mut args: Vec<KeyField> = pk.template.fields().collect();
+        push_new(&mut args, r.sk.iter().flat_map(|sk| sk.template.fields()));
+        let params = cx.params(args);
+        let pk_args = cx.names(pk.template.fields());
+        let get_doc = format!(
+            "Reads `{ident}` items with this key from every shard, in one `BatchGetItem` per 100 \
+             shards, in shard order: the explicit all-shard path for items whose shard is not \
+             their own hash (written by other code). `get` reads the one shard an item is on."
+        );
+        let delete_doc = format!(
+            "Deletes the `{ident}` item with this key on one given shard (as `parse_pk` returns \
+             it): for items found by `get_from_all_shards`. `delete` removes an item from the \
+             shard it is on."
+        );
+        let get_body = cx.body(quote! {
+            let sk = #sk_expr;
+            #rt::get_from_all_shards(repo, Self::pk_all_shards(#(#pk_args),*)?, sk).await
+        });
+        let delete_body = cx.body(quote! {
+            let sk = #sk_expr;
+            #rt::delete_by_key(repo, Self::pk_on_shard(#(#pk_args,)* shard)?, sk).await
+        });
+        quote! {
+            #[doc = #get_doc]
+            pub async fn get_from_all_shards(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::Vec<Self>, #rt::Error> {
+                #get_body
+            }
+            #[doc = #delete_doc]
+            pub async fn delete_on_shard(repo: &#rt::Repo<Self>, #(#params,)* shard: u32) -> #rt::Result<(), #rt::Error> {
+                #delete_body
             }
         }
-        _ => {
-            // The physical partition key's arguments, then the sort key's.
-            let mut args = pk.physical_args();
-            push_new(&mut args, sk_fields);
-            let params = cx.params(args);
-            let pk_args = cx.names(pk.physical_args());
-            let how = if matches!(pk.shard, RShard::Hash(_)) {
-                "exactly one `GetItem`, on the shard its hash fields give"
-            } else {
-                "one `GetItem`"
-            };
-            let get_doc =
-                format!("Reads one `{ident}` by its key: {how}. `None` if there is no such item.");
-            let delete_doc =
-                format!("Deletes one `{ident}` by its key (no error if there is none).");
-            let get_body = cx.body(quote! {
-                let sk = #sk_expr;
-                #rt::get_by_key(repo, Self::pk(#(#pk_args),*)?, sk).await
-            });
-            let delete_body = cx.body(quote! {
-                let sk = #sk_expr;
-                #rt::delete_by_key(repo, Self::pk(#(#pk_args),*)?, sk).await
-            });
-            let entity_name = r.entity.entity_name();
-            let mut key_fields = pk.physical_args();
-            push_new(
-                &mut key_fields,
-                r.sk.iter().flat_map(|sk| sk.template.fields()),
-            );
-            let key_values = key_fields.iter().filter_map(|f| {
-                let KeyField::Field(field) = f else {
-                    return None;
-                };
-                let (name, attribute) = (&field.ident, &field.serde_name.value);
-                Some(quote! {
-                    (#attribute, #rt::stored_value(#entity_name, #attribute, &#name)?)
-                })
-            });
-            let update_body = cx.body(quote! {
-                let key = (|| -> #rt::Result<#rt::UpdateKey, #rt::Error> {
-                    let sk = #sk_expr;
-                    ::core::result::Result::Ok(#rt::UpdateKey {
-                        pk: Self::pk(#(#pk_args),*)?,
-                        sk,
-                        key_values: ::std::collections::HashMap::from([#(#key_values),*]),
-                    })
-                })();
-                #rt::Update::new(repo, key)
-            });
-            let update_doc = format!(
-                "A typed `UpdateItem` of one `{ident}`, on the shard its key gives: chain \
-                 `set`, `set_if_absent`, `add`, `append`, `remove` with fields of \
-                 `{ident}::fields()`, then `send()` (see `sharded::Update`)."
-            );
-            let key_body = cx.body(quote! {
-                let sk = #sk_expr;
-                ::core::result::Result::Ok(#rt::ItemKey::new(Self::pk(#(#pk_args),*)?, sk))
-            });
-            let key_doc = format!(
-                "The primary key of one `{ident}`, on the shard its key gives: for \
-                 transactional reads (`sharded::TransactGet`)."
-            );
-            // A name that is no identifier was reported by validation; it gets no function.
-            let counters = r.entity.counters.iter().filter(|c| crate::validate::is_counter_name(&c.name.value())).map(|counter| {
-                let name = counter.name.value();
-                let n = counter.n.base10_parse::<u32>().unwrap_or(1);
-                let function = format_ident!("{}_counter", name, span = counter.name.span());
-                let doc = format!(
-                    "The `{name}` counter of one `{ident}` ({n} shards, in the same table, \
-                     beside the item): `increment` (exactly once), `increment_at_least_once`, \
-                     `total` (one `BatchGetItem`)."
-                );
-                let body = cx.body(quote! {
-                    let sk = #sk_expr;
-                    ::core::result::Result::Ok(#rt::entity_counter(repo, #name, #n, &Self::pk(#(#pk_args),*)?, sk.as_deref()))
-                });
-                let n_span = counter.n.span();
-                let rt_n = respan(rt, n_span);
-                let check = quote_spanned! {n_span=> const _: () = #rt_n::assert_shard_count(#n); };
-                quote! {
-                    #[doc = #doc]
-                    pub fn #function(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::ShardedCounter, #rt::KeyError> {
-                        #check
-                        #body
-                    }
-                }
-            });
-            quote! {
-                #(#counters)*
-                #[doc = #key_doc]
-                pub fn key(#(#params),*) -> #rt::Result<#rt::ItemKey<Self>, #rt::KeyError> {
-                    #key_body
-                }
-                #[doc = #update_doc]
-                pub fn update(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Update<Self> {
-                    #update_body
-                }
-                #[doc = #get_doc]
-                pub async fn get(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<::core::option::Option<Self>, #rt::Error> {
-                    #get_body
-                }
-                #[doc = #delete_doc]
-                pub async fn delete(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<(), #rt::Error> {
-                    #delete_body
-                }
+    } else {
+        TokenStream::new()
+    };
+    // The physical partition key's arguments, then the sort key's.
+    let mut args = pk.physical_args();
+    push_new(&mut args, sk_fields);
+    let params = cx.params(args);
+    let pk_args = cx.names(pk.physical_args());
+    let how = match (&pk.shard, &pk.previous) {
+        (RShard::Hash(_), None) => "exactly one `GetItem`, on the shard its hash fields give",
+        (RShard::Random(_), None) => "exactly one `GetItem`, on the shard its key hashes to",
+        (_, None) => "one `GetItem`",
+        (_, Some(_)) => "one `GetItem` on its current shard, and, when nothing is there \
+                         during the declared transition, one at its previous place",
+    };
+    let previous_expr = if pk.previous.is_some() {
+        quote!(Self::pk_previous(#(#pk_args),*)?)
+    } else {
+        quote!(::core::option::Option::None)
+    };
+    let get_doc =
+        format!("Reads one `{ident}` by its key: {how}. `None` if there is no such item.");
+    let delete_doc = if pk.previous.is_some() {
+        format!("Deletes one `{ident}` by its key, at its current place and at its previous one (no error if there is none).")
+    } else {
+        format!("Deletes one `{ident}` by its key (no error if there is none).")
+    };
+    let get_body = cx.body(quote! {
+        let sk = #sk_expr;
+        #rt::get_in_layout(repo, Self::pk(#(#pk_args),*)?, #previous_expr, sk).await
+    });
+    let delete_body = cx.body(quote! {
+        let sk = #sk_expr;
+        #rt::delete_in_layout(repo, Self::pk(#(#pk_args),*)?, #previous_expr, sk).await
+    });
+    let entity_name = r.entity.entity_name();
+    let mut key_fields = pk.physical_args();
+    push_new(
+        &mut key_fields,
+        r.sk.iter().flat_map(|sk| sk.template.fields()),
+    );
+    let key_values = key_fields.iter().filter_map(|f| {
+        let KeyField::Field(field) = f else {
+            return None;
+        };
+        let (name, attribute) = (&field.ident, &field.serde_name.value);
+        Some(quote! {
+            (#attribute, #rt::stored_value(#entity_name, #attribute, &#name)?)
+        })
+    });
+    let update_body = cx.body(quote! {
+        let key = (|| -> #rt::Result<#rt::UpdateKey, #rt::Error> {
+            let sk = #sk_expr;
+            ::core::result::Result::Ok(#rt::UpdateKey {
+                pk: Self::pk(#(#pk_args),*)?,
+                sk,
+                key_values: ::std::collections::HashMap::from([#(#key_values),*]),
+                previous: #previous_expr,
+            })
+        })();
+        #rt::Update::new(repo, key)
+    });
+    let update_doc = format!(
+        "A typed `UpdateItem` of one `{ident}`, on the shard its key gives: chain \
+         `set`, `set_if_absent`, `add`, `append`, `remove` with fields of \
+         `{ident}::fields()`, then `send()` (see `sharded::Update`)."
+    );
+    let key_body = cx.body(quote! {
+        let sk = #sk_expr;
+        ::core::result::Result::Ok(#rt::ItemKey::new(Self::pk(#(#pk_args),*)?, sk))
+    });
+    let key_doc = format!(
+        "The primary key of one `{ident}`, on the shard its key gives: for \
+         transactional reads (`sharded::TransactGet`)."
+    );
+    // A name that is no identifier was reported by validation; it gets no function.
+    let counters = r.entity.counters.iter().filter(|c| crate::validate::is_counter_name(&c.name.value())).map(|counter| {
+        let name = counter.name.value();
+        let n = counter.n.base10_parse::<u32>().unwrap_or(1);
+        let function = format_ident!("{}_counter", name, span = counter.name.span());
+        let doc = format!(
+            "The `{name}` counter of one `{ident}` ({n} shards, in the same table, \
+             beside the item): `increment` (exactly once), `increment_at_least_once`, \
+             `total` (one `BatchGetItem`)."
+        );
+        let body = cx.body(quote! {
+            let sk = #sk_expr;
+            ::core::result::Result::Ok(#rt::entity_counter(repo, #name, #n, &Self::pk(#(#pk_args),*)?, sk.as_deref()))
+        });
+        let n_span = counter.n.span();
+        let rt_n = respan(rt, n_span);
+        let check = quote_spanned! {n_span=> const _: () = #rt_n::assert_shard_count(#n); };
+        quote! {
+            #[doc = #doc]
+            pub fn #function(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::ShardedCounter, #rt::KeyError> {
+                #check
+                #body
             }
+        }
+    });
+    quote! {
+        #all_shard_path
+        #(#counters)*
+        #[doc = #key_doc]
+        pub fn key(#(#params),*) -> #rt::Result<#rt::ItemKey<Self>, #rt::KeyError> {
+            #key_body
+        }
+        #[doc = #update_doc]
+        pub fn update(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Update<Self> {
+            #update_body
+        }
+        #[doc = #get_doc]
+        pub async fn get(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<::core::option::Option<Self>, #rt::Error> {
+            #get_body
+        }
+        #[doc = #delete_doc]
+        pub async fn delete(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<(), #rt::Error> {
+            #delete_body
         }
     }
 }
@@ -1267,7 +1438,10 @@ fn query_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenStream {
          `.page(..)` or `.count()`.",
         gsi.map(|n| format!(" of index gsi{n}")).unwrap_or_default()
     );
-    let body = cx.body(quote!(#rt::query_shards(repo, #index, Self::#all_shards(#(#args),*))));
+    let body = match gsi {
+        None => cx.body(quote!(#rt::query_partitions(repo, Self::pk_partitions(#(#args),*)))),
+        Some(_) => cx.body(quote!(#rt::query_shards(repo, #index, Self::#all_shards(#(#args),*)))),
+    };
     quote! {
         #[doc = #doc]
         pub fn #name(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Query<Self> {

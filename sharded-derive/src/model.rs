@@ -149,9 +149,16 @@ pub struct PartitionKey {
     pub single_partition: Option<LitStr>,
     /// `query = "name"`: the generated query function's name.
     pub query: Option<Ident>,
-    // Room for what later versions add, without changing the shape of the model:
-    // time buckets are a new `Segment` kind (`{at:day}`), a legacy unsharded layout read
-    // during a transition and a changed shard count are new optional fields here.
+    /// `previous_n = N` or `legacy = "..."`: the layout items are moving away from.
+    pub previous: Option<Previous>,
+}
+
+/// The layout declared as previous on `#[pk]`, while a transition is under way.
+pub enum Previous {
+    /// `previous_n = N`: the same template and sharding over `N` shards.
+    Shards(Sp<u32>),
+    /// `legacy = "..."`: an unsharded template.
+    Legacy(Template),
 }
 
 pub struct SortKey {

@@ -8,8 +8,8 @@ use syn::{Attribute, Data, DeriveInput, Fields, Ident, Lit, LitStr};
 use crate::ctxt::Ctxt;
 use crate::model::Counter;
 use crate::model::{
-    Container, Entity, Field, FieldRole, Gsi, PartitionKey, Segment, SerdeName, Shard, SortKey, Sp,
-    Template,
+    Container, Entity, Field, FieldRole, Gsi, PartitionKey, Previous, Segment, SerdeName, Shard,
+    SortKey, Sp, Template,
 };
 use crate::suggest::did_you_mean;
 use crate::symbol::*;
@@ -302,6 +302,8 @@ struct RawPartition {
     query: Option<LitStr>,
     index: Option<LitStr>,
     sk: Option<LitStr>,
+    previous_n: Option<syn::LitInt>,
+    legacy: Option<LitStr>,
 }
 
 fn read_partition(
@@ -340,6 +342,14 @@ fn read_partition(
             QUERY => {
                 let v = meta.value()?.parse()?;
                 set_once(cx, &meta, name, &mut raw.query, v);
+            }
+            PREVIOUS_N => {
+                let v = meta.value()?.parse()?;
+                set_once(cx, &meta, name, &mut raw.previous_n, v);
+            }
+            LEGACY => {
+                let v = meta.value()?.parse()?;
+                set_once(cx, &meta, name, &mut raw.legacy, v);
             }
             _ => {
                 let v = meta.value()?.parse()?;
@@ -443,6 +453,31 @@ fn partition_from_raw(
                 None
             }
         });
+    let previous = match (raw.previous_n, raw.legacy) {
+        (Some(count), Some(legacy)) => {
+            cx.error_spanned_by(
+                &legacy,
+                "declare one transition at a time: `previous_n` (resharding) or `legacy` \
+                 (adopting sharding), not both; finish the first migration, then declare the next",
+            );
+            count
+                .base10_parse::<u32>()
+                .ok()
+                .map(|v| Previous::Shards(Sp::new(v, count.span())))
+        }
+        (Some(count), None) => match count.base10_parse::<u32>() {
+            Ok(v) => Some(Previous::Shards(Sp::new(v, count.span()))),
+            Err(_) => {
+                cx.error_spanned_by(
+                    &count,
+                    "`previous_n` must be the whole number of shards the key had before, e.g. `previous_n = 10`",
+                );
+                None
+            }
+        },
+        (None, Some(legacy)) => self::template(cx, &legacy).map(Previous::Legacy),
+        (None, None) => None,
+    };
     Some(PartitionKey {
         attribute,
         template: template?,
@@ -450,6 +485,7 @@ fn partition_from_raw(
         n,
         single_partition: raw.single_partition,
         query,
+        previous,
     })
 }
 

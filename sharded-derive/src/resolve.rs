@@ -11,7 +11,9 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Ident, Type};
 
-use crate::model::{Entity, Field, Gsi, PartitionKey, Segment, Shard, SortKey, Template};
+use crate::model::{
+    Entity, Field, Gsi, PartitionKey, Previous, Segment, Shard, SortKey, Template,
+};
 use crate::suggest::did_you_mean;
 
 /// A field named by a key template or a shard expression.
@@ -78,7 +80,9 @@ impl<'a> RTemplate<'a> {
 pub enum RShard<'a> {
     None,
     Hash(Vec<KeyField<'a>>),
-    Random,
+    /// `shard = "random"` on the base table: the item's identity (logical key and sort key)
+    /// is hashed; these are the sort key's fields, taken by the physical key builder.
+    Random(Vec<KeyField<'a>>),
     Identity,
 }
 
@@ -91,6 +95,16 @@ pub struct RPartition<'a> {
     pub n: u32,
     /// The query function: `query`, `query_gsi1`, or `query = "..."`.
     pub query: Ident,
+    /// The previous layout, while a transition is declared.
+    pub previous: Option<RPrevious<'a>>,
+}
+
+/// The previous layout, resolved.
+pub enum RPrevious<'a> {
+    /// `previous_n = N`.
+    Shards(u32),
+    /// `legacy = "..."`.
+    Legacy(RTemplate<'a>),
 }
 
 impl<'a> RPartition<'a> {
@@ -102,8 +116,11 @@ impl<'a> RPartition<'a> {
     /// arguments of the physical key builder.
     pub fn physical_args(&self) -> Vec<KeyField<'a>> {
         let mut args: Vec<KeyField<'a>> = self.template.fields().collect();
-        if let RShard::Hash(fields) = &self.shard {
-            push_new(&mut args, fields.iter().copied());
+        match &self.shard {
+            RShard::Hash(fields) | RShard::Random(fields) => {
+                push_new(&mut args, fields.iter().copied())
+            }
+            _ => {}
         }
         args
     }
@@ -183,7 +200,13 @@ pub fn resolve(entity: &Entity) -> Resolved<'_> {
     Resolved {
         entity,
         rt,
-        pk: entity.pk.as_ref().map(|pk| partition(entity, pk, None)),
+        pk: entity.pk.as_ref().map(|pk| {
+            let mut pk = partition(entity, pk, None);
+            if let (RShard::Random(fields), Some(sk)) = (&mut pk.shard, &entity.sk) {
+                push_new(fields, template(entity, &sk.template).fields());
+            }
+            pk
+        }),
         sk: entity.sk.as_ref().map(|sk| sort(entity, sk)),
         gsis: entity.gsis.iter().map(|g| gsi(entity, g)).collect(),
     }
@@ -228,7 +251,7 @@ fn shard<'a>(entity: &'a Entity, shard: &'a Shard) -> RShard<'a> {
             push_new(&mut out, fields.iter().map(|f| field(entity, f)));
             RShard::Hash(out)
         }
-        Shard::Random => RShard::Random,
+        Shard::Random => RShard::Random(Vec::new()),
         Shard::Identity => RShard::Identity,
         Shard::Invalid { meant: Some(meant) } => self::shard(entity, meant),
         Shard::Invalid { meant: None } => RShard::None,
@@ -245,12 +268,17 @@ fn partition<'a>(entity: &'a Entity, pk: &'a PartitionKey, gsi: Option<u8>) -> R
         RShard::None => 1,
         _ => pk.n.as_ref().map_or(1, |n| n.value),
     };
+    let previous = pk.previous.as_ref().map(|p| match p {
+        Previous::Shards(n) => RPrevious::Shards(n.value),
+        Previous::Legacy(t) => RPrevious::Legacy(template(entity, t)),
+    });
     RPartition {
         attribute: &pk.attribute,
         template: template(entity, &pk.template),
         shard,
         n,
         query,
+        previous,
     }
 }
 

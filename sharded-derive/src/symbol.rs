@@ -12,6 +12,10 @@ pub const SHARD: &str = "shard";
 pub const N: &str = "n";
 pub const SINGLE_PARTITION: &str = "single_partition";
 pub const QUERY: &str = "query";
+/// `previous_n = 10`: the shard count being moved away from (resharding N -> M).
+pub const PREVIOUS_N: &str = "previous_n";
+/// `legacy = "GAME#{game_id}"`: the unsharded key a table's existing items are under.
+pub const LEGACY: &str = "legacy";
 pub const INDEX: &str = "index";
 pub const TABLE: &str = "table";
 pub const ENTITY: &str = "entity";
@@ -19,7 +23,7 @@ pub const ENTITY: &str = "entity";
 pub const CRATE: &str = "crate";
 
 /// Keys accepted by each attribute, for "unknown key" messages and suggestions.
-pub const PK_KEYS: &[&str] = &[TEMPLATE, SHARD, N, SINGLE_PARTITION, QUERY];
+pub const PK_KEYS: &[&str] = &[TEMPLATE, SHARD, N, SINGLE_PARTITION, QUERY, PREVIOUS_N, LEGACY];
 pub const SK_KEYS: &[&str] = &[TEMPLATE];
 pub const GSI_KEYS: &[&str] = &[PK, SK, SHARD, N, SINGLE_PARTITION, QUERY, INDEX];
 pub const CONTAINER_KEYS: &[&str] = &[TABLE, ENTITY, CRATE];

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use syn::{Ident, Type};
 
 use crate::ctxt::Ctxt;
-use crate::model::{Entity, FieldRole, PartitionKey, SerdeName, Shard, Template};
+use crate::model::{Entity, FieldRole, PartitionKey, Previous, SerdeName, Shard, Template};
 use crate::suggest::did_you_mean;
 
 pub fn entity(cx: &Ctxt, entity: &Entity) {
@@ -14,6 +14,8 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
     let Some(pk) = &entity.pk else { return };
     partition_key(cx, entity, pk, "pk");
     base_key_not_hot(cx, pk);
+    random_needs_item_key(cx, entity, pk);
+    transition(cx, pk);
     if let Some(sk) = &entity.sk {
         template_fields(cx, entity, &sk.template);
     }
@@ -31,6 +33,86 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
     counters(cx, entity);
     attribute_clashes(cx, entity);
     query_names(cx, entity);
+}
+
+/// `shard = "random"` places an item by the hash of its own key (logical key and sort key):
+/// without a sort key field, every item of a logical key is the same item, on one shard.
+fn random_needs_item_key(cx: &Ctxt, entity: &Entity, pk: &PartitionKey) {
+    if !matches!(pk.shard.value, Shard::Random) {
+        return;
+    }
+    let has_fields = entity
+        .sk
+        .as_ref()
+        .is_some_and(|sk| sk.template.fields().next().is_some());
+    if !has_fields {
+        cx.error_at(
+            pk.shard.span,
+            "`shard = \"random\"` spreads a logical key's items by each item's own key, and this \
+             entity's sort key has no field (or there is none), so a logical key holds one item, \
+             on one shard: add a sort key with a field that tells items apart (e.g. \
+             `#[sk(template = \"{at}#{id}\")]`), or, for the vote-counter pattern, use \
+             `#[counter(name = \"votes\", n = 10)]` or a `ShardedCounter`",
+        );
+    }
+}
+
+/// `previous_n` and `legacy`: a transition needs something to change, and a legacy key must
+/// be buildable from the logical key a query is given.
+fn transition(cx: &Ctxt, pk: &PartitionKey) {
+    match &pk.previous {
+        None => {}
+        Some(Previous::Shards(old)) => {
+            let current = pk.n.as_ref().map(|n| n.value);
+            if matches!(pk.shard.value, Shard::None) {
+                cx.error_at(
+                    old.span,
+                    "`previous_n` declares a change of shard count, and this key is not sharded: \
+                     to adopt sharding on a table with unsharded items, add `shard = ..`, `n = ..` \
+                     and `legacy = \"<the old template>\"` instead",
+                );
+            } else if current == Some(old.value) {
+                cx.error_at(
+                    old.span,
+                    format!(
+                        "`previous_n = {}` is the current `n`: nothing changes; remove \
+                         `previous_n` (or set `n` to the new shard count)",
+                        old.value
+                    ),
+                );
+            } else if old.value == 0 {
+                cx.error_at(
+                    old.span,
+                    "`previous_n` must be the shard count the key had before: at least 1",
+                );
+            }
+        }
+        Some(Previous::Legacy(legacy)) => {
+            let current: HashSet<String> = pk.template.fields().map(Ident::to_string).collect();
+            for field in legacy.fields() {
+                if !current.contains(&field.to_string()) {
+                    cx.error_spanned_by(
+                        &legacy.lit,
+                        format!(
+                            "the legacy template names `{field}`, which is not in the current \
+                             template \"{}\": a query is given the current template's fields, so the \
+                             legacy key must be built from them alone",
+                            pk.template.lit.value()
+                        ),
+                    );
+                }
+            }
+            if matches!(pk.shard.value, Shard::None)
+                && legacy.lit.value() == pk.template.lit.value()
+            {
+                cx.error_spanned_by(
+                    &legacy.lit,
+                    "the legacy template is the current one and the key is not sharded: nothing \
+                     changes; shard the key (`shard = .., n = ..`) or remove `legacy`",
+                );
+            }
+        }
+    }
 }
 
 fn container(cx: &Ctxt, entity: &Entity) {
@@ -473,15 +555,6 @@ pub fn is_date_time(ty: &Type) -> bool {
 /// Counter names become `<name>_counter` functions: a Rust identifier, once each; `n` in
 /// 1..=1000 (the runtime's maximum is checked again by the compiler, as for keys).
 fn counters(cx: &Ctxt, entity: &Entity) {
-    if let (Some(counter), Some(pk)) = (entity.counters.first(), &entity.pk) {
-        if matches!(pk.shard.value, Shard::Random) {
-            cx.error_spanned_by(
-                &counter.name,
-                "a counter lives beside its item, and a `shard = \"random\"` item has no known \
-                 shard: use a ShardedCounter with its own key, or hash the item's key",
-            );
-        }
-    }
     let mut seen: Vec<String> = Vec::new();
     for counter in &entity.counters {
         let name = counter.name.value();

@@ -15,9 +15,10 @@ pub use crate::error::Error;
 pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
 pub use crate::keys::error::KeyError;
 pub use crate::keys::schema::{
-    EntitySchema, GsiSchema, PartitionKeySchema, Sharding, SortKeySchema, TimeAttribute, TimeFormat,
+    EntitySchema, GsiSchema, PartitionKeySchema, PreviousLayout, Sharding, SortKeySchema,
+    TimeAttribute, TimeFormat,
 };
-pub use crate::keys::shards::ShardKeys;
+pub use crate::keys::shards::{Partitions, ShardKeys};
 pub use crate::keys::template::{
     build_hashed_key, build_key, build_key_on_shard, build_key_prefix, build_random_key, parse_key,
     shard_of, shard_of_text, KeyContext, KeyTemplate, ParsedKey, Segment,
@@ -28,7 +29,7 @@ pub use std::string::String;
 pub use std::vec::Vec;
 
 use crate::access::entity::ShardedEntity as Entity;
-use crate::keys::schema::{self, same_template_shape, shard_count, str_eq};
+use crate::keys::schema::{self, same_previous, same_template_shape, shard_count, str_eq};
 
 /// One `GetItem` by physical key: the body of the generated `Entity::get`.
 pub async fn get_by_key<E: Entity>(
@@ -48,6 +49,28 @@ pub async fn get_from_all_shards<E: Entity>(
     repo.get_from_all_shards(shards, sk).await
 }
 
+/// A point read through the layout: the current place, then, when nothing is there during a
+/// transition, the previous one. The body of the generated `Entity::get`.
+pub async fn get_in_layout<E: Entity>(
+    repo: &Repo<E>,
+    pk: String,
+    previous: Option<String>,
+    sk: Option<String>,
+) -> Result<Option<E>, Error> {
+    repo.get_in_layout(pk, previous, sk).await
+}
+
+/// A delete through the layout: the previous place (during a transition), then the current
+/// one. The body of the generated `Entity::delete`.
+pub async fn delete_in_layout<E: Entity>(
+    repo: &Repo<E>,
+    pk: String,
+    previous: Option<String>,
+    sk: Option<String>,
+) -> Result<(), Error> {
+    repo.delete_in_layout(pk, previous, sk).await
+}
+
 /// One `DeleteItem` by physical key: the body of the generated `Entity::delete`.
 pub async fn delete_by_key<E: Entity>(
     repo: &Repo<E>,
@@ -65,6 +88,15 @@ pub fn query_shards<E: Entity>(
     shards: Result<ShardKeys, KeyError>,
 ) -> Query<E> {
     repo.query_shards(index, shards)
+}
+
+/// A scatter-gather query of the base table over every partition of the entity's layout (the
+/// previous layout's too, during a transition): the body of the generated `query`.
+pub fn query_partitions<E: Entity>(
+    repo: &Repo<E>,
+    partitions: Result<Partitions, KeyError>,
+) -> Query<E> {
+    repo.query_partitions(partitions)
 }
 
 /// Autoref specialisation: `(&Probe(&v)).part()` is `&v as &dyn KeyPart` when the value's
@@ -286,6 +318,13 @@ pub const fn assert_collection_member(first: &EntitySchema, member: &EntitySchem
             "this member's shard count differs from the collection's first member's: a \
              collection reads the same shards for every member, so give every member the same \
              `n = ..` (how each picks its shard may differ)"
+        );
+    }
+    if !same_previous(first.pk.previous, member.pk.previous) {
+        panic!(
+            "this member's layout transition (`previous_n` or `legacy` on #[pk]) differs from \
+             the collection's first member's: a collection reads one set of partitions, so \
+             declare the same transition on every member, or on none"
         );
     }
     let same_sort_attribute = match (first.sk, member.sk) {

@@ -52,7 +52,7 @@ pub use access::update::{Addable, Removable, Updatable, Update};
 pub use error::{Error, ItemKeyDisplay};
 pub use keys::encoding::{KeyPart, KeyPartDecode, KeyPartError};
 pub use keys::error::KeyError;
-pub use keys::shards::ShardKeys;
+pub use keys::shards::{Partitions, ShardKeys};
 
 #[doc(hidden)]
 #[path = "__private.rs"]

@@ -13,6 +13,7 @@ mod entity_guard;
 mod filter;
 mod key_size;
 mod keys;
+mod layout;
 mod lifecycle;
 mod limits;
 mod lost_responses;

@@ -275,6 +275,21 @@ pub enum CursorError {
         /// Shards in the query.
         query: u32,
     },
+    /// The cursor was issued by this query under another layout of its key: `n` changed, or
+    /// a transition (`previous_n`, `legacy`) was declared or has ended since. Its positions
+    /// name partitions of that layout, so it is refused rather than continued.
+    ///
+    /// ```
+    /// let e = sharded::CursorError::Layout { issued: "G#{g}#<shard 0..10>".into(), current: "G#{g}#<shard 0..20>, previously #<shard 0..10>".into() };
+    /// assert!(e.to_string().contains("restart the listing"));
+    /// ```
+    #[error("the cursor was issued under the layout `{issued}` and the query now reads `{current}` (the key's layout changed); restart the listing")]
+    Layout {
+        /// The layout the cursor was issued under.
+        issued: String,
+        /// The layout the query reads now.
+        current: String,
+    },
     /// The cursor belongs to another query.
     #[error(
         "the cursor belongs to another query (entity, index, partition key, sort-key condition or \
@@ -321,7 +336,7 @@ impl Resume {
 }
 
 /// A hash identifying a query, so a cursor cannot be replayed against another one.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Fingerprint(Vec<u8>);
 
 impl Fingerprint {

@@ -71,6 +71,13 @@ pub trait ShardedEntity: Serialize + DeserializeOwned + Sized {
     /// The physical key attributes of this item.
     fn item_keys(&self) -> Result<ItemKeys, KeyError>;
 
+    /// The partition key this item had under the previous layout, while a transition is
+    /// declared (`previous_n` or `legacy` on `#[pk]`); `None` otherwise. Deletes remove that
+    /// copy too, and `put_new` checks it.
+    fn previous_pk(&self) -> Result<Option<String>, KeyError> {
+        Ok(None)
+    }
+
     /// The DynamoDB item: the struct's fields (through serde_dynamo), its key attributes and
     /// the entity attribute.
     fn to_item(&self) -> Result<Item, Error> {

@@ -21,6 +21,7 @@ pub mod counter;
 pub mod cursor;
 pub mod entity;
 pub mod merge;
+pub mod migrate;
 pub mod query;
 pub mod repo;
 pub mod scan;

@@ -11,8 +11,8 @@ use crate::access::scatter::{self, Engine, Plan, ShardFailure, SortCondition};
 use crate::access::sort_condition::SortKeyCondition;
 use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 use crate::error::{Error, KeyError};
-use crate::keys::schema::{SortKeySchema, ENTITY_ATTRIBUTE};
-use crate::keys::shards::ShardKeys;
+use crate::keys::schema::{EntitySchema, SortKeySchema, ENTITY_ATTRIBUTE};
+use crate::keys::shards::{Partitions, ShardKeys};
 use crate::keys::template::Segment;
 
 /// A scatter-gather query over every shard of one logical partition key, merged by sort key.
@@ -36,7 +36,7 @@ use crate::keys::template::Segment;
 pub struct Query<S, O = S> {
     repo: Repo<S>,
     index: Option<u8>,
-    partitions: Result<ShardKeys, KeyError>,
+    partitions: Result<Partitions, KeyError>,
     condition: Option<SortCondition>,
     descending: bool,
     limit: Option<usize>,
@@ -53,6 +53,11 @@ pub struct Query<S, O = S> {
     filter: Option<Condition<()>>,
     /// Return items past their `#[sharded(ttl)]` too (DynamoDB deletes them lazily).
     include_expired: bool,
+    /// The layout the query runs under, as cursors record it (set by `plan`).
+    layout: String,
+    /// Other layouts of the same key, with their fingerprints and partition counts (set by
+    /// `plan`): a cursor issued under one of them is refused as such.
+    other_layouts: Vec<(String, u64, u32)>,
 }
 
 /// The `Limit` of each shard request of an unlimited [`Query::stream`] without a
@@ -101,7 +106,7 @@ impl<S: QuerySource> Query<S> {
     pub(crate) fn new(
         repo: Repo<S>,
         index: Option<u8>,
-        partitions: Result<ShardKeys, KeyError>,
+        partitions: Result<Partitions, KeyError>,
     ) -> Self {
         Query {
             repo,
@@ -118,6 +123,8 @@ impl<S: QuerySource> Query<S> {
             invalid: None,
             filter: None,
             include_expired: false,
+            layout: String::new(),
+            other_layouts: Vec::new(),
         }
     }
 }
@@ -215,6 +222,8 @@ impl<E: ShardedEntity> Query<E> {
             invalid: self.invalid,
             filter: self.filter,
             include_expired: self.include_expired,
+            layout: self.layout,
+            other_layouts: self.other_layouts,
         }
     }
 }
@@ -441,9 +450,12 @@ impl<S: QuerySource, O> Query<S, O> {
         }
         let partitions = std::mem::replace(
             &mut self.partitions,
-            Ok(ShardKeys::new(String::new(), None)),
+            Ok(Partitions::new(ShardKeys::new(String::new(), None), None)),
         )?;
         let logical = partitions.logical_key().to_owned();
+        // During a transition the base table's previous layout is read too, and an item copied
+        // to its new shard but not yet removed from its old one comes out once (see `scatter`).
+        let transition = self.index.is_none() && partitions.in_transition();
         let (index, pk_attribute, sort_key, position_attributes) = match self.index {
             None => (
                 None,
@@ -484,7 +496,9 @@ impl<S: QuerySource, O> Query<S, O> {
             .clone()
             .or_else(|| prefix.map(|p| SortCondition::BeginsWith(p.to_owned())));
         let filter_on_server = !prefix.is_some_and(|p| confined_to_prefix(condition.as_ref(), p));
-        let projection = self.projection.map(|attributes| {
+        // Telling an old copy from its new one needs the item's key fields: a projection
+        // reads whole items during a transition (and still returns only its fields).
+        let projection = self.projection.filter(|_| !transition).map(|attributes| {
             let mut all: Vec<&'static str> = attributes.to_vec();
             all.push(pk_attribute);
             all.extend(position_attributes.iter().copied());
@@ -503,8 +517,24 @@ impl<S: QuerySource, O> Query<S, O> {
                     .map(SortCondition::fingerprint)
                     .unwrap_or_default(),
             )
-            .part(if self.descending { "desc" } else { "asc" })
-            .finish();
+            .part(if self.descending { "desc" } else { "asc" });
+        // The layout is the last part: a cursor of this query under another layout of the
+        // same key is recognised, and refused as such (`CursorError::Layout`).
+        let layout = layout_description(schema, index, transition);
+        let other_layouts: Vec<(String, u64, u32)> = match index {
+            None => alternative_layouts(schema, &partitions, transition)
+                .into_iter()
+                .filter(|(description, _)| *description != layout)
+                .map(|(description, shards)| {
+                    let print = fingerprint.clone().part(&description).finish();
+                    (description, print, shards)
+                })
+                .collect(),
+            Some(_) => Vec::new(),
+        };
+        self.other_layouts = other_layouts;
+        self.layout = layout.clone();
+        let fingerprint = fingerprint.part(&layout).finish();
         let plan = Plan {
             client: self.repo.client().clone(),
             table: self.repo.table().to_owned(),
@@ -517,7 +547,19 @@ impl<S: QuerySource, O> Query<S, O> {
             pk_attribute,
             sort_attribute: sort_key.map(|sk| sk.attribute),
             position_attributes,
-            partitions: partitions.collect(),
+            current_partitions: partitions.current_count(),
+            partitions: if transition {
+                partitions.all()
+            } else {
+                partitions.current().clone().collect()
+            },
+            placement: transition.then_some(S::placement as fn(&Item) -> Option<String>),
+            adopt_untagged: match (transition, schema.pk.previous, S::ENTITIES) {
+                (true, Some(crate::keys::schema::PreviousLayout::Legacy { .. }), [entity]) => {
+                    Some(*entity)
+                }
+                _ => None,
+            },
             condition,
             descending: self.descending,
             consistent: self.consistent,
@@ -662,7 +704,12 @@ impl<S: QuerySource, O> Query<S, O> {
         let seal = self.seal.take();
         let resume = match cursor {
             Some(c) => {
-                let resume = cursor::decode(c, fingerprint, shards, seal.as_ref())?;
+                let resume = match cursor::decode(c, fingerprint, shards, seal.as_ref()) {
+                    Err(cursor::CursorError::WrongQuery) => {
+                        return Err(self.other_layout(c, seal.as_ref()).into())
+                    }
+                    other => other?,
+                };
                 let expected = plan.position_attributes.len();
                 let keys_fit = resume
                     .shards
@@ -690,20 +737,99 @@ impl<S: QuerySource, O> Query<S, O> {
         Ok(Page { items, cursor })
     }
 
+    /// Why a cursor this query did not issue is refused: issued under another layout of the
+    /// same key (`n` changed, or a transition was declared or ended), or for another query.
+    fn other_layout(&self, cursor: &Cursor, seal: Option<&CursorKey>) -> cursor::CursorError {
+        for (description, print, shards) in &self.other_layouts {
+            if cursor::decode(cursor, *print, *shards, seal).is_ok() {
+                return cursor::CursorError::Layout {
+                    issued: description.clone(),
+                    current: self.layout.clone(),
+                };
+            }
+        }
+        cursor::CursorError::WrongQuery
+    }
+
     /// Counts the matching items over every shard (`Select=COUNT` per shard, summed). A failed
     /// shard fails the count.
+    ///
+    /// During a layout transition (`previous_n` or `legacy` declared) a base-table count
+    /// reads the items instead, so that an item present in both layouts counts once.
     pub async fn count(self) -> Result<u64, Error> {
         Ok(self.count_by_shard().await?.into_iter().sum())
     }
 
-    /// The count of each shard, in shard order: how evenly the logical key is spread.
+    /// The count of each shard, in shard order: how evenly the logical key is spread. During
+    /// a transition: one entry per partition read (the current shards, then the previous
+    /// layout's other keys), each item counted once, where it is authoritative.
     pub async fn count_by_shard(mut self) -> Result<Vec<u64>, Error> {
         let (plan, _) = self.plan()?;
-        scatter::count_by_shard(&plan).await
+        if plan.placement.is_none() {
+            return scatter::count_by_shard(&plan).await;
+        }
+        let mut counts = vec![0; plan.partitions.len()];
+        let mut engine = Engine::new(
+            plan.clone(),
+            Resume::start(plan.partitions.len()),
+            None,
+            false,
+        );
+        while let Some(item) = engine.next_item().await? {
+            let at = item
+                .get(plan.pk_attribute)
+                .and_then(|v| v.as_s().ok())
+                .and_then(|pk| plan.partitions.iter().position(|p| p == pk));
+            if let Some(at) = at {
+                counts[at] += 1;
+            }
+        }
+        Ok(counts)
     }
 }
 
 /// The leading literal of a sort-key template (`SCORE#` of `SCORE#{score}#{player_id}`).
+/// The other layouts a cursor of a base-table query may have been issued under, with their
+/// partition counts: the previous layout alone (before the transition was declared), the
+/// current one alone (after it is removed), and the transition itself.
+fn alternative_layouts(
+    schema: &EntitySchema,
+    partitions: &Partitions,
+    transition: bool,
+) -> Vec<(String, u32)> {
+    let current = (
+        schema.pk.physical_form(),
+        partitions.current_count() as u32,
+    );
+    let mut out = vec![current];
+    if let Some(previous) = schema.pk.previous_description() {
+        let count = partitions.all().len() as u32;
+        out.push((schema.pk.layout_description(), count));
+        let previous_count = match schema.pk.previous {
+            Some(crate::keys::schema::PreviousLayout::Shards { n }) => n,
+            _ => 1,
+        };
+        out.push((previous, previous_count));
+    }
+    let _ = transition;
+    out
+}
+
+/// The layout a cursor is issued under: the queried key's physical form, with the previous
+/// layout while a transition is read.
+fn layout_description(schema: &EntitySchema, index: Option<&str>, transition: bool) -> String {
+    match index {
+        None if transition => schema.pk.layout_description(),
+        None => schema.pk.physical_form(),
+        Some(name) => schema
+            .gsis
+            .iter()
+            .find(|g| g.index_name == name)
+            .map(|g| g.pk.physical_form())
+            .unwrap_or_default(),
+    }
+}
+
 fn literal_prefix(sk: SortKeySchema) -> Option<&'static str> {
     match sk.template.segments.first() {
         Some(Segment::Literal(prefix)) if !prefix.is_empty() => Some(prefix),

@@ -5,8 +5,10 @@ use std::sync::Arc;
 
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
+    AttributeValue, ConditionCheck, Put, ReturnConsumedCapacity,
+    ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
 use aws_sdk_dynamodb::Client;
 
@@ -20,9 +22,9 @@ use crate::access::update::stored_version;
 use crate::capacity::stats::{record, HotKeyStats};
 use crate::capacity::units::{check_item_size, Consistency};
 use crate::error::{Error, ItemKeyDisplay, KeyError};
-use crate::keys::schema::EntitySchema;
+use crate::keys::schema::{EntitySchema, PreviousLayout};
 use crate::keys::schema::ENTITY_ATTRIBUTE;
-use crate::keys::shards::ShardKeys;
+use crate::keys::shards::{Partitions, ShardKeys};
 
 /// Default bound on concurrent shard requests of one query: all shards at once up to 32,
 /// which covers the usual 10 to 20 shards in one round trip and keeps 200 shards to
@@ -404,8 +406,75 @@ impl<E: ShardedEntity> Repo<E> {
     /// }
     /// # Ok(()) }
     /// ```
+    ///
+    /// During a layout transition (`previous_n`, `legacy`), the item's previous place is
+    /// checked too, in the same `TransactWriteItems`: an item not yet migrated is not created
+    /// a second time. With `shard = "random"` the item's shard is its own key's hash, so the
+    /// check covers every shard it can be on: uniqueness is per logical item, not per shard.
     pub async fn put_new(&self, entity: &E) -> Result<(), Error> {
+        let keys = entity.item_keys()?;
+        if let Some(previous) = entity.previous_pk()?.filter(|p| *p != keys.pk) {
+            return self.put_new_in_transition(entity, previous, keys.sk).await;
+        }
         self.send_put(entity, PutMode::New).await
+    }
+
+    /// `put_new` during a transition: one transaction that checks the previous place is empty
+    /// and writes the item at its current place only if that is empty too.
+    async fn put_new_in_transition(
+        &self,
+        entity: &E,
+        previous: String,
+        sk: Option<String>,
+    ) -> Result<(), Error> {
+        let mut item = self.checked_item(entity)?;
+        stamp_write(E::SCHEMA, &mut item)?;
+        let key = describe_key(E::SCHEMA, &item);
+        let previous_key = self.key(previous, sk)?;
+        let build = |e: aws_sdk_dynamodb::error::BuildError| {
+            Error::InvalidUpdate(format!("could not build the put_new transaction: {e}"))
+        };
+        let check = ConditionCheck::builder()
+            .table_name(&self.shared.table)
+            .set_key(Some(previous_key))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", E::SCHEMA.pk.attribute)
+            .build()
+            .map_err(build)?;
+        let put = Put::builder()
+            .table_name(&self.shared.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", E::SCHEMA.pk.attribute)
+            .build()
+            .map_err(build)?;
+        let result = self
+            .shared
+            .client
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().condition_check(check).build())
+            .transact_items(TransactWriteItem::builder().put(put).build())
+            // A retried commit whose first answer was lost is not applied twice.
+            .client_request_token(crate::access::transaction::random_token())
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match e.into_service_error() {
+                TransactWriteItemsError::TransactionCanceledException(canceled)
+                    if canceled
+                        .cancellation_reasons()
+                        .iter()
+                        .any(|r| r.code() == Some("ConditionalCheckFailed")) =>
+                {
+                    Err(Error::AlreadyExists {
+                        entity: E::SCHEMA.entity,
+                        key,
+                    })
+                }
+                other => Err(Error::dynamo("TransactWriteItems", &self.shared.table, other)),
+            },
+        }
     }
 
     /// One conditional `PutItem` (see [`PutMode`]); records the write (or its throttle) when
@@ -594,6 +663,132 @@ impl<E: ShardedEntity> Repo<E> {
         items.into_iter().map(E::from_item).collect()
     }
 
+    /// A point read through the layout: the item at `pk`, or, when there is none and a
+    /// transition is declared, at `previous`: a not-yet-migrated item is found where it is.
+    pub(crate) async fn get_in_layout(
+        &self,
+        pk: String,
+        previous: Option<String>,
+        sk: Option<String>,
+    ) -> Result<Option<E>, Error> {
+        if let Some(found) = self.get_by_key(pk.clone(), sk.clone()).await? {
+            return Ok(Some(found));
+        }
+        match previous.filter(|p| *p != pk) {
+            Some(previous) => self.get_previous(previous, sk).await,
+            None => Ok(None),
+        }
+    }
+
+    /// One `GetItem` at an item's previous place, adopting an untagged legacy item.
+    async fn get_previous(&self, pk: String, sk: Option<String>) -> Result<Option<E>, Error> {
+        let key = self.key(pk, sk)?;
+        let found = self
+            .shared
+            .client
+            .get_item()
+            .table_name(&self.shared.table)
+            .set_key(Some(key))
+            .send()
+            .await
+            .map_err(|e| Error::dynamo("GetItem", &self.shared.table, e))?
+            .item;
+        found
+            .map(|mut item| {
+                crate::access::migrate::adopt_untagged(E::SCHEMA, &mut item);
+                E::from_item(item)
+            })
+            .transpose()
+    }
+
+    /// Moves the item at `previous` (an item's place under the previous layout) to its
+    /// current place, if there is one there: what an update does first during a transition.
+    /// An item changed by someone else while it is moved is read again (a few times).
+    pub(crate) async fn migrate_key(&self, previous: String, sk: Option<String>) -> Result<(), Error> {
+        const ATTEMPTS: usize = 5;
+        for _ in 0..ATTEMPTS {
+            let key = self.key(previous.clone(), sk.clone())?;
+            let found = self
+                .shared
+                .client
+                .get_item()
+                .table_name(&self.shared.table)
+                .set_key(Some(key))
+                .consistent_read(true)
+                .send()
+                .await
+                .map_err(|e| Error::dynamo("GetItem", &self.shared.table, e))?
+                .item;
+            let Some(item) = found else {
+                return Ok(());
+            };
+            let report = crate::access::migrate::move_item(self, &item).await?;
+            if report.moved != crate::access::migrate::Moved::Changed {
+                return Ok(());
+            }
+        }
+        Err(Error::InvalidUpdate(format!(
+            "the {} item at {previous} kept changing while it was moved to its current place \
+             ({ATTEMPTS} attempts); retry the update",
+            E::SCHEMA.entity
+        )))
+    }
+
+    /// A delete through the layout: at `previous` first (during a transition), then at `pk`.
+    /// In that order, a migration that copies the old item concurrently either ran before the
+    /// first delete (and its copy is removed by the second) or finds the old copy gone and
+    /// copies nothing: the item never comes back.
+    pub(crate) async fn delete_in_layout(
+        &self,
+        pk: String,
+        previous: Option<String>,
+        sk: Option<String>,
+    ) -> Result<(), Error> {
+        if let Some(previous) = previous.filter(|p| *p != pk) {
+            self.delete_previous(previous, sk.clone()).await?;
+        }
+        self.delete_by_key(pk, sk).await
+    }
+
+    /// Deletes the copy at an item's previous place: one of this entity, or an untagged
+    /// legacy item.
+    async fn delete_previous(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
+        let key = self.key(pk, sk)?;
+        let legacy = matches!(E::SCHEMA.pk.previous, Some(PreviousLayout::Legacy { .. }));
+        if !legacy {
+            return self.send_delete(key, None).await;
+        }
+        let shown = describe_key(E::SCHEMA, &key);
+        let (mut names, mut values) = (Names::new(), Values::new());
+        let guard = entity_guard(E::SCHEMA, &mut names, &mut values);
+        let result = self
+            .shared
+            .client
+            .delete_item()
+            .table_name(&self.shared.table)
+            .set_key(Some(key))
+            .condition_expression(format!("({guard}) OR attribute_not_exists(#et)"))
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(Some(values))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => match e.into_service_error() {
+                DeleteItemError::ConditionalCheckFailedException(refusal) => {
+                    Err(Error::KeyTakenByOtherEntity {
+                        operation: "DeleteItem",
+                        entity: E::SCHEMA.entity,
+                        other: refusal.item.as_ref().and_then(entity_of).map(str::to_owned),
+                        key: shown,
+                    })
+                }
+                other => Err(Error::dynamo("DeleteItem", &self.shared.table, other)),
+            },
+        }
+    }
+
     /// Deletes the item with this physical key (no error if there is none). Guarded like
     /// `put`: an item of another entity at the key is left alone and reported as
     /// [`Error::KeyTakenByOtherEntity`].
@@ -609,7 +804,17 @@ impl<E: ShardedEntity> Repo<E> {
         index: Option<u8>,
         shards: Result<ShardKeys, KeyError>,
     ) -> Query<E> {
-        Query::new(self.clone(), index, shards)
+        Query::new(
+            self.clone(),
+            index,
+            shards.map(|keys| Partitions::new(keys, None)),
+        )
+    }
+
+    /// A scatter-gather query of the base table over every partition of a logical key's
+    /// layout: with a transition declared, the previous layout's too.
+    pub(crate) fn query_partitions(&self, partitions: Result<Partitions, KeyError>) -> Query<E> {
+        Query::new(self.clone(), None, partitions)
     }
 
     /// A parallel scan of every item of `E` in the table (other entities are filtered out):
@@ -685,13 +890,15 @@ impl<E: ShardedEntity> Repo<E> {
     where
         E: 'a,
     {
-        let writes = entities
-            .into_iter()
-            .map(|e| {
-                let keys = e.item_keys()?;
-                self.key(keys.pk, keys.sk).map(batch::Write::Delete)
-            })
-            .collect::<Result<_, _>>()?;
+        let mut writes = Vec::new();
+        for e in entities {
+            let keys = e.item_keys()?;
+            // During a transition the previous place's copy goes too.
+            if let Some(previous) = e.previous_pk()?.filter(|p| *p != keys.pk) {
+                writes.push(batch::Write::Delete(self.key(previous, keys.sk.clone())?));
+            }
+            writes.push(batch::Write::Delete(self.key(keys.pk, keys.sk)?));
+        }
         self.run_batch(writes).await
     }
 

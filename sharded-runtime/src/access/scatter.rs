@@ -148,8 +148,20 @@ pub(crate) struct Plan {
     pub sort_attribute: Option<&'static str>,
     /// Besides the partition key: the attributes of an `ExclusiveStartKey`, in cursor order.
     pub position_attributes: Vec<&'static str>,
-    /// One physical partition key per shard.
+    /// One physical partition key per shard: the current layout's, then, during a
+    /// transition, the previous layout's other keys.
     pub partitions: Vec<String>,
+    /// How many of `partitions` are the current layout's.
+    pub current_partitions: usize,
+    /// During a transition: an item's partition key under the current layout (`None` when
+    /// it cannot be read as one of the queried entities). An item found elsewhere is an old
+    /// copy, hidden when its current place holds an item with its sort key (see
+    /// [`Engine`]'s "Layout transitions").
+    pub placement: Option<fn(&Item) -> Option<String>>,
+    /// During a transition from a legacy key: the entity whose name an item of a legacy
+    /// partition without an entity attribute (written before the table adopted `sharded`)
+    /// is given, so that it is read, not filtered out.
+    pub adopt_untagged: Option<&'static str>,
     pub condition: Option<SortCondition>,
     pub descending: bool,
     pub consistent: bool,
@@ -250,6 +262,19 @@ struct Position {
 /// position are not even read. A shard above it cannot: DynamoDB's start key is exclusive and
 /// its items equal to the position's key are still due, so it starts from its own position
 /// and the engine drops what lies behind.
+///
+/// # Layout transitions
+///
+/// While a transition is declared (`previous_n`, `legacy`), the partitions are the current
+/// layout's and the previous layout's, and one logical item may be in two of them: copied to
+/// its new shard by a migration (or rewritten there by a put) and not yet deleted from its old
+/// place. The copy in the current place is authoritative: every write since the transition
+/// went there. So an item read from partition `p` whose current place is another partition
+/// `t` (`Plan::placement`) is an old copy, and is hidden when `t` holds an item with the same
+/// sort key: `t`'s head (every unfinished shard has one when the merge pops), its last item
+/// consumed, or, after a cursor, the item it resumes after. An old copy whose current place
+/// holds nothing is the item (not migrated yet) and comes out. Hidden copies are consumed
+/// like emitted ones (a cursor resumes after them), but never move the merge position.
 pub(crate) struct Engine {
     plan: Plan,
     shards: Vec<ShardState>,
@@ -354,6 +379,43 @@ impl Engine {
         key == &position.key && shard < position.shard
     }
 
+    /// Whether `item`, read from `shard` with sort key `key`, is an old copy of an item whose
+    /// current place holds an item with the same sort key (see "Layout transitions").
+    fn superseded(&self, item: &Item, shard: usize, key: &Option<SortValue>) -> bool {
+        let Some(placement) = self.plan.placement else {
+            return false;
+        };
+        let Some(target) = placement(item) else {
+            return false;
+        };
+        if target == self.plan.partitions[shard] {
+            return false;
+        }
+        let Some(at) = self.plan.partitions[..self.plan.current_partitions]
+            .iter()
+            .position(|p| *p == target)
+        else {
+            // Its current place is not among the partitions read (an item written under
+            // another logical key): nothing can stand for it, so it is shown.
+            return false;
+        };
+        let state = &self.shards[at];
+        let sorted = self.plan.sort_attribute.is_some();
+        // Without a sort key, a partition holds one item: any item there is the occupant.
+        let holds = |values: &[AttributeValue]| {
+            !sorted || values.first().and_then(SortValue::from_attribute) == *key
+        };
+        let head = state
+            .buffer
+            .front()
+            .is_some_and(|head| !sorted || sort_value(&self.plan, head) == *key);
+        let consumed = match &state.last_emitted {
+            Some(values) => holds(values),
+            None => matches!(&state.start, ShardPosition::After(values) if holds(values)),
+        };
+        head || consumed
+    }
+
     /// The next item in sort order, or `None` when the query is complete.
     pub async fn next_item(&mut self) -> Result<Option<Item>, Error> {
         if self.remaining == Some(0) {
@@ -373,6 +435,10 @@ impl Engine {
             }
             if self.behind_position(&key, shard) {
                 // Written behind the merge position after the position passed it.
+                continue;
+            }
+            if self.superseded(&item, shard, &key) {
+                self.shards[shard].last_emitted = Some(position_values(&self.plan, &item));
                 continue;
             }
             let state = &mut self.shards[shard];
@@ -426,6 +492,15 @@ impl Engine {
             for (shard, result) in results {
                 match result {
                     Ok(mut page) => {
+                        if let (Some(entity), true) = (
+                            self.plan.adopt_untagged,
+                            shard >= self.plan.current_partitions,
+                        ) {
+                            for item in &mut page.items {
+                                item.entry(ENTITY_ATTRIBUTE.to_owned())
+                                    .or_insert_with(|| AttributeValue::S(entity.to_owned()));
+                            }
+                        }
                         // Without a server-side filter, another entity's item (one whose sort
                         // key shares the prefix) is dropped here, as the filter would have.
                         if !self.plan.filter_on_server {
@@ -604,8 +679,15 @@ pub(crate) async fn query_shard(
     let mut names = HashMap::from([("#pk".to_owned(), plan.pk_attribute.to_owned())]);
     let mut values = HashMap::from([(":pk".to_owned(), AttributeValue::S(pk.clone()))]);
     // DynamoDB refuses placeholders an expression does not use: each is added with its use.
-    let entity = (plan.filter_on_server || count_only)
-        .then(|| entity_filter(plan.entities, &mut names, &mut values));
+    let legacy = plan.adopt_untagged.is_some() && shard >= plan.current_partitions;
+    let entity = (plan.filter_on_server || count_only || legacy).then(|| {
+        let filter = entity_filter(plan.entities, &mut names, &mut values);
+        if legacy {
+            format!("({filter}) OR attribute_not_exists(#et)")
+        } else {
+            filter
+        }
+    });
     let user = match &plan.filter {
         Some(filter) => Some(filter.render(&mut names, &mut values)?),
         None => None,
@@ -824,6 +906,9 @@ mod tests {
             sort_attribute: Some("sk"),
             position_attributes: vec!["sk"],
             partitions: (0..shards).map(|s| format!("GAME#g1#{s}")).collect(),
+            current_partitions: shards,
+            placement: None,
+            adopt_untagged: None,
             condition: None,
             descending: false,
             consistent: false,

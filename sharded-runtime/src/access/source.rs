@@ -41,6 +41,14 @@ pub trait QuerySource: Sized {
     /// Reads one item, refusing an item of an entity not in [`ENTITIES`](Self::ENTITIES).
     #[doc(hidden)]
     fn from_source_item(item: Item) -> Result<Self, Error>;
+    /// The partition key `item` has under its entity's current layout, or `None` when it is
+    /// not an item of this source: how a query tells an old copy from the current one during
+    /// a layout transition.
+    #[doc(hidden)]
+    fn placement(item: &Item) -> Option<String> {
+        let _ = item;
+        None
+    }
 }
 
 impl<E: ShardedEntity> QuerySource for E {
@@ -50,6 +58,10 @@ impl<E: ShardedEntity> QuerySource for E {
 
     fn from_source_item(item: Item) -> Result<Self, Error> {
         E::from_item(item)
+    }
+
+    fn placement(item: &Item) -> Option<String> {
+        E::from_item(item.clone()).ok()?.item_keys().ok().map(|keys| keys.pk)
     }
 }
 

@@ -70,6 +70,8 @@ pub struct UpdateKey {
     pub sk: Option<String>,
     /// The attribute values of the primary key's fields, by attribute.
     pub key_values: HashMap<&'static str, AttributeValue>,
+    /// The item's partition key under the previous layout, while a transition is declared.
+    pub previous: Option<String>,
 }
 
 /// Rebuilds the GSI key attributes an update changes, from the stored values of the key
@@ -229,6 +231,13 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
     async fn run(self, returning: bool) -> Result<Option<Item>, Error> {
         let schema = E::SCHEMA;
         let repo = self.repo.clone();
+        // During a transition, an item still at its previous place is moved to its current
+        // place first, so the update changes it there instead of creating a partial item.
+        if let Ok(key) = &self.key {
+            if let Some(previous) = key.previous.clone().filter(|p| *p != key.pk) {
+                repo.migrate_key(previous, key.sk.clone()).await?;
+            }
+        }
         let built = self.build()?;
         let result = repo
             .client()

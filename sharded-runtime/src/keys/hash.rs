@@ -45,14 +45,16 @@
 //! | `#[pk(shard = "hash(a, b)", n = N)]` | rule 3 over `a`, `b` | `N` |
 //! | `#[gsiK(shard = "hash(a, b)", n = N)]` | rule 3 over `a`, `b`, exactly as for `#[pk]` | `N` |
 //! | `#[gsiK(shard = N)]` (identity) | the item's *logical* base partition key (the `#[pk]` template filled in, without the base table's shard suffix), then `#`, then the item's base sort key as stored (the `#[sk]` template filled in). Without a `#[sk]`: the logical partition key alone, no trailing `#`. The GSI's own templates are not hashed | `N` |
-//! | `#[pk(shard = "random", n = N)]` | nothing: a uniform random shard per write, not reproducible | `N` |
+//! | `#[pk(shard = "random", n = N)]` | the item's identity, as for an identity GSI: its logical partition key, `#`, its sort key as stored. No field is chosen; items spread like random draws, and one item is always on the same shard | `N` |
 //!
 //! The identity input does not depend on the base table's shard, so an item keeps its GSI
-//! shard when it is written again, also when the base key is randomly sharded.
+//! shard when it is written again, and a randomly sharded item is found, overwritten and
+//! deleted on the shard it is on.
 //!
 //! **Rule 5: `n`.** The derive accepts `n` from 1 to 1,000
 //! ([`MAX_SHARDS`](crate::schema::MAX_SHARDS)); with `n = 1` every shard is 0. `n` is part of
-//! the specification of an entity: changing it moves almost every item to another shard.
+//! the specification of an entity: changing it moves almost every item to another shard, which
+//! is why a change of `n` is declared as a transition (`previous_n`) and migrated.
 //! ([`shard_of_bytes`] also answers 0 for `n = 0`, which the derive never produces.)
 //!
 //! **Rule 6: the physical key.** A sharded partition key (base table or GSI) is the logical

@@ -89,7 +89,11 @@ pub enum Sharding {
         /// The shard count.
         n: u32,
     },
-    /// `shard = "random"`: a fresh random shard per write; point lookups must ask every shard.
+    /// `shard = "random"`: no field is chosen; an item's shard is the spec hash of its own
+    /// primary key (its logical partition key, `#`, its sort key; rule 4 of
+    /// [`hash`](crate::hash)), which spreads distinct items as evenly as a random draw, but
+    /// puts a given item on the same shard every time, so that an item read back is found,
+    /// overwritten and deleted where it is (never a second copy on another shard).
     #[non_exhaustive]
     Random {
         /// The shard count.
@@ -151,6 +155,57 @@ pub struct PartitionKeySchema {
     pub template: &'static KeyTemplate,
     /// How the logical key is spread.
     pub sharding: Sharding,
+    /// The layout the items had before this one, while a transition is declared
+    /// (`previous_n = N` or `legacy = "..."` on `#[pk]`): reads cover it too.
+    pub previous: Option<PreviousLayout>,
+}
+
+/// Where a logical key's items lived before the layout declared now: read (and cleaned up)
+/// while a transition is under way, never written.
+///
+/// ```
+/// use sharded::schema::{KeyTemplate, PartitionKeySchema, PreviousLayout, Segment, Sharding};
+/// static T: KeyTemplate = KeyTemplate::new(
+///     "GAME#{game_id}",
+///     &[Segment::literal("GAME#"), Segment::field("game_id")],
+/// );
+/// // Resharding from 10 to 20 shards.
+/// let pk = PartitionKeySchema::new("pk", &T, Sharding::hash(&["player_id"], 20))
+///     .with_previous(PreviousLayout::shards(10));
+/// assert_eq!(pk.layout_description(), "GAME#{game_id}#<shard 0..20>, previously #<shard 0..10>");
+/// // Adopting sharding on a table whose items are under the unsharded key.
+/// let pk = PartitionKeySchema::new("pk", &T, Sharding::hash(&["player_id"], 10))
+///     .with_previous(PreviousLayout::legacy(&T));
+/// assert_eq!(pk.layout_description(), "GAME#{game_id}#<shard 0..10>, previously GAME#{game_id}");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PreviousLayout {
+    /// `previous_n = N`: the same template and sharding over `n` shards.
+    #[non_exhaustive]
+    Shards {
+        /// The shard count before the transition.
+        n: u32,
+    },
+    /// `legacy = "TEMPLATE"`: one unsharded key per logical key, built from this template
+    /// (whose fields are fields of the current template).
+    #[non_exhaustive]
+    Legacy {
+        /// The unsharded template.
+        template: &'static KeyTemplate,
+    },
+}
+
+impl PreviousLayout {
+    /// The same template and sharding over `n` shards.
+    pub const fn shards(n: u32) -> PreviousLayout {
+        PreviousLayout::Shards { n }
+    }
+
+    /// An unsharded key built from `template`.
+    pub const fn legacy(template: &'static KeyTemplate) -> PreviousLayout {
+        PreviousLayout::Legacy { template }
+    }
 }
 
 impl PartitionKeySchema {
@@ -164,6 +219,37 @@ impl PartitionKeySchema {
             attribute,
             template,
             sharding,
+            previous: None,
+        }
+    }
+
+    /// The same key with a transition from `previous` declared.
+    pub const fn with_previous(mut self, previous: PreviousLayout) -> Self {
+        self.previous = Some(previous);
+        self
+    }
+
+    /// The physical form of the layout and of the previous one while a transition is
+    /// declared: what cursors are issued under, and what messages show.
+    pub fn layout_description(&self) -> String {
+        let current = self.physical_form();
+        match self.previous {
+            None => current,
+            Some(PreviousLayout::Shards { n }) => {
+                format!("{current}, previously #<shard 0..{n}>")
+            }
+            Some(PreviousLayout::Legacy { template }) => {
+                format!("{current}, previously {}", template.source)
+            }
+        }
+    }
+
+    /// The layout description of the previous layout alone (what the layout was before the
+    /// transition was declared), if one is declared.
+    pub(crate) fn previous_description(&self) -> Option<String> {
+        match self.previous? {
+            PreviousLayout::Shards { n } => Some(format!("{}#<shard 0..{n}>", self.template.source)),
+            PreviousLayout::Legacy { template } => Some(template.source.to_owned()),
         }
     }
 
@@ -198,6 +284,20 @@ pub(crate) const fn same_partition_layout(a: &PartitionKeySchema, b: &PartitionK
     str_eq(a.attribute, b.attribute)
         && same_template_shape(a.template, b.template)
         && shard_count(a.sharding) == shard_count(b.sharding)
+        && same_previous(a.previous, b.previous)
+}
+
+/// Whether two transitions read the same previous partitions.
+pub(crate) const fn same_previous(a: Option<PreviousLayout>, b: Option<PreviousLayout>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(PreviousLayout::Shards { n: x }), Some(PreviousLayout::Shards { n: y })) => x == y,
+        (
+            Some(PreviousLayout::Legacy { template: x }),
+            Some(PreviousLayout::Legacy { template: y }),
+        ) => same_template_shape(x, y),
+        _ => false,
+    }
 }
 
 /// Whether two templates have the same literals and fields at the same places.

@@ -59,6 +59,91 @@ impl ShardKeys {
     }
 }
 
+/// Every physical partition key that may hold a logical key's items: the current layout's
+/// shards and, while a transition is declared, the previous layout's (the shards of the old
+/// `n`, or the unsharded legacy key).
+///
+/// Returned by the generated `pk_partitions`; queries read all of them and return each
+/// logical item once (see the README's "Changing the layout").
+///
+/// ```
+/// use sharded::{Partitions, ShardKeys};
+/// // Growing from 2 to 3 shards: shards 0 and 1 are in both layouts.
+/// let p = Partitions::new(
+///     ShardKeys::new("GAME#g1".into(), Some(3)),
+///     Some(ShardKeys::new("GAME#g1".into(), Some(2))),
+/// );
+/// assert_eq!(p.all(), ["GAME#g1#0", "GAME#g1#1", "GAME#g1#2"]);
+/// assert_eq!(p.current_count(), 3);
+/// // Adopting sharding over an unsharded legacy key.
+/// let p = Partitions::new(
+///     ShardKeys::new("GAME#g1".into(), Some(2)),
+///     Some(ShardKeys::new("GAME#g1".into(), None)),
+/// );
+/// assert_eq!(p.all(), ["GAME#g1#0", "GAME#g1#1", "GAME#g1"]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Partitions {
+    current: ShardKeys,
+    previous: Option<ShardKeys>,
+}
+
+impl Partitions {
+    /// The `current` layout's keys, and the `previous` layout's while a transition is declared.
+    pub fn new(current: ShardKeys, previous: Option<ShardKeys>) -> Self {
+        Partitions { current, previous }
+    }
+
+    /// The logical key (the current template, without a shard).
+    ///
+    /// ```
+    /// let p = sharded::Partitions::new(sharded::ShardKeys::new("A".into(), Some(2)), None);
+    /// assert_eq!(p.logical_key(), "A");
+    /// ```
+    pub fn logical_key(&self) -> &str {
+        self.current.logical_key()
+    }
+
+    /// The number of the current layout's keys (they come first in [`all`](Self::all)).
+    ///
+    /// ```
+    /// let p = sharded::Partitions::new(sharded::ShardKeys::new("A".into(), Some(4)), None);
+    /// assert_eq!(p.current_count(), 4);
+    /// ```
+    pub fn current_count(&self) -> usize {
+        self.current.shard_count() as usize
+    }
+
+    /// Whether a transition is declared.
+    ///
+    /// ```
+    /// let p = sharded::Partitions::new(sharded::ShardKeys::new("A".into(), Some(4)), None);
+    /// assert!(!p.in_transition());
+    /// ```
+    pub fn in_transition(&self) -> bool {
+        self.previous.is_some()
+    }
+
+    /// Every partition key, each once: the current layout's in shard order, then those of the
+    /// previous layout that are not current keys too.
+    pub fn all(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.current.clone().collect();
+        if let Some(previous) = &self.previous {
+            for key in previous.clone() {
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
+        }
+        keys
+    }
+
+    /// The current layout's keys alone.
+    pub(crate) fn current(&self) -> &ShardKeys {
+        &self.current
+    }
+}
+
 impl Iterator for ShardKeys {
     type Item = String;
 

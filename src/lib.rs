@@ -68,8 +68,8 @@ pub use sharded_derive::{ShardedCollection, ShardedEntity, ShardedProjection};
 pub use sharded_runtime::{
     capacity, hash, schema, Addable, CanceledAction, CollectionMember, Condition, Cursor,
     CursorError, CursorKey, Data, Elements, Error, Field, Item, ItemKey, ItemKeyDisplay, ItemKeys,
-    KeyError, KeyPart, KeyPartDecode, KeyPartError, Operand, Page, Partial, PrimaryKey, Projection,
-    Partitions, Query, QuerySource, Removable, Repo, RetryPolicy, Scan, ShardFailure, ShardKeys,
+    KeyError, KeyPart, KeyPartDecode, KeyPartError, Operand, Page, Partial, Partitions, PrimaryKey,
+    Projection, Query, QuerySource, Removable, Repo, RetryPolicy, Scan, ShardFailure, ShardKeys,
     ShardedCollection, ShardedCounter, ShardedEntity, Size, Slot, SortCondition, SortKeyCondition,
     TransactGet, TransactGetAnswer, Transaction, Updatable, Update, MAX_TRANSACTION_ACTIONS,
     MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,

@@ -161,7 +161,10 @@ fn random_shards_spread_items_and_keep_each_item_on_one_shard() {
         // The same item is always on the same shard: the hash of its logical key and sort key.
         assert_eq!(VoteShard::pk("A", &voter).unwrap(), key);
         let identity = format!("CANDIDATE#A#{}", VoteShard::sk(&voter).unwrap());
-        assert_eq!(shard, sharded::hash::shard_of_bytes(identity.as_bytes(), 10));
+        assert_eq!(
+            shard,
+            sharded::hash::shard_of_bytes(identity.as_bytes(), 10)
+        );
         shards.insert(shard);
     }
     assert_eq!(shards.len(), 10);

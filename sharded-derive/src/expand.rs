@@ -498,7 +498,14 @@ fn partition_methods(
                  (`0..{n}`) is the spec hash of the item's logical key and sort key (`shard = \"random\"`), \
                  so items spread evenly and one item is always on the same shard."
             );
-            let body = cx.body(random_key(cx, &ctx, &template, &template_values, sk_fields, n));
+            let body = cx.body(random_key(
+                cx,
+                &ctx,
+                &template,
+                &template_values,
+                sk_fields,
+                n,
+            ));
             out.extend(quote! {
                 #[doc = #doc]
                 pub fn #build(#(#params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
@@ -1305,8 +1312,10 @@ fn repository_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
         (RShard::Hash(_), None) => "exactly one `GetItem`, on the shard its hash fields give",
         (RShard::Random(_), None) => "exactly one `GetItem`, on the shard its key hashes to",
         (_, None) => "one `GetItem`",
-        (_, Some(_)) => "one `GetItem` on its current shard, and, when nothing is there \
-                         during the declared transition, one at its previous place",
+        (_, Some(_)) => {
+            "one `GetItem` on its current shard, and, when nothing is there \
+                         during the declared transition, one at its previous place"
+        }
     };
     let previous_expr = if pk.previous.is_some() {
         quote!(Self::pk_previous(#(#pk_args),*)?)
@@ -1369,6 +1378,22 @@ fn repository_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
          transactional reads (`sharded::TransactGet`)."
     );
     // A name that is no identifier was reported by validation; it gets no function.
+    // The counters' key: the item's identity, independent of its shard and of `n`.
+    let identity = {
+        let entity_name = r.entity.entity_name();
+        let ctx = key_context(rt, &entity_name, pk.attribute);
+        let logical_args = cx.names(pk.template.fields());
+        match &pk.shard {
+            RShard::Hash(fields) => {
+                let names: Vec<String> = fields.iter().map(|f| f.ident().to_string()).collect();
+                let values = cx.values(fields.iter().copied());
+                quote!(
+                    ::std::format!("{}#{}", Self::pk_logical(#(#logical_args),*)?, #rt::canonical(#ctx, &[#(#names),*], #values)?)
+                )
+            }
+            _ => quote!(Self::pk_logical(#(#logical_args),*)?),
+        }
+    };
     let counters = r.entity.counters.iter().filter(|c| crate::validate::is_counter_name(&c.name.value())).map(|counter| {
         let name = counter.name.value();
         let n = counter.n.base10_parse::<u32>().unwrap_or(1);
@@ -1380,7 +1405,7 @@ fn repository_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
         );
         let body = cx.body(quote! {
             let sk = #sk_expr;
-            ::core::result::Result::Ok(#rt::entity_counter(repo, #name, #n, &Self::pk(#(#pk_args),*)?, sk.as_deref()))
+            ::core::result::Result::Ok(#rt::entity_counter(repo, #name, #n, &#identity, sk.as_deref()))
         });
         let n_span = counter.n.span();
         let rt_n = respan(rt, n_span);

@@ -314,6 +314,14 @@ fn read_partition(
 ) -> Option<RawPartition> {
     let mut raw = RawPartition::default();
     let result = attr.parse_nested_meta(|meta| {
+        if name != PK && (meta.path.is_ident(PREVIOUS_N) || meta.path.is_ident(LEGACY)) {
+            cx.syn_error(meta.error(format!(
+                "a layout transition is declared on the base table's #[pk], not on #[{name}]: \
+                 an index key is rewritten by every put, so to change it, change #[{name}] and \
+                 re-put the items"
+            )));
+            return skip(&meta);
+        }
         let Some(key) = accepted_key(cx, &meta, name, allowed)? else {
             return Ok(());
         };

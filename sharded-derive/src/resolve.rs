@@ -11,9 +11,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Ident, Type};
 
-use crate::model::{
-    Entity, Field, Gsi, PartitionKey, Previous, Segment, Shard, SortKey, Template,
-};
+use crate::model::{Entity, Field, Gsi, PartitionKey, Previous, Segment, Shard, SortKey, Template};
 use crate::suggest::did_you_mean;
 
 /// A field named by a key template or a shard expression.

@@ -23,7 +23,15 @@ pub const ENTITY: &str = "entity";
 pub const CRATE: &str = "crate";
 
 /// Keys accepted by each attribute, for "unknown key" messages and suggestions.
-pub const PK_KEYS: &[&str] = &[TEMPLATE, SHARD, N, SINGLE_PARTITION, QUERY, PREVIOUS_N, LEGACY];
+pub const PK_KEYS: &[&str] = &[
+    TEMPLATE,
+    SHARD,
+    N,
+    SINGLE_PARTITION,
+    QUERY,
+    PREVIOUS_N,
+    LEGACY,
+];
 pub const SK_KEYS: &[&str] = &[TEMPLATE];
 pub const GSI_KEYS: &[&str] = &[PK, SK, SHARD, N, SINGLE_PARTITION, QUERY, INDEX];
 pub const CONTAINER_KEYS: &[&str] = &[TABLE, ENTITY, CRATE];

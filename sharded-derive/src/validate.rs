@@ -15,7 +15,7 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
     partition_key(cx, entity, pk, "pk");
     base_key_not_hot(cx, pk);
     random_needs_item_key(cx, entity, pk);
-    transition(cx, pk);
+    transition(cx, entity, pk);
     if let Some(sk) = &entity.sk {
         template_fields(cx, entity, &sk.template);
     }
@@ -59,7 +59,7 @@ fn random_needs_item_key(cx: &Ctxt, entity: &Entity, pk: &PartitionKey) {
 
 /// `previous_n` and `legacy`: a transition needs something to change, and a legacy key must
 /// be buildable from the logical key a query is given.
-fn transition(cx: &Ctxt, pk: &PartitionKey) {
+fn transition(cx: &Ctxt, entity: &Entity, pk: &PartitionKey) {
     match &pk.previous {
         None => {}
         Some(Previous::Shards(old)) => {
@@ -90,7 +90,14 @@ fn transition(cx: &Ctxt, pk: &PartitionKey) {
         Some(Previous::Legacy(legacy)) => {
             let current: HashSet<String> = pk.template.fields().map(Ident::to_string).collect();
             for field in legacy.fields() {
-                if !current.contains(&field.to_string()) {
+                if entity.field(field).is_none() {
+                    unknown_field(
+                        cx,
+                        entity,
+                        field,
+                        &format!("legacy template \"{}\"", legacy.lit.value()),
+                    );
+                } else if !current.contains(&field.to_string()) {
                     cx.error_spanned_by(
                         &legacy.lit,
                         format!(

@@ -20,8 +20,8 @@ pub use crate::keys::schema::{
 };
 pub use crate::keys::shards::{Partitions, ShardKeys};
 pub use crate::keys::template::{
-    build_hashed_key, build_key, build_key_on_shard, build_key_prefix, build_random_key, parse_key,
-    shard_of, shard_of_text, KeyContext, KeyTemplate, ParsedKey, Segment,
+    build_hashed_key, build_key, build_key_on_shard, build_key_prefix, build_random_key, canonical,
+    parse_key, shard_of, shard_of_text, KeyContext, KeyTemplate, ParsedKey, Segment,
 };
 pub use aws_sdk_dynamodb::types::AttributeValue;
 pub use core::result::Result;
@@ -429,8 +429,11 @@ pub fn rebuilt_field<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// The counter `name` of the item at (`pk`, `sk`): the body of a generated `<name>_counter`.
-/// Its shards are `COUNTER#<name>#<pk>[#<sk>]#0..n`, in the repository's table.
+/// The counter `name` of the item whose layout-independent identity is `pk` (its logical
+/// partition key, and for a hash-sharded key `#` and the canonical text of its hash fields)
+/// and `sk`: the body of a generated `<name>_counter`. Its shards are
+/// `COUNTER#<name>#<pk>[#<sk>]#0..n`, in the repository's table: they stay where they are
+/// when the item's layout changes (`previous_n`, `legacy`).
 pub fn entity_counter<E: Entity>(
     repo: &Repo<E>,
     name: &str,

@@ -23,7 +23,12 @@ pub struct ScoreAt4 {
 /// The same entity, resharding to 9 shards: 4 is declared as the previous count.
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[sharded(entity = "Score")]
-#[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 9, previous_n = 4)]
+#[pk(
+    template = "GAME#{game_id}",
+    shard = "hash(player_id)",
+    n = 9,
+    previous_n = 4
+)]
 #[sk(template = "SCORE#{score}#{player_id}")]
 pub struct ScoreTo9 {
     pub game_id: String,
@@ -34,7 +39,12 @@ pub struct ScoreTo9 {
 /// Shrinking from 9 shards to 2.
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[sharded(entity = "Score")]
-#[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 2, previous_n = 9)]
+#[pk(
+    template = "GAME#{game_id}",
+    shard = "hash(player_id)",
+    n = 2,
+    previous_n = 9
+)]
 #[sk(template = "SCORE#{score}#{player_id}")]
 pub struct ScoreTo2 {
     pub game_id: String,
@@ -106,8 +116,10 @@ async fn resharding_reads_every_item_once_in_both_layouts() {
         new.put(&to9(s)).await.unwrap();
     }
     // And some are updated to new scores through the new layout.
-    let mut truth: BTreeMap<String, u64> =
-        items.iter().map(|s| (s.player_id.clone(), s.score)).collect();
+    let mut truth: BTreeMap<String, u64> = items
+        .iter()
+        .map(|s| (s.player_id.clone(), s.score))
+        .collect();
     for s in items.iter().skip(1).step_by(5) {
         let moved = ScoreTo9 {
             score: s.score + 1,
@@ -120,9 +132,17 @@ async fn resharding_reads_every_item_once_in_both_layouts() {
         new.put(&moved).await.unwrap();
         truth.insert(s.player_id.clone(), moved.score);
     }
-    let all = ScoreTo9::query(&new, "g1").descending().collect().await.unwrap();
+    let all = ScoreTo9::query(&new, "g1")
+        .descending()
+        .collect()
+        .await
+        .unwrap();
     let got: Vec<(String, u64)> = all.iter().map(|s| (s.player_id.clone(), s.score)).collect();
-    assert_eq!(got, expected_top(&truth, usize::MAX), "every item once, in order");
+    assert_eq!(
+        got,
+        expected_top(&truth, usize::MAX),
+        "every item once, in order"
+    );
     for k in [1, 10, 100] {
         let top = ScoreTo9::query(&new, "g1")
             .descending()
@@ -149,7 +169,9 @@ async fn resharding_reads_every_item_once_in_both_layouts() {
     // Point reads find items in either layout; deletes remove both copies.
     for s in items.iter().take(10) {
         let score = truth[&s.player_id];
-        let found = ScoreTo9::get(&new, "g1", &s.player_id, score).await.unwrap();
+        let found = ScoreTo9::get(&new, "g1", &s.player_id, score)
+            .await
+            .unwrap();
         assert_eq!(found.map(|f| f.score), Some(score), "{}", s.player_id);
     }
     let gone = &items[0];
@@ -196,7 +218,10 @@ async fn a_cursor_from_another_layout_is_refused_as_such() {
             assert!(issued.contains("0..4"), "{issued}");
             assert!(current.contains("0..9"), "{current}");
         }
-        other => panic!("expected a layout refusal, got {:?}", other.map(|p| p.items.len())),
+        other => panic!(
+            "expected a layout refusal, got {:?}",
+            other.map(|p| p.items.len())
+        ),
     }
 }
 
@@ -226,15 +251,26 @@ async fn legacy_items_without_an_entity_attribute_are_read_moved_and_deleted() {
     }
     let all = ScoreFromLegacy::query(&repo, "g1").collect().await.unwrap();
     assert_eq!(all.len(), 12);
-    assert_eq!(ScoreFromLegacy::query(&repo, "g1").count().await.unwrap(), 12);
+    assert_eq!(
+        ScoreFromLegacy::query(&repo, "g1").count().await.unwrap(),
+        12
+    );
     let found = ScoreFromLegacy::get(&repo, "g1", "p3", 30).await.unwrap();
     assert_eq!(found.map(|s| s.score), Some(30));
     // An update of a legacy item moves it to its shard first.
     let f = ScoreFromLegacy::fields();
     let _ = f;
-    ScoreFromLegacy::delete(&repo, "g1", "p4", 40).await.unwrap();
-    assert_eq!(ScoreFromLegacy::get(&repo, "g1", "p4", 40).await.unwrap(), None);
-    assert_eq!(ScoreFromLegacy::query(&repo, "g1").count().await.unwrap(), 11);
+    ScoreFromLegacy::delete(&repo, "g1", "p4", 40)
+        .await
+        .unwrap();
+    assert_eq!(
+        ScoreFromLegacy::get(&repo, "g1", "p4", 40).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        ScoreFromLegacy::query(&repo, "g1").count().await.unwrap(),
+        11
+    );
     // put_new refuses an item that exists at its legacy place.
     let taken = ScoreFromLegacy {
         game_id: "g1".into(),
@@ -272,11 +308,18 @@ async fn random_items_read_back_are_deleted_and_replaced_where_they_are() {
             .collect()
             .await
             .unwrap();
-        assert_eq!(read, [again.clone()], "replaced, not copied (round {round})");
+        assert_eq!(
+            read,
+            [again.clone()],
+            "replaced, not copied (round {round})"
+        );
         match round % 3 {
             0 => repo.batch_delete(&read).await.unwrap(),
             1 => Line::delete(&repo, "d1", round, &again.id).await.unwrap(),
-            _ => repo.delete_if(&read[0], Line::fields().text.eq("second".to_owned())).await.unwrap(),
+            _ => repo
+                .delete_if(&read[0], Line::fields().text.eq("second".to_owned()))
+                .await
+                .unwrap(),
         }
         let left = Line::query(&repo, "d1")
             .sk(Line::sk_at_eq(round))

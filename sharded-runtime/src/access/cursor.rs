@@ -58,7 +58,7 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 /// u8      version = 2
 /// u8      seal: 0 = plain (FNV-1a checksum at the end), 1 = sealed (HMAC-SHA256 at the end)
 /// u64 BE  query fingerprint (see below)
-/// u32 BE  shard count n
+/// u32 BE  partition count n: the shards read (during a transition, the current layout's, then the previous layout's other keys)
 /// u8      merge position: 0 = no item emitted yet, 1 = after the last emitted item:
 ///           u32 BE  the shard that item came from
 ///           u8      0 = the queried key has no sort key, 1 = a value follows: its sort key
@@ -86,12 +86,17 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 /// items not yet shown (version 1 also held each shard's *next* sort key; version 1 cursors
 /// are refused with [`CursorError::Version`]).
 ///
-/// The fingerprint is FNV-1a 64 over five parts, each written as its `u32 BE` byte length and
+/// The fingerprint is FNV-1a 64 over six parts, each written as its `u32 BE` byte length and
 /// its UTF-8 bytes: the entity name, the index name (empty for the base table), the logical
 /// partition key (`GAME#g1`), a text form of the sort-key condition (also the implicit
-/// `begins_with` on the sort key's literal prefix; empty when there is none), and `asc` or
-/// `desc`. A cursor is accepted only by a query whose fingerprint, shard count and
-/// number of position values match.
+/// `begins_with` on the sort key's literal prefix; empty when there is none), `asc` or
+/// `desc`, and the transition the query reads (empty for a steady layout; during a
+/// transition `GAME#{game_id}#<shard 0..20>, previously #<shard 0..10>`). A cursor is
+/// accepted only by a query whose fingerprint, shard count and number of position values
+/// match. A cursor of the same query issued under another layout of the key (before a
+/// transition was declared, during it, or after it ended) is recognised and refused with
+/// [`CursorError::Layout`]: its shard positions name another set of partitions, so it is
+/// never continued.
 ///
 /// The size grows with the shard count: 23 bytes (47 sealed), plus the merge position
 /// (`5 + 5 + key bytes`), plus per shard 1 byte (not started, finished) or
@@ -293,7 +298,8 @@ pub enum CursorError {
     /// The cursor belongs to another query.
     #[error(
         "the cursor belongs to another query (entity, index, partition key, sort-key condition or \
-         order differ); use it only with the query that returned it"
+         order differ, or the key's layout changed: a transition was declared or ended); use it \
+         only with the query that returned it, or restart the listing"
     )]
     WrongQuery,
 }

@@ -206,7 +206,8 @@ pub(crate) async fn move_item<E: ShardedEntity>(
     let spent = estimate(true);
     match codes.as_slice() {
         // The current place holds an item: a newer write. The old copy is stale.
-        ["ConditionalCheckFailed", "None"] | ["ConditionalCheckFailed", "ConditionalCheckFailed"] => {
+        ["ConditionalCheckFailed", "None"]
+        | ["ConditionalCheckFailed", "ConditionalCheckFailed"] => {
             let result = repo
                 .client()
                 .delete_item()

@@ -518,23 +518,30 @@ impl<S: QuerySource, O> Query<S, O> {
                     .unwrap_or_default(),
             )
             .part(if self.descending { "desc" } else { "asc" });
-        // The layout is the last part: a cursor of this query under another layout of the
-        // same key is recognised, and refused as such (`CursorError::Layout`).
+        // The transition is the last part: a cursor of this query under another layout of the
+        // same key is recognised, and refused as such (`CursorError::Layout`). A steady layout
+        // adds nothing (a change of `n` alone shows as the shard count, `ShardCount`).
         let layout = layout_description(schema, index, transition);
         let other_layouts: Vec<(String, u64, u32)> = match index {
-            None => alternative_layouts(schema, &partitions, transition)
+            None => alternative_layouts(schema, &partitions)
                 .into_iter()
-                .filter(|(description, _)| *description != layout)
-                .map(|(description, shards)| {
-                    let print = fingerprint.clone().part(&description).finish();
+                .filter(|(description, _, _)| *description != layout)
+                .map(|(description, part, shards)| {
+                    let print = fingerprint.clone().part(&part).finish();
                     (description, print, shards)
                 })
                 .collect(),
             Some(_) => Vec::new(),
         };
         self.other_layouts = other_layouts;
-        self.layout = layout.clone();
-        let fingerprint = fingerprint.part(&layout).finish();
+        self.layout = layout;
+        let fingerprint = fingerprint
+            .part(&if transition {
+                schema.pk.layout_description()
+            } else {
+                String::new()
+            })
+            .finish();
         let plan = Plan {
             client: self.repo.client().clone(),
             table: self.repo.table().to_owned(),
@@ -789,29 +796,29 @@ impl<S: QuerySource, O> Query<S, O> {
 }
 
 /// The leading literal of a sort-key template (`SCORE#` of `SCORE#{score}#{player_id}`).
-/// The other layouts a cursor of a base-table query may have been issued under, with their
-/// partition counts: the previous layout alone (before the transition was declared), the
-/// current one alone (after it is removed), and the transition itself.
+/// The other layouts a cursor of a base-table query may have been issued under: how they
+/// are shown, their fingerprint part, their partition count. The current layout alone (once
+/// the transition is removed), the transition itself, and the previous layout alone (before
+/// the transition was declared).
 fn alternative_layouts(
     schema: &EntitySchema,
     partitions: &Partitions,
-    transition: bool,
-) -> Vec<(String, u32)> {
-    let current = (
-        schema.pk.physical_form(),
-        partitions.current_count() as u32,
-    );
-    let mut out = vec![current];
+) -> Vec<(String, String, u32)> {
+    let current_count = partitions.current_count() as u32;
+    let mut out = vec![(schema.pk.physical_form(), String::new(), current_count)];
     if let Some(previous) = schema.pk.previous_description() {
-        let count = partitions.all().len() as u32;
-        out.push((schema.pk.layout_description(), count));
+        let transition = schema.pk.layout_description();
+        out.push((
+            transition.clone(),
+            transition,
+            partitions.all().len() as u32,
+        ));
         let previous_count = match schema.pk.previous {
             Some(crate::keys::schema::PreviousLayout::Shards { n }) => n,
             _ => 1,
         };
-        out.push((previous, previous_count));
+        out.push((previous, String::new(), previous_count));
     }
-    let _ = transition;
     out
 }
 

@@ -22,8 +22,8 @@ use crate::access::update::stored_version;
 use crate::capacity::stats::{record, HotKeyStats};
 use crate::capacity::units::{check_item_size, Consistency};
 use crate::error::{Error, ItemKeyDisplay, KeyError};
-use crate::keys::schema::{EntitySchema, PreviousLayout};
 use crate::keys::schema::ENTITY_ATTRIBUTE;
+use crate::keys::schema::{EntitySchema, PreviousLayout};
 use crate::keys::shards::{Partitions, ShardKeys};
 
 /// Default bound on concurrent shard requests of one query: all shards at once up to 32,
@@ -472,7 +472,11 @@ impl<E: ShardedEntity> Repo<E> {
                         key,
                     })
                 }
-                other => Err(Error::dynamo("TransactWriteItems", &self.shared.table, other)),
+                other => Err(Error::dynamo(
+                    "TransactWriteItems",
+                    &self.shared.table,
+                    other,
+                )),
             },
         }
     }
@@ -704,7 +708,11 @@ impl<E: ShardedEntity> Repo<E> {
     /// Moves the item at `previous` (an item's place under the previous layout) to its
     /// current place, if there is one there: what an update does first during a transition.
     /// An item changed by someone else while it is moved is read again (a few times).
-    pub(crate) async fn migrate_key(&self, previous: String, sk: Option<String>) -> Result<(), Error> {
+    pub(crate) async fn migrate_key(
+        &self,
+        previous: String,
+        sk: Option<String>,
+    ) -> Result<(), Error> {
         const ATTEMPTS: usize = 5;
         for _ in 0..ATTEMPTS {
             let key = self.key(previous.clone(), sk.clone())?;

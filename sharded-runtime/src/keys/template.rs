@@ -252,6 +252,19 @@ pub fn shard_of(
     Ok(hash::shard_of_bytes(canonical.as_bytes(), n))
 }
 
+/// The canonical text of hash fields (rule 3 of the [hash spec](crate::keys::hash)): what
+/// `shard_of` hashes, before the modulo. Part of an item's layout-independent identity (the
+/// key of the counters beside it), which must not change when `n` does.
+pub fn canonical(
+    ctx: KeyContext,
+    fields: &[&'static str],
+    values: &[&dyn KeyPart],
+) -> Result<String, KeyError> {
+    let mut out = String::with_capacity(32);
+    write_canonical(&mut out, ctx, fields, values)?;
+    Ok(out)
+}
+
 /// The shard of an already-built text: used for identity-sharded GSIs, whose canonical bytes
 /// are the item's logical partition key, `#`, and its sort key (rule 4 of the
 /// [hash spec](crate::keys::hash)).

@@ -1,0 +1,12 @@
+use serde::{Deserialize, Serialize};
+use sharded::ShardedEntity;
+
+#[derive(ShardedEntity, Serialize, Deserialize)]
+#[pk(template = "VOTES#{candidate}", shard = "random", n = 10)]
+#[sk(template = "TOTAL")]
+struct Votes {
+    candidate: String,
+    count: i64,
+}
+
+fn main() {}

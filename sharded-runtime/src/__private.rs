@@ -166,7 +166,10 @@ pub trait DecodeVia<T> {
     ) -> Result<T, KeyError>;
 }
 
-impl<T: KeyPartDecode> DecodeVia<T> for DecodeProbe<T> {
+// `KeyPart` too: `ParsedKey::decode` writes the value back to check the text was its canonical
+// key. Every key field is asserted to have both (`assert_key_part`, `assert_key_part_decode`),
+// so a type lacking either is reported there and this probe falls back silently.
+impl<T: KeyPartDecode + KeyPart> DecodeVia<T> for DecodeProbe<T> {
     fn decode_at(
         &self,
         parsed: &crate::keys::template::ParsedKey<'_>,

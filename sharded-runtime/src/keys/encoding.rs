@@ -48,7 +48,12 @@ use std::fmt;
 /// Floats are not key parts: they have no exact decimal form, `NaN` has no order, and `-0.0`
 /// equals `0.0` while encoding differently. Store an integer (cents, micro-units) instead.
 ///
-/// Your own types join by implementing [`KeyPart`] (and [`KeyPartDecode`] to parse keys back):
+/// Each encoding is also the only text its type parses back from ([`KeyPartDecode`]): a
+/// key is refused in any other spelling (`2026-06-22T01:00:00Z`, an upper-case UUID, `42`
+/// for a `u64`), so a parsed key always builds back to itself.
+///
+/// Your own types join by implementing [`KeyPart`] (and [`KeyPartDecode`] to parse keys back,
+/// accepting exactly what `write_key` writes):
 ///
 /// ```
 /// use sharded::{KeyPart, KeyPartDecode, KeyPartError};
@@ -97,7 +102,29 @@ pub trait KeyPart {
 ///
 /// assert_eq!(u64::decode_key("00000000000000001234").unwrap(), 1234);
 /// assert_eq!(String::decode_key("a$20b$23c").unwrap(), "a b#c");
+///
+/// // Only the exact text `write_key` writes parses back: `1234` is the same number, but
+/// // not its key.
+/// let err = u64::decode_key("1234").unwrap_err();
+/// assert!(err.to_string().contains("`00000000000000001234`"), "{err}");
 /// ```
+///
+/// # Canonical only
+///
+/// A decoder must accept exactly the texts its [`KeyPart`] writes: `decode_key(s)` succeeds
+/// only when writing the result gives back `s` itself. A decoder that also took another
+/// spelling (upper-case hex, a `+00:00` offset, an unpadded number) would read a key into a
+/// value whose own key is a different one: a `get` or `delete` built from the parsed fields
+/// would address another item than the one the key was read from, and the shard hash would
+/// hash other bytes. Every built-in decoder is canonical-only and refuses other spellings with a
+/// [`KeyPartError::Invalid`] that names the form expected: for `2026-1-2` read as a date,
+/// "expected YYYY-MM-DD such as `2026-01-02`".
+///
+/// The generated `parse_*` functions enforce the rule for every type, your own included: after
+/// decoding a field they write the value again with [`KeyPart::write_key`] and refuse the key
+/// when that differs from the text they read. A lenient decoder therefore costs a refused key,
+/// never a wrong one; it is still better to refuse at the source, with a message that names
+/// the form.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be parsed back out of a DynamoDB key",
     label = "this key field type has no key decoding",
@@ -159,6 +186,103 @@ impl<T: KeyPart + ?Sized> KeyPart for &T {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The canonical form: the one rule every decoder keeps
+
+/// The key `value` writes, or `None` when it cannot be written.
+fn key_of<T: KeyPart + ?Sized>(value: &T) -> Option<String> {
+    let mut key = String::new();
+    value.write_key(&mut key).ok().map(|()| key)
+}
+
+/// Checks that `value`, decoded from `encoded`, writes exactly `encoded` back.
+///
+/// The generated parsers run it after every [`KeyPartDecode::decode_key`], so a lenient
+/// decoder of a user's type cannot turn a key into a value whose own key is another one.
+pub(crate) fn ensure_canonical<T: KeyPart + ?Sized>(
+    value: &T,
+    encoded: &str,
+) -> Result<(), KeyPartError> {
+    let mut again = String::with_capacity(encoded.len());
+    match value.write_key(&mut again) {
+        Ok(()) if again == encoded => Ok(()),
+        Ok(()) => Err(KeyPartError::invalid(format!(
+            "`{encoded}` is not the canonical key form of its value: expected `{again}`"
+        ))),
+        Err(e) => Err(KeyPartError::invalid(format!(
+            "`{encoded}` decodes to a value that cannot be written into a key ({e})"
+        ))),
+    }
+}
+
+/// The refusal of `encoded`, which is not the canonical key form of `what` (`a date`):
+/// `expected` names that form, `example` is a canonical key, `reason` what the decoder saw.
+fn not_canonical(
+    encoded: &str,
+    what: &str,
+    expected: impl fmt::Display,
+    example: &str,
+    reason: Option<&dyn fmt::Display>,
+) -> KeyPartError {
+    let mut message =
+        format!("`{encoded}` is not the canonical key form of {what}: expected {expected}");
+    if !example.is_empty() {
+        message.push_str(&format!(" such as `{example}`"));
+    }
+    if let Some(reason) = reason {
+        message.push_str(&format!(" ({reason})"));
+    }
+    KeyPartError::Invalid(message)
+}
+
+/// The canonical key of `near` (what a forgiving reading of the refused text gave), so the
+/// message shows the key the user probably meant; else the key of `sample`.
+fn example_key<T: KeyPart>(near: Option<T>, sample: T) -> String {
+    near.as_ref()
+        .and_then(key_of)
+        .or_else(|| key_of(&sample))
+        .unwrap_or_default()
+}
+
+/// `lenient` (what a forgiving parser read from `encoded`) when it writes exactly `encoded`
+/// back, else the refusal naming the canonical form (`expected`) with an example.
+///
+/// Types whose parser accepts more than the key form (chrono's RFC 3339, `Uuid::try_parse`)
+/// decode through this: one comparison makes them canonical-only, and the forgiving read
+/// gives the message its example, the key the text should have been.
+#[cfg(any(feature = "chrono", feature = "uuid"))]
+fn canonical_only<T: KeyPart, E: fmt::Display>(
+    encoded: &str,
+    lenient: Result<T, E>,
+    what: &str,
+    expected: &str,
+    sample: T,
+) -> Result<T, KeyPartError> {
+    match lenient {
+        Ok(value) => {
+            let mut key = String::with_capacity(encoded.len());
+            match value.write_key(&mut key) {
+                Ok(()) if key == encoded => Ok(value),
+                Ok(()) => Err(not_canonical(encoded, what, expected, &key, None)),
+                Err(e) => Err(not_canonical(
+                    encoded,
+                    what,
+                    expected,
+                    &example_key(None, sample),
+                    Some(&e),
+                )),
+            }
+        }
+        Err(e) => Err(not_canonical(
+            encoded,
+            what,
+            expected,
+            &example_key(None, sample),
+            Some(&e),
+        )),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Strings
 
 /// Bytes at or below this are escaped as `$XX`; see the module docs for why this bound.
@@ -213,6 +337,10 @@ impl KeyPart for String {
     }
 }
 
+/// The canonical string form, for messages.
+const STRING_FORM: &str =
+    "the text with every byte up to 0x24 written as `$` and two upper-case hex digits";
+
 impl KeyPartDecode for String {
     fn decode_key(encoded: &str) -> Result<Self, KeyPartError> {
         if encoded.is_empty() {
@@ -221,31 +349,30 @@ impl KeyPartDecode for String {
         if encoded.bytes().all(|b| b > ESCAPE_AT_OR_BELOW) {
             return Ok(encoded.to_owned());
         }
+        let refuse = |reason: String| {
+            not_canonical(encoded, "a string", STRING_FORM, "a$20b$23c", Some(&reason))
+        };
         let bytes = encoded.as_bytes();
         let mut out = Vec::with_capacity(bytes.len());
         let mut i = 0;
         while i < bytes.len() {
             if bytes[i] == b'$' {
-                let hex = bytes.get(i + 1..i + 3).ok_or_else(|| {
-                    KeyPartError::invalid(format!(
-                        "`$` at byte {i} is not followed by two hex digits"
-                    ))
-                })?;
-                let value = hex_value(hex[0])
-                    .zip(hex_value(hex[1]))
+                // Upper-case hex only, and only for the bytes that must be escaped: `$2a` and
+                // `$41` decode to bytes whose key is `$2A` and `A`, so they are not keys.
+                let value = bytes
+                    .get(i + 1..i + 3)
+                    .and_then(|hex| hex_value(hex[0]).zip(hex_value(hex[1])))
                     .map(|(hi, lo)| hi << 4 | lo)
                     .filter(|&b| b <= ESCAPE_AT_OR_BELOW)
                     .ok_or_else(|| {
-                        KeyPartError::invalid(format!(
-                            "`${}` is not a valid escape",
-                            String::from_utf8_lossy(hex)
-                        ))
+                        let escape: String = encoded[i..].chars().take(3).collect();
+                        refuse(format!("`{escape}` at byte {i} is not an escape"))
                     })?;
                 out.push(value);
                 i += 3;
             } else if bytes[i] < ESCAPE_AT_OR_BELOW {
-                return Err(KeyPartError::invalid(format!(
-                    "byte 0x{:02X} at {i} should have been escaped",
+                return Err(refuse(format!(
+                    "byte 0x{:02X} at {i} is not escaped",
                     bytes[i]
                 )));
             } else {
@@ -254,7 +381,7 @@ impl KeyPartDecode for String {
             }
         }
         // Only ASCII bytes were replaced, so the result is valid UTF-8 whenever the input was.
-        String::from_utf8(out).map_err(|_| KeyPartError::invalid("escaped text is not valid UTF-8"))
+        String::from_utf8(out).map_err(|_| refuse("escaped text is not valid UTF-8".into()))
     }
 }
 
@@ -296,15 +423,32 @@ fn push_padded(out: &mut String, value: u128, width: usize) {
     out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or("0"));
 }
 
-fn parse_digits(encoded: &str, width: usize, type_name: &str) -> Result<u128, KeyPartError> {
+/// `encoded` as a number, when it is exactly `width` ASCII digits.
+fn parse_digits(encoded: &str, width: usize) -> Option<u128> {
     if encoded.len() != width || !encoded.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(KeyPartError::invalid(format!(
-            "`{encoded}` is not a {type_name} key part: expected exactly {width} digits"
-        )));
+        return None;
     }
-    encoded
-        .parse::<u128>()
-        .map_err(|e| KeyPartError::invalid(format!("`{encoded}`: {e}")))
+    encoded.parse::<u128>().ok()
+}
+
+/// The refusal of `encoded` as an integer `what`: the fixed-width `form` from the key of
+/// `min` to that of `max`, with the key of what `encoded` reads as in Rust's own syntax
+/// (`12`, `+12`, `-5`) as the example, else the key of 42.
+fn not_canonical_integer<T: KeyPart + std::str::FromStr>(
+    encoded: &str,
+    what: &str,
+    form: &str,
+    [min, max, sample]: [T; 3],
+) -> KeyPartError {
+    let (min, max) = (example_key(None, min), example_key(None, max));
+    let example = example_key(encoded.parse::<T>().ok(), sample);
+    not_canonical(
+        encoded,
+        what,
+        format_args!("{form} between `{min}` and `{max}`"),
+        &example,
+        None,
+    )
 }
 
 macro_rules! unsigned_key_part {
@@ -318,10 +462,15 @@ macro_rules! unsigned_key_part {
         }
         impl KeyPartDecode for $t {
             fn decode_key(encoded: &str) -> Result<Self, KeyPartError> {
-                let v = parse_digits(encoded, $width, stringify!($t))?;
-                <$t>::try_from(v).map_err(|_| {
-                    KeyPartError::invalid(format!("`{encoded}` is out of range for {}", stringify!($t)))
-                })
+                // Exactly `$width` digits: one text per value, so the form is canonical.
+                parse_digits(encoded, $width)
+                    .and_then(|v| <$t>::try_from(v).ok())
+                    .ok_or_else(|| not_canonical_integer(
+                        encoded,
+                        concat!("a ", stringify!($t)),
+                        concat!(stringify!($width), " digits"),
+                        [<$t>::MIN, <$t>::MAX, 42],
+                    ))
             }
         }
     )*};
@@ -348,21 +497,24 @@ macro_rules! signed_key_part {
         }
         impl KeyPartDecode for $t {
             fn decode_key(encoded: &str) -> Result<Self, KeyPartError> {
-                let invalid = || KeyPartError::invalid(format!(
-                    "`{encoded}` is not a {} key part: expected `-` or `0` and {} digits",
-                    stringify!($t), $width
-                ));
-                let (sign, digits) = encoded.split_at_checked(1).ok_or_else(invalid)?;
-                let magnitude = parse_digits(digits, $width, stringify!($t))?;
-                let magnitude = <$u>::try_from(magnitude).map_err(|_| invalid())?;
-                match sign {
-                    "0" => <$t>::try_from(magnitude).map_err(|_| invalid()),
-                    "-" => {
-                        let value = <$t>::MIN.checked_add_unsigned(magnitude).ok_or_else(invalid)?;
-                        if value < 0 { Ok(value) } else { Err(invalid()) }
+                // A sign byte and exactly `$width` digits; a negative's offset from MIN is
+                // below `-MIN`, a positive is at most MAX: one text per value.
+                let decoded = encoded.split_at_checked(1).and_then(|(sign, digits)| {
+                    let magnitude = <$u>::try_from(parse_digits(digits, $width)?).ok()?;
+                    match sign {
+                        "0" => <$t>::try_from(magnitude).ok(),
+                        "-" => <$t>::MIN
+                            .checked_add_unsigned(magnitude)
+                            .filter(|value| *value < 0),
+                        _ => None,
                     }
-                    _ => Err(invalid()),
-                }
+                });
+                decoded.ok_or_else(|| not_canonical_integer(
+                    encoded,
+                    concat!("an ", stringify!($t)),
+                    concat!("`-` or `0` and ", stringify!($width), " digits"),
+                    [<$t>::MIN, <$t>::MAX, 42],
+                ))
             }
         }
     )*};
@@ -392,9 +544,13 @@ impl KeyPartDecode for bool {
         match encoded {
             "true" => Ok(true),
             "false" => Ok(false),
-            _ => Err(KeyPartError::invalid(format!(
-                "`{encoded}` is not `true` or `false`"
-            ))),
+            _ => Err(not_canonical(
+                encoded,
+                "a bool",
+                "`true` or `false`",
+                "",
+                None,
+            )),
         }
     }
 }
@@ -404,7 +560,7 @@ impl KeyPartDecode for bool {
 
 #[cfg(feature = "chrono")]
 mod chrono_impls {
-    use super::{KeyPart, KeyPartDecode, KeyPartError};
+    use super::{canonical_only, KeyPart, KeyPartDecode, KeyPartError};
     use chrono::{DateTime, Datelike, NaiveDate, SecondsFormat, Utc};
 
     fn check_year(year: i32) -> Result<(), KeyPartError> {
@@ -426,12 +582,16 @@ mod chrono_impls {
     }
 
     impl KeyPartDecode for DateTime<Utc> {
+        /// Any RFC 3339 text is read, and kept only when it is the key of what it reads as:
+        /// `Z`, not `+00:00` or another offset; nine fraction digits; upper-case `T`.
         fn decode_key(encoded: &str) -> Result<Self, KeyPartError> {
-            DateTime::parse_from_rfc3339(encoded)
-                .map(|t| t.with_timezone(&Utc))
-                .map_err(|e| {
-                    KeyPartError::invalid(format!("`{encoded}` is not an RFC 3339 timestamp: {e}"))
-                })
+            canonical_only(
+                encoded,
+                DateTime::parse_from_rfc3339(encoded).map(|t| t.with_timezone(&Utc)),
+                "a timestamp",
+                "YYYY-MM-DDThh:mm:ss.nnnnnnnnnZ (UTC, nine fraction digits)",
+                DateTime::UNIX_EPOCH,
+            )
         }
     }
 
@@ -444,17 +604,23 @@ mod chrono_impls {
     }
 
     impl KeyPartDecode for NaiveDate {
+        /// chrono's `%Y-%m-%d` also reads unpadded and signed numbers; only the key of the
+        /// date read is kept.
         fn decode_key(encoded: &str) -> Result<Self, KeyPartError> {
-            NaiveDate::parse_from_str(encoded, "%Y-%m-%d").map_err(|e| {
-                KeyPartError::invalid(format!("`{encoded}` is not a YYYY-MM-DD date: {e}"))
-            })
+            canonical_only(
+                encoded,
+                NaiveDate::parse_from_str(encoded, "%Y-%m-%d"),
+                "a date",
+                "YYYY-MM-DD",
+                NaiveDate::from_ymd_opt(2026, 1, 2).unwrap_or_default(),
+            )
         }
     }
 }
 
 #[cfg(feature = "uuid")]
 mod uuid_impls {
-    use super::{KeyPart, KeyPartDecode, KeyPartError};
+    use super::{canonical_only, KeyPart, KeyPartDecode, KeyPartError};
     use uuid::Uuid;
 
     impl KeyPart for Uuid {
@@ -466,9 +632,16 @@ mod uuid_impls {
     }
 
     impl KeyPartDecode for Uuid {
+        /// `Uuid::try_parse` also reads upper case, braces, `urn:uuid:` and the simple form;
+        /// only the key of the UUID read is kept.
         fn decode_key(encoded: &str) -> Result<Self, KeyPartError> {
-            Uuid::try_parse(encoded)
-                .map_err(|e| KeyPartError::invalid(format!("`{encoded}` is not a UUID: {e}")))
+            canonical_only(
+                encoded,
+                Uuid::try_parse(encoded),
+                "a UUID",
+                "lower-case hyphenated hex",
+                Uuid::from_u128(0x67e5_5044_10b1_426f_9247_bb68_0e5f_e0c8),
+            )
         }
     }
 }
@@ -600,5 +773,379 @@ mod tests {
         let u = uuid::Uuid::from_u128(0x67e5504410b1426f9247bb680e5fe0c8);
         assert_eq!(enc(&u), "67e55044-10b1-426f-9247-bb680e5fe0c8");
         assert_eq!(uuid::Uuid::decode_key(&enc(&u)).unwrap(), u);
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Canonical only: one property, checked the same way for every type.
+
+    /// What [`one_edit_away`] inserts and substitutes: the alphabet of every key form and the
+    /// characters of the spellings other parsers accept (signs, offsets, braces, case).
+    const EDITS: &str = "0159aAfFtTzZ-+:. {}$#_";
+
+    /// Every text one edit away from `key`: each character removed, doubled, case-flipped or
+    /// replaced by one of [`EDITS`], and each of [`EDITS`] inserted at each position.
+    fn one_edit_away(key: &str) -> Vec<String> {
+        let bounds: Vec<usize> = key
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain([key.len()])
+            .collect();
+        let mut out = Vec::new();
+        for pair in bounds.windows(2) {
+            let (before, c, after) = (&key[..pair[0]], &key[pair[0]..pair[1]], &key[pair[1]..]);
+            out.push(format!("{before}{after}"));
+            out.push(format!("{before}{c}{c}{after}"));
+            let flipped: String = c
+                .chars()
+                .map(|c| match c {
+                    'a'..='z' => c.to_ascii_uppercase(),
+                    _ => c.to_ascii_lowercase(),
+                })
+                .collect();
+            out.push(format!("{before}{flipped}{after}"));
+            out.extend(EDITS.chars().map(|e| format!("{before}{e}{after}")));
+        }
+        for &at in &bounds {
+            let (before, after) = key.split_at(at);
+            out.extend(EDITS.chars().map(|e| format!("{before}{e}{after}")));
+        }
+        out
+    }
+
+    /// The key-form property, the same for every type:
+    /// (1) `decode(encode(value)) == value`;
+    /// (2) every other text `s` (each one edit away from the key, each of `spellings`)
+    ///     decodes only when `encode(decode(s)) == s`, and a refusal is `Empty` or names the
+    ///     canonical form.
+    fn assert_canonical_only<T>(
+        value: &T,
+        spellings: impl IntoIterator<Item = String>,
+    ) -> Result<(), TestCaseError>
+    where
+        T: KeyPart + KeyPartDecode + PartialEq + fmt::Debug,
+    {
+        let key = enc(value);
+        match T::decode_key(&key) {
+            Ok(decoded) => prop_assert_eq!(&decoded, value, "`{}` decoded to another value", key),
+            Err(e) => prop_assert!(false, "the key `{}` of {:?} is refused: {}", key, value, e),
+        }
+        for s in one_edit_away(&key).into_iter().chain(spellings) {
+            match T::decode_key(&s) {
+                Ok(decoded) => {
+                    let mut again = String::new();
+                    let written = decoded.write_key(&mut again);
+                    prop_assert!(
+                        written.is_ok() && again == s,
+                        "`{}` decoded to {:?}, whose key is `{}` ({:?})",
+                        s,
+                        decoded,
+                        again,
+                        written
+                    );
+                }
+                Err(KeyPartError::Empty) => prop_assert!(s.is_empty()),
+                Err(KeyPartError::Invalid(reason)) => prop_assert!(
+                    reason.starts_with(&format!("`{s}` is not the canonical key form of ")),
+                    "the refusal of `{}` does not name the form: {}",
+                    s,
+                    reason
+                ),
+            }
+        }
+        Ok(())
+    }
+
+    /// Arbitrary text: any printable, and text over the alphabet of the key forms.
+    fn any_text() -> impl Strategy<Value = String> {
+        prop_oneof!["\\PC{0,40}", "[-+:. 0-9a-fA-FtTzZ{}$#]{0,40}"]
+    }
+
+    /// How integers are written elsewhere: Rust's own syntax, with and without a `+`, padded
+    /// to every width up to and past the key's.
+    fn integer_spellings<T: fmt::Display>(x: T) -> Vec<String> {
+        (0..=41)
+            .flat_map(|w| [format!("{x:0w$}"), format!("{x:+0w$}")])
+            .collect()
+    }
+
+    macro_rules! integers_are_canonical_only {
+        ($($name:ident: $t:ty),* $(,)?) => {
+            proptest! {
+                #![proptest_config(ProptestConfig::with_cases(64))]
+                $(
+                    #[test]
+                    fn $name(
+                        x in prop_oneof![
+                            5 => any::<$t>(),
+                            1 => Just(<$t>::MIN),
+                            1 => Just(<$t>::MAX),
+                            1 => Just(0),
+                        ],
+                        s in any_text(),
+                    ) {
+                        assert_canonical_only(&x, integer_spellings(x).into_iter().chain([s]))?;
+                    }
+                )*
+            }
+        };
+    }
+
+    integers_are_canonical_only!(
+        u8_is_canonical_only: u8,
+        u16_is_canonical_only: u16,
+        u32_is_canonical_only: u32,
+        u64_is_canonical_only: u64,
+        u128_is_canonical_only: u128,
+        usize_is_canonical_only: usize,
+        i8_is_canonical_only: i8,
+        i16_is_canonical_only: i16,
+        i32_is_canonical_only: i32,
+        i64_is_canonical_only: i64,
+        i128_is_canonical_only: i128,
+        isize_is_canonical_only: isize,
+    );
+
+    /// How a string might be written by hand: unescaped, with lower-case hex, with every
+    /// ASCII byte escaped.
+    fn string_spellings(s: &str) -> Vec<String> {
+        let key = enc(s);
+        let over_escaped: String = s
+            .chars()
+            .map(|c| {
+                if c.is_ascii() {
+                    format!("${:02X}", c as u32)
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect();
+        vec![s.to_owned(), key.to_ascii_lowercase(), over_escaped]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn bool_is_canonical_only(x: bool, s in any_text()) {
+            let spellings = ["True", "TRUE", "False", "FALSE", "1", "0", "t", "f", "yes", "no", ""];
+            assert_canonical_only(&x, spellings.map(String::from).into_iter().chain([s]))?;
+        }
+
+        #[test]
+        fn string_is_canonical_only(x in "\\PC{1,20}|[ -%a#$]{1,8}", s in any_text()) {
+            assert_canonical_only(&x, string_spellings(&x).into_iter().chain([s]))?;
+        }
+    }
+
+    #[cfg(feature = "chrono")]
+    mod chrono_canonical {
+        use super::*;
+        use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, SecondsFormat, Utc};
+
+        /// Any instant the key form holds (years 0 to 9999, often the first or last second),
+        /// often with a round fraction.
+        fn any_timestamp() -> impl Strategy<Value = DateTime<Utc>> {
+            let first = NaiveDate::from_ymd_opt(0, 1, 1)
+                .unwrap()
+                .and_hms_opt(0, 0, 0)
+                .unwrap();
+            let last = NaiveDate::from_ymd_opt(9999, 12, 31)
+                .unwrap()
+                .and_hms_opt(23, 59, 59)
+                .unwrap();
+            let (first, last) = (first.and_utc().timestamp(), last.and_utc().timestamp());
+            let secs = prop_oneof![4 => first..=last, 1 => Just(first), 1 => Just(last)];
+            let nanos = prop_oneof![
+                0u32..1_000_000_000,
+                Just(0u32),
+                Just(999_999_999u32),
+                (0u32..1000).prop_map(|ms| ms * 1_000_000),
+                (0u32..1_000_000).prop_map(|us| us * 1000),
+            ];
+            (secs, nanos).prop_map(|(secs, nanos)| DateTime::from_timestamp(secs, nanos).unwrap())
+        }
+
+        /// Any date the key form holds (years 0 to 9999, often the first or last day).
+        fn any_date() -> impl Strategy<Value = NaiveDate> {
+            let first = NaiveDate::from_ymd_opt(0, 1, 1).unwrap().num_days_from_ce();
+            let last = NaiveDate::from_ymd_opt(9999, 12, 31)
+                .unwrap()
+                .num_days_from_ce();
+            prop_oneof![4 => first..=last, 1 => Just(first), 1 => Just(last)]
+                .prop_map(|days| NaiveDate::from_num_days_from_ce_opt(days).unwrap())
+        }
+
+        /// The same instant as other RFC 3339 writers put it: `+00:00`, fewer (or automatic)
+        /// fraction digits, lower-case `t`/`z`, a space, other offsets, ten fraction digits.
+        fn timestamp_spellings(t: DateTime<Utc>) -> Vec<String> {
+            use SecondsFormat::{AutoSi, Micros, Millis, Nanos, Secs};
+            let key = enc(&t);
+            let mut out: Vec<String> = [Secs, Millis, Micros, Nanos, AutoSi]
+                .into_iter()
+                .flat_map(|f| [t.to_rfc3339_opts(f, true), t.to_rfc3339_opts(f, false)])
+                .collect();
+            out.extend([
+                key.replacen('T', "t", 1),
+                key.replacen('T', " ", 1),
+                key.replace('Z', "z"),
+                key.replace('Z', "+00:00"),
+                key.replace('Z', "-00:00"),
+                key.replace('Z', "0Z"),
+            ]);
+            for hours in [-14, -1, 1, 14] {
+                let offset = FixedOffset::east_opt(hours * 3600).unwrap();
+                out.push(t.with_timezone(&offset).to_rfc3339_opts(Nanos, true));
+            }
+            out
+        }
+
+        /// The same date as other writers put it: unpadded, signed, basic, ordinal, with a time.
+        fn date_spellings(d: NaiveDate) -> Vec<String> {
+            let (y, m, day) = (d.year(), d.month(), d.day());
+            let key = enc(&d);
+            vec![
+                format!("{y}-{m}-{day}"),
+                format!("{y}-{m:02}-{day:02}"),
+                format!("{y:05}-{m:02}-{day:02}"),
+                format!("+{key}"),
+                d.format("%Y%m%d").to_string(),
+                d.format("%Y-%j").to_string(),
+                format!("{key}T00:00:00Z"),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            #[test]
+            fn timestamp_is_canonical_only(t in any_timestamp(), s in any_text()) {
+                assert_canonical_only(&t, timestamp_spellings(t).into_iter().chain([s]))?;
+            }
+
+            #[test]
+            fn date_is_canonical_only(d in any_date(), s in any_text()) {
+                assert_canonical_only(&d, date_spellings(d).into_iter().chain([s]))?;
+            }
+        }
+
+        #[test]
+        fn other_spellings_are_refused_with_the_canonical_form() {
+            let date = NaiveDate::decode_key("2026-1-2").unwrap_err();
+            assert_eq!(
+                date.to_string(),
+                "`2026-1-2` is not the canonical key form of a date: expected YYYY-MM-DD such as `2026-01-02`"
+            );
+            let offset = DateTime::<Utc>::decode_key("2026-06-22T01:00:00.000000000+00:00");
+            assert_eq!(
+                offset.unwrap_err().to_string(),
+                "`2026-06-22T01:00:00.000000000+00:00` is not the canonical key form of a \
+                 timestamp: expected YYYY-MM-DDThh:mm:ss.nnnnnnnnnZ (UTC, nine fraction digits) \
+                 such as `2026-06-22T01:00:00.000000000Z`"
+            );
+            for other in [
+                "2026-06-22T01:00:00Z",
+                "2026-06-22T01:00:00.000Z",
+                "2026-06-22t01:00:00.000000000z",
+                "2026-06-22 01:00:00.000000000Z",
+                "2026-06-22T02:00:00.000000000+01:00",
+            ] {
+                let err = DateTime::<Utc>::decode_key(other).unwrap_err().to_string();
+                assert!(
+                    err.ends_with("such as `2026-06-22T01:00:00.000000000Z`"),
+                    "{err}"
+                );
+            }
+            let garbage = NaiveDate::decode_key("2026-02-30").unwrap_err().to_string();
+            assert!(
+                garbage.contains("expected YYYY-MM-DD such as `2026-01-02` ("),
+                "{garbage}"
+            );
+        }
+
+        /// A leap second is its own canonical key (`:60`), between `:59` and the next minute.
+        #[test]
+        fn leap_seconds_keep_their_key() {
+            let key = "2016-12-31T23:59:60.500000000Z";
+            let leap = DateTime::<Utc>::decode_key(key).unwrap();
+            assert_eq!(enc(&leap), key);
+            let before = DateTime::<Utc>::decode_key("2016-12-31T23:59:59.999999999Z").unwrap();
+            let after = DateTime::<Utc>::decode_key("2017-01-01T00:00:00.000000000Z").unwrap();
+            assert!(before < leap && leap < after);
+        }
+    }
+
+    #[cfg(feature = "uuid")]
+    mod uuid_canonical {
+        use super::*;
+        use uuid::Uuid;
+
+        /// The same UUID as other writers put it: upper case, simple, braced, URN.
+        fn uuid_spellings(u: Uuid) -> Vec<String> {
+            let key = enc(&u);
+            vec![
+                key.to_ascii_uppercase(),
+                u.simple().to_string(),
+                u.simple().to_string().to_ascii_uppercase(),
+                u.braced().to_string(),
+                u.braced().to_string().to_ascii_uppercase(),
+                u.urn().to_string(),
+                u.urn().to_string().to_ascii_uppercase(),
+                format!("{{{key}}}"),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            #[test]
+            fn uuid_is_canonical_only(
+                x in prop_oneof![4 => any::<u128>(), 1 => Just(0), 1 => Just(u128::MAX)],
+                s in any_text(),
+            ) {
+                let u = Uuid::from_u128(x);
+                assert_canonical_only(&u, uuid_spellings(u).into_iter().chain([s]))?;
+            }
+        }
+
+        #[test]
+        fn other_spellings_are_refused_with_the_canonical_form() {
+            let err = Uuid::decode_key("{67E55044-10B1-426F-9247-BB680E5FE0C8}").unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                "`{67E55044-10B1-426F-9247-BB680E5FE0C8}` is not the canonical key form of a \
+                 UUID: expected lower-case hyphenated hex such as \
+                 `67e55044-10b1-426f-9247-bb680e5fe0c8`"
+            );
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_canonical_form() {
+        let msg = |r: Result<(), KeyPartError>| r.unwrap_err().to_string();
+        assert_eq!(
+            msg(u64::decode_key("12").map(drop)),
+            "`12` is not the canonical key form of a u64: expected 20 digits between \
+             `00000000000000000000` and `18446744073709551615` such as `00000000000000000012`"
+        );
+        assert_eq!(
+            msg(u8::decode_key("999").map(drop)),
+            "`999` is not the canonical key form of a u8: expected 3 digits between `000` and \
+             `255` such as `042`"
+        );
+        assert_eq!(
+            msg(i8::decode_key("-1").map(drop)),
+            "`-1` is not the canonical key form of an i8: expected `-` or `0` and 3 digits \
+             between `-000` and `0127` such as `-127`"
+        );
+        assert_eq!(
+            msg(bool::decode_key("TRUE").map(drop)),
+            "`TRUE` is not the canonical key form of a bool: expected `true` or `false`"
+        );
+        assert_eq!(
+            msg(String::decode_key("a$2a").map(drop)),
+            "`a$2a` is not the canonical key form of a string: expected the text with every \
+             byte up to 0x24 written as `$` and two upper-case hex digits such as `a$20b$23c` \
+             (`$2a` at byte 1 is not an escape)"
+        );
     }
 }

@@ -17,6 +17,7 @@
 //! unambiguously.
 
 use crate::error::KeyError;
+use crate::keys::encoding::ensure_canonical;
 use crate::keys::hash;
 use crate::keys::shards::random_shard;
 use crate::{KeyPart, KeyPartDecode, KeyPartError};
@@ -314,7 +315,8 @@ pub(crate) fn push_shard(out: &mut String, shard: u32) {
 /// The encoded field values and shard number of a parsed physical key.
 ///
 /// Produced by [`parse_key`]; the generated `parse_*` functions decode each raw value with
-/// [`KeyPartDecode`] into the field's type.
+/// [`KeyPartDecode`] into the field's type, through [`ParsedKey::decode`], which accepts a raw
+/// value only in its canonical form (the text [`KeyPart`] writes for the value decoded).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParsedKey<'a> {
     ctx: KeyContext,
@@ -331,14 +333,20 @@ impl<'a> ParsedKey<'a> {
         self.values.get(index).map(|(_, v)| *v)
     }
 
-    /// Decodes the `index`-th field into `T`.
-    pub fn decode<T: KeyPartDecode>(&self, index: usize) -> Result<T, KeyError> {
+    /// Decodes the `index`-th field into `T`, and only from `T`'s canonical key form.
+    ///
+    /// The value decoded is written again with [`KeyPart::write_key`]; a text that does not
+    /// come back exactly (a lenient [`KeyPartDecode`] took another spelling) is refused, so a
+    /// parsed key always builds back to the key it was parsed from.
+    pub fn decode<T: KeyPartDecode + KeyPart>(&self, index: usize) -> Result<T, KeyError> {
         let (field, raw) = self.values.get(index).copied().ok_or(KeyError::Arity {
             entity: self.ctx.entity,
             attribute: self.ctx.attribute,
             template: self.template.source,
         })?;
-        T::decode_key(raw).map_err(|e| self.malformed(format!("field `{field}`: {e}")))
+        T::decode_key(raw)
+            .and_then(|value| ensure_canonical(&value, raw).map(|()| value))
+            .map_err(|e| self.malformed(format!("field `{field}`: {e}")))
     }
 
     fn malformed(&self, reason: String) -> KeyError {
@@ -505,7 +513,63 @@ mod tests {
         assert!(parse_key(SK_CTX, &SK, "SCORE#00000000000000000001#p1#x", None).is_err());
     }
 
+    /// A user's type with a lenient decoder: written as ten digits, read from any `u32`
+    /// syntax (`7`, `+7`, `007`).
+    #[derive(Debug, PartialEq)]
+    struct Lenient(u32);
+
+    impl KeyPart for Lenient {
+        fn write_key(&self, out: &mut String) -> Result<(), KeyPartError> {
+            self.0.write_key(out)
+        }
+    }
+
+    impl KeyPartDecode for Lenient {
+        fn decode_key(encoded: &str) -> Result<Self, KeyPartError> {
+            encoded
+                .parse()
+                .map(Lenient)
+                .map_err(|e| KeyPartError::invalid(format!("{e}")))
+        }
+    }
+
+    static LENIENT: KeyTemplate = KeyTemplate {
+        source: "N#{n}",
+        segments: &[Segment::Literal("N#"), Segment::Field("n")],
+    };
+
+    #[test]
+    fn a_lenient_decoder_cannot_parse_another_spelling() {
+        let key = build_key(SK_CTX, &LENIENT, &[&Lenient(7)]).unwrap();
+        assert_eq!(key, "N#0000000007");
+        let parsed = parse_key(SK_CTX, &LENIENT, &key, None).unwrap();
+        assert_eq!(parsed.decode::<Lenient>(0).unwrap(), Lenient(7));
+
+        let err = parse_key(SK_CTX, &LENIENT, "N#+7", None)
+            .unwrap()
+            .decode::<Lenient>(0)
+            .unwrap_err();
+        assert!(
+            matches!(&err, KeyError::Malformed { reason, .. } if reason
+                == "field `n`: `+7` is not the canonical key form of its value: expected `0000000007`"),
+            "{err:?}"
+        );
+    }
+
     proptest! {
+        /// The parsers' safety net: whatever a decoder accepts, `decode` returns a value only
+        /// when the value's key is the text read, so the key built from a parsed key is the key.
+        #[test]
+        fn decode_returns_only_values_whose_key_is_the_text(n: u32, raw in "[+0-9]{1,12}|\\PC{1,12}") {
+            let candidates = [raw, n.to_string(), format!("+{n}"), format!("{n:011}"), format!("{n:010}")];
+            for raw in candidates.into_iter().filter(|r| !r.contains('#')) {
+                let key = format!("N#{raw}");
+                if let Ok(value) = parse_key(SK_CTX, &LENIENT, &key, None).unwrap().decode::<Lenient>(0) {
+                    prop_assert_eq!(build_key(SK_CTX, &LENIENT, &[&value]).unwrap(), key);
+                }
+            }
+        }
+
         /// parse(build(x)) == x for sharded partition keys and composite sort keys.
         #[test]
         fn parse_inverts_build(game in "\\PC{1,12}", player in "[ -~]{1,12}", score: u64, n in 1u32..1000) {
@@ -635,6 +699,16 @@ mod doc_examples {
         assert_eq!(parsed.raw(0), Some("g$231"));
         assert_eq!(parsed.decode::<String>(0).unwrap(), "g#1");
         assert_eq!(parsed.shard, Some(7));
+    }
+
+    #[test]
+    fn example_parsedkey_decode() {
+        let ctx = context("Score", "sk");
+        let parsed = parse_key(ctx, &SCORE_ONLY_SK, "SCORE#00000000000000000042", None).unwrap();
+        assert_eq!(parsed.decode::<u64>(0).unwrap(), 42);
+        // Only the canonical form: `42` is the number, but not its key.
+        let parsed = parse_key(ctx, &SCORE_ONLY_SK, "SCORE#42", None).unwrap();
+        assert!(parsed.decode::<u64>(0).is_err());
     }
 
     #[test]

@@ -65,6 +65,11 @@ pub(crate) const MAX_SEGMENTS: u32 = 1_000_000;
 ///
 /// Items come in no particular order: each segment's pages in key order, the segments
 /// interleaved as their pages arrive.
+///
+/// A scan reads items where they are stored: during a layout transition (`previous_n`,
+/// `legacy`) an item that was copied to its new shard and not yet removed from its old one
+/// comes out twice, and untagged legacy items not at all. Queries return each item once; the
+/// migration runner is the tool that reads the previous layout.
 #[must_use = "a scan does nothing until it is run with stream, collect or count"]
 pub struct Scan<E, O = E> {
     repo: Repo<E>,

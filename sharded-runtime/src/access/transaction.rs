@@ -135,10 +135,11 @@ impl Transaction {
 
     /// Applies a typed update (built with the entity's generated `update`).
     ///
-    /// It acts on the item's current place. During a layout transition, an item still at its
-    /// previous place is not moved first (as `Update::send` does): add a condition that the
-    /// item exists (e.g. on its version), or migrate it before, or the update creates a
-    /// partial item at the current place.
+    /// It acts on the item's current place, which must hold the item (an update never creates
+    /// one). During a layout transition an item still at its previous place is not moved first
+    /// (as `Update::send` does), so the transaction is canceled with `ConditionalCheckFailed`
+    /// for that action: update it with `Update::send` once (which moves it), or run the
+    /// migration, then commit again.
     pub fn update<E: ShardedEntity + GsiRewrite>(self, update: Update<E>) -> Self {
         let table = self.table.clone();
         let action = update.build().and_then(|built| {

@@ -456,6 +456,9 @@ impl<S: QuerySource, O> Query<S, O> {
         // During a transition the base table's previous layout is read too, and an item copied
         // to its new shard but not yet removed from its old one comes out once (see `scatter`).
         let transition = self.index.is_none() && partitions.in_transition();
+        // A GSI query of an entity in transition reads one index, where both copies of an item
+        // are: old copies are checked against their current place.
+        let index_transition = self.index.is_some() && schema.pk.previous.is_some();
         let (index, pk_attribute, sort_key, position_attributes) = match self.index {
             None => (
                 None,
@@ -498,15 +501,18 @@ impl<S: QuerySource, O> Query<S, O> {
         let filter_on_server = !prefix.is_some_and(|p| confined_to_prefix(condition.as_ref(), p));
         // Telling an old copy from its new one needs the item's key fields: a projection
         // reads whole items during a transition (and still returns only its fields).
-        let projection = self.projection.filter(|_| !transition).map(|attributes| {
-            let mut all: Vec<&'static str> = attributes.to_vec();
-            all.push(pk_attribute);
-            all.extend(position_attributes.iter().copied());
-            all.push(ENTITY_ATTRIBUTE);
-            let mut seen = std::collections::HashSet::new();
-            all.retain(|a| seen.insert(*a));
-            all
-        });
+        let projection = self
+            .projection
+            .filter(|_| !transition && !index_transition)
+            .map(|attributes| {
+                let mut all: Vec<&'static str> = attributes.to_vec();
+                all.push(pk_attribute);
+                all.extend(position_attributes.iter().copied());
+                all.push(ENTITY_ATTRIBUTE);
+                let mut seen = std::collections::HashSet::new();
+                all.retain(|a| seen.insert(*a));
+                all
+            });
         let fingerprint = Fingerprint::new()
             .part(S::NAME)
             .part(index.unwrap_or(""))
@@ -560,7 +566,10 @@ impl<S: QuerySource, O> Query<S, O> {
             } else {
                 partitions.current().clone().collect()
             },
-            placement: transition.then_some(S::placement as fn(&Item) -> Option<String>),
+            placement: (transition || index_transition)
+                .then_some(S::placement as fn(&Item) -> Option<String>),
+            base_keys: index_transition
+                .then(|| (schema.pk.attribute, schema.sk.map(|sk| sk.attribute))),
             adopt_untagged: match (transition, schema.pk.previous, S::ENTITIES) {
                 (true, Some(crate::keys::schema::PreviousLayout::Legacy { .. }), [entity]) => {
                     Some(*entity)

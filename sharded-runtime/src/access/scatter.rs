@@ -162,6 +162,11 @@ pub(crate) struct Plan {
     /// partition without an entity attribute (written before the table adopted `sharded`)
     /// is given, so that it is read, not filtered out.
     pub adopt_untagged: Option<&'static str>,
+    /// A GSI query during a base-table transition: the base table's key attributes. An old
+    /// copy and its new copy carry the same index keys, so an index page's old copies are
+    /// checked against their current place (one `BatchGetItem`) and dropped when it holds
+    /// the item.
+    pub base_keys: Option<(&'static str, Option<&'static str>)>,
     pub condition: Option<SortCondition>,
     pub descending: bool,
     pub consistent: bool,
@@ -509,6 +514,7 @@ impl Engine {
                                 entity_of(item).is_some_and(|e| entities.contains(&e))
                             });
                         }
+                        self.drop_copies_moved_on(&mut page.items).await?;
                         let state = &mut self.shards[shard];
                         state.exhausted = page.last_evaluated_key.is_none();
                         state.filtered_empty = page.items.is_empty() && !state.exhausted;
@@ -536,6 +542,62 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// On a GSI query during a base-table transition: drops the old copies in `items` whose
+    /// current place holds the item (see [`Plan::base_keys`]).
+    async fn drop_copies_moved_on(&self, items: &mut Vec<Item>) -> Result<(), Error> {
+        let (Some((pk, sk)), Some(placement)) = (self.plan.base_keys, self.plan.placement) else {
+            return Ok(());
+        };
+        let stored = |item: &Item| item.get(pk).and_then(|v| v.as_s().ok()).cloned();
+        // (position, current key) of every old copy.
+        let old: Vec<(usize, Item)> = items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| {
+                let current = placement(item)?;
+                if stored(item)? == current {
+                    return None;
+                }
+                let mut key = Item::from([(pk.to_owned(), AttributeValue::S(current))]);
+                if let Some(sk) = sk {
+                    key.insert(sk.to_owned(), item.get(sk)?.clone());
+                }
+                Some((i, key))
+            })
+            .collect();
+        if old.is_empty() {
+            return Ok(());
+        }
+        let keys: Vec<Item> = old.iter().map(|(_, key)| key.clone()).collect();
+        let found = crate::access::batch::get(
+            &self.plan.client,
+            &self.plan.table,
+            keys,
+            &crate::access::batch::RetryPolicy::default(),
+            self.plan.concurrency,
+        )
+        .await?;
+        let key_of = |item: &Item| {
+            (
+                item.get(pk).cloned().map(|v| format!("{v:?}")),
+                sk.and_then(|sk| item.get(sk)).map(|v| format!("{v:?}")),
+            )
+        };
+        let present: std::collections::HashSet<_> = found.iter().map(key_of).collect();
+        let drop: std::collections::HashSet<usize> = old
+            .into_iter()
+            .filter(|(_, key)| present.contains(&key_of(key)))
+            .map(|(i, _)| i)
+            .collect();
+        let mut i = 0;
+        items.retain(|_| {
+            let keep = !drop.contains(&i);
+            i += 1;
+            keep
+        });
+        Ok(())
     }
 
     /// The `Limit` of shard `s`'s next request, with `open` shards not yet exhausted.
@@ -909,6 +971,7 @@ mod tests {
             current_partitions: shards,
             placement: None,
             adopt_untagged: None,
+            base_keys: None,
             condition: None,
             descending: false,
             consistent: false,

@@ -392,3 +392,74 @@ async fn index_queries_during_a_transition_return_each_item_once() {
     let base = RunTo5::query(&new, "g1").collect().await.unwrap();
     assert_eq!(base.len(), 40);
 }
+
+/// A versioned profile, before and during a transition from 2 to 3 shards.
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[sharded(entity = "Profile")]
+#[pk(template = "ORG#{org}", shard = "hash(user)", n = 2)]
+#[sk(template = "USER#{user}")]
+pub struct ProfileAt2 {
+    pub org: String,
+    pub user: String,
+    pub name: String,
+    #[sharded(version)]
+    pub version: u64,
+}
+
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[sharded(entity = "Profile")]
+#[pk(template = "ORG#{org}", shard = "hash(user)", n = 3, previous_n = 2)]
+#[sk(template = "USER#{user}")]
+pub struct ProfileTo3 {
+    pub org: String,
+    pub user: String,
+    pub name: String,
+    #[sharded(version)]
+    pub version: u64,
+}
+
+#[tokio::test]
+async fn conditional_writes_of_a_not_yet_migrated_item_move_it_first() {
+    let old: Repo<ProfileAt2> = repo("layout-versioned").await;
+    for i in 0..12 {
+        old.put(&ProfileAt2 {
+            org: "o1".into(),
+            user: format!("u{i}"),
+            name: "first".into(),
+            version: 0,
+        })
+        .await
+        .unwrap();
+    }
+    let new: Repo<ProfileTo3> = old.for_entity();
+    let f = ProfileTo3::fields();
+    for i in 0..12 {
+        let user = format!("u{i}");
+        let mut read = ProfileTo3::get(&new, "o1", &user)
+            .await
+            .unwrap()
+            .expect("found at its previous place");
+        assert_eq!(read.version, 1);
+        read.name = "second".into();
+        match i % 3 {
+            // A versioned put of the item read back: moved, then replaced at version 1.
+            0 => new.put(&read).await.unwrap(),
+            1 => new
+                .put_if(&read, f.name.eq("first".to_owned()))
+                .await
+                .unwrap(),
+            _ => ProfileTo3::update(&new, "o1", &user)
+                .set(f.name, "second".to_owned())
+                .send()
+                .await
+                .unwrap(),
+        }
+        let now = ProfileTo3::get(&new, "o1", &user).await.unwrap().unwrap();
+        assert_eq!((now.name.as_str(), now.version), ("second", 2), "{user}");
+    }
+    let all = ProfileTo3::query(&new, "o1").collect().await.unwrap();
+    assert_eq!(all.len(), 12);
+    assert!(all.iter().all(|p| p.name == "second" && p.version == 2));
+    // Every item was moved, not copied: the table holds 12 items.
+    assert_eq!(new.scan().count().await.unwrap(), 12);
+}

@@ -223,6 +223,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// # Ok(()) }
     /// ```
     pub async fn put_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
+        self.move_before_conditional_write(entity).await?;
         let mut item = self.checked_item(entity)?;
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
@@ -269,6 +270,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// # Ok(()) }
     /// ```
     pub async fn delete_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
+        self.move_before_conditional_write(entity).await?;
         let keys = entity.item_keys()?;
         let key = self.key(keys.pk, keys.sk)?;
         self.send_delete(key, Some(condition)).await
@@ -481,9 +483,23 @@ impl<E: ShardedEntity> Repo<E> {
         }
     }
 
+    /// During a layout transition, moves an item still at its previous place to its current
+    /// one before a write whose condition reads the stored item (`put_if`, `delete_if`, a
+    /// versioned `put`): the condition then sees the item, not an empty place.
+    async fn move_before_conditional_write(&self, entity: &E) -> Result<(), Error> {
+        let keys = entity.item_keys()?;
+        match entity.previous_pk()?.filter(|p| *p != keys.pk) {
+            Some(previous) => self.migrate_key(previous, keys.sk).await,
+            None => Ok(()),
+        }
+    }
+
     /// One conditional `PutItem` (see [`PutMode`]); records the write (or its throttle) when
     /// stats are on.
     async fn send_put(&self, entity: &E, mode: PutMode) -> Result<(), Error> {
+        if mode == PutMode::Replace && E::SCHEMA.version.is_some() {
+            self.move_before_conditional_write(entity).await?;
+        }
         let mut item = self.checked_item(entity)?;
         // The version read (the struct's), before this write bumps it.
         let read_version = stamp_write(E::SCHEMA, &mut item)?;

@@ -463,3 +463,33 @@ async fn conditional_writes_of_a_not_yet_migrated_item_move_it_first() {
     // Every item was moved, not copied: the table holds 12 items.
     assert_eq!(new.scan().count().await.unwrap(), 12);
 }
+
+#[tokio::test]
+async fn a_transaction_delete_during_a_transition_removes_both_copies() {
+    let old: Repo<ScoreAt4> = repo("layout-transact").await;
+    let items = scores(6);
+    old.batch_put(&items).await.unwrap();
+    let new: Repo<ScoreTo9> = old.for_entity();
+    // Item 0 also has a copy at its new place; item 1 only at its old one.
+    new.put(&to9(&items[0])).await.unwrap();
+    sharded::Transaction::new(new.client(), new.table())
+        .delete(&to9(&items[0]))
+        .delete(&to9(&items[1]))
+        .commit()
+        .await
+        .unwrap();
+    for s in &items[..2] {
+        assert_eq!(
+            ScoreTo9::get(&new, "g1", &s.player_id, s.score)
+                .await
+                .unwrap(),
+            None
+        );
+    }
+    assert_eq!(ScoreTo9::query(&new, "g1").count().await.unwrap(), 4);
+    assert_eq!(
+        new.scan().count().await.unwrap(),
+        4,
+        "no copy is left anywhere"
+    );
+}

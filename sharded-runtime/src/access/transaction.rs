@@ -172,10 +172,17 @@ impl Transaction {
         self.push(action)
     }
 
-    /// Deletes the item `entity` identifies (its key), if it is of this entity.
+    /// Deletes the item `entity` identifies (its key), if it is of this entity. During a
+    /// layout transition (`previous_n`, `legacy`) the copy at the item's previous place is
+    /// deleted too, as a second action, so the item cannot come back from there.
     pub fn delete<E: ShardedEntity>(self, entity: &E) -> Self {
+        let previous = previous_delete_action(&self.table, entity);
         let action = keyed_action(&self.table, entity, Kind::Delete, None);
-        self.push(action)
+        let this = match previous {
+            Some(previous) => self.push(previous),
+            None => self,
+        };
+        this.push(action)
     }
 
     /// Deletes the item `entity` identifies only if `condition` holds for it.
@@ -329,6 +336,45 @@ enum Kind {
     DeleteExisting,
     /// Condition check: the item must be of this entity.
     Check,
+}
+
+/// During a transition: the delete of the copy at `entity`'s previous place (no item, one of
+/// this entity, or an untagged legacy item), or `None` when no transition is declared.
+fn previous_delete_action<E: ShardedEntity>(
+    table: &str,
+    entity: &E,
+) -> Option<Result<Action, Error>> {
+    let schema = E::SCHEMA;
+    let build = || -> Result<Option<Action>, Error> {
+        let keys = entity.item_keys()?;
+        let Some(previous) = entity.previous_pk()?.filter(|p| *p != keys.pk) else {
+            return Ok(None);
+        };
+        let mut key = Item::from([(schema.pk.attribute.to_owned(), AttributeValue::S(previous))]);
+        if let (Some(sk), Some(value)) = (schema.sk, keys.sk) {
+            key.insert(sk.attribute.to_owned(), AttributeValue::S(value));
+        }
+        let (mut names, mut values) = (Names::new(), Values::new());
+        let guard = entity_guard(schema, &mut names, &mut values);
+        let delete = Delete::builder()
+            .table_name(table)
+            .set_key(Some(key.clone()))
+            .condition_expression(format!("({guard}) OR attribute_not_exists(#et)"))
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(Some(values))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(build_error)?;
+        Ok(Some(Action {
+            kind: "delete",
+            entity: schema.entity,
+            schema,
+            size: item_size(&key),
+            key,
+            item: TransactWriteItem::builder().delete(delete).build(),
+        }))
+    };
+    build().transpose()
 }
 
 fn keyed_action<E: ShardedEntity>(

@@ -74,6 +74,21 @@ pub trait ShardedEntity: Serialize + DeserializeOwned + Sized {
     /// The partition key this item had under the previous layout, while a transition is
     /// declared (`previous_n` or `legacy` on `#[pk]`); `None` otherwise. Deletes remove that
     /// copy too, and `put_new` checks it.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use sharded::ShardedEntity;
+    ///
+    /// #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 4, legacy = "GAME#{game_id}")]
+    /// #[sk(template = "SCORE#{score}#{player_id}")]
+    /// struct Score { game_id: String, player_id: String, score: u64 }
+    ///
+    /// let s = Score { game_id: "g1".into(), player_id: "p1".into(), score: 7 };
+    /// assert_eq!(s.previous_pk()?, Some("GAME#g1".to_string()));
+    /// assert!(s.item_keys()?.pk.starts_with("GAME#g1#"));
+    /// # Ok::<(), sharded::KeyError>(())
+    /// ```
     fn previous_pk(&self) -> Result<Option<String>, KeyError> {
         Ok(None)
     }

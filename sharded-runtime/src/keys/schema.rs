@@ -224,6 +224,13 @@ impl PartitionKeySchema {
     }
 
     /// The same key with a transition from `previous` declared.
+    ///
+    /// ```
+    /// use sharded::schema::{KeyTemplate, PartitionKeySchema, PreviousLayout, Segment, Sharding};
+    /// static T: KeyTemplate = KeyTemplate::new("A#{a}", &[Segment::literal("A#"), Segment::field("a")]);
+    /// let pk = PartitionKeySchema::new("pk", &T, Sharding::random(8)).with_previous(PreviousLayout::shards(4));
+    /// assert_eq!(pk.previous, Some(PreviousLayout::shards(4)));
+    /// ```
     pub const fn with_previous(mut self, previous: PreviousLayout) -> Self {
         self.previous = Some(previous);
         self
@@ -231,6 +238,13 @@ impl PartitionKeySchema {
 
     /// The physical form of the layout and of the previous one while a transition is
     /// declared: what cursors are issued under, and what messages show.
+    ///
+    /// ```
+    /// use sharded::schema::{KeyTemplate, PartitionKeySchema, Segment, Sharding};
+    /// static T: KeyTemplate = KeyTemplate::new("A#{a}", &[Segment::literal("A#"), Segment::field("a")]);
+    /// let pk = PartitionKeySchema::new("pk", &T, Sharding::random(8));
+    /// assert_eq!(pk.layout_description(), "A#{a}#<shard 0..8>");
+    /// ```
     pub fn layout_description(&self) -> String {
         let current = self.physical_form();
         match self.previous {

@@ -90,6 +90,12 @@ pub struct Partitions {
 
 impl Partitions {
     /// The `current` layout's keys, and the `previous` layout's while a transition is declared.
+    ///
+    /// ```
+    /// use sharded::{Partitions, ShardKeys};
+    /// let p = Partitions::new(ShardKeys::new("A".into(), Some(2)), None);
+    /// assert_eq!(p.all(), ["A#0", "A#1"]);
+    /// ```
     pub fn new(current: ShardKeys, previous: Option<ShardKeys>) -> Self {
         Partitions { current, previous }
     }
@@ -126,6 +132,13 @@ impl Partitions {
 
     /// Every partition key, each once: the current layout's in shard order, then those of the
     /// previous layout that are not current keys too.
+    ///
+    /// ```
+    /// use sharded::{Partitions, ShardKeys};
+    /// // Shrinking from 3 shards to 1: shards 1 and 2 are read until migrated.
+    /// let p = Partitions::new(ShardKeys::new("A".into(), Some(1)), Some(ShardKeys::new("A".into(), Some(3))));
+    /// assert_eq!(p.all(), ["A#0", "A#1", "A#2"]);
+    /// ```
     pub fn all(&self) -> Vec<String> {
         let mut keys: Vec<String> = self.current.clone().collect();
         if let Some(previous) = &self.previous {

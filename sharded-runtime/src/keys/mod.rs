@@ -7,6 +7,7 @@
 //!
 //! | file | what it holds |
 //! |---|---|
+//! | [`bucket`] | time buckets (hour, day, ISO week, month): labels, arithmetic, ranges |
 //! | [`encoding`] | `KeyPart`: how one value is written into a key so keys sort like values |
 //! | [`template`] | key templates: building physical keys and parsing them back |
 //! | [`shards`] | the physical keys of one logical key, and random shards |
@@ -15,6 +16,7 @@
 //! | `collision` | whether two entities' templates can write the same physical key |
 //! | [`error`] | `KeyError` |
 
+pub mod bucket;
 pub(crate) mod collision;
 pub mod encoding;
 pub mod error;

@@ -200,7 +200,8 @@ pub(crate) const fn same_partition_layout(a: &PartitionKeySchema, b: &PartitionK
         && shard_count(a.sharding) == shard_count(b.sharding)
 }
 
-/// Whether two templates have the same literals and fields at the same places.
+/// Whether two templates have the same literals and fields at the same places (a time
+/// bucket only where the other has a bucket of the same granularity).
 pub(crate) const fn same_template_shape(a: &KeyTemplate, b: &KeyTemplate) -> bool {
     let (a, b) = (a.segments, b.segments);
     if a.len() != b.len() {
@@ -211,6 +212,8 @@ pub(crate) const fn same_template_shape(a: &KeyTemplate, b: &KeyTemplate) -> boo
         match (&a[i], &b[i]) {
             (Segment::Literal(x), Segment::Literal(y)) if str_eq(x, y) => {}
             (Segment::Field(_), Segment::Field(_)) => {}
+            (Segment::Bucket { granularity: x, .. }, Segment::Bucket { granularity: y, .. })
+                if str_eq(x.name(), y.name()) => {}
             _ => return false,
         }
         i += 1;

@@ -19,7 +19,8 @@
 //!   concurrently while the current bucket is emitted. Each bucket has at most one request per
 //!   shard in flight, so requests in flight never exceed the repository's concurrency. With a
 //!   limit, the window opens only once the current bucket's fetched items cannot cover what
-//!   is still needed, and nothing more is fetched once the limit is met.
+//!   is still needed, and only as wide as the items per bucket seen so far say is needed
+//!   (with half again as margin); nothing more is fetched once the limit is met.
 //! - **One cursor** across buckets and shards: the bucket label and the position of that
 //!   bucket's scatter-gather (format version 3, documented on [`Cursor`]).
 
@@ -50,26 +51,25 @@ use crate::keys::template::{build_around_bucket, build_key_prefix, KeyContext, S
 /// what the generated `<query>_range` functions return for a time-bucketed partition key.
 ///
 /// ```no_run
-/// use chrono::{DateTime, Duration, Utc};
 /// use serde::{Deserialize, Serialize};
 /// use sharded::{Error, Repo, ShardedEntity};
 ///
+/// // `at` in epoch seconds; a chrono `DateTime<Utc>` or `NaiveDate` works the same way.
 /// #[derive(ShardedEntity, Serialize, Deserialize)]
 /// #[pk(template = "OPS#{at:day}", shard = "random", n = 4)]
 /// #[sk(template = "{at}#{id}")]
-/// struct OpsEntry { at: DateTime<Utc>, id: String, agent: String }
+/// struct OpsEntry { at: i64, id: String, agent: String }
 ///
-/// # async fn demo(repo: &Repo<OpsEntry>) -> Result<(), Error> {
-/// let to = Utc::now();
-/// let from = to - Duration::days(3);
+/// # async fn demo(repo: &Repo<OpsEntry>, now: i64) -> Result<(), Error> {
+/// let from = now - 3 * 86_400;
 /// // The last three days, newest first: 3 or 4 day buckets x 4 shards, merged.
-/// let latest: Vec<OpsEntry> = OpsEntry::query_range(repo, &from, &to)
+/// let latest: Vec<OpsEntry> = OpsEntry::query_range(repo, from, now)
 ///     .descending()
 ///     .limit(50)
 ///     .collect()
 ///     .await?;
 /// // Per day: `[("2026-11-19", 1204), ("2026-11-20", 1876), ...]`.
-/// let per_day = OpsEntry::query_range(repo, &from, &to).count_by_bucket().await?;
+/// let per_day = OpsEntry::query_range(repo, from, now).count_by_bucket().await?;
 /// # Ok(()) }
 /// ```
 ///
@@ -93,8 +93,9 @@ use crate::keys::template::{build_around_bucket, build_key_prefix, KeyContext, S
 ///   flight never exceed the repository's concurrency, and a 90-day range never sends 90 x n
 ///   requests at once.
 /// - With a [`limit`](Self::limit), the next buckets are read ahead only once the current
-///   one's fetched items cannot cover what is still needed, and nothing more is sent once the
-///   limit is met: the newest 50 entries of a busy day cost one Query per shard.
+///   one's fetched items cannot cover what is still needed, and only as many as the items per
+///   bucket seen so far say are needed (with half again as margin); nothing more is sent once
+///   the limit is met: the newest 50 entries of a busy day cost one Query per shard.
 ///
 /// Consistency, filters on the entity attribute and per-shard `Limit` sizing are those of
 /// [`Query`]: inside a bucket this is exactly the scatter-gather query of that bucket.
@@ -466,6 +467,8 @@ struct Current {
     bucket: Bucket,
     skip: Option<String>,
     engine: Engine,
+    /// Items of this bucket returned so far.
+    emitted: usize,
 }
 
 /// A running range query: the buckets not started yet, the window of started ones, and the
@@ -478,6 +481,9 @@ struct Walk<E> {
     width: usize,
     limit: Option<usize>,
     emitted: usize,
+    /// Buckets finished, and the items they gave: what a limit's read-ahead is sized by.
+    finished_buckets: usize,
+    finished_items: usize,
     next_seq: u64,
     current: Option<Current>,
     started: VecDeque<Started>,
@@ -499,6 +505,8 @@ impl<E: ShardedEntity> Walk<E> {
             resume,
             limit,
             emitted: 0,
+            finished_buckets: 0,
+            finished_items: 0,
             next_seq: 0,
             current: None,
             started: VecDeque::new(),
@@ -511,15 +519,24 @@ impl<E: ShardedEntity> Walk<E> {
         self.limit.map(|l| l.saturating_sub(self.emitted))
     }
 
-    /// How many buckets may be in flight now: the whole window without a limit; with one,
-    /// only the current bucket while its fetched items cover what is still needed.
+    /// How many buckets may be in flight now: the whole window without a limit. With one,
+    /// only the current bucket while its fetched items cover what is still needed; otherwise
+    /// as many more as the buckets read so far say are needed (their items per bucket, with
+    /// half again as margin), up to the window.
     fn allowed(&self) -> usize {
-        match (self.remaining(), &self.current) {
-            (None, _) => self.width,
-            (Some(_), None) => 1,
-            (Some(remaining), Some(current)) if current.engine.buffered() >= remaining => 1,
-            (Some(_), Some(_)) => self.width,
+        let (remaining, current) = match (self.remaining(), &self.current) {
+            (None, _) => return self.width,
+            (Some(_), None) => return 1,
+            (Some(remaining), Some(current)) => (remaining, current),
+        };
+        let buffered = current.engine.buffered();
+        if buffered >= remaining {
+            return 1;
         }
+        let yielded = self.finished_items + current.emitted + buffered;
+        let per_bucket = (yielded / (self.finished_buckets + 1)).max(1);
+        let more = ((remaining - buffered) * 3).div_ceil(per_bucket * 2);
+        more.saturating_add(1).min(self.width)
     }
 
     /// Starts the next buckets, up to the window: each fetches its first page of every shard.
@@ -558,6 +575,7 @@ impl<E: ShardedEntity> Walk<E> {
                     bucket: next.bucket,
                     skip: next.skip,
                     engine,
+                    emitted: 0,
                 });
                 continue;
             };
@@ -572,6 +590,7 @@ impl<E: ShardedEntity> Walk<E> {
                         continue;
                     }
                     self.emitted += 1;
+                    current.emitted += 1;
                     return Ok(Some((current.bucket, item)));
                 }
                 None if !current.engine.is_complete() => {
@@ -582,7 +601,11 @@ impl<E: ShardedEntity> Walk<E> {
                     let positions = current.engine.positions();
                     current.engine = query.bucket_engine(Some(positions), remaining)?;
                 }
-                None => self.current = None,
+                None => {
+                    self.finished_buckets += 1;
+                    self.finished_items += current.emitted;
+                    self.current = None;
+                }
             }
         }
     }
@@ -630,6 +653,9 @@ async fn wait_for(
 }
 
 /// The current bucket's next item, while the buckets read ahead keep fetching.
+///
+/// The read-ahead is polled first, on every item: a bucket started since the last item sends
+/// its requests now, not only when the current bucket next waits for DynamoDB.
 async fn drive(
     engine: &mut Engine,
     pending: &mut FuturesUnordered<Prefetch>,
@@ -641,12 +667,12 @@ async fn drive(
         if pending.is_empty() {
             return next.await;
         }
-        match futures::future::select(next.as_mut(), pending.next()).await {
-            Either::Left((item, _)) => return item,
-            Either::Right((Some((seq, engine, result)), _)) => {
+        match futures::future::select(pending.next(), next.as_mut()).await {
+            Either::Left((Some((seq, engine, result)), _)) => {
                 arrived.insert(seq, (engine, result));
             }
-            Either::Right((None, _)) => return next.await,
+            Either::Left((None, _)) => return next.await,
+            Either::Right((item, _)) => return item,
         }
     }
 }

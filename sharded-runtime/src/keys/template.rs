@@ -88,6 +88,16 @@ impl Segment {
     }
 
     /// The label of the `granularity` bucket holding struct field `name`'s value: `{at:day}`.
+    ///
+    /// ```
+    /// use sharded::schema::{KeyTemplate, Segment};
+    /// use sharded::Granularity;
+    /// static OPS: KeyTemplate = KeyTemplate::new(
+    ///     "OPS#{at:day}",
+    ///     &[Segment::literal("OPS#"), Segment::bucket("at", Granularity::Day)],
+    /// );
+    /// assert_eq!(OPS.fields().collect::<Vec<_>>(), ["at"]);
+    /// ```
     pub const fn bucket(name: &'static str, granularity: Granularity) -> Segment {
         Segment::Bucket {
             field: name,
@@ -230,6 +240,14 @@ pub struct BucketLabel<'a> {
 
 impl<'a> BucketLabel<'a> {
     /// The bucket of `time` at `granularity`, as a key part.
+    ///
+    /// ```
+    /// use sharded::__private::BucketLabel;
+    /// use sharded::{Granularity, KeyPart};
+    /// let mut label = String::new();
+    /// BucketLabel::new(&0i64, Granularity::Week).write_key(&mut label).unwrap();
+    /// assert_eq!(label, "1970-W01"); // 1970-01-01 was a Thursday
+    /// ```
     pub fn new(time: &'a dyn BucketTime, granularity: Granularity) -> Self {
         BucketLabel { time, granularity }
     }
@@ -458,6 +476,20 @@ impl<'a> ParsedKey<'a> {
 
     /// The bucket of the `index`-th field, which the template buckets (`{at:day}`): the key
     /// holds the bucket's label, not the field's value.
+    ///
+    /// ```
+    /// use sharded::__private::{parse_key, KeyContext};
+    /// use sharded::schema::{KeyTemplate, Segment};
+    /// use sharded::Granularity;
+    /// static OPS: KeyTemplate = KeyTemplate::new(
+    ///     "OPS#{at:day}",
+    ///     &[Segment::literal("OPS#"), Segment::bucket("at", Granularity::Day)],
+    /// );
+    /// let ctx = KeyContext { entity: "Ops", attribute: "pk" };
+    /// let parsed = parse_key(ctx, &OPS, "OPS#2026-11-22#3", Some(4)).unwrap();
+    /// assert_eq!(parsed.bucket(0).unwrap().label(), "2026-11-22");
+    /// assert!(parse_key(ctx, &OPS, "OPS#2026-11-22T13#3", Some(4)).is_err());
+    /// ```
     pub fn bucket(&self, index: usize) -> Result<Bucket, KeyError> {
         let arity = || KeyError::Arity {
             entity: self.ctx.entity,

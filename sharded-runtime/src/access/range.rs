@@ -95,7 +95,7 @@ use crate::keys::template::{build_around_bucket, build_key_prefix, KeyContext, S
 /// - With a [`limit`](Self::limit), the next buckets are read ahead only once the current
 ///   one's fetched items cannot cover what is still needed, and only as many as the items per
 ///   bucket seen so far say are needed (with half again as margin); nothing more is sent once
-///   the limit is met: the newest 50 entries of a busy day cost one Query per shard.
+///   the limit is met: the newest 50 entries of a busy day cost about one Query per shard.
 ///
 /// Consistency, filters on the entity attribute and per-shard `Limit` sizing are those of
 /// [`Query`]: inside a bucket this is exactly the scatter-gather query of that bucket.

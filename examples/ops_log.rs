@@ -191,7 +191,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .entry(e.at.format("%Y-%m-%d").to_string())
             .or_default() += 1;
     }
-    let counted: BTreeMap<String, u64> = counts.iter().cloned().filter(|(_, n)| *n > 0).collect();
+    let counted: BTreeMap<String, u64> = counts.iter().filter(|&(_, n)| *n > 0).cloned().collect();
     if counted != per_day {
         problems.push(format!("counts per day {counted:?}, expected {per_day:?}"));
     }

@@ -900,15 +900,9 @@ impl<E: ShardedEntity> RangeQuery<E> {
         while let Some((_, item)) = walk.next().await? {
             items.push(E::from_item(item)?);
         }
-        let cursor = match walk.cursor_position().await? {
-            Some((bucket, position)) => Some(cursor::encode_labeled(
-                fingerprint,
-                &bucket.label(),
-                &position,
-                seal.as_ref(),
-            )),
-            None => None,
-        };
+        let cursor = walk.cursor_position().await?.map(|(bucket, position)| {
+            cursor::encode_labeled(fingerprint, &bucket.label(), &position, seal.as_ref())
+        });
         Ok(Page { items, cursor })
     }
 

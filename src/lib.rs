@@ -43,6 +43,8 @@
 //! | [`ShardedEntity`](derive@ShardedEntity) (derive) and [`ShardedEntity`] (trait) | declaring an entity's keys; the generated key builders and queries |
 //! | [`Repo`] | puts, point lookups, deletes and batches of one entity in one table |
 //! | [`Query`], [`Page`], [`Partial`], [`Cursor`], [`SortCondition`], [`SortKeyCondition`], [`ShardFailure`], [`STREAM_PAGE_ITEMS`] | scatter-gather queries: results, pages, partial answers |
+//! | [`RangeQuery`] | a time range over a time-bucketed partition key (`{at:day}`): every bucket of `[from, to)`, read concurrently and merged in time order, one cursor across buckets and shards |
+//! | [`Bucket`], [`Granularity`], [`BucketTime`], [`BucketError`], [`buckets_in_range`], [`BucketRange`] | time buckets: labels (`2026-11-22`), arithmetic, the times that can be bucketed |
 //! | [`ShardedCollection`](derive@ShardedCollection) (derive) and [`ShardedCollection`], [`CollectionMember`], [`QuerySource`] | several entities of one partition in one answer (`Query::collection`) |
 //! | [`ShardedProjection`](derive@ShardedProjection) (derive) and [`Projection`] | reading some of an entity's attributes (`Query::project`) |
 //! | [`Condition`], [`Field`], [`Data`], [`PrimaryKey`], [`Operand`], [`Size`], [`Elements`] | typed conditions over an entity's fields (`Score::fields()`): query filters, update and transaction conditions |
@@ -66,13 +68,14 @@
 pub use sharded_derive::{ShardedCollection, ShardedEntity, ShardedProjection};
 
 pub use sharded_runtime::{
-    capacity, hash, schema, Addable, CanceledAction, CollectionMember, Condition, Cursor,
-    CursorError, CursorKey, Data, Elements, Error, Field, Item, ItemKey, ItemKeyDisplay, ItemKeys,
-    KeyError, KeyPart, KeyPartDecode, KeyPartError, Operand, Page, Partial, Partitions, PrimaryKey,
-    Projection, Query, QuerySource, Removable, Repo, RetryPolicy, Scan, ShardFailure, ShardKeys,
-    ShardedCollection, ShardedCounter, ShardedEntity, Size, Slot, SortCondition, SortKeyCondition,
-    TransactGet, TransactGetAnswer, Transaction, Updatable, Update, MAX_TRANSACTION_ACTIONS,
-    MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
+    buckets_in_range, capacity, hash, schema, Addable, Bucket, BucketError, BucketRange,
+    BucketTime, CanceledAction, CollectionMember, Condition, Cursor, CursorError, CursorKey, Data,
+    Elements, Error, Field, Granularity, Item, ItemKey, ItemKeyDisplay, ItemKeys, KeyError,
+    KeyPart, KeyPartDecode, KeyPartError, Operand, Page, Partial, Partitions, PrimaryKey,
+    Projection, Query, QuerySource, RangeQuery, Removable, Repo, RetryPolicy, Scan, ShardFailure,
+    ShardKeys, ShardedCollection, ShardedCounter, ShardedEntity, Size, Slot, SortCondition,
+    SortKeyCondition, TransactGet, TransactGetAnswer, Transaction, Updatable, Update,
+    MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
 };
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

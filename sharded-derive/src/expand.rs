@@ -130,6 +130,36 @@ impl<'a> Ctx<'a> {
         quote!(&[#(#parts),*])
     }
 
+    /// An expression of type `&T` for the parameter of `field` (of type `T`): the parameter
+    /// itself when it is taken by reference, else a borrow of it.
+    fn value_ref(&self, field: KeyField, name: &Ident) -> TokenStream {
+        match field.ty().map(param_kind) {
+            Some(Param::Str | Param::Ref) => quote!(#name),
+            _ => quote!(&#name),
+        }
+    }
+
+    /// `&[..]` for the fields of `template`, as the runtime's template builders take them: a
+    /// bucketed field (`{at:day}`) is written as the label of its bucket.
+    fn template_values(&self, template: &RTemplate<'a>) -> TokenStream {
+        let rt = self.rt;
+        let parts = template.segments.iter().filter_map(|s| match s {
+            RSegment::Literal(_) => None,
+            RSegment::Field(f) => {
+                let name = f.ident();
+                Some(quote!((&#rt::Probe(&#name)).part()))
+            }
+            RSegment::Bucket(f, granularity) => {
+                let value = self.value_ref(*f, f.ident());
+                let variant = Ident::new(granularity.variant(), Span::call_site());
+                Some(quote! {
+                    &#rt::BucketLabel::new((&#rt::Probe(#value)).time(), #rt::Granularity::#variant)
+                })
+            }
+        });
+        quote!(&[#(#parts),*])
+    }
+
     /// The names of `fields`, as arguments of another generated function.
     fn names(&self, fields: impl IntoIterator<Item = KeyField<'a>>) -> Vec<TokenStream> {
         fields
@@ -220,6 +250,15 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
     for g in &r.gsis {
         if new_query(&g.pk) {
             methods.push(query_method(&cx, &g.pk, Some(g.number)));
+        }
+    }
+    // Time-bucketed keys: `<query>_range`, named after the (deduplicated) query functions.
+    let mut range_names: Vec<String> = Vec::new();
+    let keys = r.pk.iter().map(|pk| (pk, None));
+    for (pk, gsi) in keys.chain(r.gsis.iter().map(|g| (&g.pk, Some(g.number)))) {
+        if pk.template.bucket().is_some() && !range_names.contains(&pk.query.to_string()) {
+            range_names.push(pk.query.to_string());
+            methods.push(range_method(&cx, pk, gsi));
         }
     }
 
@@ -348,7 +387,11 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
         #[allow(non_upper_case_globals, clippy::all)]
         const _: () = {
             #[allow(unused_imports)]
-            use #rt::{DecodeFallback as _, DecodeVia as _, FallbackProbe as _, KeyPartProbe as _};
+            use #rt::{
+                DecodeFallback as _, DecodeVia as _, FallbackProbe as _, KeyPartProbe as _,
+                NotATime as _, TimeProbe as _, RangeBoundProbe as _, RangeBoundWhole as _,
+                RangeBoundFallback as _,
+            };
             #(#templates)*
 
             static __SCHEMA: #rt::EntitySchema = #rt::EntitySchema::new(
@@ -375,6 +418,11 @@ fn template_static(rt: &TokenStream, name: &str, template: &RTemplate) -> TokenS
         RSegment::Field(f) => {
             let f = f.ident().to_string();
             quote!(#rt::Segment::field(#f))
+        }
+        RSegment::Bucket(f, granularity) => {
+            let f = f.ident().to_string();
+            let variant = Ident::new(granularity.variant(), Span::call_site());
+            quote!(#rt::Segment::bucket(#f, #rt::Granularity::#variant))
         }
     });
     quote! {
@@ -425,7 +473,7 @@ fn partition_methods(
     let n = pk.n;
     let template_fields: Vec<KeyField> = pk.template.fields().collect();
     let template_params = cx.params(template_fields.iter().copied());
-    let template_values = cx.values(template_fields.iter().copied());
+    let template_values = cx.template_values(&pk.template);
     let entity_ident = &cx.r.entity.ident;
 
     let build = Ident::new(fn_name, Span::call_site());
@@ -548,12 +596,20 @@ fn partition_methods(
         }
     });
 
-    // Parsing back.
-    let (field_types, generics) = cx.decoded_types(&template_fields);
-    let decodes = field_types
-        .iter()
-        .enumerate()
-        .map(|(i, ty)| quote!((&#rt::DecodeProbe::<#ty>::new()).decode_at(&__parsed, #i)?));
+    // Parsing back. A bucketed field's key holds its bucket, not its value.
+    let (mut field_types, generics) = cx.decoded_types(&template_fields);
+    for (i, ty) in field_types.iter_mut().enumerate() {
+        if pk.template.is_bucket(i) {
+            *ty = quote!(#rt::Bucket);
+        }
+    }
+    let decodes = field_types.iter().enumerate().map(|(i, ty)| {
+        if pk.template.is_bucket(i) {
+            quote!(__parsed.bucket(#i)?)
+        } else {
+            quote!((&#rt::DecodeProbe::<#ty>::new()).decode_at(&__parsed, #i)?)
+        }
+    });
     let (ret, shard_part) = if sharded {
         (
             quote!((#(#field_types,)* u32)),
@@ -612,7 +668,7 @@ fn layout_methods(cx: &Ctx, pk: &RPartition, entity_name: &str) -> TokenStream {
     let entity_ident = &cx.r.entity.ident;
     let template_fields: Vec<KeyField> = pk.template.fields().collect();
     let template_params = cx.params(template_fields.iter().copied());
-    let template_values = cx.values(template_fields.iter().copied());
+    let template_values = cx.template_values(&pk.template);
     let n = pk.n;
     let current_shards = if pk.sharded() {
         quote!(::core::option::Option::Some(#n))
@@ -1030,8 +1086,16 @@ fn type_assertions(cx: &Ctx) -> TokenStream {
             const _: () = #rt::assert_key_part_decode::<#ty>();
         })
     });
+    let buckets = bucketed_templates(cx.r).filter_map(|template| {
+        let (field, _) = template.bucket()?;
+        let ty = field.ty()?;
+        let span = ty.span();
+        Some(quote_spanned! {span=>
+            const _: () = #rt::assert_bucket_time::<#ty>();
+        })
+    });
     let facts = runtime_fact_checks(cx);
-    quote!(#(#checks)* #facts)
+    quote!(#(#checks)* #(#buckets)* #facts)
 }
 
 /// `tokens` with every span set to `span`. A const-evaluation error is reported at the span
@@ -1079,7 +1143,20 @@ fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
         let rt = respan(rt, f.serde_name.span);
         quote_spanned! {f.serde_name.span=> const _: () = #rt::assert_not_entity_attribute(#name); }
     });
-    quote!(#(#counts)* #(#attributes)*)
+    // The granularity names the derive accepts are the runtime's `Granularity::NAMES`.
+    let granularities = bucketed_templates(cx.r).next().map(|_| {
+        let names = crate::model::Granularity::ALL.map(|g| g.name());
+        quote!(const _: () = #rt::assert_granularity_names(&[#(#names),*]);)
+    });
+    quote!(#(#counts)* #(#attributes)* #granularities)
+}
+
+/// The partition-key templates (base and GSIs) that have a time bucket.
+fn bucketed_templates<'r, 'a>(r: &'r Resolved<'a>) -> impl Iterator<Item = &'r RTemplate<'a>> {
+    r.pk.iter()
+        .chain(r.gsis.iter().map(|g| &g.pk))
+        .map(|pk| &pk.template)
+        .filter(|t| t.bucket().is_some())
 }
 
 /// `sk_prefix()` (the leading literal) and `sk_prefix_<field>(..)` for every field that does
@@ -1470,6 +1547,59 @@ fn query_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenStream {
     quote! {
         #[doc = #doc]
         pub fn #name(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Query<Self> {
+            #body
+        }
+    }
+}
+
+/// `<query>_range(repo, <other template fields>, from, to)` for a partition key bucketed on a
+/// time field: every item with `from <= field < to`, bucket after bucket (see
+/// `sharded::RangeQuery`).
+fn range_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenStream {
+    let rt = cx.rt;
+    let ident = &cx.r.entity.ident;
+    let Some((at, granularity)) = pk.template.bucket() else {
+        return TokenStream::new();
+    };
+    let name = format_ident!("{}_range", pk.query);
+    let others: Vec<KeyField> = pk.template.fields().filter(|f| !f.same(&at)).collect();
+    let params = cx.params(others.iter().copied());
+    let values = cx.values(others.iter().copied());
+    let taken = |n: &str| others.iter().any(|f| f.ident() == n);
+    let (from, to) = if taken("from") || taken("to") {
+        (format_ident!("from_"), format_ident!("to_"))
+    } else {
+        (format_ident!("from"), format_ident!("to"))
+    };
+    let ty = cx.param_type(at);
+    let (from_ref, to_ref) = (cx.value_ref(at, &from), cx.value_ref(at, &to));
+    let index = match gsi {
+        None => quote!(::core::option::Option::None),
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+    };
+    let source = pk.template.source();
+    let written = at.ident();
+    let doc = format!(
+        "Every `{ident}` with `{from} <= {written} < {to}` under `{source}`{}: the {} buckets \
+         that intersect the range, each over its {} shard(s), merged in `{written}` order (see \
+         `sharded::RangeQuery`). Refine with `.limit`, `.descending`, `.page_size`, then \
+         `.collect()`, `.stream()`, `.page(..)`, `.count()` or `.count_by_bucket()`.",
+        gsi.map(|n| format!(" (index gsi{n})")).unwrap_or_default(),
+        granularity.name(),
+        pk.n,
+    );
+    let body = cx.body(quote! {
+        #rt::range_query(
+            repo,
+            #index,
+            #values,
+            (&&#rt::Probe(#from_ref)).range_bound(),
+            (&&#rt::Probe(#to_ref)).range_bound(),
+        )
+    });
+    quote! {
+        #[doc = #doc]
+        pub fn #name(repo: &#rt::Repo<Self>, #(#params,)* #from: #ty, #to: #ty) -> #rt::RangeQuery<Self> {
             #body
         }
     }

@@ -8,10 +8,10 @@ use syn::{Attribute, Data, DeriveInput, Fields, Ident, Lit, LitStr};
 use crate::ctxt::Ctxt;
 use crate::model::Counter;
 use crate::model::{
-    Container, Entity, Field, FieldRole, Gsi, PartitionKey, Previous, Segment, SerdeName, Shard,
-    SortKey, Sp, Template,
+    Container, Entity, Field, FieldRole, Granularity, Gsi, PartitionKey, Previous, Segment,
+    SerdeName, Shard, SortKey, Sp, Template,
 };
-use crate::suggest::did_you_mean;
+use crate::suggest::{did_you_mean, did_you_mean_keyword};
 use crate::symbol::*;
 
 pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
@@ -661,10 +661,15 @@ fn template(cx: &Ctxt, lit: &LitStr) -> Option<Template> {
                         "unclosed `{{` in template \"{text}\": write fields as `{{field}}`"
                     ));
                 }
-                let name = name.trim();
+                let written = name.trim().to_owned();
+                let (name, granularity) = match written.split_once(':') {
+                    Some((field, granularity)) => (field.trim(), Some(granularity.trim())),
+                    None => (written.as_str(), None),
+                };
                 if name.is_empty() {
                     return fail(format!(
-                        "empty `{{}}` in template \"{text}\": name a field inside the braces"
+                        "empty `{{{written}}}` in template \"{text}\": name a field inside the braces{}",
+                        if granularity.is_some() { ", e.g. `{at:day}`" } else { "" }
                     ));
                 }
                 let Ok(ident) = syn::parse_str::<Ident>(name) else {
@@ -675,25 +680,41 @@ fn template(cx: &Ctxt, lit: &LitStr) -> Option<Template> {
                 if !literal.is_empty() {
                     segments.push(Segment::Literal(std::mem::take(&mut literal)));
                 }
-                if let Some(Segment::Field(prev)) = segments.last() {
+                if let Some(Segment::Field(prev) | Segment::Bucket(prev, _)) = segments.last() {
                     return fail(format!(
-                        "`{{{prev}}}{{{name}}}` in template \"{text}\": two fields need a `#` between them, or the key cannot be parsed back"
+                        "`{{{prev}}}{{{written}}}` in template \"{text}\": two fields need a `#` between them, or the key cannot be parsed back"
                     ));
                 }
                 if segments
                     .iter()
-                    .any(|s| matches!(s, Segment::Field(f) if f == name))
+                    .any(|s| matches!(s, Segment::Field(f) | Segment::Bucket(f, _) if f == name))
                 {
                     return fail(format!(
                         "field `{name}` appears twice in template \"{text}\": use it once"
                     ));
                 }
-                segments.push(Segment::Field(Ident::new(&ident.to_string(), lit.span())));
+                let ident = Ident::new(&ident.to_string(), lit.span());
+                match granularity {
+                    None => segments.push(Segment::Field(ident)),
+                    Some(granularity) => {
+                        if let Some((earlier, _)) = segments.iter().find_map(|s| match s {
+                            Segment::Bucket(f, g) => Some((f, g)),
+                            _ => None,
+                        }) {
+                            return fail(format!(
+                                "template \"{text}\" buckets `{earlier}` and `{name}`: a key has one time bucket; \
+                                 keep `{{{earlier}:..}}` and write `{{{name}}}` whole (or leave it out of the key)"
+                            ));
+                        }
+                        let granularity = bucket_granularity(cx, lit, &text, name, granularity);
+                        segments.push(Segment::Bucket(ident, granularity));
+                    }
+                }
             }
             '}' => return fail(format!("unmatched `}}` in template \"{text}\"")),
             c => {
                 if literal.is_empty() && !c.eq(&'#') {
-                    if let Some(Segment::Field(prev)) = segments.last() {
+                    if let Some(Segment::Field(prev) | Segment::Bucket(prev, _)) = segments.last() {
                         return fail(format!(
                             "in template \"{text}\", `{{{prev}}}` must be followed by `#` or end the template: \
                              `#` is the one separator field values can never contain"
@@ -711,6 +732,54 @@ fn template(cx: &Ctxt, lit: &LitStr) -> Option<Template> {
         lit: lit.clone(),
         segments,
     })
+}
+
+/// The granularity of `{field:granularity}`. An unknown one is reported under the template,
+/// with the name it most likely meant, and read as that (or as `day`), so the generated
+/// surface keeps its range query and only one error is shown.
+fn bucket_granularity(
+    cx: &Ctxt,
+    lit: &LitStr,
+    text: &str,
+    field: &str,
+    written: &str,
+) -> Granularity {
+    if let Some(granularity) = Granularity::from_name(written) {
+        return granularity;
+    }
+    let names: Vec<&str> = Granularity::ALL.iter().map(|g| g.name()).collect();
+    if written.is_empty() {
+        cx.error_spanned_by(
+            lit,
+            format!(
+                "`{{{field}:}}` in template \"{text}\" names no time bucket: write one of {} \
+                 after the `:`, e.g. `{{{field}:day}}`",
+                names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+        return Granularity::Day;
+    }
+    let meant = did_you_mean_keyword(&written.to_ascii_lowercase(), names.iter().copied());
+    let hint = match meant {
+        Some(m) => format!("did you mean `{m}`? "),
+        None => String::new(),
+    };
+    let example = meant.unwrap_or("day");
+    cx.error_spanned_by(
+        lit,
+        format!(
+            "unknown time bucket `{written}` in `{{{field}:{written}}}` of template \"{text}\": {hint}\
+             a bucket is one of {}, e.g. `{{{field}:{example}}}`",
+            names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+        ),
+    );
+    meant
+        .and_then(Granularity::from_name)
+        .unwrap_or(Granularity::Day)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,7 +11,9 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Ident, Type};
 
-use crate::model::{Entity, Field, Gsi, PartitionKey, Previous, Segment, Shard, SortKey, Template};
+use crate::model::{
+    Entity, Field, Granularity, Gsi, PartitionKey, Previous, Segment, Shard, SortKey, Template,
+};
 use crate::suggest::did_you_mean;
 
 /// A field named by a key template or a shard expression.
@@ -53,6 +55,8 @@ impl<'a> KeyField<'a> {
 pub enum RSegment<'a> {
     Literal(&'a str),
     Field(KeyField<'a>),
+    /// `{at:day}`: the label of the bucket holding the field's value.
+    Bucket(KeyField<'a>, Granularity),
 }
 
 pub struct RTemplate<'a> {
@@ -63,9 +67,26 @@ pub struct RTemplate<'a> {
 impl<'a> RTemplate<'a> {
     pub fn fields(&self) -> impl Iterator<Item = KeyField<'a>> + '_ {
         self.segments.iter().filter_map(|s| match s {
-            RSegment::Field(f) => Some(*f),
+            RSegment::Field(f) | RSegment::Bucket(f, _) => Some(*f),
             RSegment::Literal(_) => None,
         })
+    }
+
+    /// The bucketed field and its granularity, if the template has a `{field:granularity}`.
+    pub fn bucket(&self) -> Option<(KeyField<'a>, Granularity)> {
+        self.segments.iter().find_map(|s| match s {
+            RSegment::Bucket(f, g) => Some((*f, *g)),
+            _ => None,
+        })
+    }
+
+    /// Whether the `index`-th field (as `fields()` counts) is bucketed.
+    pub fn is_bucket(&self, index: usize) -> bool {
+        self.segments
+            .iter()
+            .filter(|s| !matches!(s, RSegment::Literal(_)))
+            .nth(index)
+            .is_some_and(|s| matches!(s, RSegment::Bucket(..)))
     }
 
     /// The template as written, for docs and the static description.
@@ -233,6 +254,9 @@ fn template<'a>(entity: &'a Entity, template: &'a Template) -> RTemplate<'a> {
         segments.push(match s {
             Segment::Literal(text) => RSegment::Literal(text),
             Segment::Field(name) => RSegment::Field(field(entity, name)),
+            Segment::Bucket(name, granularity) => {
+                RSegment::Bucket(field(entity, name), *granularity)
+            }
         });
     }
     RTemplate {

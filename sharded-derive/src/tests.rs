@@ -512,3 +512,97 @@ fn typed_sort_key_conditions_follow_the_template() {
         "{out}"
     );
 }
+
+#[test]
+fn time_buckets_are_modelled() {
+    use crate::model::{Granularity, Segment};
+    let input: DeriveInput = parse_quote! {
+        #[pk(template = "OPS#{region}#{at:day}", shard = "random", n = 4)]
+        #[sk(template = "{at}#{id}")]
+        #[gsi1(pk = "AGENT#{agent}#{at: month }", sk = "{at}", shard = 2)]
+        struct Ops { region: String, at: i64, id: String, agent: String }
+    };
+    let cx = Ctxt::new();
+    let entity = parse::entity(&cx, &input).expect("parsed");
+    validate::entity(&cx, &entity);
+    cx.check().expect("no errors");
+    let pk = entity.pk.as_ref().unwrap();
+    assert!(matches!(&pk.template.segments[3], Segment::Bucket(f, Granularity::Day) if f == "at"));
+    assert_eq!(
+        pk.template
+            .fields()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>(),
+        ["region", "at"]
+    );
+    let (at, g) = entity.gsis[0].pk.template.bucket().unwrap();
+    assert_eq!((at.to_string(), g), ("at".to_owned(), Granularity::Month));
+}
+
+#[test]
+fn time_bucket_misuses_are_refused_with_the_fix() {
+    let unknown = errors(parse_quote! {
+        #[pk(template = "OPS#{at:daily}", shard = "random", n = 4)]
+        #[sk(template = "{at}#{id}")]
+        struct S { at: i64, id: String }
+    });
+    assert!(unknown[0].contains("did you mean `day`?"), "{unknown:?}");
+    let empty = errors(parse_quote! {
+        #[pk(template = "OPS#{at:}", shard = "random", n = 4)]
+        #[sk(template = "{at}#{id}")]
+        struct S { at: i64, id: String }
+    });
+    assert!(empty[0].contains("names no time bucket"), "{empty:?}");
+    let in_sk = errors(parse_quote! {
+        #[pk(template = "OPS#{id}")]
+        #[sk(template = "{at:day}")]
+        struct S { at: i64, id: String }
+    });
+    assert!(in_sk[0].contains("belong in partition keys"), "{in_sk:?}");
+    let order = errors(parse_quote! {
+        #[pk(template = "OPS#{at:day}", shard = "random", n = 4)]
+        #[sk(template = "{id}#{at}")]
+        struct S { at: i64, id: String }
+    });
+    assert_eq!(order.len(), 1, "{order:?}");
+    assert!(
+        order[0].contains(r#"`#[sk(template = "{at}#{id}")]`"#),
+        "{order:?}"
+    );
+    let hashed = errors(parse_quote! {
+        #[pk(template = "OPS#{at:day}", shard = "hash(at)", n = 4)]
+        #[sk(template = "{at}#{id}")]
+        struct S { at: i64, id: String }
+    });
+    assert!(hashed[0].contains("same moment"), "{hashed:?}");
+    // Hashing a field that varies between writes made together is the fix.
+    assert!(errors(parse_quote! {
+        #[pk(template = "OPS#{at:day}", shard = "hash(at, id)", n = 4)]
+        #[sk(template = "{at}#{id}")]
+        struct S { at: i64, id: String }
+    })
+    .is_empty());
+    let hot = errors(parse_quote! {
+        #[pk(template = "OPS#{at:hour}")]
+        #[sk(template = "{at}#{id}")]
+        struct S { at: i64, id: String }
+    });
+    assert!(hot[0].contains("moves the hot partition"), "{hot:?}");
+    // ... unless opted in, like a constant key.
+    assert!(errors(parse_quote! {
+        #[pk(template = "OPS#{at:hour}", single_partition = "a few writes per hour")]
+        #[sk(template = "{at}#{id}")]
+        struct S { at: i64, id: String }
+    })
+    .is_empty());
+    let gsi_hot = errors(parse_quote! {
+        #[pk(template = "OPS#{id}", shard = "random", n = 4)]
+        #[sk(template = "{at}")]
+        #[gsi1(pk = "DAY#{at:day}", sk = "{at}")]
+        struct S { at: i64, id: String }
+    });
+    assert!(
+        gsi_hot[0].contains("the same for every write"),
+        "{gsi_hot:?}"
+    );
+}

@@ -6,7 +6,9 @@ use std::collections::HashSet;
 use syn::{Ident, Type};
 
 use crate::ctxt::Ctxt;
-use crate::model::{Entity, FieldRole, PartitionKey, Previous, SerdeName, Shard, Template};
+use crate::model::{
+    Entity, FieldRole, PartitionKey, Previous, Segment, SerdeName, Shard, Template,
+};
 use crate::suggest::did_you_mean;
 
 pub fn entity(cx: &Ctxt, entity: &Entity) {
@@ -28,6 +30,7 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
         gsi_not_hot(cx, pk, &gsi.pk, &name);
         table_name(cx, &gsi.index_name, gsi.attr_span, "index name");
     }
+    time_buckets(cx, entity);
     key_field_types(cx, entity);
     field_roles(cx, entity);
     counters(cx, entity);
@@ -88,6 +91,21 @@ fn transition(cx: &Ctxt, entity: &Entity, pk: &PartitionKey) {
             }
         }
         Some(Previous::Legacy(legacy)) => {
+            let bucketed = pk
+                .template
+                .segments
+                .iter()
+                .chain(&legacy.segments)
+                .any(|s| matches!(s, Segment::Bucket(..)));
+            if bucketed {
+                cx.error_spanned_by(
+                    &legacy.lit,
+                    "a time-bucketed key cannot declare a `legacy` key yet: range queries walk \
+                     the buckets of the current template only; move the legacy items with a \
+                     one-off job (read them, `put` them through this entity), then drop `legacy`",
+                );
+                return;
+            }
             let current: HashSet<String> = pk.template.fields().map(Ident::to_string).collect();
             for field in legacy.fields() {
                 if entity.field(field).is_none() {
@@ -181,7 +199,22 @@ fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
                 }
             }
             let template: HashSet<String> = key.template.fields().map(Ident::to_string).collect();
-            if !fields.is_empty() && fields.iter().all(|f| template.contains(&f.to_string())) {
+            let bucketed = key.template.bucket().map(|(f, _)| f.to_string());
+            let only_template = !fields.is_empty()
+                && fields.iter().all(|f| template.contains(&f.to_string()));
+            if only_template && fields.iter().any(|f| Some(f.to_string()) == bucketed) {
+                let at = bucketed.unwrap_or_default();
+                cx.error_at(
+                    key.shard.span,
+                    format!(
+                        "`hash(...)` names only fields of the template and the bucketed time `{at}`: \
+                         writes made at the same moment carry the same `{at}` and land on the same \
+                         shard, so the hot shard moves with the clock instead of the writes being \
+                         spread: hash a field that differs between items written together (an id), \
+                         or use `shard = \"random\"`"
+                    ),
+                );
+            } else if only_template {
                 cx.error_at(
                     key.shard.span,
                     "`hash(...)` names only fields of the template, so every item of one logical key \
@@ -232,7 +265,7 @@ fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
             );
         }
         let constant_unsharded =
-            key.template.fields().next().is_none() && matches!(key.shard.value, Shard::None);
+            key.template.whole_fields().next().is_none() && matches!(key.shard.value, Shard::None);
         if !matches!(key.shard.value, Shard::None | Shard::Invalid { .. }) {
             cx.error_spanned_by(
                 reason,
@@ -250,9 +283,27 @@ fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
     }
 }
 
-/// The hot partition: a constant, unsharded key puts every write on one partition.
+/// The hot partition: a constant, unsharded key puts every write on one partition. A key
+/// whose only field is a time bucket is constant at any moment: every write of today lands in
+/// today's bucket.
 fn base_key_not_hot(cx: &Ctxt, pk: &PartitionKey) {
-    let constant = pk.template.fields().next().is_none();
+    let constant = pk.template.whole_fields().next().is_none();
+    let unsharded = matches!(pk.shard.value, Shard::None) && pk.single_partition.is_none();
+    if let (true, true, Some((at, granularity))) = (constant, unsharded, pk.template.bucket()) {
+        let name = granularity.name();
+        cx.error_spanned_by(
+            &pk.template.lit,
+            format!(
+                "partition key \"{}\" has no field but the time bucket `{{{at}:{name}}}` and no shard: \
+                 every write of this {name} lands on the same partition, capped at 1,000 writes/s; \
+                 a bucket moves the hot partition along with the clock, it does not spread it. Add \
+                 `shard = \"random\", n = 4`, or, if this key truly stays small, opt in with \
+                 `single_partition = \"why it stays under 1,000 writes/s\"`",
+                pk.template.lit.value()
+            ),
+        );
+        return;
+    }
     if constant && matches!(pk.shard.value, Shard::None) && pk.single_partition.is_none() {
         cx.error_spanned_by(
             &pk.template.lit,
@@ -272,7 +323,8 @@ fn gsi_not_hot(cx: &Ctxt, base: &PartitionKey, gsi: &PartitionKey, name: &str) {
     if !matches!(gsi.shard.value, Shard::None) || gsi.single_partition.is_some() {
         return;
     }
-    let gsi_fields: Vec<String> = gsi.template.fields().map(Ident::to_string).collect();
+    // A time bucket is the same for every write made at one moment: it spreads nothing.
+    let gsi_fields: Vec<String> = gsi.template.whole_fields().map(Ident::to_string).collect();
     let base_fields: HashSet<String> = base.template.fields().map(Ident::to_string).collect();
     let base_sharded = !matches!(base.shard.value, Shard::None);
     let opt_in = format!(
@@ -280,10 +332,17 @@ fn gsi_not_hot(cx: &Ctxt, base: &PartitionKey, gsi: &PartitionKey, name: &str) {
          `single_partition = \"why it stays under 1,000 writes/s\"`"
     );
     if gsi_fields.is_empty() {
+        let what = match gsi.template.bucket() {
+            Some((at, g)) => format!(
+                "has no field but the time bucket `{{{at}:{}}}`, the same for every write made at one moment",
+                g.name()
+            ),
+            None => "is a constant".to_owned(),
+        };
         cx.error_spanned_by(
             &gsi.template.lit,
             format!(
-                "#[{name}] partition key \"{}\" is a constant: every put writes one GSI partition, capped at \
+                "#[{name}] partition key \"{}\" {what}: every put writes one GSI partition, capped at \
                  1,000 writes/s{}; {opt_in}",
                 gsi.template.lit.value(),
                 if base_sharded { ", which undoes the base key's sharding" } else { "" },
@@ -302,6 +361,111 @@ fn gsi_not_hot(cx: &Ctxt, base: &PartitionKey, gsi: &PartitionKey, name: &str) {
             ),
         );
     }
+}
+
+/// Time buckets (`{at:day}`): only in partition keys, and a bucketed key's sort key starts
+/// with the bucketed field, so the items of a bucket are ordered by that time and a range
+/// query can cut the edge buckets at the exact time with one key condition.
+fn time_buckets(cx: &Ctxt, entity: &Entity) {
+    let sort_keys = entity.sk.iter().map(|sk| ("#[sk]", &sk.template)).chain(
+        entity
+            .gsis
+            .iter()
+            .filter_map(|g| g.sk.as_ref().map(|sk| ("a GSI's `sk`", &sk.template))),
+    );
+    for (what, template) in sort_keys {
+        if let Some((at, granularity)) = template.bucket() {
+            cx.error_spanned_by(
+                &template.lit,
+                format!(
+                    "`{{{at}:{}}}` in {what} template \"{}\": time buckets belong in partition keys \
+                     (they spread a time-ordered stream over partitions); a sort key holds the \
+                     time whole, `{{{at}}}`, so items sort by it: write `{{{at}}}` here and \
+                     `{{{at}:{}}}` in the partition key",
+                    granularity.name(),
+                    template.lit.value(),
+                    granularity.name(),
+                ),
+            );
+        }
+    }
+    let keys = entity
+        .pk
+        .iter()
+        .map(|pk| (pk, entity.sk.as_ref(), "#[sk(template = ".to_owned()))
+        .chain(
+            entity
+                .gsis
+                .iter()
+                .map(|g| (&g.pk, g.sk.as_ref(), format!("#[gsi{}(.., sk = ", g.number))),
+        );
+    for (pk, sk, attribute) in keys {
+        let Some((at, granularity)) = pk.template.bucket() else {
+            continue;
+        };
+        let first = sk.and_then(|sk| {
+            sk.template
+                .segments
+                .iter()
+                .find(|s| !matches!(s, Segment::Literal(_)))
+        });
+        // A bucket in the sort key is reported above.
+        if matches!(first, Some(Segment::Field(f) | Segment::Bucket(f, _)) if f == at) {
+            continue;
+        }
+        let suggestion = match sk {
+            Some(sk) => sort_key_starting_with(&sk.template, at),
+            None => format!("{{{at}}}#{{id}}"),
+        };
+        let problem = match sk {
+            Some(sk) => format!(
+                "the sort key \"{}\" does not start with `{{{at}}}`",
+                sk.template.lit.value()
+            ),
+            None => "it has no sort key".to_owned(),
+        };
+        let message = format!(
+            "partition key \"{}\" buckets `{at}` by {}, and {problem}: the first field of the \
+             sort key must be `{at}`, so the items inside a bucket are ordered by the same time \
+             and a range query cuts the first and last bucket at the exact time; write e.g. \
+             `{attribute}\"{suggestion}\")]`",
+            pk.template.lit.value(),
+            granularity.name(),
+        );
+        match sk {
+            Some(sk) => cx.error_spanned_by(&sk.template.lit, message),
+            None => cx.error_spanned_by(&pk.template.lit, message),
+        }
+    }
+}
+
+/// `template` rewritten to start with `{at}` after its leading literal, for messages:
+/// `LOG#{id}` -> `LOG#{at}#{id}`, `{id}#{at}` -> `{at}#{id}`.
+fn sort_key_starting_with(template: &Template, at: &Ident) -> String {
+    let text = template.lit.value();
+    let lead = match template.segments.first() {
+        Some(Segment::Literal(l)) if template.segments.len() > 1 => l.clone(),
+        _ => String::new(),
+    };
+    let rest = &text[lead.len().min(text.len())..];
+    let parts: Vec<&str> = rest
+        .split('#')
+        .filter(|p| !p.is_empty())
+        .filter(|p| {
+            let inner = p.trim_start_matches('{').trim_end_matches('}');
+            inner.split(':').next().map(str::trim) != Some(&at.to_string())
+        })
+        .collect();
+    let mut out = lead;
+    if !out.is_empty() && !out.ends_with('#') {
+        out.push('#');
+    }
+    out.push_str(&format!("{{{at}}}"));
+    if !parts.is_empty() {
+        out.push('#');
+        out.push_str(&parts.join("#"));
+    }
+    out
 }
 
 /// Why a type cannot be a key field, for the types we can recognise by their name.

@@ -6,12 +6,14 @@ pub use crate::access::condition::{Data, Field, PrimaryKey};
 pub use crate::access::counter::ShardedCounter;
 pub use crate::access::entity::{Item, ItemKeys, ShardedEntity};
 pub use crate::access::query::Query;
+pub use crate::access::range::{range_query, RangeBound, RangeQuery};
 pub use crate::access::repo::Repo;
 pub use crate::access::sort_condition::{sort_key_condition, SortKeyCondition, SortOp};
 pub use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 pub use crate::access::transaction::ItemKey;
 pub use crate::access::update::{GsiRewrite, Update, UpdateKey};
 pub use crate::error::Error;
+pub use crate::keys::bucket::{Bucket, BucketTime, Granularity};
 pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
 pub use crate::keys::error::KeyError;
 pub use crate::keys::schema::{
@@ -21,7 +23,7 @@ pub use crate::keys::schema::{
 pub use crate::keys::shards::{Partitions, ShardKeys};
 pub use crate::keys::template::{
     build_hashed_key, build_key, build_key_on_shard, build_key_prefix, build_random_key, canonical,
-    parse_key, shard_of, shard_of_text, KeyContext, KeyTemplate, ParsedKey, Segment,
+    parse_key, shard_of, shard_of_text, BucketLabel, KeyContext, KeyTemplate, ParsedKey, Segment,
 };
 pub use aws_sdk_dynamodb::types::AttributeValue;
 pub use core::result::Result;
@@ -140,6 +142,84 @@ impl KeyPart for Unencodable {
     }
 }
 
+/// The time of a bucketed field: `(&Probe(v)).time()` is `v as &dyn BucketTime` when the
+/// value's type is a time, and otherwise resolves to [`NotATime`], so a bucketed field that is
+/// not a time is reported once, by [`assert_bucket_time`] at the user's type.
+pub trait TimeProbe {
+    /// The value as a time.
+    fn time(&self) -> &dyn BucketTime;
+}
+
+impl<T: BucketTime> TimeProbe for Probe<'_, T> {
+    fn time(&self) -> &dyn BucketTime {
+        self.0
+    }
+}
+
+/// The fallback of [`TimeProbe`], reached only when compilation already failed.
+pub trait NotATime {
+    /// A time that has no bucket.
+    fn time(&self) -> &dyn BucketTime;
+}
+
+impl<T: ?Sized> NotATime for &Probe<'_, T> {
+    fn time(&self) -> &dyn BucketTime {
+        &NoTime
+    }
+}
+
+struct NoTime;
+
+impl BucketTime for NoTime {
+    fn epoch_seconds(&self) -> Result<i64, crate::keys::bucket::BucketError> {
+        Err(crate::keys::bucket::BucketError::TimeOutOfRange {
+            epoch_seconds: u64::MAX,
+        })
+    }
+}
+
+/// A bound of a range query, exact to the nanosecond: `(&&Probe(v)).range_bound()` resolves,
+/// in this order, to [`RangeBoundProbe`] for a `chrono::DateTime<Utc>` (which has sub-second
+/// parts), [`RangeBoundWhole`] for any other time with a key encoding (whole seconds), and
+/// [`RangeBoundFallback`] (reached only when compilation already failed).
+pub trait RangeBoundProbe {
+    /// The bound.
+    fn range_bound(&self) -> RangeBound;
+}
+
+#[cfg(feature = "chrono")]
+impl RangeBoundProbe for &Probe<'_, chrono::DateTime<chrono::Utc>> {
+    fn range_bound(&self) -> RangeBound {
+        use chrono::Timelike;
+        let time = self.0;
+        RangeBound::new(time, time.nanosecond() % 1_000_000_000, time)
+    }
+}
+
+/// The whole-second path of [`RangeBoundProbe`].
+pub trait RangeBoundWhole {
+    /// The bound.
+    fn range_bound(&self) -> RangeBound;
+}
+
+impl<T: BucketTime + KeyPart> RangeBoundWhole for &&Probe<'_, T> {
+    fn range_bound(&self) -> RangeBound {
+        RangeBound::new(self.0, 0, self.0)
+    }
+}
+
+/// The fallback of [`RangeBoundProbe`], reached only when compilation already failed.
+pub trait RangeBoundFallback {
+    /// A bound that cannot be used.
+    fn range_bound(&self) -> RangeBound;
+}
+
+impl<T: ?Sized> RangeBoundFallback for Probe<'_, T> {
+    fn range_bound(&self) -> RangeBound {
+        RangeBound::invalid("this type is not a time with a key encoding")
+    }
+}
+
 /// The same trick for decoding: `(&DecodeProbe::<T>::new()).decode_at(&parsed, i)`.
 pub struct DecodeProbe<T>(core::marker::PhantomData<fn() -> T>);
 
@@ -214,6 +294,26 @@ pub const fn assert_key_part<T: KeyPart + ?Sized>() {}
 
 /// Requires `T: KeyPartDecode`, for fields that are parsed back out of keys.
 pub const fn assert_key_part_decode<T: KeyPartDecode>() {}
+
+/// Requires `T: BucketTime`, for fields bucketed by a template (`{at:day}`); the derive
+/// spans the call at the field's type.
+pub const fn assert_bucket_time<T: BucketTime>() {}
+
+/// Fails compilation when the granularities the derive accepts (`names`, in order) are not the
+/// runtime's [`Granularity::NAMES`]: the runtime owns them, the derive's list is checked.
+pub const fn assert_granularity_names(names: &[&str]) {
+    let ours = Granularity::NAMES;
+    if names.len() != ours.len() {
+        panic!("sharded-derive and sharded-runtime disagree on the time bucket granularities: use matching versions");
+    }
+    let mut i = 0;
+    while i < ours.len() {
+        if !str_eq(names[i], ours[i]) {
+            panic!("sharded-derive and sharded-runtime disagree on the time bucket granularities: use matching versions");
+        }
+        i += 1;
+    }
+}
 
 static FALLBACK_TEMPLATE: KeyTemplate = KeyTemplate::new("", &[]);
 

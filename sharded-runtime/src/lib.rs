@@ -10,8 +10,8 @@
 //!
 //! | folder | what it holds | public as |
 //! |---|---|---|
-//! | `keys/` | the key model: encoding, templates, the shard hash, schemas. No AWS types, no network | [`KeyPart`], [`ShardKeys`], [`KeyError`], [`hash`], [`schema`] |
-//! | `access/` | data access: repository, query, scatter-gather engine, merge, cursor, parallel scan, batches, counter | [`Repo`], [`Query`], [`Page`], [`Cursor`], [`Scan`], [`ShardedCounter`], ... |
+//! | `keys/` | the key model: encoding, templates, time buckets, the shard hash, schemas. No AWS types, no network | [`KeyPart`], [`Bucket`], [`Granularity`], [`ShardKeys`], [`KeyError`], [`hash`], [`schema`] |
+//! | `access/` | data access: repository, query, range query over time buckets, scatter-gather engine, merge, cursor, parallel scan, batches, counter | [`Repo`], [`Query`], [`RangeQuery`], [`Page`], [`Cursor`], [`Scan`], [`ShardedCounter`], ... |
 //! | `capacity/` | item size and units, per-key limits, the hot-key report, the planner | [`capacity`] |
 //!
 //! Test tooling (DynamoDB Local, fault injection, the per-key limit emulator) lives in the
@@ -39,6 +39,7 @@ pub use access::counter::ShardedCounter;
 pub use access::cursor::{Cursor, CursorError, CursorKey};
 pub use access::entity::{Item, ItemKeys, ShardedEntity};
 pub use access::query::{Page, Partial, Query, STREAM_PAGE_ITEMS};
+pub use access::range::RangeQuery;
 pub use access::repo::Repo;
 pub use access::scan::Scan;
 pub use access::scatter::{ShardFailure, SortCondition};
@@ -50,6 +51,9 @@ pub use access::transaction::{
 };
 pub use access::update::{Addable, Removable, Updatable, Update};
 pub use error::{Error, ItemKeyDisplay};
+pub use keys::bucket::{
+    buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity,
+};
 pub use keys::encoding::{KeyPart, KeyPartDecode, KeyPartError};
 pub use keys::error::KeyError;
 pub use keys::shards::{Partitions, ShardKeys};

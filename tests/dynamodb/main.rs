@@ -7,6 +7,7 @@ mod entities;
 mod support;
 
 mod batch;
+mod buckets;
 mod collection;
 mod counter;
 mod entity_guard;

@@ -26,6 +26,9 @@ use crate::keys::hash::fnv1a64;
 
 /// The format version written and read.
 const VERSION: u8 = 2;
+/// The format of a range query's cursor: version 2 with the bucket label after the
+/// fingerprint (see [`RangeQuery::page`](crate::RangeQuery::page)).
+const RANGE_VERSION: u8 = 3;
 /// The seal byte of a cursor checked by FNV-1a only.
 const PLAIN: u8 = 0;
 /// The seal byte of a cursor sealed with HMAC-SHA256.
@@ -97,6 +100,23 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 /// transition was declared, during it, or after it ended) is recognised and refused with
 /// [`CursorError::Layout`]: its shard positions name another set of partitions, so it is
 /// never continued.
+///
+/// # Range cursors (version 3)
+///
+/// A [`RangeQuery`](crate::RangeQuery) over time buckets pages with the same cursor, one
+/// token across buckets and shards. Its layout is version 2's with `version = 3` and, right
+/// after the fingerprint, the bucket the query stands in:
+///
+/// ```text
+/// u32 BE  label length, then the label's UTF-8 bytes (`2026-11-22`)
+/// ```
+///
+/// The rest (shard count, merge position, shard entries, trailer) is the position inside that
+/// bucket, as above. The fingerprint of a range cursor is FNV-1a 64 over, as length-prefixed
+/// parts: `range`, the entity name, the index name, the logical partition key before and
+/// after the bucket label, the granularity (`day`), the encoded `from` and `to` bounds, and
+/// `asc` or `desc`. A range cursor given to a plain query, or the other way round, is
+/// [`CursorError::WrongQuery`], as is a label outside the query's range.
 ///
 /// The size grows with the shard count: 23 bytes (47 sealed), plus the merge position
 /// (`5 + 5 + key bytes`), plus per shard 1 byte (not started, finished) or
@@ -366,10 +386,35 @@ impl Fingerprint {
 
 /// Encodes a resume point into a cursor, sealed with `key` when one is given.
 pub(crate) fn encode(fingerprint: u64, resume: &Resume, key: Option<&CursorKey>) -> Cursor {
+    encode_with(VERSION, fingerprint, None, resume, key)
+}
+
+/// Encodes a range query's resume point: the bucket `label` it stands in and the position of
+/// that bucket's scatter-gather (format version 3).
+pub(crate) fn encode_labeled(
+    fingerprint: u64,
+    label: &str,
+    resume: &Resume,
+    key: Option<&CursorKey>,
+) -> Cursor {
+    encode_with(RANGE_VERSION, fingerprint, Some(label), resume, key)
+}
+
+fn encode_with(
+    version: u8,
+    fingerprint: u64,
+    label: Option<&str>,
+    resume: &Resume,
+    key: Option<&CursorKey>,
+) -> Cursor {
     let mut out = Vec::with_capacity(64 + resume.shards.len() * 48);
-    out.push(VERSION);
+    out.push(version);
     out.push(if key.is_some() { SEALED } else { PLAIN });
     out.extend_from_slice(&fingerprint.to_be_bytes());
+    if let Some(label) = label {
+        out.extend_from_slice(&(label.len() as u32).to_be_bytes());
+        out.extend_from_slice(label.as_bytes());
+    }
     out.extend_from_slice(&(resume.shards.len() as u32).to_be_bytes());
     match &resume.merge {
         None => out.push(0),
@@ -432,13 +477,39 @@ pub(crate) fn decode(
     shards: u32,
     key: Option<&CursorKey>,
 ) -> Result<Resume, CursorError> {
+    decode_with(VERSION, cursor, fingerprint, shards, key).map(|(_, resume)| resume)
+}
+
+/// Decodes a range query's cursor ([`encode_labeled`]): the bucket label and the position in
+/// that bucket. A plain query's cursor is another query's ([`CursorError::WrongQuery`]).
+pub(crate) fn decode_labeled(
+    cursor: &Cursor,
+    fingerprint: u64,
+    shards: u32,
+    key: Option<&CursorKey>,
+) -> Result<(String, Resume), CursorError> {
+    let (label, resume) = decode_with(RANGE_VERSION, cursor, fingerprint, shards, key)?;
+    Ok((label.unwrap_or_default(), resume))
+}
+
+fn decode_with(
+    expected: u8,
+    cursor: &Cursor,
+    fingerprint: u64,
+    shards: u32,
+    key: Option<&CursorKey>,
+) -> Result<(Option<String>, Resume), CursorError> {
     let bytes = URL_SAFE_NO_PAD
         .decode(cursor.0.as_bytes())
         .map_err(|e| CursorError::Malformed(format!("not base64url: {e}")))?;
     let Some(&version) = bytes.first() else {
         return Err(CursorError::Malformed("empty".into()));
     };
-    if version != VERSION {
+    if version != expected {
+        // A range query's cursor given to a plain query, or the other way round.
+        if matches!(version, VERSION | RANGE_VERSION) {
+            return Err(CursorError::WrongQuery);
+        }
         return Err(CursorError::Version(version));
     }
     let body = match (bytes.get(1).copied(), key) {
@@ -470,12 +541,23 @@ pub(crate) fn decode(
     };
     let mut reader = Reader { bytes: &body[2..] };
     let found_fingerprint = reader.u64()?;
-    let count = reader.u32()?;
     // The query first: a cursor of another entity, index, key or order is that, whatever its
     // shard count. Only a cursor of this very query with another count means `n` changed.
     if found_fingerprint != fingerprint {
         return Err(CursorError::WrongQuery);
     }
+    let label = match version {
+        RANGE_VERSION => {
+            let len = reader.u32()? as usize;
+            let raw = reader.take(len)?;
+            Some(
+                String::from_utf8(raw.to_vec())
+                    .map_err(|_| CursorError::Malformed("bucket label is not UTF-8".into()))?,
+            )
+        }
+        _ => None,
+    };
+    let count = reader.u32()?;
     if count != shards {
         return Err(CursorError::ShardCount {
             cursor: count,
@@ -530,10 +612,13 @@ pub(crate) fn decode(
     if !reader.bytes.is_empty() {
         return Err(CursorError::Malformed("trailing bytes".into()));
     }
-    Ok(Resume {
-        merge,
-        shards: positions,
-    })
+    Ok((
+        label,
+        Resume {
+            merge,
+            shards: positions,
+        },
+    ))
 }
 
 struct Reader<'a> {
@@ -607,6 +692,36 @@ mod tests {
 
     fn key() -> CursorKey {
         CursorKey::new(b"key")
+    }
+
+    #[test]
+    fn range_cursors_carry_their_bucket_and_are_not_query_cursors() {
+        for sealing in [None, Some(key())] {
+            let c = encode_labeled(42, "2026-11-22", &sample(), sealing.as_ref());
+            let (label, resume) = decode_labeled(&c, 42, 4, sealing.as_ref()).unwrap();
+            assert_eq!((label.as_str(), resume), ("2026-11-22", sample()));
+            // A range cursor is not a plain query's, nor the other way round.
+            assert_eq!(
+                decode(&c, 42, 4, sealing.as_ref()),
+                Err(CursorError::WrongQuery)
+            );
+            let plain = encode(42, &sample(), sealing.as_ref());
+            assert_eq!(
+                decode_labeled(&plain, 42, 4, sealing.as_ref()),
+                Err(CursorError::WrongQuery)
+            );
+            assert_eq!(
+                decode_labeled(&c, 43, 4, sealing.as_ref()),
+                Err(CursorError::WrongQuery)
+            );
+        }
+        // Every truncation is refused, never a panic.
+        let c = encode_labeled(7, "2026-W47", &sample(), None);
+        let bytes = URL_SAFE_NO_PAD.decode(c.as_str()).unwrap();
+        for cut in 0..bytes.len() {
+            let cut = Cursor(URL_SAFE_NO_PAD.encode(&bytes[..cut]));
+            assert!(decode_labeled(&cut, 7, 4, None).is_err());
+        }
     }
 
     #[test]

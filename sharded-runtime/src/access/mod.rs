@@ -5,6 +5,7 @@
 //! | [`entity`] | the `ShardedEntity` trait and item conversion |
 //! | [`repo`] | `Repo`: puts, point lookups, deletes and batches of one entity |
 //! | [`query`] | `Query`: the typed scatter-gather query builder |
+//! | [`range`] | `RangeQuery`: a time range over bucketed partition keys, bucket after bucket |
 //! | [`sort_condition`] | typed sort-key conditions: a field range turned into key bounds |
 //! | [`scatter`] | the engine: bounded concurrent fan-out, lazy per-shard paging |
 //! | [`scan`] | `Scan`: the parallel scan of one entity, with a read-unit rate limit |
@@ -23,6 +24,7 @@ pub mod entity;
 pub mod merge;
 pub mod migrate;
 pub mod query;
+pub mod range;
 pub mod repo;
 pub mod scan;
 pub mod scatter;

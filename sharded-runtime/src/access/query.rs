@@ -623,6 +623,36 @@ impl<S: QuerySource, O> Query<S, O> {
         Ok(Engine::new(plan, resume, limit, partial))
     }
 
+    /// The engine of this query resumed from `resume` (from the start when `None`), for a
+    /// range query, which runs one per time bucket. A resume point whose shard count or key
+    /// values do not fit this query is another query's cursor.
+    pub(crate) fn bucket_engine(
+        mut self,
+        resume: Option<Resume>,
+        limit: Option<usize>,
+    ) -> Result<Engine, Error> {
+        let (plan, _) = self.plan()?;
+        let resume = match resume {
+            Some(resume) => {
+                let expected = plan.position_attributes.len();
+                let fits =
+                    resume.shards.len() == plan.partitions.len()
+                        && resume.shards.iter().all(
+                            |p| !matches!(p, ShardPosition::After(key) if key.len() != expected),
+                        )
+                        && resume.merge.as_ref().is_none_or(|merge| {
+                            merge.sort.is_some() == plan.sort_attribute.is_some()
+                        });
+                if !fits {
+                    return Err(cursor::CursorError::WrongQuery.into());
+                }
+                resume
+            }
+            None => Resume::start(plan.partitions.len()),
+        };
+        Ok(Engine::new(plan, resume, limit, false))
+    }
+
     /// Runs the query and returns every item (up to `limit`) in sort-key order. A failed
     /// shard fails the query with [`Error::ShardFailed`].
     pub async fn collect(mut self) -> Result<Vec<O>, Error> {

@@ -465,6 +465,17 @@ impl Engine {
         }
     }
 
+    /// Fetches the first page of every shard (at most one request per shard, concurrently),
+    /// without emitting anything: a range query reads its next buckets ahead this way.
+    pub(crate) async fn prefetch(&mut self) -> Result<(), Error> {
+        self.fill().await
+    }
+
+    /// Items fetched and not yet emitted, over every shard.
+    pub(crate) fn buffered(&self) -> usize {
+        self.shards.iter().map(|s| s.buffer.len()).sum()
+    }
+
     /// Fetches every shard whose buffer ran dry and that may still hold items, concurrently,
     /// until each such shard has a head or is exhausted (filtered pages can come back empty).
     async fn fill(&mut self) -> Result<(), Error> {

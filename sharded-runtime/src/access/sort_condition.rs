@@ -131,7 +131,8 @@ fn build(
         .enumerate()
         .filter_map(|(i, s)| match s {
             Segment::Field(f) => Some((i, *f)),
-            Segment::Literal(_) => None,
+            // Buckets belong in partition keys (the derive refuses them in sort keys).
+            Segment::Literal(_) | Segment::Bucket { .. } => None,
         })
         .nth(leading.len())
         .ok_or_else(internal)?;

@@ -14,7 +14,12 @@
 //!   [`KeyPart`](crate::KeyPart) may write (never `#`, nothing below `$`, never empty), and
 //!   a `String` field can write any such text (its escape makes every byte sequence
 //!   reachable);
-//! * a shard suffix is `#` and a shard number below `n` in decimal, without leading zeros.
+//! * a shard suffix is `#` and a shard number below `n` in decimal, without leading zeros;
+//! * a time bucket (`{at:day}`) is exactly as many bytes as its label has (13 for an hour,
+//!   10 for a day, 8 for a week, 7 for a month), each a digit, `-`, `T` or `W`. That is more
+//!   than the labels a bucket writes (`9999-99-99` is no date), so the model stays on the side
+//!   of reporting: a bucket meets any field, and every literal of that width spelled with those
+//!   bytes.
 //!
 //! Two templates can collide exactly when the two languages intersect. That is decided by
 //! walking both automata in step over every byte that can make a difference (each byte of
@@ -46,6 +51,14 @@ enum Element {
     Field,
     /// A shard number below `n`: decimal, no leading zeros.
     Shard(u32),
+    /// A bucket label: exactly this many bytes, each [`bucket_byte`].
+    Bucket(u32),
+}
+
+/// Whether a bucket label can hold `byte`: digits and the separators of the labels
+/// (`2026-11-22T13`, `2026-W47`).
+fn bucket_byte(byte: u8) -> bool {
+    byte.is_ascii_digit() || matches!(byte, b'-' | b'T' | b'W')
 }
 
 /// The pattern of the keys a template writes: with `shards = Some(n)`, followed by `#` and
@@ -56,6 +69,9 @@ fn pattern(template: &KeyTemplate, shards: Option<u32>) -> Vec<Element> {
         match *segment {
             Segment::Literal(text) => elements.extend(text.bytes().map(Element::Byte)),
             Segment::Field(_) => elements.push(Element::Field),
+            Segment::Bucket { granularity, .. } => {
+                elements.push(Element::Bucket(granularity.label_len() as u32));
+            }
         }
     }
     if let Some(n) = shards {
@@ -66,7 +82,8 @@ fn pattern(template: &KeyTemplate, shards: Option<u32>) -> Vec<Element> {
 }
 
 /// A place in a pattern: before element `at`, or inside it having read something (`inside`:
-/// for a field, 1; for a shard, the number read so far plus one). `at == len` is the end.
+/// for a field, 1; for a shard, the number read so far plus one; for a bucket, the bytes read
+/// so far). `at == len` is the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Place {
     at: usize,
@@ -131,6 +148,21 @@ fn step(pattern: &[Element], place: Place, byte: u8, out: &mut Vec<Place>) {
             }
         }
         Element::Shard(_) => {}
+        Element::Bucket(width) if bucket_byte(byte) => {
+            let read = place.inside + 1;
+            out.push(if read >= width {
+                Place {
+                    at: place.at + 1,
+                    inside: 0,
+                }
+            } else {
+                Place {
+                    at: place.at,
+                    inside: read,
+                }
+            });
+        }
+        Element::Bucket(_) => {}
     }
 }
 
@@ -338,6 +370,37 @@ mod tests {
         assert_eq!(shared(c, Some(5), d, None), None, "nor `Y` be a shard");
     }
 
+    #[test]
+    fn a_bucket_meets_fields_and_label_shaped_literals_only() {
+        use crate::keys::bucket::Granularity;
+        let day = template!(
+            "OPS#{at:day}",
+            [L("OPS#"), Segment::bucket("at", Granularity::Day)]
+        );
+        let latest = template!("OPS#LATEST", [L("OPS#LATEST")]);
+        let named = template!("OPS#{name}", [L("OPS#"), F("name")]);
+        let dated = template!("OPS#2026-11-22", [L("OPS#2026-11-22")]);
+        let month = template!(
+            "OPS#{at:month}",
+            [L("OPS#"), Segment::bucket("at", Granularity::Month)]
+        );
+        // The witness of a bucket is label-shaped, not always a label: checked here without
+        // parsing it back.
+        assert_eq!(shared_key(day, Some(4), latest, None), None);
+        assert_eq!(
+            shared_key(day, None, named, None).as_deref(),
+            Some("OPS#0000000000")
+        );
+        assert_eq!(
+            shared_key(day, None, dated, None).as_deref(),
+            Some("OPS#2026-11-22")
+        );
+        assert!(shared_key(day, Some(4), dated, Some(2)).is_some());
+        // Labels of two granularities differ in width: they never meet.
+        assert_eq!(shared_key(day, Some(4), month, Some(4)), None);
+        assert!(shared_key(day, Some(4), day, Some(8)).is_some());
+    }
+
     /// A template as the derive allows them (each field ends it or is followed by a literal
     /// starting with `#`) over a small alphabet, so that keys often meet.
     fn legal_template() -> impl Strategy<Value = &'static KeyTemplate> {
@@ -366,7 +429,9 @@ mod tests {
         for segment in template.segments {
             match segment {
                 Segment::Literal(text) => key.push_str(text),
-                Segment::Field(_) => key.push_str(values.next().map_or("x", String::as_str)),
+                Segment::Field(_) | Segment::Bucket { .. } => {
+                    key.push_str(values.next().map_or("x", String::as_str))
+                }
             }
         }
         if let Some(shard) = shard {

@@ -316,7 +316,8 @@ pub(crate) const fn same_previous(a: Option<PreviousLayout>, b: Option<PreviousL
     }
 }
 
-/// Whether two templates have the same literals and fields at the same places.
+/// Whether two templates have the same literals and fields at the same places (a time
+/// bucket only where the other has a bucket of the same granularity).
 pub(crate) const fn same_template_shape(a: &KeyTemplate, b: &KeyTemplate) -> bool {
     let (a, b) = (a.segments, b.segments);
     if a.len() != b.len() {
@@ -327,6 +328,8 @@ pub(crate) const fn same_template_shape(a: &KeyTemplate, b: &KeyTemplate) -> boo
         match (&a[i], &b[i]) {
             (Segment::Literal(x), Segment::Literal(y)) if str_eq(x, y) => {}
             (Segment::Field(_), Segment::Field(_)) => {}
+            (Segment::Bucket { granularity: x, .. }, Segment::Bucket { granularity: y, .. })
+                if str_eq(x.name(), y.name()) => {}
             _ => return false,
         }
         i += 1;

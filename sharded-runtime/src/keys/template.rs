@@ -15,8 +15,13 @@
 //! Field values are written with their [`KeyPart`] encoding, which never contains `#`, so the
 //! last `#` of a sharded key always starts the shard number and every key parses back
 //! unambiguously.
+//!
+//! A time-bucketed field (`{at:day}`, a [`Segment::Bucket`]) is written as the label of the
+//! [`Bucket`] its value falls in (`2026-11-22`): fixed-width digits and `-`, `T`, `W`, never
+//! `#`. Parsing accepts only canonical labels, so one bucket is one partition key.
 
 use crate::error::KeyError;
+use crate::keys::bucket::{Bucket, BucketTime, Granularity};
 use crate::keys::encoding::ensure_canonical;
 use crate::keys::hash;
 use crate::keys::shards::random_shard;
@@ -36,6 +41,21 @@ pub enum Segment {
     Literal(&'static str),
     /// The encoded value of the named struct field.
     Field(&'static str),
+    /// `{at:day}`: the label of the time bucket the named field's value falls in
+    /// (`2026-11-22`), see [`Bucket`].
+    ///
+    /// ```
+    /// use sharded::schema::Segment;
+    /// use sharded::Granularity;
+    /// let s = Segment::bucket("at", Granularity::Day);
+    /// assert!(matches!(s, Segment::Bucket { field: "at", granularity: Granularity::Day }));
+    /// ```
+    Bucket {
+        /// The struct field.
+        field: &'static str,
+        /// The size of its buckets.
+        granularity: Granularity,
+    },
 }
 
 /// A key template: the text the user wrote and its segments.
@@ -67,6 +87,32 @@ impl Segment {
     pub const fn field(name: &'static str) -> Segment {
         Segment::Field(name)
     }
+
+    /// The label of the `granularity` bucket holding struct field `name`'s value: `{at:day}`.
+    ///
+    /// ```
+    /// use sharded::schema::{KeyTemplate, Segment};
+    /// use sharded::Granularity;
+    /// static OPS: KeyTemplate = KeyTemplate::new(
+    ///     "OPS#{at:day}",
+    ///     &[Segment::literal("OPS#"), Segment::bucket("at", Granularity::Day)],
+    /// );
+    /// assert_eq!(OPS.fields().collect::<Vec<_>>(), ["at"]);
+    /// ```
+    pub const fn bucket(name: &'static str, granularity: Granularity) -> Segment {
+        Segment::Bucket {
+            field: name,
+            granularity,
+        }
+    }
+
+    /// The field this segment writes, bucketed or whole; `None` for a literal.
+    fn field_name(&self) -> Option<&'static str> {
+        match *self {
+            Segment::Field(f) | Segment::Bucket { field: f, .. } => Some(f),
+            Segment::Literal(_) => None,
+        }
+    }
 }
 
 impl KeyTemplate {
@@ -75,7 +121,7 @@ impl KeyTemplate {
         KeyTemplate { source, segments }
     }
 
-    /// The field names of the template, in order.
+    /// The field names of the template, in order (a bucketed field included).
     ///
     /// ```
     /// # use sharded::schema::{KeyTemplate, Segment};
@@ -85,10 +131,27 @@ impl KeyTemplate {
     /// assert_eq!(t.fields().collect::<Vec<_>>(), ["x", "y"]);
     /// ```
     pub fn fields(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.segments.iter().filter_map(|s| match s {
-            Segment::Field(f) => Some(*f),
-            Segment::Literal(_) => None,
-        })
+        self.segments.iter().filter_map(Segment::field_name)
+    }
+
+    /// The time bucket of the template: its segment index, field and granularity, if it has
+    /// a `{field:granularity}`.
+    ///
+    /// ```
+    /// # use sharded::schema::{KeyTemplate, Segment};
+    /// use sharded::Granularity;
+    /// static T: KeyTemplate = KeyTemplate::new("OPS#{at:day}", &[
+    ///     Segment::literal("OPS#"), Segment::bucket("at", Granularity::Day)]);
+    /// assert_eq!(T.bucket(), Some((1, "at", Granularity::Day)));
+    /// ```
+    pub fn bucket(&self) -> Option<(usize, &'static str, Granularity)> {
+        self.segments
+            .iter()
+            .enumerate()
+            .find_map(|(i, s)| match *s {
+                Segment::Bucket { field, granularity } => Some((i, field, granularity)),
+                _ => None,
+            })
     }
 
     /// A capacity guess for a built key: literals plus a typical field width.
@@ -98,6 +161,7 @@ impl KeyTemplate {
             .map(|s| match s {
                 Segment::Literal(l) => l.len(),
                 Segment::Field(_) => 24,
+                Segment::Bucket { granularity, .. } => granularity.label_len(),
             })
             .sum::<usize>()
             + 4
@@ -141,7 +205,8 @@ fn write_template(
     for segment in template.segments {
         match *segment {
             Segment::Literal(text) => out.push_str(text),
-            Segment::Field(field) => {
+            // A bucketed field's value is a `BucketLabel`: it writes the label.
+            Segment::Field(field) | Segment::Bucket { field, .. } => {
                 let value = values.next().ok_or(KeyError::Arity {
                     entity: ctx.entity,
                     attribute: ctx.attribute,
@@ -154,6 +219,87 @@ fn write_template(
         }
     }
     Ok(())
+}
+
+/// The value of a bucketed field as a key part: it writes the label of the `granularity`
+/// bucket its time falls in (`2026-11-22` for a day). The value given for a
+/// [`Segment::Bucket`] to the builders here; generated code makes it.
+///
+/// ```
+/// use sharded::__private::BucketLabel;
+/// use sharded::{Granularity, KeyPart};
+/// let mut key = String::from("OPS#");
+/// // 2026-11-22T13:34:56Z in epoch seconds.
+/// BucketLabel::new(&1_795_354_496i64, Granularity::Day).write_key(&mut key).unwrap();
+/// assert_eq!(key, "OPS#2026-11-22");
+/// ```
+#[derive(Clone, Copy)]
+pub struct BucketLabel<'a> {
+    time: &'a dyn BucketTime,
+    granularity: Granularity,
+}
+
+impl<'a> BucketLabel<'a> {
+    /// The bucket of `time` at `granularity`, as a key part.
+    ///
+    /// ```
+    /// use sharded::__private::BucketLabel;
+    /// use sharded::{Granularity, KeyPart};
+    /// let mut label = String::new();
+    /// BucketLabel::new(&0i64, Granularity::Week).write_key(&mut label).unwrap();
+    /// assert_eq!(label, "1970-W01"); // 1970-01-01 was a Thursday
+    /// ```
+    pub fn new(time: &'a dyn BucketTime, granularity: Granularity) -> Self {
+        BucketLabel { time, granularity }
+    }
+}
+
+impl KeyPart for BucketLabel<'_> {
+    fn write_key(&self, out: &mut String) -> Result<(), KeyPartError> {
+        let seconds = self
+            .time
+            .epoch_seconds()
+            .map_err(|e| KeyPartError::invalid(e.to_string()))?;
+        let bucket = Bucket::containing(self.granularity, seconds)
+            .map_err(|e| KeyPartError::invalid(e.to_string()))?;
+        bucket.write_label(out);
+        Ok(())
+    }
+}
+
+/// The logical key of a time-bucketed template around its bucket: the text before the
+/// bucket label and the text after it, written from `values` (one per field segment other than
+/// the bucket, in order). `OPS#{region}#{at:day}` with `"eu"` is `("OPS#eu#", "")`.
+pub(crate) fn build_around_bucket(
+    ctx: KeyContext,
+    template: &KeyTemplate,
+    values: &[&dyn KeyPart],
+) -> Result<(String, String), KeyError> {
+    let arity = KeyError::Arity {
+        entity: ctx.entity,
+        attribute: ctx.attribute,
+        template: template.source,
+    };
+    let (at, _, _) = template.bucket().ok_or(arity.clone())?;
+    let mut values = values.iter();
+    let mut write = |out: &mut String, segments: &[Segment]| -> Result<(), KeyError> {
+        for segment in segments {
+            match *segment {
+                Segment::Literal(text) => out.push_str(text),
+                Segment::Field(field) => values
+                    .next()
+                    .ok_or(arity.clone())?
+                    .write_key(out)
+                    .map_err(|e| field_error(ctx, field, e))?,
+                Segment::Bucket { .. } => return Err(arity.clone()),
+            }
+        }
+        Ok(())
+    };
+    let (mut before, mut after) = (String::new(), String::new());
+    write(&mut before, &template.segments[..at])?;
+    write(&mut after, &template.segments[at + 1..])?;
+    Ok((before, after))
 }
 
 /// Builds an unsharded key (a sort key, or a partition key without a shard).
@@ -349,6 +495,42 @@ impl<'a> ParsedKey<'a> {
             .map_err(|e| self.malformed(format!("field `{field}`: {e}")))
     }
 
+    /// The bucket of the `index`-th field, which the template buckets (`{at:day}`): the key
+    /// holds the bucket's label, not the field's value.
+    ///
+    /// ```
+    /// use sharded::__private::{parse_key, KeyContext};
+    /// use sharded::schema::{KeyTemplate, Segment};
+    /// use sharded::Granularity;
+    /// static OPS: KeyTemplate = KeyTemplate::new(
+    ///     "OPS#{at:day}",
+    ///     &[Segment::literal("OPS#"), Segment::bucket("at", Granularity::Day)],
+    /// );
+    /// let ctx = KeyContext { entity: "Ops", attribute: "pk" };
+    /// let parsed = parse_key(ctx, &OPS, "OPS#2026-11-22#3", Some(4)).unwrap();
+    /// assert_eq!(parsed.bucket(0).unwrap().label(), "2026-11-22");
+    /// assert!(parse_key(ctx, &OPS, "OPS#2026-11-22T13#3", Some(4)).is_err());
+    /// ```
+    pub fn bucket(&self, index: usize) -> Result<Bucket, KeyError> {
+        let arity = || KeyError::Arity {
+            entity: self.ctx.entity,
+            attribute: self.ctx.attribute,
+            template: self.template.source,
+        };
+        let granularity = match self
+            .template
+            .segments
+            .iter()
+            .filter(|s| s.field_name().is_some())
+            .nth(index)
+        {
+            Some(Segment::Bucket { granularity, .. }) => *granularity,
+            _ => return Err(arity()),
+        };
+        let (field, raw) = self.values.get(index).copied().ok_or_else(arity)?;
+        Bucket::parse(granularity, raw).map_err(|e| self.malformed(format!("field `{field}`: {e}")))
+    }
+
     fn malformed(&self, reason: String) -> KeyError {
         malformed(self.ctx, self.template, self.key, reason)
     }
@@ -415,7 +597,7 @@ pub fn parse_key<'a>(
                     malformed(ctx, template, key, format!("expected `{text}` at `{rest}`"))
                 })?;
             }
-            Segment::Field(field) => {
+            Segment::Field(field) | Segment::Bucket { field, .. } => {
                 // Encoded values never contain `#`, and the derive makes every field end the
                 // template or be followed by a literal starting with `#`.
                 let end = rest.find('#').unwrap_or(rest.len());
@@ -426,6 +608,17 @@ pub fn parse_key<'a>(
                         key,
                         format!("field `{field}` is empty"),
                     ));
+                }
+                if let Segment::Bucket { granularity, .. } = *segment {
+                    // Only the canonical label: one bucket is one partition key.
+                    if let Err(e) = Bucket::parse(granularity, &rest[..end]) {
+                        return Err(malformed(
+                            ctx,
+                            template,
+                            key,
+                            format!("field `{field}`: {e}"),
+                        ));
+                    }
                 }
                 values.push((field, &rest[..end]));
                 rest = &rest[end..];
@@ -554,6 +747,94 @@ mod tests {
                 == "field `n`: `+7` is not the canonical key form of its value: expected `0000000007`"),
             "{err:?}"
         );
+    }
+
+    static OPS: KeyTemplate = KeyTemplate {
+        source: "OPS#{region}#{at:day}",
+        segments: &[
+            Segment::Literal("OPS#"),
+            Segment::Field("region"),
+            Segment::Literal("#"),
+            Segment::Bucket {
+                field: "at",
+                granularity: Granularity::Day,
+            },
+        ],
+    };
+
+    #[test]
+    fn bucket_segments_write_and_parse_canonical_labels() {
+        // 2026-11-22T13:34:56Z
+        let at = 1_795_354_496i64;
+        let label = BucketLabel::new(&at, Granularity::Day);
+        let key = build_key_on_shard(PK_CTX, &OPS, &[&"eu", &label], 3, 4).unwrap();
+        assert_eq!(key, "OPS#eu#2026-11-22#3");
+        let parsed = parse_key(PK_CTX, &OPS, &key, Some(4)).unwrap();
+        assert_eq!(parsed.decode::<String>(0).unwrap(), "eu");
+        assert_eq!(parsed.bucket(1).unwrap().label(), "2026-11-22");
+        assert!(parsed.bucket(0).is_err(), "`region` is not bucketed");
+        for bad in [
+            "OPS#eu#2026-11-2#3",
+            "OPS#eu#2026-11-32#3",
+            "OPS#eu#2026-11-22T13#3",
+            "OPS#eu#2026-W47#3",
+            "OPS#eu#+026-11-22#3",
+        ] {
+            assert!(
+                parse_key(PK_CTX, &OPS, bad, Some(4)).is_err(),
+                "{bad} parsed"
+            );
+        }
+        assert_eq!(
+            build_around_bucket(PK_CTX, &OPS, &[&"eu"]).unwrap(),
+            ("OPS#eu#".to_owned(), String::new())
+        );
+        // A time without a bucket (year 10000) is an error naming the field, not a key.
+        let far = BucketLabel::new(&i64::MAX, Granularity::Day);
+        let err = build_key(PK_CTX, &OPS, &[&"eu", &far]).unwrap_err();
+        assert!(
+            matches!(err, KeyError::Unencodable { field: "at", .. }),
+            "{err}"
+        );
+    }
+
+    proptest! {
+        /// parse(build(x)) == x for time-bucketed keys, at every granularity: the label parses
+        /// back to the bucket the time falls in.
+        #[test]
+        fn bucketed_keys_round_trip(
+            at in -62_167_219_200i64..253_402_300_799,
+            g in prop::sample::select(vec![Granularity::Hour, Granularity::Day, Granularity::Week, Granularity::Month]),
+            region in "[a-z#]{1,6}",
+            n in 1u32..50,
+        ) {
+            let segments: &'static [Segment] = Box::leak(Box::new([
+                Segment::Literal("OPS#"),
+                Segment::Field("region"),
+                Segment::Literal("#"),
+                Segment::bucket("at", g),
+            ]));
+            let template: &'static KeyTemplate =
+                Box::leak(Box::new(KeyTemplate::new("OPS#{region}#{at:..}", segments)));
+            let Ok(expected) = Bucket::containing(g, at) else {
+                // An ISO week of the first or last days of the years 0000/9999 has no label.
+                return Ok(());
+            };
+            let key = build_random_key(PK_CTX, template, &[&region, &BucketLabel::new(&at, g)], n).unwrap();
+            let parsed = parse_key(PK_CTX, template, &key, Some(n)).unwrap();
+            prop_assert_eq!(parsed.decode::<String>(0).unwrap(), region);
+            prop_assert_eq!(parsed.bucket(1).unwrap(), expected);
+            prop_assert!(expected.start() <= at && at < expected.end());
+        }
+
+        /// Keys of one logical key sort like their buckets: labels are fixed width.
+        #[test]
+        fn bucketed_keys_sort_like_time(a in 0i64..253_402_300_799, b in 0i64..253_402_300_799) {
+            let ka = build_key(PK_CTX, &OPS, &[&"eu", &BucketLabel::new(&a, Granularity::Day)]).unwrap();
+            let kb = build_key(PK_CTX, &OPS, &[&"eu", &BucketLabel::new(&b, Granularity::Day)]).unwrap();
+            let (ba, bb) = (Bucket::containing(Granularity::Day, a).unwrap(), Bucket::containing(Granularity::Day, b).unwrap());
+            prop_assert_eq!(ka.cmp(&kb), ba.start().cmp(&bb.start()));
+        }
     }
 
     proptest! {

@@ -1,0 +1,12 @@
+use serde::{Deserialize, Serialize};
+use sharded::ShardedEntity;
+
+#[derive(ShardedEntity, Serialize, Deserialize)]
+#[pk(template = "OPS#{at:day}", shard = "random", n = 4, legacy = "OPS")]
+#[sk(template = "{at}#{id}")]
+struct Entry {
+    at: i64,
+    id: String,
+}
+
+fn main() {}

@@ -493,3 +493,69 @@ async fn a_transaction_delete_during_a_transition_removes_both_copies() {
         "no copy is left anywhere"
     );
 }
+
+/// A daily ops log in day buckets, growing from 2 to 5 random shards.
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[sharded(entity = "Ops")]
+#[pk(template = "OPS#{at:day}", shard = "random", n = 2)]
+#[sk(template = "{at}#{id}")]
+pub struct OpsAt2 {
+    pub at: i64,
+    pub id: String,
+}
+
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[sharded(entity = "Ops")]
+#[pk(template = "OPS#{at:day}", shard = "random", n = 5, previous_n = 2)]
+#[sk(template = "{at}#{id}")]
+pub struct OpsTo5 {
+    pub at: i64,
+    pub id: String,
+}
+
+#[tokio::test]
+async fn range_queries_during_a_resharding_return_each_entry_once() {
+    let old: Repo<OpsAt2> = repo("layout-buckets").await;
+    const DAY: i64 = 86_400;
+    let entries: Vec<OpsAt2> = (0..60)
+        .map(|i| OpsAt2 {
+            at: 20_000 * DAY + i * 3_600 * 2,
+            id: format!("e{i}"),
+        })
+        .collect();
+    old.batch_put(&entries).await.unwrap();
+    let new: Repo<OpsTo5> = old.for_entity();
+    for e in entries.iter().step_by(2) {
+        new.put(&OpsTo5 {
+            at: e.at,
+            id: e.id.clone(),
+        })
+        .await
+        .unwrap();
+    }
+    let (from, to) = (20_000 * DAY + 3_600, 20_004 * DAY);
+    let want: Vec<i64> = entries
+        .iter()
+        .map(|e| e.at)
+        .filter(|at| (from..to).contains(at))
+        .collect();
+    let got: Vec<i64> = OpsTo5::query_range(&new, from, to)
+        .collect()
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.at)
+        .collect();
+    assert_eq!(got, want, "each entry once, in time order");
+    let mut down = want.clone();
+    down.reverse();
+    let got: Vec<i64> = OpsTo5::query_range(&new, from, to)
+        .descending()
+        .collect()
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.at)
+        .collect();
+    assert_eq!(got, down);
+}

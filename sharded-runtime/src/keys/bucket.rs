@@ -34,10 +34,6 @@
 //! Examples of every public item are the `example_*` tests at the end of this file (the module
 //! is not re-exported yet, so doctests could not reach it).
 
-// Nothing outside this file calls the module yet: the key templates (`{field:day}` segments)
-// and the queries over bucket ranges integrate it next. Until then its items are dead code to
-// the compiler, though public here.
-#![allow(dead_code)]
 
 use std::fmt;
 use std::iter::FusedIterator;

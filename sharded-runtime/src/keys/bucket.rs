@@ -31,22 +31,15 @@
 //! chrono's `DateTime<Utc>` and `NaiveDate` enter through [`BucketTime`] with the feature
 //! `chrono`.
 //!
-//! Examples of every public item are the `example_*` tests at the end of this file (the module
-//! is not re-exported yet, so doctests could not reach it).
-
 
 use std::fmt;
 use std::iter::FusedIterator;
 
 /// The first year a bucket label can hold: `0000`.
-///
-/// Example: `example_year_range`.
 pub const MIN_YEAR: i64 = 0;
 
 /// The last year a bucket label can hold: `9999`. Four digits keep labels fixed width, so
 /// they sort like time.
-///
-/// Example: `example_year_range`.
 pub const MAX_YEAR: i64 = 9999;
 
 const SECONDS_PER_HOUR: i64 = 3_600;
@@ -59,7 +52,14 @@ const DAYS_PER_WEEK: i64 = 7;
 /// The length of a time bucket: an hour, a day, an ISO 8601 week (Monday to Sunday) or a
 /// calendar month, all in UTC.
 ///
-/// Example: `example_granularity`.
+/// ```
+/// # #[allow(unused_imports)]
+/// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+/// let g = Granularity::from_name("day").unwrap();
+/// assert_eq!(g, Granularity::Day);
+/// assert_eq!(g.name(), "day");
+/// assert_eq!(Granularity::from_name("fortnight"), None);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Granularity {
@@ -85,7 +85,12 @@ impl Granularity {
     /// The names of all granularities, as [`Granularity::name`] writes them: `hour`, `day`,
     /// `week`, `month`. For "expected one of ..." messages.
     ///
-    /// Example: `example_granularity_names`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// let hint = format!("expected one of {}", Granularity::NAMES.join(", "));
+    /// assert_eq!(hint, "expected one of hour, day, week, month");
+    /// ```
     pub const NAMES: &'static [&'static str] = &[
         Granularity::Hour.name(),
         Granularity::Day.name(),
@@ -95,7 +100,14 @@ impl Granularity {
 
     /// The granularity's name: `"hour"`, `"day"`, `"week"` or `"month"`.
     ///
-    /// Example: `example_granularity`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// let g = Granularity::from_name("day").unwrap();
+    /// assert_eq!(g, Granularity::Day);
+    /// assert_eq!(g.name(), "day");
+    /// assert_eq!(Granularity::from_name("fortnight"), None);
+    /// ```
     pub const fn name(self) -> &'static str {
         match self {
             Granularity::Hour => "hour",
@@ -108,14 +120,25 @@ impl Granularity {
     /// The granularity named `name` (exactly as [`Granularity::name`] writes it, lower case),
     /// or `None`.
     ///
-    /// Example: `example_granularity`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// let g = Granularity::from_name("day").unwrap();
+    /// assert_eq!(g, Granularity::Day);
+    /// assert_eq!(g.name(), "day");
+    /// assert_eq!(Granularity::from_name("fortnight"), None);
+    /// ```
     pub fn from_name(name: &str) -> Option<Granularity> {
         Granularity::ALL.into_iter().find(|g| g.name() == name)
     }
 
     /// The length in bytes of every label of this granularity: 13, 10, 8 or 7.
     ///
-    /// Example: `example_granularity_label_len`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// assert_eq!(Granularity::Hour.label_len(), "2026-11-22T13".len());
+    /// ```
     pub const fn label_len(self) -> usize {
         self.form().len()
     }
@@ -185,7 +208,16 @@ impl fmt::Display for Granularity {
 /// make one, so `start` is always a bucket boundary and the label's year is in
 /// `0000..=9999`.
 ///
-/// Example: `example_bucket`.
+/// ```
+/// # #[allow(unused_imports)]
+/// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+/// // 2026-11-22T13:45:00Z
+/// let b = Bucket::containing(Granularity::Day, 1_795_355_100).unwrap();
+/// assert_eq!(b.granularity(), Granularity::Day);
+/// assert_eq!(b.label(), "2026-11-22");
+/// assert_eq!(b.start(), 1_795_305_600); // 2026-11-22T00:00:00Z
+/// assert_eq!(b.end(), 1_795_392_000); // 2026-11-23T00:00:00Z
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Bucket {
     granularity: Granularity,
@@ -196,7 +228,18 @@ impl Bucket {
     /// The bucket of `granularity` that holds the instant `epoch_seconds`; an error when the
     /// bucket's year (the ISO week-year for weeks) is outside `0000..=9999`.
     ///
-    /// Example: `example_bucket`, `example_bucket_negative`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// // 2026-11-22T13:45:00Z
+    /// let b = Bucket::containing(Granularity::Day, 1_795_355_100).unwrap();
+    /// assert_eq!(b.granularity(), Granularity::Day);
+    /// assert_eq!(b.label(), "2026-11-22");
+    /// assert_eq!(b.start(), 1_795_305_600); // 2026-11-22T00:00:00Z
+    /// assert_eq!(b.end(), 1_795_392_000); // 2026-11-23T00:00:00Z
+    /// let b = Bucket::containing(Granularity::Hour, -1).unwrap();
+    /// assert_eq!(b.label(), "1969-12-31T23");
+    /// ```
     pub fn containing(granularity: Granularity, epoch_seconds: i64) -> Result<Bucket, BucketError> {
         let day = epoch_seconds.div_euclid(SECONDS_PER_DAY);
         let (year, month, _) = civil_from_days(day);
@@ -228,14 +271,32 @@ impl Bucket {
 
     /// The bucket's granularity.
     ///
-    /// Example: `example_bucket`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// // 2026-11-22T13:45:00Z
+    /// let b = Bucket::containing(Granularity::Day, 1_795_355_100).unwrap();
+    /// assert_eq!(b.granularity(), Granularity::Day);
+    /// assert_eq!(b.label(), "2026-11-22");
+    /// assert_eq!(b.start(), 1_795_305_600); // 2026-11-22T00:00:00Z
+    /// assert_eq!(b.end(), 1_795_392_000); // 2026-11-23T00:00:00Z
+    /// ```
     pub const fn granularity(&self) -> Granularity {
         self.granularity
     }
 
     /// The epoch second of the bucket's first instant (inclusive).
     ///
-    /// Example: `example_bucket`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// // 2026-11-22T13:45:00Z
+    /// let b = Bucket::containing(Granularity::Day, 1_795_355_100).unwrap();
+    /// assert_eq!(b.granularity(), Granularity::Day);
+    /// assert_eq!(b.label(), "2026-11-22");
+    /// assert_eq!(b.start(), 1_795_305_600); // 2026-11-22T00:00:00Z
+    /// assert_eq!(b.end(), 1_795_392_000); // 2026-11-23T00:00:00Z
+    /// ```
     pub const fn start(&self) -> i64 {
         self.start
     }
@@ -243,7 +304,16 @@ impl Bucket {
     /// The epoch second just after the bucket (exclusive): the start of the next bucket, even
     /// after the last bucket of year 9999, which has no next.
     ///
-    /// Example: `example_bucket`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// // 2026-11-22T13:45:00Z
+    /// let b = Bucket::containing(Granularity::Day, 1_795_355_100).unwrap();
+    /// assert_eq!(b.granularity(), Granularity::Day);
+    /// assert_eq!(b.label(), "2026-11-22");
+    /// assert_eq!(b.start(), 1_795_305_600); // 2026-11-22T00:00:00Z
+    /// assert_eq!(b.end(), 1_795_392_000); // 2026-11-23T00:00:00Z
+    /// ```
     pub const fn end(&self) -> i64 {
         match self.granularity {
             Granularity::Hour => self.start + SECONDS_PER_HOUR,
@@ -263,21 +333,46 @@ impl Bucket {
 
     /// The bucket right after this one, or `None` after the last bucket of year 9999.
     ///
-    /// Example: `example_bucket_neighbours`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// let b = Bucket::parse(Granularity::Week, "2026-W53").unwrap();
+    /// assert_eq!(b.next().unwrap().label(), "2027-W01");
+    /// assert_eq!(b.prev().unwrap().label(), "2026-W52");
+    /// let last = Bucket::parse(Granularity::Month, "9999-12").unwrap();
+    /// assert_eq!(last.next(), None);
+    /// ```
     pub fn next(&self) -> Option<Bucket> {
         Bucket::containing(self.granularity, self.end()).ok()
     }
 
     /// The bucket right before this one, or `None` before the first bucket of year 0000.
     ///
-    /// Example: `example_bucket_neighbours`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// let b = Bucket::parse(Granularity::Week, "2026-W53").unwrap();
+    /// assert_eq!(b.next().unwrap().label(), "2027-W01");
+    /// assert_eq!(b.prev().unwrap().label(), "2026-W52");
+    /// let last = Bucket::parse(Granularity::Month, "9999-12").unwrap();
+    /// assert_eq!(last.next(), None);
+    /// ```
     pub fn prev(&self) -> Option<Bucket> {
         Bucket::containing(self.granularity, self.start - 1).ok()
     }
 
     /// The bucket's label, such as `2026-11-22` (see the module documentation for each form).
     ///
-    /// Example: `example_bucket`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// // 2026-11-22T13:45:00Z
+    /// let b = Bucket::containing(Granularity::Day, 1_795_355_100).unwrap();
+    /// assert_eq!(b.granularity(), Granularity::Day);
+    /// assert_eq!(b.label(), "2026-11-22");
+    /// assert_eq!(b.start(), 1_795_305_600); // 2026-11-22T00:00:00Z
+    /// assert_eq!(b.end(), 1_795_392_000); // 2026-11-23T00:00:00Z
+    /// ```
     pub fn label(&self) -> String {
         let mut out = String::with_capacity(self.granularity.label_len());
         self.write_label(&mut out);
@@ -286,7 +381,15 @@ impl Bucket {
 
     /// Appends the bucket's label to `out`, for building a key in one buffer.
     ///
-    /// Example: `example_bucket_write_label`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// let b = Bucket::parse(Granularity::Month, "2026-11").unwrap();
+    /// let mut key = String::from("METRICS#");
+    /// b.write_label(&mut key);
+    /// assert_eq!(key, "METRICS#2026-11");
+    /// assert_eq!(b.to_string(), "2026-11");
+    /// ```
     pub fn write_label(&self, out: &mut String) {
         let day = self.start.div_euclid(SECONDS_PER_DAY);
         match self.granularity {
@@ -323,7 +426,13 @@ impl Bucket {
     /// `2025-W53` (2025 has 52 ISO weeks) and trailing text are refused, with a message naming
     /// the expected form.
     ///
-    /// Example: `example_bucket_parse`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// let b = Bucket::parse(Granularity::Hour, "2026-11-22T13").unwrap();
+    /// assert_eq!(b.start(), 1_795_352_400);
+    /// assert!(Bucket::parse(Granularity::Hour, "2026-11-22T1").is_err());
+    /// ```
     pub fn parse(granularity: Granularity, label: &str) -> Result<Bucket, BucketError> {
         let malformed = |reason: String| BucketError::Malformed {
             granularity,
@@ -533,7 +642,18 @@ const fn iso_week_of_monday(monday: i64) -> (i64, i64) {
 
 /// An instant has no bucket, or a string is not a bucket label.
 ///
-/// Example: `example_bucket_error`.
+/// ```
+/// # #[allow(unused_imports)]
+/// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+/// let err = Bucket::parse(Granularity::Day, "2026-1-2").unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "`2026-1-2` is not a day bucket label: it is 8 bytes long, but day labels have exactly 10; \
+///      expected `YYYY-MM-DD`, e.g. `2026-11-22`"
+/// );
+/// let err = Bucket::containing(Granularity::Day, i64::MAX).unwrap_err();
+/// assert!(matches!(err, BucketError::YearOutOfRange { .. }));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BucketError {
@@ -610,7 +730,15 @@ fn last_label(granularity: Granularity) -> String {
 /// (floored to its second: a sub-second instant belongs to the bucket of its second) and
 /// `chrono::NaiveDate` (midnight UTC).
 ///
-/// Example: `example_bucket_time`.
+/// ```
+/// # #[allow(unused_imports)]
+/// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+/// fn day_of(t: impl BucketTime) -> Result<String, BucketError> {
+///     Ok(Bucket::containing(Granularity::Day, t.epoch_seconds()?)?.label())
+/// }
+/// assert_eq!(day_of(0_u32).unwrap(), "1970-01-01");
+/// assert!(day_of(u64::MAX).is_err());
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be put in a time bucket",
     label = "not a time",
@@ -686,7 +814,15 @@ mod chrono_impls {
 /// whose year is outside `0000..=9999` cannot exist, so the range is clipped to the years that
 /// have labels (a query from `i64::MIN` starts at year 0000).
 ///
-/// Example: `example_buckets_in_range`.
+/// ```
+/// # #[allow(unused_imports)]
+/// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+/// // The day buckets of 2026-11-22T13:00Z to 2026-11-25T00:00Z, newest first.
+/// let range = buckets_in_range(Granularity::Day, 1_795_352_400, 1_795_564_800, true);
+/// assert_eq!(range.len_hint(), 3);
+/// let labels: Vec<String> = range.map(|b| b.label()).collect();
+/// assert_eq!(labels, ["2026-11-24", "2026-11-23", "2026-11-22"]);
+/// ```
 pub fn buckets_in_range(
     granularity: Granularity,
     from: i64,
@@ -715,7 +851,15 @@ pub fn buckets_in_range(
 /// The buckets of a time range, made by [`buckets_in_range`]: an iterator, double-ended
 /// (`next_back` walks from the other end), with an exact [`BucketRange::len_hint`].
 ///
-/// Example: `example_buckets_in_range`.
+/// ```
+/// # #[allow(unused_imports)]
+/// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+/// // The day buckets of 2026-11-22T13:00Z to 2026-11-25T00:00Z, newest first.
+/// let range = buckets_in_range(Granularity::Day, 1_795_352_400, 1_795_564_800, true);
+/// assert_eq!(range.len_hint(), 3);
+/// let labels: Vec<String> = range.map(|b| b.label()).collect();
+/// assert_eq!(labels, ["2026-11-24", "2026-11-23", "2026-11-22"]);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use = "iterators are lazy and do nothing unless consumed"]
 pub struct BucketRange {
@@ -730,7 +874,15 @@ pub struct BucketRange {
 impl BucketRange {
     /// The number of buckets left.
     ///
-    /// Example: `example_buckets_in_range`.
+    /// ```
+    /// # #[allow(unused_imports)]
+    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// // The day buckets of 2026-11-22T13:00Z to 2026-11-25T00:00Z, newest first.
+    /// let range = buckets_in_range(Granularity::Day, 1_795_352_400, 1_795_564_800, true);
+    /// assert_eq!(range.len_hint(), 3);
+    /// let labels: Vec<String> = range.map(|b| b.label()).collect();
+    /// assert_eq!(labels, ["2026-11-24", "2026-11-23", "2026-11-22"]);
+    /// ```
     pub fn len_hint(&self) -> u64 {
         let n = self.granularity.index_of_boundary(self.back)
             - self.granularity.index_of_boundary(self.front);

@@ -797,10 +797,7 @@ fn alternative_layouts(
     partitions: &Partitions,
     transition: bool,
 ) -> Vec<(String, u32)> {
-    let current = (
-        schema.pk.physical_form(),
-        partitions.current_count() as u32,
-    );
+    let current = (schema.pk.physical_form(), partitions.current_count() as u32);
     let mut out = vec![current];
     if let Some(previous) = schema.pk.previous_description() {
         let count = partitions.all().len() as u32;

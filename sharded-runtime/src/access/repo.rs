@@ -16,14 +16,15 @@ use crate::access::batch::{self, RetryPolicy};
 use crate::access::clock_values::now_value;
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::{describe_key, entity_of, same_item, Item, ShardedEntity};
+use crate::access::migrate::{Migration, Moved};
 use crate::access::query::Query;
 use crate::access::scan::Scan;
 use crate::access::update::stored_version;
 use crate::capacity::stats::{record, HotKeyStats};
 use crate::capacity::units::{check_item_size, Consistency};
 use crate::error::{Error, ItemKeyDisplay, KeyError};
-use crate::keys::schema::{EntitySchema, PreviousLayout};
 use crate::keys::schema::ENTITY_ATTRIBUTE;
+use crate::keys::schema::{EntitySchema, PreviousLayout};
 use crate::keys::shards::{Partitions, ShardKeys};
 
 /// Default bound on concurrent shard requests of one query: all shards at once up to 32,
@@ -472,7 +473,11 @@ impl<E: ShardedEntity> Repo<E> {
                         key,
                     })
                 }
-                other => Err(Error::dynamo("TransactWriteItems", &self.shared.table, other)),
+                other => Err(Error::dynamo(
+                    "TransactWriteItems",
+                    &self.shared.table,
+                    other,
+                )),
             },
         }
     }
@@ -704,7 +709,11 @@ impl<E: ShardedEntity> Repo<E> {
     /// Moves the item at `previous` (an item's place under the previous layout) to its
     /// current place, if there is one there: what an update does first during a transition.
     /// An item changed by someone else while it is moved is read again (a few times).
-    pub(crate) async fn migrate_key(&self, previous: String, sk: Option<String>) -> Result<(), Error> {
+    pub(crate) async fn migrate_key(
+        &self,
+        previous: String,
+        sk: Option<String>,
+    ) -> Result<(), Error> {
         const ATTEMPTS: usize = 5;
         for _ in 0..ATTEMPTS {
             let key = self.key(previous.clone(), sk.clone())?;
@@ -723,8 +732,11 @@ impl<E: ShardedEntity> Repo<E> {
                 return Ok(());
             };
             let report = crate::access::migrate::move_item(self, &item).await?;
-            if report.moved != crate::access::migrate::Moved::Changed {
-                return Ok(());
+            match report.outcome {
+                Moved::Changed => {}
+                // Nothing written: wait a little before reading it again.
+                Moved::Throttled => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+                Moved::Moved | Moved::Superseded | Moved::InPlace => return Ok(()),
             }
         }
         Err(Error::InvalidUpdate(format!(
@@ -836,6 +848,44 @@ impl<E: ShardedEntity> Repo<E> {
     /// size) and how items come out.
     pub fn scan(&self) -> Scan<E> {
         Scan::new(self.clone())
+    }
+
+    /// A migration of every item of the previous layout (`previous_n` or `legacy` on
+    /// `#[pk]`) to its current place: a parallel scan of the table (or one logical key's
+    /// partitions, with [`Migration::only`]), paced by a write-unit budget, resumable from a
+    /// checkpoint, safe under concurrent writers. See [`Migration`].
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 20, previous_n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// let report = repo.migrate().write_units_per_second(300.0).run().await?;
+    /// println!("{}", report.progress);
+    /// # Ok(()) }
+    /// ```
+    pub fn migrate(&self) -> Migration<E> {
+        Migration::new(self.clone())
+    }
+
+    /// How many items of the previous layout are left in the table (not at their current
+    /// place): a scan that moves nothing ([`Migration::remaining`] over the whole table). At
+    /// 0, after a migration, the transition's declaration (`previous_n`, `legacy`) can be
+    /// removed; an entity that declares none is [`Error::InvalidQuery`].
+    ///
+    /// ```no_run
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # async fn demo<E: ShardedEntity>(repo: &Repo<E>) -> Result<(), Error> {
+    /// if repo.migration_remaining().await? == 0 {
+    ///     println!("every item is at its current place: remove `previous_n`");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn migration_remaining(&self) -> Result<u64, Error> {
+        self.migrate().remaining().await
     }
 
     /// Writes many entities with `BatchWriteItem` (25 per request, concurrently), retrying

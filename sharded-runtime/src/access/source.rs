@@ -61,7 +61,11 @@ impl<E: ShardedEntity> QuerySource for E {
     }
 
     fn placement(item: &Item) -> Option<String> {
-        E::from_item(item.clone()).ok()?.item_keys().ok().map(|keys| keys.pk)
+        E::from_item(item.clone())
+            .ok()?
+            .item_keys()
+            .ok()
+            .map(|keys| keys.pk)
     }
 }
 

@@ -61,6 +61,7 @@ impl UnitBudget {
 
     /// Reserves the estimated cost of a request if the balance allows one to start now
     /// (`Ok(reserved)`), or says how long until it will (`Err(wait)`).
+    #[cfg(test)]
     pub(crate) fn try_reserve(&self) -> Result<f64, Duration> {
         self.try_reserve_units(None)
     }

@@ -248,7 +248,9 @@ impl PartitionKeySchema {
     /// transition was declared), if one is declared.
     pub(crate) fn previous_description(&self) -> Option<String> {
         match self.previous? {
-            PreviousLayout::Shards { n } => Some(format!("{}#<shard 0..{n}>", self.template.source)),
+            PreviousLayout::Shards { n } => {
+                Some(format!("{}#<shard 0..{n}>", self.template.source))
+            }
             PreviousLayout::Legacy { template } => Some(template.source.to_owned()),
         }
     }

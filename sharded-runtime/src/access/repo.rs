@@ -16,7 +16,7 @@ use crate::access::batch::{self, RetryPolicy};
 use crate::access::clock_values::now_value;
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::{describe_key, entity_of, same_item, Item, ShardedEntity};
-use crate::access::migrate::{Migration, Moved};
+use crate::access::migrate::{Copied, Migration};
 use crate::access::query::Query;
 use crate::access::scan::Scan;
 use crate::access::update::stored_version;
@@ -706,9 +706,13 @@ impl<E: ShardedEntity> Repo<E> {
             .transpose()
     }
 
-    /// Moves the item at `previous` (an item's place under the previous layout) to its
-    /// current place, if there is one there: what an update does first during a transition.
-    /// An item changed by someone else while it is moved is read again (a few times).
+    /// Copies the item at `previous` (an item's place under the previous layout) to its
+    /// current place, if there is one there and its current place holds none: what an update
+    /// does first during a transition, so that it changes the item where it now belongs. The
+    /// old copy stays, stale and hidden from queries (its current place holds the item), until
+    /// the migration deletes it: deleted at once, a query that read the current place just
+    /// before the copy and the old place just after would miss the item. An item changed by
+    /// someone else while it is copied is read again (a few times).
     pub(crate) async fn migrate_key(
         &self,
         previous: String,
@@ -731,16 +735,16 @@ impl<E: ShardedEntity> Repo<E> {
             let Some(item) = found else {
                 return Ok(());
             };
-            let report = crate::access::migrate::move_item(self, &item).await?;
-            match report.outcome {
-                Moved::Changed => {}
+            let step = crate::access::migrate::copy_item(self, &item).await?;
+            match step.outcome {
+                Copied::Changed => {}
                 // Nothing written: wait a little before reading it again.
-                Moved::Throttled => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
-                Moved::Moved | Moved::Superseded | Moved::InPlace => return Ok(()),
+                Copied::Throttled => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+                Copied::Copied | Copied::Taken | Copied::InPlace => return Ok(()),
             }
         }
         Err(Error::InvalidUpdate(format!(
-            "the {} item at {previous} kept changing while it was moved to its current place \
+            "the {} item at {previous} kept changing while it was copied to its current place \
              ({ATTEMPTS} attempts); retry the update",
             E::SCHEMA.entity
         )))

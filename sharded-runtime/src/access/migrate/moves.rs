@@ -1,6 +1,6 @@
 //! Moving one item from its previous layout to its current place, safely under concurrent
-//! writers: the step the migration runner repeats, and what an update of a not-yet-migrated
-//! item does first.
+//! writers: the step the migration runner repeats; the copy is also what an update of a
+//! not-yet-migrated item does first.
 //!
 //! A move in one step ([`move_item`]) is one `TransactWriteItems` of two actions:
 //!
@@ -17,7 +17,8 @@
 //! outcome the caller counts.
 //!
 //! The runner moves in two steps instead ([`copy_item`], then [`delete_stale`] a moment
-//! later), because a query reads the partitions of a logical key one request each, at slightly
+//! later), and an update copies the item it is about to change and leaves the stale old copy
+//! to the runner, because a query reads the partitions of a logical key one request each, at slightly
 //! different instants: an item moved in one step between the query's read of its new place and
 //! its read of its old place is in neither answer. Copied first and deleted later, it is in at
 //! least one (in both, the query shows it once: the old copy is hidden while its current place

@@ -35,7 +35,8 @@ pub struct MigrationProgress {
     /// later read again at their new place.
     pub in_place: u64,
     /// Their old copy went before this run could move it: a writer deleted the item, or moved
-    /// it itself (an update moves the item it updates).
+    /// it itself (an update copies the item it updates to its current place: its old copy
+    /// is then counted as `superseded`).
     pub gone: u64,
     /// Moves refused because the old copy changed after it was read, or throttled, and retried
     /// (after reading the item again).

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
-use futures::stream::{self, StreamExt, TryStreamExt};
+use futures::stream::{self, FuturesOrdered, StreamExt, TryStreamExt};
 use tokio::sync::Semaphore;
 
 use super::checkpoint::{MigrationCheckpoint, Position, Scope};
@@ -32,6 +32,11 @@ use crate::keys::template::{parse_key, KeyContext};
 
 /// How far back the current rate looks.
 const RATE_WINDOW: Duration = Duration::from_secs(5);
+
+/// Pages of one part copied and waiting for their old copies' deletion, at most: enough to
+/// keep copying through the delete delay, few enough to bound memory (pages of 100 items by
+/// default).
+const MAX_WAITING_PAGES: usize = 8;
 
 /// The longest wait between two attempts at one item.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
@@ -331,79 +336,123 @@ impl<E: ShardedEntity> Runner<E> {
     }
 
     /// One part, page by page from its position; a checkpoint after each page.
+    ///
+    /// A pipeline: while a page's old copies wait out the delete delay, the next pages are
+    /// read and copied (at most [`MAX_WAITING_PAGES`] waiting), so the delay costs a part
+    /// latency, not throughput. Pages finish in order, so a checkpoint never passes a page
+    /// whose old copies are not all deleted.
     async fn part(&self, part: usize, counting: bool) -> Result<(), Error> {
-        let mut start = match &self.state().positions[part] {
+        let start = match &self.state().positions[part] {
             Position::Done => return Ok(()),
             Position::Start => None,
             Position::After(key) => Some(key.clone()),
         };
+        let mut reading = Some(Box::pin(self.read_page(part, start, counting)));
+        let mut finishing = FuturesOrdered::new();
         loop {
-            let page = self.source.page(part, start).await?;
-            let found: Vec<(Item, Found)> = page
-                .items
-                .into_iter()
-                .map(|item| {
-                    let found = classify::<E>(&item);
-                    (item, found)
-                })
-                .filter(|(_, found)| !matches!(found, Found::NotOurs))
-                .collect();
-            {
-                let mut state = self.state();
-                state.progress.pages += 1;
-                state.progress.read_units += page.read_units;
-                state.progress.scanned += found.len() as u64;
-                if counting {
-                    state.remaining += found
-                        .iter()
-                        .filter(|(_, f)| matches!(f, Found::Move | Found::Unreadable(_)))
-                        .count() as u64;
+            tokio::select! {
+                // Finished pages first: their checkpoints, and room for more pages.
+                biased;
+                Some(finished) = finishing.next(), if !finishing.is_empty() => {
+                    let next: Option<Item> = finished?;
+                    self.reached(part, next, counting);
                 }
-            }
-            if !counting {
-                self.move_page(found).await?;
-            }
-            let next = page.next;
-            let checkpoint = {
-                let mut state = self.state();
-                state.positions[part] = match &next {
-                    Some(key) => Position::After(key.clone()),
-                    None => Position::Done,
-                };
-                self.checkpoint(&state)
-            };
-            if !counting {
-                if let Some(hook) = &self.on_checkpoint {
-                    hook(&checkpoint);
+                read = async {
+                    match reading.as_mut() {
+                        Some(page) => page.await,
+                        None => std::future::pending().await,
+                    }
+                }, if reading.is_some() && finishing.len() < MAX_WAITING_PAGES => {
+                    let (pending, next) = read?;
+                    reading = next
+                        .clone()
+                        .map(|key| Box::pin(self.read_page(part, Some(key), counting)));
+                    let due = tokio::time::Instant::now() + self.delete_delay;
+                    finishing.push_back(self.finish_page(pending, next, due));
                 }
-            }
-            self.emit_progress();
-            match next {
-                Some(key) => start = Some(key),
-                None => return Ok(()),
+                else => return Ok(()),
             }
         }
     }
 
-    /// Moves the items of one page: all copied (or moved), then, after the delay, the old
-    /// copies deleted.
-    async fn move_page(&self, found: Vec<(Item, Found)>) -> Result<(), Error> {
-        let pending: Vec<Pending> = stream::iter(found)
+    /// Reads the page of `part` after `start`, and makes the first step of every item on it
+    /// (or, counting, counts what is left); returns the old copies to delete and where the
+    /// part resumes after the page.
+    async fn read_page(
+        &self,
+        part: usize,
+        start: Option<Item>,
+        counting: bool,
+    ) -> Result<(Vec<Pending>, Option<Item>), Error> {
+        let page = self.source.page(part, start).await?;
+        let found: Vec<(Item, Found)> = page
+            .items
+            .into_iter()
+            .map(|item| {
+                let found = classify::<E>(&item);
+                (item, found)
+            })
+            .filter(|(_, found)| !matches!(found, Found::NotOurs))
+            .collect();
+        {
+            let mut state = self.state();
+            state.progress.pages += 1;
+            state.progress.read_units += page.read_units;
+            state.progress.scanned += found.len() as u64;
+            if counting {
+                state.remaining += found
+                    .iter()
+                    .filter(|(_, f)| matches!(f, Found::Move | Found::Unreadable(_)))
+                    .count() as u64;
+            }
+        }
+        if counting {
+            return Ok((Vec::new(), page.next));
+        }
+        let pending = stream::iter(found)
             .map(|(item, found)| self.first_step(item, found))
             .buffer_unordered(self.concurrency)
             .try_filter_map(|pending| std::future::ready(Ok(pending)))
             .try_collect()
             .await?;
-        if pending.is_empty() {
-            return Ok(());
+        Ok((pending, page.next))
+    }
+
+    /// Deletes a page's old copies once `due` (the delete delay after its copies) has come;
+    /// returns where the part resumes after the page.
+    async fn finish_page(
+        &self,
+        pending: Vec<Pending>,
+        next: Option<Item>,
+        due: tokio::time::Instant,
+    ) -> Result<Option<Item>, Error> {
+        if !pending.is_empty() {
+            tokio::time::sleep_until(due).await;
+            stream::iter(pending)
+                .map(|pending| self.second_step(pending))
+                .buffer_unordered(self.concurrency)
+                .try_collect::<()>()
+                .await?;
         }
-        // Every copy of the page was made by now: wait the delay from the last one.
-        tokio::time::sleep(self.delete_delay).await;
-        stream::iter(pending)
-            .map(|pending| self.second_step(pending))
-            .buffer_unordered(self.concurrency)
-            .try_collect::<()>()
-            .await
+        Ok(next)
+    }
+
+    /// A page of `part` is done: its position moves on, and the checkpoint is offered.
+    fn reached(&self, part: usize, next: Option<Item>, counting: bool) {
+        let checkpoint = {
+            let mut state = self.state();
+            state.positions[part] = match next {
+                Some(key) => Position::After(key),
+                None => Position::Done,
+            };
+            self.checkpoint(&state)
+        };
+        if !counting {
+            if let Some(hook) = &self.on_checkpoint {
+                hook(&checkpoint);
+            }
+        }
+        self.emit_progress();
     }
 
     /// Copies (or, with no delay, moves) one item, reading it again after every conflict;

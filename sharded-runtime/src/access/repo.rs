@@ -16,7 +16,7 @@ use crate::access::batch::{self, RetryPolicy};
 use crate::access::clock_values::now_value;
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::{describe_key, entity_of, same_item, Item, ShardedEntity};
-use crate::access::migrate::{Copied, Migration};
+use crate::access::migrate::{CopyOutcome, Migration};
 use crate::access::query::Query;
 use crate::access::scan::Scan;
 use crate::access::update::stored_version;
@@ -737,10 +737,12 @@ impl<E: ShardedEntity> Repo<E> {
             };
             let step = crate::access::migrate::copy_item(self, &item).await?;
             match step.outcome {
-                Copied::Changed => {}
+                CopyOutcome::Changed => {}
                 // Nothing written: wait a little before reading it again.
-                Copied::Throttled => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
-                Copied::Copied | Copied::Taken | Copied::InPlace => return Ok(()),
+                CopyOutcome::Throttled => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await
+                }
+                CopyOutcome::Copied | CopyOutcome::Taken | CopyOutcome::InPlace => return Ok(()),
             }
         }
         Err(Error::InvalidUpdate(format!(

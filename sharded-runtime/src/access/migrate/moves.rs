@@ -41,7 +41,7 @@ use crate::keys::schema::{EntitySchema, PreviousLayout, ENTITY_ATTRIBUTE};
 
 /// What one move did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Moved {
+pub(crate) enum MoveOutcome {
     /// Copied to its current place and removed from the old one, atomically.
     Moved,
     /// Its current place already held an item (a newer write): the stale old copy was removed.
@@ -56,7 +56,7 @@ pub(crate) enum Moved {
 
 /// What the first step of a two-step move did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Copied {
+pub(crate) enum CopyOutcome {
     /// Copied to its current place; the old copy is still there, for [`delete_stale`].
     Copied,
     /// Its current place already held an item (a newer write): the old copy is stale and
@@ -72,7 +72,7 @@ pub(crate) enum Copied {
 
 /// What [`delete_stale`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Deleted {
+pub(crate) enum DeleteOutcome {
     /// The old copy is gone.
     Deleted,
     /// The old copy changed or went since it was read: nothing deleted; read it again.
@@ -90,7 +90,7 @@ pub(crate) struct Step<T> {
 }
 
 /// A move's outcome: what [`move_item`] returns.
-pub(crate) type MoveReport = Step<Moved>;
+pub(crate) type MoveReport = Step<MoveOutcome>;
 
 /// Tags an item of a legacy partition that carries no entity attribute (written before the
 /// table adopted `sharded`) as `E`'s, so it can be read and moved. Items of another entity
@@ -255,12 +255,11 @@ impl Prepared {
     }
 }
 
-/// The estimated cost of a move in one step ([`move_item`]) or two ([`copy_item`], then
-/// [`delete_stale`]) of an item `bytes` large: what a runner reserves of its budget first.
-pub(crate) fn estimated_units(bytes: u64, two_steps: bool) -> f64 {
-    let transaction = 2 * transactional_write_units(bytes);
-    let delete = if two_steps { write_units(bytes) } else { 0 };
-    (transaction + delete) as f64
+/// The estimated cost of the transaction of a move of an item `bytes` large, in one step
+/// ([`move_item`]) or the first of two ([`copy_item`]): what a runner reserves of its budget
+/// before sending it. [`delete_stale`] costs a plain write of the old copy more.
+pub(crate) fn estimated_units(bytes: u64) -> f64 {
+    (2 * transactional_write_units(bytes)) as f64
 }
 
 /// The reasons DynamoDB gave for canceling a transaction, one per action (`"None"` for an
@@ -309,7 +308,7 @@ pub(crate) async fn move_item<E: ShardedEntity>(
     let schema = E::SCHEMA;
     let Some(prepared) = prepare::<E>(old)? else {
         return Ok(Step {
-            outcome: Moved::InPlace,
+            outcome: MoveOutcome::InPlace,
             write_units: 0.0,
         });
     };
@@ -336,7 +335,7 @@ pub(crate) async fn move_item<E: ShardedEntity>(
     let canceled = match result {
         Ok(output) => {
             return Ok(Step {
-                outcome: Moved::Moved,
+                outcome: MoveOutcome::Moved,
                 write_units: reported(output.consumed_capacity(), both),
             });
         }
@@ -344,7 +343,7 @@ pub(crate) async fn move_item<E: ShardedEntity>(
             TransactWriteItemsError::TransactionCanceledException(canceled) => canceled,
             other => {
                 let error = Error::dynamo("TransactWriteItems", repo.table(), other);
-                return throttled_or(error, Moved::Throttled);
+                return throttled_or(error, MoveOutcome::Throttled);
             }
         },
     };
@@ -357,23 +356,23 @@ pub(crate) async fn move_item<E: ShardedEntity>(
             let deleted = delete_stale(repo, old).await?;
             Ok(Step {
                 outcome: match deleted.outcome {
-                    Deleted::Deleted => Moved::Superseded,
-                    Deleted::Changed => Moved::Changed,
-                    Deleted::Throttled => Moved::Throttled,
+                    DeleteOutcome::Deleted => MoveOutcome::Superseded,
+                    DeleteOutcome::Changed => MoveOutcome::Changed,
+                    DeleteOutcome::Throttled => MoveOutcome::Throttled,
                 },
                 write_units: both + deleted.write_units,
             })
         }
         // Throttled: nothing was written; the caller slows down and reads it again.
         _ if codes.iter().any(|c| is_throttling_code(c)) => Ok(Step {
-            outcome: Moved::Throttled,
+            outcome: MoveOutcome::Throttled,
             write_units: 0.0,
         }),
         // The old copy changed or went since it was read, or another transaction holds one
         // of the items: nothing was written; read it again.
         [_, "ConditionalCheckFailed"] | [_, "TransactionConflict"] | ["TransactionConflict", _] => {
             Ok(Step {
-                outcome: Moved::Changed,
+                outcome: MoveOutcome::Changed,
                 write_units: both,
             })
         }
@@ -409,11 +408,11 @@ fn throttled_or<T>(error: Error, throttled: T) -> Result<Step<T>, Error> {
 pub(crate) async fn copy_item<E: ShardedEntity>(
     repo: &Repo<E>,
     old: &Item,
-) -> Result<Step<Copied>, Error> {
+) -> Result<Step<CopyOutcome>, Error> {
     let schema = E::SCHEMA;
     let Some(prepared) = prepare::<E>(old)? else {
         return Ok(Step {
-            outcome: Copied::InPlace,
+            outcome: CopyOutcome::InPlace,
             write_units: 0.0,
         });
     };
@@ -440,7 +439,7 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
     let canceled = match result {
         Ok(output) => {
             return Ok(Step {
-                outcome: Copied::Copied,
+                outcome: CopyOutcome::Copied,
                 write_units: reported(output.consumed_capacity(), both),
             })
         }
@@ -448,7 +447,7 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
             TransactWriteItemsError::TransactionCanceledException(canceled) => canceled,
             other => {
                 let error = Error::dynamo("TransactWriteItems", repo.table(), other);
-                return throttled_or(error, Copied::Throttled);
+                return throttled_or(error, CopyOutcome::Throttled);
             }
         },
     };
@@ -456,15 +455,15 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
     let codes: Vec<&str> = codes.iter().map(String::as_str).collect();
     let outcome = match codes.as_slice() {
         // The old copy changed or went: whatever the current place holds, read it again.
-        [_, "ConditionalCheckFailed"] => Copied::Changed,
-        ["ConditionalCheckFailed", "None"] => Copied::Taken,
+        [_, "ConditionalCheckFailed"] => CopyOutcome::Changed,
+        ["ConditionalCheckFailed", "None"] => CopyOutcome::Taken,
         _ if codes.iter().any(|c| is_throttling_code(c)) => {
             return Ok(Step {
-                outcome: Copied::Throttled,
+                outcome: CopyOutcome::Throttled,
                 write_units: 0.0,
             })
         }
-        [_, "TransactionConflict"] | ["TransactionConflict", _] => Copied::Changed,
+        [_, "TransactionConflict"] | ["TransactionConflict", _] => CopyOutcome::Changed,
         _ => {
             return Err(refused(
                 schema,
@@ -485,7 +484,7 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
 pub(crate) async fn delete_stale<E: ShardedEntity>(
     repo: &Repo<E>,
     old: &Item,
-) -> Result<Step<Deleted>, Error> {
+) -> Result<Step<DeleteOutcome>, Error> {
     let schema = E::SCHEMA;
     let own = {
         let mut tagged = old.clone();
@@ -508,17 +507,17 @@ pub(crate) async fn delete_stale<E: ShardedEntity>(
         .await;
     match result {
         Ok(output) => Ok(Step {
-            outcome: Deleted::Deleted,
+            outcome: DeleteOutcome::Deleted,
             write_units: reported(output.consumed_capacity.as_slice(), estimate),
         }),
         Err(e) => match e.into_service_error() {
             DeleteItemError::ConditionalCheckFailedException(_) => Ok(Step {
-                outcome: Deleted::Changed,
+                outcome: DeleteOutcome::Changed,
                 write_units: estimate,
             }),
             other => throttled_or(
                 Error::dynamo("DeleteItem", repo.table(), other),
-                Deleted::Throttled,
+                DeleteOutcome::Throttled,
             ),
         },
     }

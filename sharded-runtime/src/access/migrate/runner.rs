@@ -14,8 +14,8 @@ use tokio::sync::Semaphore;
 
 use super::checkpoint::{MigrationCheckpoint, Position, Scope};
 use super::moves::{
-    adopt_untagged, copy_item, delete_stale, estimated_units, key_of, move_item, Copied, Deleted,
-    Moved,
+    adopt_untagged, copy_item, delete_stale, estimated_units, key_of, move_item, CopyOutcome,
+    DeleteOutcome, MoveOutcome,
 };
 use super::pages::{PageSource, Parts};
 use super::report::{MigrationFailure, MigrationProgress, MigrationReport, MAX_LISTED_FAILURES};
@@ -490,7 +490,7 @@ impl<E: ShardedEntity> Runner<E> {
                 return Ok(None);
             }
             attempt += 1;
-            let estimate = estimated_units(item_size(&item) as u64, two_steps);
+            let estimate = estimated_units(item_size(&item) as u64);
             let outcome = {
                 let _permit = self.permit().await;
                 let reserved = self.reserve(estimate).await;
@@ -498,11 +498,11 @@ impl<E: ShardedEntity> Runner<E> {
                     copy_item(&self.repo, &item).await.map(|step| {
                         (
                             match step.outcome {
-                                Copied::Copied => Outcome::Pending { copied: true },
-                                Copied::Taken => Outcome::Pending { copied: false },
-                                Copied::InPlace => Outcome::Done(|p| p.in_place += 1),
-                                Copied::Changed => Outcome::Again,
-                                Copied::Throttled => Outcome::Throttled,
+                                CopyOutcome::Copied => Outcome::Pending { copied: true },
+                                CopyOutcome::Taken => Outcome::Pending { copied: false },
+                                CopyOutcome::InPlace => Outcome::Done(|p| p.in_place += 1),
+                                CopyOutcome::Changed => Outcome::Again,
+                                CopyOutcome::Throttled => Outcome::Throttled,
                             },
                             step.write_units,
                         )
@@ -511,11 +511,11 @@ impl<E: ShardedEntity> Runner<E> {
                     move_item(&self.repo, &item).await.map(|step| {
                         (
                             match step.outcome {
-                                Moved::Moved => Outcome::Done(|p| p.moved += 1),
-                                Moved::Superseded => Outcome::Done(|p| p.superseded += 1),
-                                Moved::InPlace => Outcome::Done(|p| p.in_place += 1),
-                                Moved::Changed => Outcome::Again,
-                                Moved::Throttled => Outcome::Throttled,
+                                MoveOutcome::Moved => Outcome::Done(|p| p.moved += 1),
+                                MoveOutcome::Superseded => Outcome::Done(|p| p.superseded += 1),
+                                MoveOutcome::InPlace => Outcome::Done(|p| p.in_place += 1),
+                                MoveOutcome::Changed => Outcome::Again,
+                                MoveOutcome::Throttled => Outcome::Throttled,
                             },
                             step.write_units,
                         )
@@ -583,11 +583,11 @@ impl<E: ShardedEntity> Runner<E> {
                 result
             };
             match result {
-                Ok(step) if step.outcome == Deleted::Deleted => {
+                Ok(step) if step.outcome == DeleteOutcome::Deleted => {
                     self.tally(done);
                     return Ok(());
                 }
-                Ok(step) if step.outcome == Deleted::Throttled => {
+                Ok(step) if step.outcome == DeleteOutcome::Throttled => {
                     self.tally(|p| p.conflicts += 1);
                     backoff(attempt).await;
                 }

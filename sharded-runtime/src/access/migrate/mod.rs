@@ -270,7 +270,8 @@ impl<E: ShardedEntity> Migration<E> {
     /// instants. An item moved in one step between its read of the new place and its read of
     /// the old one would be in neither answer; while both copies exist, it is in at least one
     /// (and shown once). So the migration copies a page's items, waits this long, then deletes
-    /// their old copies: set it longer than your slowest query takes. `Duration::ZERO` moves
+    /// their old copies (copying the next pages meanwhile, so the delay costs latency, not
+    /// throughput): set it longer than your slowest query takes. `Duration::ZERO` moves
     /// each item in one transaction instead (1 write unit less per 1 KB item, no wait), for a
     /// table nobody reads during the migration.
     ///

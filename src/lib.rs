@@ -52,6 +52,7 @@
 //! | [`Transaction`], [`CanceledAction`], [`MAX_TRANSACTION_ACTIONS`], [`MAX_TRANSACTION_BYTES`] | all-or-nothing writes across entities and shards |
 //! | [`TransactGet`], [`TransactGetAnswer`], [`Slot`], [`ItemKey`] | a transactional read of items by key (`Score::key(..)`) |
 //! | [`Scan`] | the parallel scan of one entity (`repo.scan()`): exports, backfills, analytics; bounded concurrency, a read-unit rate limit |
+//! | [`Migration`], [`MigrationProgress`], [`MigrationReport`], [`MigrationFailure`], [`MigrationCheckpoint`] | changing the layout (`previous_n`, `legacy`): moving every item to its current place (`repo.migrate()`), paced, resumable, observable |
 //! | [`CursorKey`] | the key that seals cursors handed to untrusted clients (`Query::seal_cursors`) |
 //! | [`ShardedCounter`] | the vote-counter pattern: a counter spread over shards |
 //! | [`RetryPolicy`] | the retry budget of batch writes and reads |
@@ -71,11 +72,12 @@ pub use sharded_runtime::{
     buckets_in_range, capacity, hash, schema, Addable, Bucket, BucketError, BucketRange,
     BucketTime, CanceledAction, CollectionMember, Condition, Cursor, CursorError, CursorKey, Data,
     Elements, Error, Field, Granularity, Item, ItemKey, ItemKeyDisplay, ItemKeys, KeyError,
-    KeyPart, KeyPartDecode, KeyPartError, Operand, Page, Partial, Partitions, PrimaryKey,
-    Projection, Query, QuerySource, RangeQuery, Removable, Repo, RetryPolicy, Scan, ShardFailure,
-    ShardKeys, ShardedCollection, ShardedCounter, ShardedEntity, Size, Slot, SortCondition,
-    SortKeyCondition, TransactGet, TransactGetAnswer, Transaction, Updatable, Update,
-    MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
+    KeyPart, KeyPartDecode, KeyPartError, Migration, MigrationCheckpoint, MigrationFailure,
+    MigrationProgress, MigrationReport, Operand, Page, Partial, Partitions, PrimaryKey, Projection,
+    Query, QuerySource, RangeQuery, Removable, Repo, RetryPolicy, Scan, ShardFailure, ShardKeys,
+    ShardedCollection, ShardedCounter, ShardedEntity, Size, Slot, SortCondition, SortKeyCondition,
+    TransactGet, TransactGetAnswer, Transaction, Updatable, Update, MAX_TRANSACTION_ACTIONS,
+    MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
 };
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

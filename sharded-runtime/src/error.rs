@@ -307,6 +307,38 @@ pub enum Error {
         /// The item as stored when the condition was checked, if there was one.
         current: Option<crate::access::entity::Item>,
     },
+    /// A migration ([`Repo::migrate`](crate::Repo::migrate)) finished with items it could
+    /// not move, or stopped because a read failed. Nothing was lost: what it moved stays
+    /// moved, what it could not move is still at its previous place (and read there), and
+    /// `report` has the counts, every item not moved with the reason (`report.failed`), and
+    /// where to resume (`report.checkpoint`).
+    ///
+    /// ```
+    /// use sharded::Error;
+    /// fn explain(e: &Error) {
+    ///     if let Error::MigrationIncomplete { report, source } = e {
+    ///         for failure in &report.failed {
+    ///             eprintln!("{}: {}", failure.key, failure.reason);
+    ///         }
+    ///         if source.is_some() {
+    ///             eprintln!("resume from {}", report.checkpoint);
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    #[error("{}", migration_incomplete(report, source.as_deref()))]
+    MigrationIncomplete {
+        /// What the migration did, what it could not move, and where it stopped.
+        report: Box<crate::access::migrate::MigrationReport>,
+        /// The error that stopped it, if one did (a read that failed after the SDK's
+        /// retries); `None` when it read everything and only some items could not be moved.
+        #[source]
+        source: Option<Box<Error>>,
+    },
+    /// A migration checkpoint that cannot be used: not a token `MigrationCheckpoint` made,
+    /// or one of another migration (table, entity, layout, scope, segment count).
+    #[error("invalid migration checkpoint: {0}")]
+    InvalidCheckpoint(String),
     /// `Repo::in_default_table` on an entity without `#[sharded(table = "...")]`.
     #[error("{entity} has no default table: add #[sharded(table = \"...\")] or use Repo::new(client, table)")]
     NoDefaultTable {
@@ -341,6 +373,10 @@ impl Error {
             Error::ShardFailed { source, .. } | Error::SegmentFailed { source, .. } => {
                 source.throttling_reasons()
             }
+            Error::MigrationIncomplete {
+                source: Some(source),
+                ..
+            } => source.throttling_reasons(),
             Error::BatchIncomplete {
                 source: Some(source),
                 ..
@@ -430,6 +466,45 @@ impl Error {
             table: table.to_owned(),
             source: Box::new(aws_sdk_dynamodb::Error::from(err)),
         }
+    }
+}
+
+/// The message of [`Error::MigrationIncomplete`]: what stopped the run or what was not moved,
+/// and what to do.
+fn migration_incomplete(
+    report: &crate::access::migrate::MigrationReport,
+    source: Option<&Error>,
+) -> String {
+    let failed = report.progress.failed;
+    let not_moved = if failed == 0 {
+        String::new()
+    } else {
+        let first = report
+            .failed
+            .first()
+            .map(|f| format!(" (the first: {}: {})", f.key, f.reason))
+            .unwrap_or_default();
+        format!(
+            "; {failed} item(s) could not be moved{first}: they are still at their previous \
+             place, listed in `report.failed`"
+        )
+    };
+    match source {
+        Some(error) => format!(
+            "the migration stopped: {error}{not_moved}; everything moved so far stays moved: \
+             run it again with `resume_from(report.checkpoint)` ({} of {} parts done){}",
+            report.checkpoint.parts_done(),
+            report.checkpoint.parts(),
+            if error.is_throttling() {
+                ", with a lower write_units_per_second or concurrency"
+            } else {
+                ""
+            }
+        ),
+        None => format!(
+            "the migration read everything{not_moved}; fix the cause and run it again (moved \
+             items are skipped)"
+        ),
     }
 }
 

@@ -38,6 +38,9 @@ pub use access::condition::{Condition, Data, Elements, Field, Operand, PrimaryKe
 pub use access::counter::ShardedCounter;
 pub use access::cursor::{Cursor, CursorError, CursorKey};
 pub use access::entity::{Item, ItemKeys, ShardedEntity};
+pub use access::migrate::{
+    Migration, MigrationCheckpoint, MigrationFailure, MigrationProgress, MigrationReport,
+};
 pub use access::query::{Page, Partial, Query, STREAM_PAGE_ITEMS};
 pub use access::range::RangeQuery;
 pub use access::repo::Repo;

@@ -6,6 +6,7 @@
 //! | [`local`] | [`DynamoDbLocal`](local::DynamoDbLocal): fetches, caches and starts DynamoDB Local, one per process |
 //! | [`faults`] | [`Faults`](faults::Faults): SDK-level latency and fault injection, request counts |
 //! | [`emulator`] | [`KeyLimitEmulator`](emulator::KeyLimitEmulator): DynamoDB's per-partition-key limits in front of DynamoDB Local |
+//! | [`history`] | [`History`](history::History): a log of a test's writes, to check reads made while they ran |
 //!
 //! `faults` and `emulator` wrap the SDK's HTTP client, so everything above it (the SDK's
 //! retries and error parsing, `sharded`'s error classification) runs as against DynamoDB.
@@ -38,6 +39,7 @@
 
 pub mod emulator;
 pub mod faults;
+pub mod history;
 mod intercept;
 mod item;
 pub mod local;

@@ -18,6 +18,7 @@ mod layout;
 mod lifecycle;
 mod limits;
 mod lost_responses;
+mod migration;
 mod paging;
 mod projection;
 mod query;

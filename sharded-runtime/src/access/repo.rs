@@ -16,6 +16,7 @@ use crate::access::batch::{self, RetryPolicy};
 use crate::access::clock_values::now_value;
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::{describe_key, entity_of, same_item, Item, ShardedEntity};
+use crate::access::migrate::{CopyOutcome, Migration};
 use crate::access::query::Query;
 use crate::access::scan::Scan;
 use crate::access::update::stored_version;
@@ -272,6 +273,12 @@ impl<E: ShardedEntity> Repo<E> {
     pub async fn delete_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
         self.move_before_conditional_write(entity).await?;
         let keys = entity.item_keys()?;
+        // The item is at its current place now (copied there if it was not): the copy at its
+        // previous place is a stale duplicate, removed first, so that the item cannot come
+        // back from there once the current one is deleted.
+        if let Some(previous) = entity.previous_pk()?.filter(|p| *p != keys.pk) {
+            self.delete_previous(previous, keys.sk.clone()).await?;
+        }
         let key = self.key(keys.pk, keys.sk)?;
         self.send_delete(key, Some(condition)).await
     }
@@ -721,9 +728,13 @@ impl<E: ShardedEntity> Repo<E> {
             .transpose()
     }
 
-    /// Moves the item at `previous` (an item's place under the previous layout) to its
-    /// current place, if there is one there: what an update does first during a transition.
-    /// An item changed by someone else while it is moved is read again (a few times).
+    /// Copies the item at `previous` (an item's place under the previous layout) to its
+    /// current place, if there is one there and its current place holds none: what an update
+    /// does first during a transition, so that it changes the item where it now belongs. The
+    /// old copy stays, stale and hidden from queries (its current place holds the item), until
+    /// the migration deletes it: deleted at once, a query that read the current place just
+    /// before the copy and the old place just after would miss the item. An item changed by
+    /// someone else while it is copied is read again (a few times).
     pub(crate) async fn migrate_key(
         &self,
         previous: String,
@@ -746,13 +757,18 @@ impl<E: ShardedEntity> Repo<E> {
             let Some(item) = found else {
                 return Ok(());
             };
-            let report = crate::access::migrate::move_item(self, &item).await?;
-            if report.moved != crate::access::migrate::Moved::Changed {
-                return Ok(());
+            let step = crate::access::migrate::copy_item(self, &item).await?;
+            match step.outcome {
+                CopyOutcome::Changed => {}
+                // Nothing written: wait a little before reading it again.
+                CopyOutcome::Throttled => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await
+                }
+                CopyOutcome::Copied | CopyOutcome::Taken | CopyOutcome::InPlace => return Ok(()),
             }
         }
         Err(Error::InvalidUpdate(format!(
-            "the {} item at {previous} kept changing while it was moved to its current place \
+            "the {} item at {previous} kept changing while it was copied to its current place \
              ({ATTEMPTS} attempts); retry the update",
             E::SCHEMA.entity
         )))
@@ -860,6 +876,44 @@ impl<E: ShardedEntity> Repo<E> {
     /// size) and how items come out.
     pub fn scan(&self) -> Scan<E> {
         Scan::new(self.clone())
+    }
+
+    /// A migration of every item of the previous layout (`previous_n` or `legacy` on
+    /// `#[pk]`) to its current place: a parallel scan of the table (or one logical key's
+    /// partitions, with [`Migration::only`]), paced by a write-unit budget, resumable from a
+    /// checkpoint, safe under concurrent writers. See [`Migration`].
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 20, previous_n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// let report = repo.migrate().write_units_per_second(300.0).run().await?;
+    /// println!("{}", report.progress);
+    /// # Ok(()) }
+    /// ```
+    pub fn migrate(&self) -> Migration<E> {
+        Migration::new(self.clone())
+    }
+
+    /// How many items of the previous layout are left in the table (not at their current
+    /// place): a scan that moves nothing ([`Migration::remaining`] over the whole table). At
+    /// 0, after a migration, the transition's declaration (`previous_n`, `legacy`) can be
+    /// removed; an entity that declares none is [`Error::InvalidQuery`].
+    ///
+    /// ```no_run
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # async fn demo<E: ShardedEntity>(repo: &Repo<E>) -> Result<(), Error> {
+    /// if repo.migration_remaining().await? == 0 {
+    ///     println!("every item is at its current place: remove `previous_n`");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn migration_remaining(&self) -> Result<u64, Error> {
+        self.migrate().remaining().await
     }
 
     /// Writes many entities with `BatchWriteItem` (25 per request, concurrently), retrying

@@ -8,14 +8,13 @@
 //! - **One entity.** A single table holds other entities: a `FilterExpression` on the entity
 //!   attribute returns only this entity's items (DynamoDB still reads, and charges for, the
 //!   others).
-//! - **Rate limited, if asked.** A shared budget of read units per second ([`ReadBudget`]),
+//! - **Rate limited, if asked.** A shared budget of read units per second (`UnitBudget`),
 //!   charged with the `ConsumedCapacity` DynamoDB reports, holds back the next request of
 //!   every segment while the budget is spent.
 //! - **Honest.** A failed segment ends the scan with [`Error::SegmentFailed`] naming it; a
 //!   partial export that looks complete would be worse than none.
 
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select};
 use aws_sdk_dynamodb::Client;
@@ -25,8 +24,9 @@ use tracing::Instrument;
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::repo::Repo;
 use crate::access::source::Projection;
+use crate::capacity::budget::UnitBudget;
 use crate::capacity::units::{item_size, read_units, Consistency};
-use crate::capacity::{Clock, SystemClock};
+use crate::capacity::SystemClock;
 use crate::error::Error;
 use crate::keys::schema::ENTITY_ATTRIBUTE;
 
@@ -359,7 +359,7 @@ impl<E: ShardedEntity, O> Scan<E, O> {
             page_size: checked.page_size,
             budget: checked
                 .read_units_per_second
-                .map(|r| ReadBudget::new(r, Arc::new(SystemClock::new()))),
+                .map(|r| UnitBudget::new(r, Arc::new(SystemClock::new()))),
             count_only,
         })
     }
@@ -447,7 +447,7 @@ struct Plan {
     concurrency: usize,
     consistent: bool,
     page_size: Option<i32>,
-    budget: Option<ReadBudget>,
+    budget: Option<UnitBudget>,
     count_only: bool,
 }
 
@@ -596,99 +596,9 @@ fn until_first_error<T>(
     })
 }
 
-/// A shared budget of read units per second: a token bucket refilled at `rate`, holding at
-/// most one second's worth, that may go into debt.
-///
-/// A request may start while the balance is not negative; it then reserves the cost of the
-/// last page seen (an estimate, so concurrent segments space out instead of all starting at
-/// once) and, once answered, is charged its real cost instead. It starts empty, so over any
-/// run the units charged for requests started by time `t` are at most `rate × t`: all that
-/// can exceed it is what the requests in flight at the last start cost.
-#[derive(Debug)]
-pub(crate) struct ReadBudget {
-    rate: f64,
-    clock: Arc<dyn Clock>,
-    state: Mutex<BudgetState>,
-}
-
-#[derive(Debug)]
-struct BudgetState {
-    /// Units available (negative: owed).
-    balance: f64,
-    /// When `balance` was last refilled, on `clock`.
-    at: Duration,
-    /// What the next request is expected to cost: the last page's units.
-    estimate: f64,
-}
-
-impl ReadBudget {
-    /// A budget of `rate` units per second (positive and finite), empty at the clock's now.
-    pub(crate) fn new(rate: f64, clock: Arc<dyn Clock>) -> Self {
-        let at = clock.now();
-        ReadBudget {
-            rate,
-            clock,
-            state: Mutex::new(BudgetState {
-                balance: 0.0,
-                at,
-                estimate: 0.0,
-            }),
-        }
-    }
-
-    fn state(&self) -> std::sync::MutexGuard<'_, BudgetState> {
-        // The state is a few numbers updated in one step: a panic elsewhere cannot leave it
-        // half-written.
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = self.clock.now();
-        // A clock that went back gives no credit twice.
-        let elapsed = now.saturating_sub(state.at).as_secs_f64();
-        state.balance = (state.balance + elapsed * self.rate).min(self.rate);
-        state.at = state.at.max(now);
-        state
-    }
-
-    /// Reserves the estimated cost of a request if the balance allows one to start now
-    /// (`Ok(reserved)`), or says how long until it will (`Err(wait)`).
-    pub(crate) fn try_reserve(&self) -> Result<f64, Duration> {
-        let mut state = self.state();
-        if state.balance >= 0.0 {
-            let reserved = state.estimate;
-            state.balance -= reserved;
-            Ok(reserved)
-        } else {
-            let wait = -state.balance / self.rate;
-            // A tiny rate can ask for a wait no `Duration` holds: wait "forever".
-            Err(Duration::try_from_secs_f64(wait).unwrap_or(Duration::MAX))
-        }
-    }
-
-    /// Waits until a request may start, and reserves its estimated cost.
-    pub(crate) async fn acquire(&self) -> f64 {
-        loop {
-            match self.try_reserve() {
-                Ok(reserved) => return reserved,
-                // Checked again after the sleep: other segments may have spent the budget.
-                Err(wait) => tokio::time::sleep(wait).await,
-            }
-        }
-    }
-
-    /// Charges a request's real cost `used` in place of what it `reserved`.
-    pub(crate) fn settle(&self, reserved: f64, used: f64) {
-        let mut state = self.state();
-        let used = if used.is_finite() { used.max(0.0) } else { 0.0 };
-        state.balance += reserved - used;
-        if used > 0.0 {
-            state.estimate = used;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capacity::ManualClock;
 
     fn settings(segments: u32) -> Settings {
         Settings {
@@ -750,122 +660,5 @@ mod tests {
             set.read_units_per_second = Some(r);
             assert!(refusal(set).starts_with("read_units_per_second("));
         }
-    }
-
-    fn budget(rate: f64) -> (ReadBudget, ManualClock) {
-        let clock = ManualClock::new();
-        (ReadBudget::new(rate, Arc::new(clock.clone())), clock)
-    }
-
-    #[test]
-    fn the_first_request_starts_at_once_and_its_cost_is_then_waited_for() {
-        // Rates and costs that binary fractions hold exactly, so the waits compare equal.
-        let (budget, clock) = budget(8.0);
-        assert_eq!(budget.try_reserve(), Ok(0.0));
-        budget.settle(0.0, 4.0);
-        // 4 units owed at 8/s: half a second.
-        assert_eq!(budget.try_reserve(), Err(Duration::from_millis(500)));
-        clock.advance(Duration::from_millis(250));
-        assert_eq!(budget.try_reserve(), Err(Duration::from_millis(250)));
-        clock.advance(Duration::from_millis(250));
-        // The next request reserves the last page's cost.
-        assert_eq!(budget.try_reserve(), Ok(4.0));
-        assert_eq!(budget.try_reserve(), Err(Duration::from_millis(500)));
-    }
-
-    #[test]
-    fn reservations_space_out_concurrent_requests() {
-        let (budget, clock) = budget(4.0);
-        assert_eq!(budget.try_reserve(), Ok(0.0));
-        budget.settle(0.0, 2.0);
-        clock.advance(Duration::from_millis(500));
-        // Two segments ready at once: the first reserves 2 units, the second waits for them.
-        assert_eq!(budget.try_reserve(), Ok(2.0));
-        assert_eq!(budget.try_reserve(), Err(Duration::from_millis(500)));
-        // The first costs less than reserved: the difference comes back.
-        budget.settle(2.0, 1.0);
-        assert_eq!(budget.try_reserve(), Err(Duration::from_millis(250)));
-    }
-
-    #[test]
-    fn idle_time_saves_at_most_one_second_of_budget() {
-        let (budget, clock) = budget(10.0);
-        clock.advance(Duration::from_secs(60));
-        assert_eq!(budget.try_reserve(), Ok(0.0));
-        budget.settle(0.0, 25.0);
-        // 10 saved, 25 spent: 15 owed, not a minute's 600 units of credit.
-        assert_eq!(budget.try_reserve(), Err(Duration::from_millis(1500)));
-    }
-
-    /// Whatever the costs, units charged for requests started by `t` stay within `rate × t`
-    /// plus what the requests in flight at the last start cost: the documented guarantee.
-    #[test]
-    fn units_stay_within_rate_times_elapsed_plus_the_pages_in_flight() {
-        let rate = 7.0;
-        let (budget, clock) = budget(rate);
-        let mut rng = fastrand::Rng::with_seed(10);
-        let concurrency = 3;
-        // (reserved, cost) of the requests in flight.
-        let mut in_flight: Vec<(f64, f64)> = Vec::new();
-        let mut charged = 0.0;
-        let mut largest: f64 = 0.0;
-        for _ in 0..2_000 {
-            if in_flight.len() < concurrency {
-                match budget.try_reserve() {
-                    Ok(reserved) => {
-                        let cost = rng.f64() * 20.0;
-                        largest = largest.max(cost);
-                        in_flight.push((reserved, cost));
-                        let started = charged + in_flight.iter().map(|(_, c)| c).sum::<f64>();
-                        let t = clock.now().as_secs_f64();
-                        assert!(
-                            started <= rate * t + concurrency as f64 * largest + 1e-9,
-                            "{started} units by {t} s"
-                        );
-                        continue;
-                    }
-                    Err(wait) => assert!(wait > Duration::ZERO),
-                }
-            }
-            // Time passes; sometimes a request in flight answers.
-            clock.advance(Duration::from_millis(rng.u64(1..300)));
-            if !in_flight.is_empty() && rng.bool() {
-                let (reserved, cost) = in_flight.remove(rng.usize(..in_flight.len()));
-                budget.settle(reserved, cost);
-                charged += cost;
-            }
-        }
-        assert!(charged > 1_000.0, "the budget let requests through");
-    }
-
-    #[test]
-    fn a_clock_going_back_gives_no_credit_twice() {
-        let (budget, clock) = budget(10.0);
-        clock.set(Duration::from_secs(5));
-        assert_eq!(budget.try_reserve(), Ok(0.0));
-        budget.settle(0.0, 20.0);
-        clock.set(Duration::from_secs(2));
-        assert_eq!(budget.try_reserve(), Err(Duration::from_secs(1)));
-        clock.set(Duration::from_secs(5));
-        assert_eq!(budget.try_reserve(), Err(Duration::from_secs(1)));
-        clock.set(Duration::from_secs(6));
-        assert!(budget.try_reserve().is_ok());
-    }
-
-    #[test]
-    fn a_cost_that_is_not_a_number_charges_nothing() {
-        let (budget, _clock) = budget(1.0);
-        assert_eq!(budget.try_reserve(), Ok(0.0));
-        budget.settle(0.0, f64::NAN);
-        budget.settle(0.0, -3.0);
-        assert_eq!(budget.try_reserve(), Ok(0.0));
-    }
-
-    #[test]
-    fn a_tiny_rate_waits_instead_of_panicking() {
-        let (budget, _clock) = budget(f64::MIN_POSITIVE);
-        assert_eq!(budget.try_reserve(), Ok(0.0));
-        budget.settle(0.0, 1e300);
-        assert_eq!(budget.try_reserve(), Err(Duration::MAX));
     }
 }

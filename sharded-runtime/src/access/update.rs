@@ -231,7 +231,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
     async fn run(self, returning: bool) -> Result<Option<Item>, Error> {
         let schema = E::SCHEMA;
         let repo = self.repo.clone();
-        // During a transition, an item still at its previous place is moved to its current
+        // During a transition, an item still at its previous place is copied to its current
         // place first, so the update changes it there instead of creating a partial item.
         if let Ok(key) = &self.key {
             if let Some(previous) = key.previous.clone().filter(|p| *p != key.pk) {

@@ -15,6 +15,7 @@
 //! assert_eq!(plan.base.derive_n(), Some(10));
 //! ```
 
+pub(crate) mod budget;
 pub(crate) mod clock;
 mod format;
 pub(crate) mod limits;

@@ -155,6 +155,12 @@ impl Partitions {
     pub(crate) fn current(&self) -> &ShardKeys {
         &self.current
     }
+
+    /// The previous layout's keys alone, while a transition is declared: where the items a
+    /// migration moves are.
+    pub(crate) fn previous(&self) -> Option<&ShardKeys> {
+        self.previous.as_ref()
+    }
 }
 
 impl Iterator for ShardKeys {

@@ -1,0 +1,464 @@
+//! Where a migration is: the position of every scan segment (or partition) in an opaque,
+//! checksummed token, so a migration stopped by a crash resumes where it was.
+//!
+//! Token bytes, before base64url without padding:
+//!
+//! ```text
+//! u8      version (1)
+//! str     table, entity, layout (the entity's layout description when it was taken)
+//! u8      scope: 0 = the table (segments), 1 = one logical key (partitions)
+//! [scope 1] str logical key
+//! u32 BE  parts, then per part:
+//!         [scope 1] str partition key
+//!         u8 0 = not started, 1 = done, 2 = after a key: u8 attributes, then per attribute
+//!            str name, u8 type (0 S, 1 N, 2 B), str value (bytes for B)
+//! u64 BE  FNV-1a 64 (sharded::hash::fnv1a64) of every byte above
+//! str = u32 BE length + UTF-8 bytes
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use aws_sdk_dynamodb::primitives::Blob;
+use aws_sdk_dynamodb::types::AttributeValue;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+
+use crate::access::entity::Item;
+use crate::error::Error;
+use crate::keys::hash::fnv1a64;
+
+const VERSION: u8 = 1;
+
+/// Where a migration is: for every scan segment (or, for one logical key, every partition),
+/// whether it is done and the key it resumes after. Offered after every page a migration
+/// finishes ([`Migration::on_checkpoint`](crate::Migration::on_checkpoint)); give it to
+/// [`Migration::resume_from`](crate::Migration::resume_from) to go on from there after a crash.
+///
+/// It is an opaque token ([`to_token`](Self::to_token), [`Display`](fmt::Display)), URL-safe,
+/// checksummed against typing errors (not authenticated: it holds table keys, keep it where
+/// the table's data may go), and serialises as that string with serde, so it fits a state
+/// file or a table item. A token from another table, entity or layout is refused when the
+/// migration starts, naming what differs.
+///
+/// ```
+/// use sharded::MigrationCheckpoint;
+/// # fn demo(checkpoint: &MigrationCheckpoint) -> Result<(), sharded::Error> {
+/// let saved = checkpoint.to_token();                      // store it anywhere
+/// let restored: MigrationCheckpoint = saved.parse()?;     // after the crash
+/// assert_eq!(&restored, checkpoint);
+/// println!("{} of {} segments done", restored.parts_done(), restored.parts());
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrationCheckpoint {
+    pub(crate) table: String,
+    pub(crate) entity: String,
+    pub(crate) layout: String,
+    pub(crate) scope: Scope,
+    pub(crate) positions: Vec<Position>,
+}
+
+/// What a migration reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// The whole table, in this many scan segments (one position each).
+    Table,
+    /// The partitions of one logical key (one position each).
+    Key {
+        logical: String,
+        partitions: Vec<String>,
+    },
+}
+
+/// Where one segment or partition is.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Position {
+    /// Not read yet.
+    Start,
+    /// Read up to and including this key (DynamoDB's `LastEvaluatedKey`); every item of the
+    /// pages before it has been dealt with.
+    After(Item),
+    /// Read to the end.
+    Done,
+}
+
+impl Eq for Position {}
+
+impl MigrationCheckpoint {
+    /// The checkpoint as a token: base64url, no padding.
+    ///
+    /// ```
+    /// # fn demo(checkpoint: &sharded::MigrationCheckpoint) {
+    /// let token: String = checkpoint.to_token();
+    /// assert!(token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+    /// # }
+    /// ```
+    pub fn to_token(&self) -> String {
+        let mut out = vec![VERSION];
+        write_str(&mut out, &self.table);
+        write_str(&mut out, &self.entity);
+        write_str(&mut out, &self.layout);
+        let partitions = match &self.scope {
+            Scope::Table => {
+                out.push(0);
+                None
+            }
+            Scope::Key {
+                logical,
+                partitions,
+            } => {
+                out.push(1);
+                write_str(&mut out, logical);
+                Some(partitions)
+            }
+        };
+        out.extend_from_slice(&(self.positions.len() as u32).to_be_bytes());
+        for (i, position) in self.positions.iter().enumerate() {
+            if let Some(partitions) = partitions {
+                write_str(&mut out, partitions.get(i).map_or("", String::as_str));
+            }
+            match position {
+                Position::Start => out.push(0),
+                Position::Done => out.push(1),
+                Position::After(key) => {
+                    out.push(2);
+                    let mut attributes: Vec<(&String, &AttributeValue)> = key.iter().collect();
+                    attributes.sort_by(|a, b| a.0.cmp(b.0));
+                    out.push(attributes.len().min(u8::MAX as usize) as u8);
+                    for (name, value) in attributes.into_iter().take(u8::MAX as usize) {
+                        write_str(&mut out, name);
+                        match value {
+                            AttributeValue::N(n) => {
+                                out.push(1);
+                                write_str(&mut out, n);
+                            }
+                            AttributeValue::B(b) => {
+                                out.push(2);
+                                write_bytes(&mut out, b.as_ref());
+                            }
+                            // Key attributes are S, N or B; sharded's keys are all S.
+                            other => {
+                                out.push(0);
+                                write_str(&mut out, other.as_s().map_or("", String::as_str));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let checksum = fnv1a64(&out);
+        out.extend_from_slice(&checksum.to_be_bytes());
+        URL_SAFE_NO_PAD.encode(out)
+    }
+
+    /// Reads a token made by [`to_token`](Self::to_token); anything else (truncated, edited,
+    /// not base64url) is [`Error::InvalidCheckpoint`] saying what is wrong.
+    ///
+    /// ```
+    /// use sharded::{Error, MigrationCheckpoint};
+    /// assert!(matches!(MigrationCheckpoint::from_token("not a token"), Err(Error::InvalidCheckpoint(_))));
+    /// ```
+    pub fn from_token(token: &str) -> Result<Self, Error> {
+        let invalid = |why: &str| {
+            Error::InvalidCheckpoint(format!(
+                "not a migration checkpoint ({why}): pass the token `MigrationCheckpoint::to_token` \
+                 made, unchanged"
+            ))
+        };
+        let bytes = URL_SAFE_NO_PAD
+            .decode(token.trim())
+            .map_err(|_| invalid("not base64url"))?;
+        if bytes.len() < 9 {
+            return Err(invalid("too short"));
+        }
+        let (body, checksum) = bytes.split_at(bytes.len() - 8);
+        let mut sum = [0u8; 8];
+        sum.copy_from_slice(checksum);
+        if fnv1a64(body) != u64::from_be_bytes(sum) {
+            return Err(invalid("checksum mismatch: the token was changed or cut"));
+        }
+        let mut r = Reader { bytes: body };
+        if r.u8()? != VERSION {
+            return Err(invalid(
+                "an unknown version: made by another release of sharded",
+            ));
+        }
+        let table = r.str()?;
+        let entity = r.str()?;
+        let layout = r.str()?;
+        let keyed = match r.u8()? {
+            0 => None,
+            1 => Some(r.str()?),
+            _ => return Err(invalid("an unknown scope")),
+        };
+        let count = r.u32()? as usize;
+        // Every part takes at least one byte: a count beyond the bytes left is a lie.
+        if count > r.bytes.len() {
+            return Err(invalid("more parts than bytes"));
+        }
+        let mut partitions = Vec::new();
+        let mut positions = Vec::with_capacity(count);
+        for _ in 0..count {
+            if keyed.is_some() {
+                partitions.push(r.str()?);
+            }
+            positions.push(match r.u8()? {
+                0 => Position::Start,
+                1 => Position::Done,
+                2 => {
+                    let mut key = Item::new();
+                    for _ in 0..r.u8()? {
+                        let name = r.str()?;
+                        let value = match r.u8()? {
+                            0 => AttributeValue::S(r.str()?),
+                            1 => AttributeValue::N(r.str()?),
+                            2 => AttributeValue::B(Blob::new(r.bytes_field()?)),
+                            _ => return Err(invalid("an unknown key attribute type")),
+                        };
+                        key.insert(name, value);
+                    }
+                    Position::After(key)
+                }
+                _ => return Err(invalid("an unknown position")),
+            });
+        }
+        if !r.bytes.is_empty() {
+            return Err(invalid("trailing bytes"));
+        }
+        let scope = match keyed {
+            None => Scope::Table,
+            Some(logical) => Scope::Key {
+                logical,
+                partitions,
+            },
+        };
+        Ok(MigrationCheckpoint {
+            table,
+            entity,
+            layout,
+            scope,
+            positions,
+        })
+    }
+
+    /// The number of scan segments (or partitions) the migration reads.
+    ///
+    /// ```
+    /// # fn demo(checkpoint: &sharded::MigrationCheckpoint) {
+    /// assert!(checkpoint.parts_done() <= checkpoint.parts());
+    /// # }
+    /// ```
+    pub fn parts(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// How many of them have been read to the end.
+    ///
+    /// ```
+    /// # fn demo(checkpoint: &sharded::MigrationCheckpoint) {
+    /// println!("{}/{} segments done", checkpoint.parts_done(), checkpoint.parts());
+    /// # }
+    /// ```
+    pub fn parts_done(&self) -> usize {
+        self.positions
+            .iter()
+            .filter(|p| matches!(p, Position::Done))
+            .count()
+    }
+
+    /// Whether every segment (or partition) has been read to the end: a migration resumed
+    /// from here has nothing left to read.
+    ///
+    /// ```
+    /// # fn demo(checkpoint: &sharded::MigrationCheckpoint) {
+    /// if checkpoint.is_complete() {
+    ///     println!("done");
+    /// }
+    /// # }
+    /// ```
+    pub fn is_complete(&self) -> bool {
+        self.parts_done() == self.parts()
+    }
+
+    /// The table the migration runs on.
+    ///
+    /// ```
+    /// # fn demo(checkpoint: &sharded::MigrationCheckpoint) {
+    /// println!("migrating table {}", checkpoint.table());
+    /// # }
+    /// ```
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+}
+
+impl fmt::Display for MigrationCheckpoint {
+    /// The token ([`MigrationCheckpoint::to_token`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_token())
+    }
+}
+
+impl FromStr for MigrationCheckpoint {
+    type Err = Error;
+
+    /// [`MigrationCheckpoint::from_token`].
+    fn from_str(token: &str) -> Result<Self, Error> {
+        MigrationCheckpoint::from_token(token)
+    }
+}
+
+impl serde::Serialize for MigrationCheckpoint {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_token())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for MigrationCheckpoint {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let token = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        MigrationCheckpoint::from_token(&token).map_err(serde::de::Error::custom)
+    }
+}
+
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    write_bytes(out, s.as_bytes());
+}
+
+fn write_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    out.extend_from_slice(&(b.len() as u32).to_be_bytes());
+    out.extend_from_slice(b);
+}
+
+/// Reads the fields of a token's body, refusing any overrun.
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], Error> {
+        if self.bytes.len() < n {
+            return Err(Error::InvalidCheckpoint(
+                "not a migration checkpoint (truncated): pass the token \
+                 `MigrationCheckpoint::to_token` made, unchanged"
+                    .to_owned(),
+            ));
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    fn u8(&mut self) -> Result<u8, Error> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u32(&mut self) -> Result<u32, Error> {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(self.take(4)?);
+        Ok(u32::from_be_bytes(b))
+    }
+
+    fn bytes_field(&mut self) -> Result<Vec<u8>, Error> {
+        let n = self.u32()? as usize;
+        Ok(self.take(n)?.to_vec())
+    }
+
+    fn str(&mut self) -> Result<String, Error> {
+        String::from_utf8(self.bytes_field()?).map_err(|_| {
+            Error::InvalidCheckpoint(
+                "not a migration checkpoint (text that is not UTF-8): pass the token \
+                 `MigrationCheckpoint::to_token` made, unchanged"
+                    .to_owned(),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(scope: Scope) -> MigrationCheckpoint {
+        let after = Item::from([
+            ("pk".to_owned(), AttributeValue::S("GAME#g1".into())),
+            ("sk".to_owned(), AttributeValue::S("SCORE#1#p$231".into())),
+            ("n".to_owned(), AttributeValue::N("-1.5".into())),
+            ("b".to_owned(), AttributeValue::B(Blob::new(vec![0, 255]))),
+        ]);
+        MigrationCheckpoint {
+            table: "leaderboard".into(),
+            entity: "Score".into(),
+            layout: "GAME#{game_id}#<shard 0..20>, previously #<shard 0..10>".into(),
+            positions: match &scope {
+                Scope::Table => vec![Position::Start, Position::After(after), Position::Done],
+                Scope::Key { partitions, .. } => partitions
+                    .iter()
+                    .map(|_| Position::After(after.clone()))
+                    .collect(),
+            },
+            scope,
+        }
+    }
+
+    #[test]
+    fn tokens_read_back_as_they_were() {
+        for scope in [
+            Scope::Table,
+            Scope::Key {
+                logical: "GAME#g1".into(),
+                partitions: vec!["GAME#g1#0".into(), "GAME#g1".into()],
+            },
+        ] {
+            let checkpoint = sample(scope);
+            let token = checkpoint.to_token();
+            assert_eq!(MigrationCheckpoint::from_token(&token).unwrap(), checkpoint);
+            assert_eq!(token.parse::<MigrationCheckpoint>().unwrap(), checkpoint);
+        }
+        let checkpoint = sample(Scope::Table);
+        assert_eq!((checkpoint.parts(), checkpoint.parts_done()), (3, 1));
+        assert!(!checkpoint.is_complete());
+    }
+
+    #[test]
+    fn a_changed_or_cut_token_is_refused_never_misread() {
+        let token = sample(Scope::Table).to_token();
+        let mut bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+        for i in 0..bytes.len() {
+            bytes[i] ^= 0x20;
+            let edited = URL_SAFE_NO_PAD.encode(&bytes);
+            assert!(
+                MigrationCheckpoint::from_token(&edited).is_err(),
+                "byte {i}"
+            );
+            bytes[i] ^= 0x20;
+        }
+        for cut in 0..token.len() {
+            assert!(
+                MigrationCheckpoint::from_token(&token[..cut]).is_err(),
+                "cut at {cut}"
+            );
+        }
+        for junk in ["", "%%%", "AAAA", &"A".repeat(200)] {
+            let err = MigrationCheckpoint::from_token(junk)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("not a migration checkpoint"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_forged_count_with_a_valid_checksum_is_refused_without_allocating_it() {
+        let mut body = vec![VERSION];
+        for s in ["t", "E", "L"] {
+            write_str(&mut body, s);
+        }
+        body.push(0);
+        body.extend_from_slice(&u32::MAX.to_be_bytes());
+        let sum = fnv1a64(&body);
+        body.extend_from_slice(&sum.to_be_bytes());
+        let token = URL_SAFE_NO_PAD.encode(body);
+        assert!(MigrationCheckpoint::from_token(&token).is_err());
+    }
+}

@@ -1,0 +1,426 @@
+//! Changing the layout: the migration runner, which moves every item of the previous layout
+//! (`previous_n`, `legacy`) to its current place, and the move it repeats.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `mod.rs` | [`Migration`], the builder `Repo::migrate` returns: scope, budget, hooks |
+//! | `runner` | the run: parts read concurrently, each page's items moved, retried, counted |
+//! | `pages` | where items come from: scan segments, or one logical key's partitions |
+//! | `moves` | one item's move: in one transaction, or copied first and deleted later |
+//! | `checkpoint` | [`MigrationCheckpoint`], the resumable position, as an opaque token |
+//! | `report` | [`MigrationProgress`], [`MigrationReport`], [`MigrationFailure`] |
+
+mod checkpoint;
+mod moves;
+mod pages;
+mod report;
+mod runner;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use checkpoint::MigrationCheckpoint;
+pub(crate) use moves::{adopt_untagged, copy_item, CopyOutcome};
+pub use report::{MigrationFailure, MigrationProgress, MigrationReport};
+
+use crate::access::entity::ShardedEntity;
+use crate::access::repo::Repo;
+use crate::capacity::PerKeyLimits;
+use crate::error::Error;
+use crate::keys::shards::Partitions;
+
+/// Write units per second a migration uses unless told otherwise: half of what one partition
+/// key takes (DynamoDB's 1,000), so even a migration whose every write lands on one key (the
+/// deletes from an unsharded legacy key) leaves that key more than half its capacity.
+pub(crate) const DEFAULT_WRITE_UNITS_PER_SECOND: f64 =
+    PerKeyLimits::DYNAMODB.write_units_per_second / 2.0;
+
+/// Segments of the table scan unless `.segments(n)` says otherwise.
+const DEFAULT_SEGMENTS: u32 = 4;
+
+/// Requests in flight at once unless `.concurrency(n)` says otherwise.
+const DEFAULT_CONCURRENCY: usize = 8;
+
+/// Items per page unless `.page_size(n)` says otherwise: small enough that a checkpoint
+/// comes often and a resumed run repeats little.
+const DEFAULT_PAGE_SIZE: u32 = 100;
+
+/// How long an old copy stays after its item was copied, unless `.delete_delay(d)` says
+/// otherwise: longer than a query's fan-out takes.
+const DEFAULT_DELETE_DELAY: Duration = Duration::from_secs(1);
+
+/// Attempts at one item unless `.max_attempts(n)` says otherwise.
+const DEFAULT_MAX_ATTEMPTS: u32 = 5;
+
+type ProgressHook = Arc<dyn Fn(&MigrationProgress) + Send + Sync>;
+type CheckpointHook = Arc<dyn Fn(&MigrationCheckpoint) + Send + Sync>;
+
+/// A migration of entity `E` from its previous layout to its current one: built by
+/// [`Repo::migrate`], refined, then [`run`](Self::run).
+///
+/// While `#[pk(.., previous_n = N)]` or `#[pk(.., legacy = "...")]` is declared, reads cover
+/// both layouts and writes go to the current one; a migration moves every item still at its
+/// previous place to its current place, so the declaration can be removed
+/// ([`remaining`](Self::remaining) says when).
+///
+/// - **What it reads**: the whole table with a parallel scan (items of `E`, and untagged
+///   legacy items whose keys parse as the legacy template and `E`'s sort key), or one logical
+///   key's previous partitions ([`only`](Self::only)).
+/// - **Safe under writers**: an item is copied to its current place only if nothing is there
+///   (a write since the transition is newer, and wins) and only if its old copy is unchanged;
+///   the old copy is deleted a moment later ([`delete_delay`](Self::delete_delay)), again only
+///   if unchanged. Nothing is overwritten, nothing deleted by a writer comes back.
+/// - **Paced**: a budget of write units per second ([`write_units_per_second`](Self::write_units_per_second),
+///   500 by default), charged with the units DynamoDB reports for each move, so the
+///   migration never makes a key hot.
+/// - **Resumable**: after every page it offers a [`MigrationCheckpoint`]
+///   ([`on_checkpoint`](Self::on_checkpoint)); [`resume_from`](Self::resume_from) goes on from
+///   there. Items between the checkpoint and a crash are read again, and moving is idempotent:
+///   an item already moved is at its current place and is skipped.
+/// - **Observable**: [`on_progress`](Self::on_progress) sees the counts, units and rate after
+///   every item.
+/// - **Honest**: an item that changed while it was moved is read again and retried (at most
+///   [`max_attempts`](Self::max_attempts) times); one that still cannot be moved is listed,
+///   with the reason, in the [`MigrationReport`] that [`Error::MigrationIncomplete`] carries.
+///
+/// ```no_run
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::{Error, Repo, ShardedEntity};
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 20, previous_n = 10)]
+/// #[sk(template = "SCORE#{score}#{player_id}")]
+/// struct Score { game_id: String, player_id: String, score: u64 }
+///
+/// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+/// let report = repo
+///     .migrate()
+///     .write_units_per_second(200.0)
+///     .on_progress(|p| eprintln!("{p}"))
+///     .on_checkpoint(|c| std::fs::write("migration.checkpoint", c.to_token()).unwrap_or(()))
+///     .run()
+///     .await?;
+/// println!("{} moved", report.progress.moved);
+/// assert_eq!(repo.migration_remaining().await?, 0); // now `previous_n` can go
+/// # Ok(()) }
+/// ```
+#[must_use = "a migration does nothing until it is run"]
+pub struct Migration<E> {
+    repo: Repo<E>,
+    only: Option<Partitions>,
+    segments: Option<u32>,
+    concurrency: usize,
+    page_size: u32,
+    write_units_per_second: f64,
+    read_units_per_second: Option<f64>,
+    delete_delay: Duration,
+    max_attempts: u32,
+    on_progress: Option<ProgressHook>,
+    on_checkpoint: Option<CheckpointHook>,
+    resume: Option<MigrationCheckpoint>,
+}
+
+impl<E> std::fmt::Debug for Migration<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Migration")
+            .field("repo", &self.repo)
+            .field("only", &self.only)
+            .field("segments", &self.segments)
+            .field("concurrency", &self.concurrency)
+            .field("page_size", &self.page_size)
+            .field("write_units_per_second", &self.write_units_per_second)
+            .field("read_units_per_second", &self.read_units_per_second)
+            .field("delete_delay", &self.delete_delay)
+            .field("max_attempts", &self.max_attempts)
+            .field("resume", &self.resume.as_ref().map(|c| c.to_token()))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: ShardedEntity> Migration<E> {
+    pub(crate) fn new(repo: Repo<E>) -> Self {
+        Migration {
+            repo,
+            only: None,
+            segments: None,
+            concurrency: DEFAULT_CONCURRENCY,
+            page_size: DEFAULT_PAGE_SIZE,
+            write_units_per_second: DEFAULT_WRITE_UNITS_PER_SECOND,
+            read_units_per_second: None,
+            delete_delay: DEFAULT_DELETE_DELAY,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            on_progress: None,
+            on_checkpoint: None,
+            resume: None,
+        }
+    }
+
+    /// Migrates one logical key instead of the whole table: reads every partition of its
+    /// previous layout (from the generated `Entity::pk_partitions(..)`) with Queries, instead
+    /// of scanning the table. For a hot key that should not wait for a table scan, or a table
+    /// too large to scan for one key.
+    ///
+    /// Partitions of another entity's template are refused when the migration runs.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10, legacy = "GAME#{game_id}")]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// // The viral game first: its legacy partition GAME#g1, moved over its 10 shards.
+    /// repo.migrate().only(Score::pk_partitions("g1")?).run().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn only(mut self, partitions: Partitions) -> Self {
+        self.only = Some(partitions);
+        self
+    }
+
+    /// Splits the table scan into `n` segments (DynamoDB's `TotalSegments`), read in
+    /// parallel; 4 by default. Checkpoints hold one position per segment, so a migration
+    /// resumes with the segment count it started with (a different one is refused).
+    ///
+    /// DynamoDB allows 1 to 1,000,000; any other value is [`Error::InvalidQuery`] when the
+    /// migration runs. Ignored with [`only`](Self::only) (one part per partition).
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// repo.migrate().segments(16).concurrency(16).run().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn segments(mut self, n: u32) -> Self {
+        self.segments = Some(n);
+        self
+    }
+
+    /// At most `n` requests in flight at once (moves, and pages of the segments being read);
+    /// 8 by default. At least 1 (0 is [`Error::InvalidQuery`] when the migration runs).
+    ///
+    /// The write budget, not this, is what bounds the load on the table; this bounds the
+    /// connections and the items held in memory (one page per segment in flight).
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// repo.migrate().concurrency(32).write_units_per_second(2_000.0).run().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n;
+        self
+    }
+
+    /// Reads at most `p` items per request (`Limit`); 100 by default. A checkpoint comes
+    /// after every page, so smaller pages mean less to read again after a crash. 1 to
+    /// 2,147,483,647; anything else is [`Error::InvalidQuery`] when the migration runs.
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// repo.migrate().page_size(25).run().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn page_size(mut self, p: u32) -> Self {
+        self.page_size = p;
+        self
+    }
+
+    /// Spends at most about `w` write units per second on moving items, over all segments;
+    /// 500 by default (half a key's limit). `f64::INFINITY` sets no limit; zero, a negative
+    /// number or NaN is [`Error::InvalidQuery`] when the migration runs.
+    ///
+    /// Every move is charged what DynamoDB reports it cost: a move is a transaction, charged
+    /// twice the plain rate, of the new item and the old one (1 KB items: 4 units), plus the
+    /// delete of the old copy (1 more). A move waits while the budget is spent, so over a run
+    /// the units stay within `w × elapsed + concurrency × one move`. Whatever the table's
+    /// capacity, this is what keeps the migration from making a key hot: with `w` below a
+    /// key's 1,000 units, no key can be.
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// // A table provisioned with 400 WCU that serves 200 of them: leave the service its share.
+    /// repo.migrate().write_units_per_second(150.0).run().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn write_units_per_second(mut self, w: f64) -> Self {
+        self.write_units_per_second = w;
+        self
+    }
+
+    /// Reads at most about `r` read units per second (the scan, or the Queries of
+    /// [`only`](Self::only)); unlimited by default, since the write budget paces the pages
+    /// too (a page is read once its items are moved). A rate that is not a positive, finite
+    /// number is [`Error::InvalidQuery`] when the migration runs.
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// // A count of what is left that takes at most 100 read units/s.
+    /// let left = repo.migrate().read_units_per_second(100.0).remaining().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn read_units_per_second(mut self, r: f64) -> Self {
+        self.read_units_per_second = Some(r);
+        self
+    }
+
+    /// How long an item's old copy stays after the item was copied to its current place;
+    /// 1 second by default.
+    ///
+    /// A query reads a logical key's partitions with one request each, at slightly different
+    /// instants. An item moved in one step between its read of the new place and its read of
+    /// the old one would be in neither answer; while both copies exist, it is in at least one
+    /// (and shown once). So the migration copies a page's items, waits this long, then deletes
+    /// their old copies (copying the next pages meanwhile, so the delay costs latency, not
+    /// throughput): set it longer than your slowest query takes. `Duration::ZERO` moves
+    /// each item in one transaction instead (1 write unit less per 1 KB item, no wait), for a
+    /// table nobody reads during the migration.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// // An offline migration: nobody reads, so move each item in one step.
+    /// repo.migrate().delete_delay(Duration::ZERO).run().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn delete_delay(mut self, delay: Duration) -> Self {
+        self.delete_delay = delay;
+        self
+    }
+
+    /// Attempts at one item before it is given up and listed as failed; 5 by default, at
+    /// least 1 (0 is [`Error::InvalidQuery`] when the migration runs).
+    ///
+    /// An attempt ends early when the item changed since it was read (a writer got there
+    /// first: it is read again, consistently) or DynamoDB throttled it (the next attempt waits
+    /// longer, up to a second).
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// repo.migrate().max_attempts(10).run().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.max_attempts = n;
+        self
+    }
+
+    /// Calls `hook` with the counts so far after every item and every page: for a progress
+    /// bar, logs or metrics. It runs on the migration's task, between requests: keep it quick
+    /// (send the numbers on to a channel for anything slow).
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// let (tx, mut rx) = tokio::sync::watch::channel(sharded::MigrationProgress::default());
+    /// tokio::spawn(async move {
+    ///     while rx.changed().await.is_ok() {
+    ///         let p = rx.borrow().clone();
+    ///         println!("{} moved at {:.0} WCU/s", p.moved, p.current_write_units_per_second);
+    ///     }
+    /// });
+    /// repo.migrate().on_progress(move |p| { let _ = tx.send(p.clone()); }).run().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn on_progress(
+        mut self,
+        hook: impl Fn(&MigrationProgress) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_progress = Some(Arc::new(hook));
+        self
+    }
+
+    /// Calls `hook` with the migration's position after every page whose items have all been
+    /// dealt with: save it (its [`to_token`](MigrationCheckpoint::to_token)) and give it to
+    /// [`resume_from`](Self::resume_from) after a crash.
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// repo.migrate()
+    ///     .on_checkpoint(|c| {
+    ///         // Write to a temporary file and rename, so a crash never leaves half a token.
+    ///         let _ = std::fs::write("checkpoint.tmp", c.to_token())
+    ///             .and_then(|()| std::fs::rename("checkpoint.tmp", "checkpoint"));
+    ///     })
+    ///     .run()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn on_checkpoint(
+        mut self,
+        hook: impl Fn(&MigrationCheckpoint) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_checkpoint = Some(Arc::new(hook));
+        self
+    }
+
+    /// Goes on from `checkpoint` instead of from the beginning: the segments (or partitions)
+    /// done are skipped, the others resume after the key they had reached.
+    ///
+    /// The checkpoint must come from a migration of this entity in this table, under the
+    /// layout declared now, with the same scope ([`only`](Self::only) and its key, or the
+    /// table) and segment count; otherwise the run returns [`Error::InvalidCheckpoint`] naming
+    /// what differs. The counts of the resumed run start from zero.
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// let mut migration = repo.migrate();
+    /// if let Ok(token) = std::fs::read_to_string("checkpoint") {
+    ///     migration = migration.resume_from(token.parse()?);
+    /// }
+    /// migration.run().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn resume_from(mut self, checkpoint: MigrationCheckpoint) -> Self {
+        self.resume = Some(checkpoint);
+        self
+    }
+
+    /// Runs the migration: reads every part, moves what is not at its current place, and
+    /// returns what it did.
+    ///
+    /// Returns [`Error::MigrationIncomplete`] when an item could not be moved (the report
+    /// lists each, with the reason; the rest were moved) or when a read failed and the run
+    /// stopped (with the error, and the checkpoint to resume from); [`Error::InvalidQuery`]
+    /// for settings that cannot run or an entity with no transition declared, and
+    /// [`Error::InvalidCheckpoint`] for a checkpoint of another migration, before any request.
+    ///
+    /// Dropping the future stops the migration between requests: what was moved stays moved,
+    /// and an item copied but not yet deleted from its old place is finished by the next run.
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// match repo.migrate().run().await {
+    ///     Ok(report) => println!("{}", report.progress),
+    ///     Err(sharded::Error::MigrationIncomplete { report, .. }) => {
+    ///         for failure in &report.failed {
+    ///             eprintln!("not moved: {} ({})", failure.key, failure.reason);
+    ///         }
+    ///     }
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn run(self) -> Result<MigrationReport, Error> {
+        runner::Runner::new(self, false)?.run().await
+    }
+
+    /// Counts the items of the previous layout left: those not at their current place (and
+    /// those that cannot be read as `E`, which a run would list as failed), in this
+    /// migration's scope, moving nothing. It reads what [`run`](Self::run) reads (a scan of
+    /// the table, or the partitions of [`only`](Self::only)), at the same read cost.
+    ///
+    /// At 0, every reader and writer can drop the declaration (`previous_n`, `legacy`): first
+    /// deploy the entity without it everywhere, since a service still declaring it only reads
+    /// more partitions, while one without it must never meet an item at its old place. With
+    /// writers of the old layout still running (a deploy not finished), items can appear
+    /// behind a migration: this count finds them.
+    ///
+    /// ```no_run
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// let left = repo.migrate().remaining().await?;
+    /// println!("{left} items still at their previous place");
+    /// # Ok(()) }
+    /// ```
+    pub async fn remaining(self) -> Result<u64, Error> {
+        runner::Runner::new(self, true)?.count_remaining().await
+    }
+}

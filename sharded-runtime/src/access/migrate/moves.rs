@@ -1,0 +1,595 @@
+//! Moving one item from its previous layout to its current place, safely under concurrent
+//! writers: the step the migration runner repeats; the copy is also what an update of a
+//! not-yet-migrated item does first.
+//!
+//! A move in one step ([`move_item`]) is one `TransactWriteItems` of two actions:
+//!
+//! - **copy**: put the item at its current place, only if nothing is there
+//!   (`attribute_not_exists`). A user's write to the current place since the transition was
+//!   declared is newer than the old copy, and wins;
+//! - **delete**: remove the old copy, only if it is unchanged since it was read (its version
+//!   for a versioned entity, otherwise its attributes compared).
+//!
+//! Both or neither happen. When the copy is refused because the current place holds an item,
+//! the old copy is stale: it is deleted on its own, still only if unchanged. When the delete is
+//! refused, the old copy changed (or went) after it was read: nothing was written, and the
+//! caller reads it again. Nothing is overwritten and nothing is lost; every refusal is an
+//! outcome the caller counts.
+//!
+//! The runner moves in two steps instead ([`copy_item`], then [`delete_stale`] a moment
+//! later), and an update copies the item it is about to change and leaves the stale old copy
+//! to the runner, because a query reads the partitions of a logical key one request each, at slightly
+//! different instants: an item moved in one step between the query's read of its new place and
+//! its read of its old place is in neither answer. Copied first and deleted later, it is in at
+//! least one (in both, the query shows it once: the old copy is hidden while its current place
+//! holds it). The copy checks the old copy in the same transaction, so an item deleted by a
+//! writer is never brought back.
+
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity, TransactWriteItem,
+};
+
+use crate::access::condition::{Names, Values};
+use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::repo::Repo;
+use crate::access::transaction::random_token;
+use crate::capacity::units::{check_item_size, item_size, transactional_write_units, write_units};
+use crate::error::Error;
+use crate::keys::schema::{EntitySchema, PreviousLayout, ENTITY_ATTRIBUTE};
+
+/// What one move did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MoveOutcome {
+    /// Copied to its current place and removed from the old one, atomically.
+    Moved,
+    /// Its current place already held an item (a newer write): the stale old copy was removed.
+    Superseded,
+    /// Already at its current place (the layouts share this partition): nothing to do.
+    InPlace,
+    /// The old copy changed or went after it was read: nothing written; read it again.
+    Changed,
+    /// DynamoDB refused for capacity: nothing written; wait, then read it again.
+    Throttled,
+}
+
+/// What the first step of a two-step move did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CopyOutcome {
+    /// Copied to its current place; the old copy is still there, for [`delete_stale`].
+    Copied,
+    /// Its current place already held an item (a newer write): the old copy is stale and
+    /// nothing was written; [`delete_stale`] removes it.
+    Taken,
+    /// Already at its current place: nothing to do.
+    InPlace,
+    /// The old copy changed or went after it was read: nothing written; read it again.
+    Changed,
+    /// DynamoDB refused for capacity: nothing written; wait, then read it again.
+    Throttled,
+}
+
+/// What [`delete_stale`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DeleteOutcome {
+    /// The old copy is gone.
+    Deleted,
+    /// The old copy changed or went since it was read: nothing deleted; read it again.
+    Changed,
+    /// DynamoDB refused for capacity: nothing deleted; wait, then try again.
+    Throttled,
+}
+
+/// An outcome and the write units it used (DynamoDB's consumed capacity when returned,
+/// otherwise an estimate from the item sizes).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Step<T> {
+    pub outcome: T,
+    pub write_units: f64,
+}
+
+/// A move's outcome: what [`move_item`] returns.
+pub(crate) type MoveReport = Step<MoveOutcome>;
+
+/// Tags an item of a legacy partition that carries no entity attribute (written before the
+/// table adopted `sharded`) as `E`'s, so it can be read and moved. Items of another entity
+/// are left as they are.
+pub(crate) fn adopt_untagged(schema: &EntitySchema, item: &mut Item) {
+    if matches!(schema.pk.previous, Some(PreviousLayout::Legacy { .. }))
+        && !item.contains_key(ENTITY_ATTRIBUTE)
+    {
+        item.insert(
+            ENTITY_ATTRIBUTE.to_owned(),
+            AttributeValue::S(schema.entity.to_owned()),
+        );
+    }
+}
+
+/// The item `old` as it is stored at its current place: its own attributes (kept, so nothing
+/// the struct does not know is lost), overlaid with what the entity writes (the current key,
+/// index keys, the entity attribute).
+pub(crate) fn rebuilt<E: ShardedEntity>(old: &Item) -> Result<Item, Error> {
+    let mut tagged = old.clone();
+    adopt_untagged(E::SCHEMA, &mut tagged);
+    let entity = E::from_item(tagged)?;
+    let mut item = old.clone();
+    item.extend(entity.to_item()?);
+    Ok(item)
+}
+
+/// The most attributes the condition "unchanged since read" compares one by one.
+///
+/// DynamoDB allows 300 operators and functions in one expression; each attribute compared
+/// costs two (`=` and `AND`), and the condition has two functions more
+/// (`attribute_exists`, `attribute_not_exists`): 140 attributes use 283. An item with more is
+/// compared on 140 of them, the entity's own fields first (a versioned entity compares only
+/// its version, whatever its size).
+pub(crate) const MAX_COMPARED_ATTRIBUTES: usize = 140;
+
+/// The condition that `old` is unchanged: its version, for a versioned entity; otherwise its
+/// attributes equal (at most [`MAX_COMPARED_ATTRIBUTES`], those in `own` first), and the item
+/// present. Registers its names and values.
+fn unchanged(
+    schema: &EntitySchema,
+    old: &Item,
+    own: &Item,
+    names: &mut Names,
+    values: &mut Values,
+) -> String {
+    names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
+    let mut parts = vec!["attribute_exists(#pk)".to_owned()];
+    let compared: Vec<(&String, &AttributeValue)> = match schema.version {
+        Some(version) if old.contains_key(version) => old
+            .iter()
+            .filter(|(name, _)| name.as_str() == version)
+            .collect(),
+        _ => {
+            let keys = [Some(schema.pk.attribute), schema.sk.map(|s| s.attribute)];
+            let mut all: Vec<_> = old
+                .iter()
+                .filter(|(name, _)| !keys.contains(&Some(name.as_str())))
+                .collect();
+            // The entity's own attributes first, then by name: a deterministic choice when
+            // the item has more than can be compared.
+            all.sort_by(|a, b| (!own.contains_key(a.0), a.0).cmp(&(!own.contains_key(b.0), b.0)));
+            all.truncate(MAX_COMPARED_ATTRIBUTES);
+            all
+        }
+    };
+    for (i, (name, value)) in compared.into_iter().enumerate() {
+        names.insert(format!("#u{i}"), name.clone());
+        values.insert(format!(":u{i}"), value.clone());
+        parts.push(format!("#u{i} = :u{i}"));
+    }
+    // An attribute added since the read is a change too, and only an absent entity attribute
+    // (an untagged legacy item) can be checked for cheaply.
+    if !old.contains_key(ENTITY_ATTRIBUTE) {
+        names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
+        parts.push("attribute_not_exists(#et)".to_owned());
+    }
+    parts.join(" AND ")
+}
+
+/// The primary key attributes of a stored item.
+pub(crate) fn key_of(schema: &EntitySchema, item: &Item) -> Item {
+    let mut key = Item::new();
+    for attribute in [Some(schema.pk.attribute), schema.sk.map(|s| s.attribute)]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(value) = item.get(attribute) {
+            key.insert(attribute.to_owned(), value.clone());
+        }
+    }
+    key
+}
+
+/// Everything the requests of one move need, built once from the old copy.
+struct Prepared {
+    /// The item as it will be stored at its current place.
+    new: Item,
+    old_key: Item,
+    /// "The old copy is unchanged since it was read", with its names and values.
+    condition: String,
+    names: Names,
+    values: Values,
+    /// Sizes of the old copy and of the new item, for estimating costs.
+    old_bytes: u64,
+    new_bytes: u64,
+}
+
+/// Prepares the move of `old`, or `None` when it is already at its current place.
+fn prepare<E: ShardedEntity>(old: &Item) -> Result<Option<Prepared>, Error> {
+    let schema = E::SCHEMA;
+    let new = rebuilt::<E>(old)?;
+    let (old_key, new_key) = (key_of(schema, old), key_of(schema, &new));
+    if old_key == new_key {
+        return Ok(None);
+    }
+    // Index keys and the entity attribute make the item a little larger: refused here, with
+    // the entity and key, rather than by DynamoDB as an anonymous validation error.
+    check_item_size::<E>(&new)?;
+    let (mut names, mut values) = (Names::new(), Values::new());
+    let own = {
+        let mut tagged = old.clone();
+        adopt_untagged(schema, &mut tagged);
+        E::from_item(tagged)?.to_item()?
+    };
+    let condition = unchanged(schema, old, &own, &mut names, &mut values);
+    Ok(Some(Prepared {
+        old_bytes: item_size(old) as u64,
+        new_bytes: item_size(&new) as u64,
+        new,
+        old_key,
+        condition,
+        names,
+        values,
+    }))
+}
+
+impl Prepared {
+    fn put(&self, table: &str, pk_attribute: &str) -> Result<Put, Error> {
+        Put::builder()
+            .table_name(table)
+            .set_item(Some(self.new.clone()))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", pk_attribute)
+            .build()
+            .map_err(|e| Error::InvalidUpdate(format!("could not build the move's put: {e}")))
+    }
+
+    fn values(&self) -> Option<Values> {
+        // DynamoDB refuses an empty map of values.
+        (!self.values.is_empty()).then(|| self.values.clone())
+    }
+}
+
+impl Prepared {
+    /// The estimated cost of the transaction of a move: a write of the new item and one of the
+    /// old copy (a delete, or a condition check, which is charged as a write), each at the
+    /// transactional rate.
+    fn transaction_units(&self) -> f64 {
+        (transactional_write_units(self.old_bytes) + transactional_write_units(self.new_bytes))
+            as f64
+    }
+}
+
+/// The estimated cost of the transaction of a move of an item `bytes` large, in one step
+/// ([`move_item`]) or the first of two ([`copy_item`]): what a runner reserves of its budget
+/// before sending it. [`delete_stale`] costs a plain write of the old copy more.
+pub(crate) fn estimated_units(bytes: u64) -> f64 {
+    (2 * transactional_write_units(bytes)) as f64
+}
+
+/// The reasons DynamoDB gave for canceling a transaction, one per action (`"None"` for an
+/// action that did not fail).
+fn cancellation_codes(
+    canceled: &aws_sdk_dynamodb::types::error::TransactionCanceledException,
+) -> Vec<String> {
+    canceled
+        .cancellation_reasons()
+        .iter()
+        .map(|r| r.code().unwrap_or("None").to_owned())
+        .collect()
+}
+
+fn is_throttling_code(code: &str) -> bool {
+    code.contains("Throughput") || code.contains("Throttl") || code.contains("RequestLimit")
+}
+
+/// The units DynamoDB reported for a request, or `estimate` when it reported none.
+fn reported(capacity: &[aws_sdk_dynamodb::types::ConsumedCapacity], estimate: f64) -> f64 {
+    let units: f64 = capacity.iter().filter_map(|c| c.capacity_units()).sum();
+    if units > 0.0 {
+        units
+    } else {
+        estimate
+    }
+}
+
+/// The error for a cancellation whose reasons no outcome explains.
+fn refused(schema: &EntitySchema, old: &Item, codes: &[String], message: Option<&str>) -> Error {
+    Error::InvalidUpdate(format!(
+        "moving the {} item {} to its current place was refused by DynamoDB for reasons \
+         {codes:?}{}; nothing was written",
+        schema.entity,
+        describe_key(schema, old),
+        message.map(|m| format!(" ({m})")).unwrap_or_default()
+    ))
+}
+
+/// Moves `old` (an item of `E` as read from a previous-layout partition) to its current
+/// place in one step: see the module documentation.
+pub(crate) async fn move_item<E: ShardedEntity>(
+    repo: &Repo<E>,
+    old: &Item,
+) -> Result<MoveReport, Error> {
+    let schema = E::SCHEMA;
+    let Some(prepared) = prepare::<E>(old)? else {
+        return Ok(Step {
+            outcome: MoveOutcome::InPlace,
+            write_units: 0.0,
+        });
+    };
+    let both = prepared.transaction_units();
+    let delete = Delete::builder()
+        .table_name(repo.table())
+        .set_key(Some(prepared.old_key.clone()))
+        .condition_expression(prepared.condition.clone())
+        .set_expression_attribute_names(Some(prepared.names.clone()))
+        .set_expression_attribute_values(prepared.values())
+        .build()
+        .map_err(|e| Error::InvalidUpdate(format!("could not build the move's delete: {e}")))?;
+    let put = prepared.put(repo.table(), schema.pk.attribute)?;
+    let result = repo
+        .client()
+        .transact_write_items()
+        .transact_items(TransactWriteItem::builder().put(put).build())
+        .transact_items(TransactWriteItem::builder().delete(delete).build())
+        // Idempotent under the SDK's retries: a commit whose answer was lost is not re-run.
+        .client_request_token(random_token())
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await;
+    let canceled = match result {
+        Ok(output) => {
+            return Ok(Step {
+                outcome: MoveOutcome::Moved,
+                write_units: reported(output.consumed_capacity(), both),
+            });
+        }
+        Err(e) => match e.into_service_error() {
+            TransactWriteItemsError::TransactionCanceledException(canceled) => canceled,
+            other => {
+                let error = Error::dynamo("TransactWriteItems", repo.table(), other);
+                return throttled_or(error, MoveOutcome::Throttled);
+            }
+        },
+    };
+    let codes = cancellation_codes(&canceled);
+    let codes: Vec<&str> = codes.iter().map(String::as_str).collect();
+    match codes.as_slice() {
+        // The current place holds an item: a newer write. The old copy is stale.
+        ["ConditionalCheckFailed", "None"]
+        | ["ConditionalCheckFailed", "ConditionalCheckFailed"] => {
+            let deleted = delete_stale(repo, old).await?;
+            Ok(Step {
+                outcome: match deleted.outcome {
+                    DeleteOutcome::Deleted => MoveOutcome::Superseded,
+                    DeleteOutcome::Changed => MoveOutcome::Changed,
+                    DeleteOutcome::Throttled => MoveOutcome::Throttled,
+                },
+                write_units: both + deleted.write_units,
+            })
+        }
+        // Throttled: nothing was written; the caller slows down and reads it again.
+        _ if codes.iter().any(|c| is_throttling_code(c)) => Ok(Step {
+            outcome: MoveOutcome::Throttled,
+            write_units: 0.0,
+        }),
+        // The old copy changed or went since it was read, or another transaction holds one
+        // of the items: nothing was written; read it again.
+        [_, "ConditionalCheckFailed"] | [_, "TransactionConflict"] | ["TransactionConflict", _] => {
+            Ok(Step {
+                outcome: MoveOutcome::Changed,
+                write_units: both,
+            })
+        }
+        _ => Err(refused(
+            schema,
+            old,
+            &codes_owned(&codes),
+            canceled.message(),
+        )),
+    }
+}
+
+fn codes_owned(codes: &[&str]) -> Vec<String> {
+    codes.iter().map(|c| (*c).to_owned()).collect()
+}
+
+/// A request that failed after the SDK's retries: a throttle is an outcome (the caller waits
+/// and tries again), anything else an error.
+fn throttled_or<T>(error: Error, throttled: T) -> Result<Step<T>, Error> {
+    if error.is_throttling() {
+        Ok(Step {
+            outcome: throttled,
+            write_units: 0.0,
+        })
+    } else {
+        Err(error)
+    }
+}
+
+/// The first step of a two-step move: copies `old` to its current place, only if nothing is
+/// there and `old` is unchanged (one `TransactWriteItems`: a put and a condition check on
+/// the old copy). The old copy stays until [`delete_stale`].
+pub(crate) async fn copy_item<E: ShardedEntity>(
+    repo: &Repo<E>,
+    old: &Item,
+) -> Result<Step<CopyOutcome>, Error> {
+    let schema = E::SCHEMA;
+    let Some(prepared) = prepare::<E>(old)? else {
+        return Ok(Step {
+            outcome: CopyOutcome::InPlace,
+            write_units: 0.0,
+        });
+    };
+    // A condition check is charged as a write of the item it checks.
+    let both = prepared.transaction_units();
+    let check = ConditionCheck::builder()
+        .table_name(repo.table())
+        .set_key(Some(prepared.old_key.clone()))
+        .condition_expression(prepared.condition.clone())
+        .set_expression_attribute_names(Some(prepared.names.clone()))
+        .set_expression_attribute_values(prepared.values())
+        .build()
+        .map_err(|e| Error::InvalidUpdate(format!("could not build the move's check: {e}")))?;
+    let put = prepared.put(repo.table(), schema.pk.attribute)?;
+    let result = repo
+        .client()
+        .transact_write_items()
+        .transact_items(TransactWriteItem::builder().put(put).build())
+        .transact_items(TransactWriteItem::builder().condition_check(check).build())
+        .client_request_token(random_token())
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await;
+    let canceled = match result {
+        Ok(output) => {
+            return Ok(Step {
+                outcome: CopyOutcome::Copied,
+                write_units: reported(output.consumed_capacity(), both),
+            })
+        }
+        Err(e) => match e.into_service_error() {
+            TransactWriteItemsError::TransactionCanceledException(canceled) => canceled,
+            other => {
+                let error = Error::dynamo("TransactWriteItems", repo.table(), other);
+                return throttled_or(error, CopyOutcome::Throttled);
+            }
+        },
+    };
+    let codes = cancellation_codes(&canceled);
+    let codes: Vec<&str> = codes.iter().map(String::as_str).collect();
+    let outcome = match codes.as_slice() {
+        // The old copy changed or went: whatever the current place holds, read it again.
+        [_, "ConditionalCheckFailed"] => CopyOutcome::Changed,
+        ["ConditionalCheckFailed", "None"] => CopyOutcome::Taken,
+        _ if codes.iter().any(|c| is_throttling_code(c)) => {
+            return Ok(Step {
+                outcome: CopyOutcome::Throttled,
+                write_units: 0.0,
+            })
+        }
+        [_, "TransactionConflict"] | ["TransactionConflict", _] => CopyOutcome::Changed,
+        _ => {
+            return Err(refused(
+                schema,
+                old,
+                &codes_owned(&codes),
+                canceled.message(),
+            ))
+        }
+    };
+    Ok(Step {
+        outcome,
+        write_units: both,
+    })
+}
+
+/// Deletes the old copy `old` of an item whose current place holds it (copied there, or
+/// written there since), only if it is unchanged since it was read.
+pub(crate) async fn delete_stale<E: ShardedEntity>(
+    repo: &Repo<E>,
+    old: &Item,
+) -> Result<Step<DeleteOutcome>, Error> {
+    let schema = E::SCHEMA;
+    let own = {
+        let mut tagged = old.clone();
+        adopt_untagged(schema, &mut tagged);
+        E::from_item(tagged)?.to_item()?
+    };
+    let (mut names, mut values) = (Names::new(), Values::new());
+    let condition = unchanged(schema, old, &own, &mut names, &mut values);
+    let estimate = write_units(item_size(old) as u64) as f64;
+    let result = repo
+        .client()
+        .delete_item()
+        .table_name(repo.table())
+        .set_key(Some(key_of(schema, old)))
+        .condition_expression(condition)
+        .set_expression_attribute_names(Some(names))
+        .set_expression_attribute_values((!values.is_empty()).then_some(values))
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await;
+    match result {
+        Ok(output) => Ok(Step {
+            outcome: DeleteOutcome::Deleted,
+            write_units: reported(output.consumed_capacity.as_slice(), estimate),
+        }),
+        Err(e) => match e.into_service_error() {
+            DeleteItemError::ConditionalCheckFailedException(_) => Ok(Step {
+                outcome: DeleteOutcome::Changed,
+                write_units: estimate,
+            }),
+            other => throttled_or(
+                Error::dynamo("DeleteItem", repo.table(), other),
+                DeleteOutcome::Throttled,
+            ),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::schema::{KeyTemplate, PartitionKeySchema, Segment, Sharding, SortKeySchema};
+
+    static PK: KeyTemplate = KeyTemplate::new(
+        "DOC#{id}",
+        &[Segment::literal("DOC#"), Segment::field("id")],
+    );
+    static SK: KeyTemplate = KeyTemplate::new("V", &[Segment::literal("V")]);
+
+    fn schema() -> EntitySchema {
+        EntitySchema::new(
+            "Doc",
+            None,
+            PartitionKeySchema::new("pk", &PK, Sharding::hash(&["id"], 4)),
+            Some(SortKeySchema::new("sk", &SK)),
+            &[],
+        )
+    }
+
+    fn item(attributes: usize) -> Item {
+        let mut item = Item::from([
+            ("pk".to_owned(), AttributeValue::S("DOC#a".into())),
+            ("sk".to_owned(), AttributeValue::S("V".into())),
+            ("id".to_owned(), AttributeValue::S("a".into())),
+        ]);
+        for i in 0..attributes {
+            item.insert(format!("extra{i:03}"), AttributeValue::N(i.to_string()));
+        }
+        item
+    }
+
+    /// Operators and functions as DynamoDB counts them: comparators, `AND`, functions.
+    fn operators(condition: &str) -> usize {
+        condition.matches(" = ").count()
+            + condition.matches(" AND ").count()
+            + condition.matches("attribute_").count()
+    }
+
+    #[test]
+    fn every_attribute_but_the_key_is_compared_through_placeholders() {
+        let schema = schema();
+        let (mut names, mut values) = (Names::new(), Values::new());
+        let old = item(2);
+        let condition = unchanged(&schema, &old, &Item::new(), &mut names, &mut values);
+        assert_eq!(
+            condition,
+            "attribute_exists(#pk) AND #u0 = :u0 AND #u1 = :u1 AND #u2 = :u2 AND \
+             attribute_not_exists(#et)"
+        );
+        let compared: Vec<&str> = (0..3).map(|i| names[&format!("#u{i}")].as_str()).collect();
+        assert_eq!(compared, ["extra000", "extra001", "id"]);
+        assert_eq!(names["#et"], ENTITY_ATTRIBUTE);
+    }
+
+    #[test]
+    fn a_wide_item_stays_within_dynamodbs_300_operators_its_own_fields_first() {
+        let schema = schema();
+        let (mut names, mut values) = (Names::new(), Values::new());
+        let old = item(400);
+        let own = Item::from([("id".to_owned(), AttributeValue::S("a".into()))]);
+        let condition = unchanged(&schema, &old, &own, &mut names, &mut values);
+        assert!(operators(&condition) <= 300, "{}", operators(&condition));
+        assert_eq!(values.len(), MAX_COMPARED_ATTRIBUTES);
+        assert_eq!(names["#u0"], "id", "the entity's own field first");
+        // DynamoDB's 4 KB bound on an expression.
+        assert!(condition.len() < 4096, "{}", condition.len());
+    }
+}

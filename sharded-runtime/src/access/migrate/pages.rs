@@ -1,0 +1,165 @@
+//! Where a migration reads its items from: the segments of a parallel scan of the table, or
+//! the previous layout's partitions of one logical key, page by page, from any position.
+
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
+use aws_sdk_dynamodb::Client;
+
+use crate::access::entity::Item;
+use crate::capacity::budget::UnitBudget;
+use crate::capacity::units::{item_size, read_units, Consistency};
+use crate::error::Error;
+use crate::keys::schema::ENTITY_ATTRIBUTE;
+
+/// What the migration reads, one position per part.
+#[derive(Debug, Clone)]
+pub(crate) enum Parts {
+    /// A parallel scan of the table in this many segments.
+    Segments(u32),
+    /// One Query per partition key.
+    Partitions(Vec<String>),
+}
+
+impl Parts {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Parts::Segments(n) => *n as usize,
+            Parts::Partitions(keys) => keys.len(),
+        }
+    }
+}
+
+/// One page of one part.
+pub(crate) struct Page {
+    pub items: Vec<Item>,
+    /// Where the part resumes after this page (`LastEvaluatedKey`); `None` at its end.
+    pub next: Option<Item>,
+    /// Read units the request used (reported, or estimated from the items returned).
+    pub read_units: f64,
+}
+
+/// Everything the page requests of one migration need.
+#[derive(Debug)]
+pub(crate) struct PageSource {
+    pub client: Client,
+    pub table: String,
+    pub entity: &'static str,
+    /// The partition key attribute (for the Query of one partition).
+    pub pk_attribute: &'static str,
+    /// Items without an entity attribute are read too: a legacy layout's.
+    pub untagged: bool,
+    pub page_size: Option<i32>,
+    pub parts: Parts,
+    /// Read units per second, if limited.
+    pub budget: Option<UnitBudget>,
+}
+
+impl PageSource {
+    /// The page of `part` that starts after `start` (from its beginning when `None`).
+    pub(crate) async fn page(&self, part: usize, start: Option<Item>) -> Result<Page, Error> {
+        let reserved = match &self.budget {
+            Some(budget) => budget.acquire().await,
+            None => 0.0,
+        };
+        let result = self.request(part, start).await;
+        let used = result.as_ref().map_or(0.0, |page| page.read_units);
+        if let Some(budget) = &self.budget {
+            budget.settle(reserved, used);
+        }
+        result
+    }
+
+    async fn request(&self, part: usize, start: Option<Item>) -> Result<Page, Error> {
+        // This entity's items and, from a legacy layout, untagged ones: another entity's
+        // items never cross the network (DynamoDB still reads, and charges for, them).
+        let filter = if self.untagged {
+            "#et = :et OR attribute_not_exists(#et)"
+        } else {
+            "#et = :et"
+        };
+        let entity = AttributeValue::S(self.entity.to_owned());
+        let (items, next, capacity) = match &self.parts {
+            Parts::Segments(segments) => {
+                let output = self
+                    .client
+                    .scan()
+                    .table_name(&self.table)
+                    // Both fit in i32: the settings allow at most MAX_SEGMENTS segments.
+                    .segment(part as i32)
+                    .total_segments(*segments as i32)
+                    .filter_expression(filter)
+                    .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
+                    .expression_attribute_values(":et", entity)
+                    .set_limit(self.page_size)
+                    .set_exclusive_start_key(start)
+                    .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                    .send()
+                    .await
+                    .map_err(|e| {
+                        let error = Error::dynamo("Scan", &self.table, e);
+                        if error.is_validation() || error.is_missing_table() {
+                            return error;
+                        }
+                        Error::SegmentFailed {
+                            segment: part as u32,
+                            segments: *segments,
+                            table: self.table.clone(),
+                            source: Box::new(error),
+                        }
+                    })?;
+                (
+                    output.items,
+                    output.last_evaluated_key,
+                    output.consumed_capacity,
+                )
+            }
+            Parts::Partitions(keys) => {
+                let key = keys.get(part).cloned().unwrap_or_default();
+                let output = self
+                    .client
+                    .query()
+                    .table_name(&self.table)
+                    .key_condition_expression("#pk = :pk")
+                    .filter_expression(filter)
+                    .expression_attribute_names("#pk", self.pk_attribute)
+                    .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
+                    .expression_attribute_values(":pk", AttributeValue::S(key.clone()))
+                    .expression_attribute_values(":et", entity)
+                    .set_limit(self.page_size)
+                    .set_exclusive_start_key(start)
+                    .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                    .send()
+                    .await
+                    .map_err(|e| {
+                        let error = Error::dynamo("Query", &self.table, e);
+                        if error.is_validation() || error.is_missing_table() {
+                            return error;
+                        }
+                        Error::ShardFailed {
+                            shard: part as u32,
+                            shards: keys.len() as u32,
+                            partition_key: key,
+                            index: None,
+                            source: Box::new(error),
+                        }
+                    })?;
+                (
+                    output.items,
+                    output.last_evaluated_key,
+                    output.consumed_capacity,
+                )
+            }
+        };
+        let items = items.unwrap_or_default();
+        let read_units = capacity.and_then(|c| c.capacity_units).unwrap_or_else(|| {
+            // A lower bound: items the filter dropped were read too.
+            let bytes: usize = items.iter().map(item_size).sum();
+            read_units(bytes as u64, Consistency::Eventual)
+        });
+        Ok(Page {
+            items,
+            // DynamoDB may return an empty key map at the end; that is the end too.
+            next: next.filter(|key| !key.is_empty()),
+            read_units,
+        })
+    }
+}

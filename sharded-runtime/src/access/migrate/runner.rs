@@ -1,0 +1,807 @@
+//! The run of a migration: parts (scan segments, or partitions) read concurrently, page by
+//! page; each page's items classified, moved (copied, then their old copies deleted after the
+//! delay), retried and counted; a checkpoint after every page.
+//!
+//! Nothing is spawned: the whole run is one future, so dropping it stops every request.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
+use futures::stream::{self, FuturesOrdered, StreamExt, TryStreamExt};
+use tokio::sync::Semaphore;
+
+use super::checkpoint::{MigrationCheckpoint, Position, Scope};
+use super::moves::{
+    adopt_untagged, copy_item, delete_stale, estimated_units, key_of, move_item, CopyOutcome,
+    DeleteOutcome, MoveOutcome,
+};
+use super::pages::{PageSource, Parts};
+use super::report::{MigrationFailure, MigrationProgress, MigrationReport, MAX_LISTED_FAILURES};
+use super::{CheckpointHook, Migration, ProgressHook};
+use crate::access::entity::{describe_key, entity_of, Item, ShardedEntity};
+use crate::access::repo::Repo;
+use crate::access::scan::MAX_SEGMENTS;
+use crate::capacity::budget::UnitBudget;
+use crate::capacity::units::{item_size, read_units, write_units, Consistency};
+use crate::capacity::{Clock, SystemClock};
+use crate::error::Error;
+use crate::keys::schema::{PreviousLayout, ENTITY_ATTRIBUTE};
+use crate::keys::template::{parse_key, KeyContext};
+
+/// How far back the current rate looks.
+const RATE_WINDOW: Duration = Duration::from_secs(5);
+
+/// Pages of one part copied and waiting for their old copies' deletion, at most: enough to
+/// keep copying through the delete delay, few enough to bound memory (pages of 100 items by
+/// default).
+const MAX_WAITING_PAGES: usize = 8;
+
+/// The longest wait between two attempts at one item.
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// What an item read is, for the migration.
+#[derive(Debug)]
+enum Found {
+    /// Another entity's item (or an untagged one the legacy layout does not explain).
+    NotOurs,
+    /// At its current place.
+    InPlace,
+    /// Elsewhere: to be moved.
+    Move,
+    /// Claims to be `E`'s but cannot be read as `E`: the reason.
+    Unreadable(String),
+}
+
+/// What `item` is: see [`Found`].
+fn classify<E: ShardedEntity>(item: &Item) -> Found {
+    let schema = E::SCHEMA;
+    let mut tagged = item.clone();
+    match entity_of(item) {
+        Some(name) if name == schema.entity => {}
+        Some(_) => return Found::NotOurs,
+        None if item.contains_key(ENTITY_ATTRIBUTE) => return Found::NotOurs,
+        None => {
+            // An untagged item is the legacy layout's only when its keys are: its partition
+            // key that of the legacy template, its sort key that of `E`'s.
+            let Some(PreviousLayout::Legacy { template }) = schema.pk.previous else {
+                return Found::NotOurs;
+            };
+            let text = |attribute: &str| item.get(attribute).and_then(|v| v.as_s().ok());
+            let ctx = |attribute| KeyContext {
+                entity: schema.entity,
+                attribute,
+            };
+            let pk_fits = text(schema.pk.attribute)
+                .is_some_and(|pk| parse_key(ctx(schema.pk.attribute), template, pk, None).is_ok());
+            let sk_fits = match schema.sk {
+                None => true,
+                Some(sk) => text(sk.attribute).is_some_and(|value| {
+                    parse_key(ctx(sk.attribute), sk.template, value, None).is_ok()
+                }),
+            };
+            if !(pk_fits && sk_fits) {
+                return Found::NotOurs;
+            }
+            adopt_untagged(schema, &mut tagged);
+        }
+    }
+    let placed = E::from_item(tagged).and_then(|entity| Ok(entity.item_keys()?));
+    match placed {
+        Err(e) => Found::Unreadable(e.to_string()),
+        Ok(keys) => {
+            let stored = item.get(schema.pk.attribute).and_then(|v| v.as_s().ok());
+            if stored == Some(&keys.pk) {
+                Found::InPlace
+            } else {
+                Found::Move
+            }
+        }
+    }
+}
+
+/// An old copy whose item is at its current place, due for deletion.
+struct Pending {
+    old: Item,
+    /// Copied by this run (`moved`), or found superseded (`superseded`).
+    copied: bool,
+}
+
+/// The settings of a run, checked, and its shared state.
+pub(super) struct Runner<E> {
+    repo: Repo<E>,
+    source: PageSource,
+    concurrency: usize,
+    delete_delay: Duration,
+    max_attempts: u32,
+    writes: Option<UnitBudget>,
+    permits: Semaphore,
+    clock: Arc<dyn Clock>,
+    started: Duration,
+    on_progress: Option<ProgressHook>,
+    on_checkpoint: Option<CheckpointHook>,
+    /// The checkpoint's fixed part; its positions live in `state`.
+    base: MigrationCheckpoint,
+    state: Mutex<State>,
+}
+
+struct State {
+    progress: MigrationProgress,
+    failures: Vec<MigrationFailure>,
+    positions: Vec<Position>,
+    /// (elapsed, write units so far), sampled at most every 100 ms, over [`RATE_WINDOW`].
+    samples: VecDeque<(Duration, f64)>,
+    /// Items counted by `remaining`.
+    remaining: u64,
+}
+
+impl<E: ShardedEntity> Runner<E> {
+    /// Checks the settings (before any request) and plans the parts.
+    pub(super) fn new(migration: Migration<E>, counting: bool) -> Result<Self, Error> {
+        let schema = E::SCHEMA;
+        let invalid = |message: String| Err(Error::InvalidQuery(message));
+        if schema.pk.previous.is_none() {
+            return invalid(format!(
+                "{} declares no layout transition (`previous_n = N` or `legacy = \"...\"` on \
+                 #[pk]), so there is no previous layout to migrate from: declare the layout the \
+                 items have now as the previous one",
+                schema.entity
+            ));
+        }
+        if migration.concurrency == 0 {
+            return invalid(
+                "concurrency(0): no item could ever be moved; use at least 1".to_owned(),
+            );
+        }
+        let page_size = match i32::try_from(migration.page_size) {
+            Ok(limit) if limit > 0 => limit,
+            _ => {
+                return invalid(format!(
+                    "page_size({}): DynamoDB's Limit is 1 to {}; use a size in that range",
+                    migration.page_size,
+                    i32::MAX
+                ))
+            }
+        };
+        let w = migration.write_units_per_second;
+        if w.is_nan() || w <= 0.0 {
+            return invalid(format!(
+                "write_units_per_second({w}): a budget must be a positive number of write units \
+                 per second (f64::INFINITY for none)"
+            ));
+        }
+        if let Some(r) = migration.read_units_per_second {
+            if !(r.is_finite() && r > 0.0) {
+                return invalid(format!(
+                    "read_units_per_second({r}): a rate must be a positive, finite number of read \
+                     units per second; leave it unset for no limit"
+                ));
+            }
+        }
+        if migration.max_attempts == 0 {
+            return invalid(
+                "max_attempts(0): every item needs at least one attempt; use at least 1".to_owned(),
+            );
+        }
+        let layout = schema.pk.layout_description();
+        let (scope, parts) = match &migration.only {
+            None => {
+                let segments = match (migration.segments, &migration.resume) {
+                    (Some(n), _) => n,
+                    // Resuming: the checkpoint's segment count, unless one was asked for.
+                    (None, Some(resume)) if resume.scope == Scope::Table => {
+                        resume.positions.len() as u32
+                    }
+                    (None, _) => super::DEFAULT_SEGMENTS,
+                };
+                if !(1..=MAX_SEGMENTS).contains(&segments) {
+                    return invalid(format!(
+                        "segments({segments}): DynamoDB splits a scan into 1 to {MAX_SEGMENTS} \
+                         segments; choose a count in that range"
+                    ));
+                }
+                (Scope::Table, Parts::Segments(segments))
+            }
+            Some(partitions) => {
+                let logical = partitions.logical_key().to_owned();
+                let ctx = KeyContext {
+                    entity: schema.entity,
+                    attribute: schema.pk.attribute,
+                };
+                if parse_key(ctx, schema.pk.template, &logical, None).is_err() {
+                    return invalid(format!(
+                        "only({logical}): not a logical key of {} (template `{}`); pass \
+                         {}::pk_partitions(..)",
+                        schema.entity, schema.pk.template.source, schema.entity
+                    ));
+                }
+                let keys: Vec<String> = match partitions.previous() {
+                    Some(previous) => previous.clone().collect(),
+                    None => {
+                        return invalid(format!(
+                            "only({logical}): these partitions declare no previous layout; pass \
+                             {}::pk_partitions(..) of the entity that declares the transition",
+                            schema.entity
+                        ))
+                    }
+                };
+                (
+                    Scope::Key {
+                        logical,
+                        partitions: keys.clone(),
+                    },
+                    Parts::Partitions(keys),
+                )
+            }
+        };
+        let base = MigrationCheckpoint {
+            table: migration.repo.table().to_owned(),
+            entity: schema.entity.to_owned(),
+            layout,
+            scope,
+            positions: Vec::new(),
+        };
+        let positions = match migration.resume.filter(|_| !counting) {
+            None => vec![Position::Start; parts.len()],
+            Some(resume) => {
+                check_resume(&base, &resume, parts.len())?;
+                resume.positions
+            }
+        };
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
+        let started = clock.now();
+        let source = PageSource {
+            client: migration.repo.client().clone(),
+            table: migration.repo.table().to_owned(),
+            entity: schema.entity,
+            pk_attribute: schema.pk.attribute,
+            untagged: matches!(schema.pk.previous, Some(PreviousLayout::Legacy { .. })),
+            page_size: Some(page_size),
+            parts,
+            budget: migration
+                .read_units_per_second
+                .map(|r| UnitBudget::new(r, Arc::clone(&clock))),
+        };
+        Ok(Runner {
+            repo: migration.repo,
+            source,
+            concurrency: migration.concurrency,
+            delete_delay: migration.delete_delay,
+            max_attempts: migration.max_attempts,
+            writes: w
+                .is_finite()
+                .then(|| UnitBudget::new(w, Arc::clone(&clock))),
+            permits: Semaphore::new(migration.concurrency),
+            clock,
+            started,
+            on_progress: migration.on_progress,
+            on_checkpoint: migration.on_checkpoint,
+            base,
+            state: Mutex::new(State {
+                progress: MigrationProgress::default(),
+                failures: Vec::new(),
+                positions,
+                samples: VecDeque::new(),
+                remaining: 0,
+            }),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Counters updated in single steps: a panic in a hook cannot leave them half-written.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Every part, `concurrency` at a time; the first error stops them all.
+    async fn parts(&self, counting: bool) -> Result<(), Error> {
+        let parts = self.state().positions.len();
+        let at_once = self.concurrency.min(parts).max(1);
+        stream::iter(0..parts)
+            .map(|part| self.part(part, counting))
+            .buffer_unordered(at_once)
+            .try_collect::<()>()
+            .await
+    }
+
+    /// Runs the migration: see [`Migration::run`].
+    pub(super) async fn run(self) -> Result<MigrationReport, Error> {
+        let result = self.parts(false).await;
+        self.emit_progress();
+        let report = {
+            let state = self.state();
+            MigrationReport {
+                progress: state.progress.clone(),
+                failed: state.failures.clone(),
+                checkpoint: self.checkpoint(&state),
+            }
+        };
+        match result {
+            Err(source) => Err(Error::MigrationIncomplete {
+                report: Box::new(report),
+                source: Some(Box::new(source)),
+            }),
+            Ok(()) if report.progress.failed > 0 => Err(Error::MigrationIncomplete {
+                report: Box::new(report),
+                source: None,
+            }),
+            Ok(()) => Ok(report),
+        }
+    }
+
+    /// Counts what is left: see [`Migration::remaining`].
+    pub(super) async fn count_remaining(self) -> Result<u64, Error> {
+        self.parts(true).await?;
+        Ok(self.state().remaining)
+    }
+
+    /// One part, page by page from its position; a checkpoint after each page.
+    ///
+    /// A pipeline: while a page's old copies wait out the delete delay, the next pages are
+    /// read and copied (at most [`MAX_WAITING_PAGES`] waiting), so the delay costs a part
+    /// latency, not throughput. Pages finish in order, so a checkpoint never passes a page
+    /// whose old copies are not all deleted.
+    async fn part(&self, part: usize, counting: bool) -> Result<(), Error> {
+        let start = match &self.state().positions[part] {
+            Position::Done => return Ok(()),
+            Position::Start => None,
+            Position::After(key) => Some(key.clone()),
+        };
+        let mut reading = Some(Box::pin(self.read_page(part, start, counting)));
+        let mut finishing = FuturesOrdered::new();
+        loop {
+            tokio::select! {
+                // Finished pages first: their checkpoints, and room for more pages.
+                biased;
+                Some(finished) = finishing.next(), if !finishing.is_empty() => {
+                    let next: Option<Item> = finished?;
+                    self.reached(part, next, counting);
+                }
+                read = async {
+                    match reading.as_mut() {
+                        Some(page) => page.await,
+                        None => std::future::pending().await,
+                    }
+                }, if reading.is_some() && finishing.len() < MAX_WAITING_PAGES => {
+                    let (pending, next) = read?;
+                    reading = next
+                        .clone()
+                        .map(|key| Box::pin(self.read_page(part, Some(key), counting)));
+                    let due = tokio::time::Instant::now() + self.delete_delay;
+                    finishing.push_back(self.finish_page(pending, next, due));
+                }
+                else => return Ok(()),
+            }
+        }
+    }
+
+    /// Reads the page of `part` after `start`, and makes the first step of every item on it
+    /// (or, counting, counts what is left); returns the old copies to delete and where the
+    /// part resumes after the page.
+    async fn read_page(
+        &self,
+        part: usize,
+        start: Option<Item>,
+        counting: bool,
+    ) -> Result<(Vec<Pending>, Option<Item>), Error> {
+        let page = self.source.page(part, start).await?;
+        let found: Vec<(Item, Found)> = page
+            .items
+            .into_iter()
+            .map(|item| {
+                let found = classify::<E>(&item);
+                (item, found)
+            })
+            .filter(|(_, found)| !matches!(found, Found::NotOurs))
+            .collect();
+        {
+            let mut state = self.state();
+            state.progress.pages += 1;
+            state.progress.read_units += page.read_units;
+            state.progress.scanned += found.len() as u64;
+            if counting {
+                state.remaining += found
+                    .iter()
+                    .filter(|(_, f)| matches!(f, Found::Move | Found::Unreadable(_)))
+                    .count() as u64;
+            }
+        }
+        if counting {
+            return Ok((Vec::new(), page.next));
+        }
+        let pending = stream::iter(found)
+            .map(|(item, found)| self.first_step(item, found))
+            .buffer_unordered(self.concurrency)
+            .try_filter_map(|pending| std::future::ready(Ok(pending)))
+            .try_collect()
+            .await?;
+        Ok((pending, page.next))
+    }
+
+    /// Deletes a page's old copies once `due` (the delete delay after its copies) has come;
+    /// returns where the part resumes after the page.
+    async fn finish_page(
+        &self,
+        pending: Vec<Pending>,
+        next: Option<Item>,
+        due: tokio::time::Instant,
+    ) -> Result<Option<Item>, Error> {
+        if !pending.is_empty() {
+            tokio::time::sleep_until(due).await;
+            stream::iter(pending)
+                .map(|pending| self.second_step(pending))
+                .buffer_unordered(self.concurrency)
+                .try_collect::<()>()
+                .await?;
+        }
+        Ok(next)
+    }
+
+    /// A page of `part` is done: its position moves on, and the checkpoint is offered.
+    fn reached(&self, part: usize, next: Option<Item>, counting: bool) {
+        let checkpoint = {
+            let mut state = self.state();
+            state.positions[part] = match next {
+                Some(key) => Position::After(key),
+                None => Position::Done,
+            };
+            self.checkpoint(&state)
+        };
+        if !counting {
+            if let Some(hook) = &self.on_checkpoint {
+                hook(&checkpoint);
+            }
+        }
+        self.emit_progress();
+    }
+
+    /// Copies (or, with no delay, moves) one item, reading it again after every conflict;
+    /// returns the old copy to delete, if any.
+    async fn first_step(&self, item: Item, found: Found) -> Result<Option<Pending>, Error> {
+        let two_steps = !self.delete_delay.is_zero();
+        let (mut item, mut found) = (item, found);
+        let mut attempt = 0;
+        loop {
+            match found {
+                Found::InPlace => {
+                    self.tally(|p| p.in_place += 1);
+                    return Ok(None);
+                }
+                // Read again, it is no longer this entity's: another entity took the key.
+                Found::NotOurs => {
+                    self.tally(|p| p.gone += 1);
+                    return Ok(None);
+                }
+                Found::Unreadable(reason) => {
+                    self.fail(&item, reason);
+                    return Ok(None);
+                }
+                Found::Move => {}
+            }
+            if attempt == self.max_attempts {
+                self.fail(
+                    &item,
+                    format!(
+                        "it changed (or DynamoDB throttled the move) at each of {} attempts; \
+                         nothing of it was lost: run the migration again",
+                        self.max_attempts
+                    ),
+                );
+                return Ok(None);
+            }
+            attempt += 1;
+            let estimate = estimated_units(item_size(&item) as u64);
+            let outcome = {
+                let _permit = self.permit().await;
+                let reserved = self.reserve(estimate).await;
+                let result = if two_steps {
+                    copy_item(&self.repo, &item).await.map(|step| {
+                        (
+                            match step.outcome {
+                                CopyOutcome::Copied => Outcome::Pending { copied: true },
+                                CopyOutcome::Taken => Outcome::Pending { copied: false },
+                                CopyOutcome::InPlace => Outcome::Done(|p| p.in_place += 1),
+                                CopyOutcome::Changed => Outcome::Again,
+                                CopyOutcome::Throttled => Outcome::Throttled,
+                            },
+                            step.write_units,
+                        )
+                    })
+                } else {
+                    move_item(&self.repo, &item).await.map(|step| {
+                        (
+                            match step.outcome {
+                                MoveOutcome::Moved => Outcome::Done(|p| p.moved += 1),
+                                MoveOutcome::Superseded => Outcome::Done(|p| p.superseded += 1),
+                                MoveOutcome::InPlace => Outcome::Done(|p| p.in_place += 1),
+                                MoveOutcome::Changed => Outcome::Again,
+                                MoveOutcome::Throttled => Outcome::Throttled,
+                            },
+                            step.write_units,
+                        )
+                    })
+                };
+                let units = result.as_ref().map_or(0.0, |(_, units)| *units);
+                self.settle(reserved, units);
+                result
+            };
+            match outcome {
+                Ok((Outcome::Done(count), _)) => {
+                    self.tally(count);
+                    return Ok(None);
+                }
+                Ok((Outcome::Pending { copied }, _)) => {
+                    return Ok(Some(Pending { old: item, copied }))
+                }
+                Ok((Outcome::Again, _)) => self.tally(|p| p.conflicts += 1),
+                Ok((Outcome::Throttled, _)) => {
+                    self.tally(|p| p.conflicts += 1);
+                    backoff(attempt).await;
+                }
+                Err(error) if error.is_missing_table() => return Err(error),
+                Err(error) if retriable(&error) => backoff(attempt).await,
+                Err(error) => {
+                    self.fail(&item, error.to_string());
+                    return Ok(None);
+                }
+            }
+            // Read it again, consistently: it may have changed, moved or gone.
+            match self.read_again(&item).await {
+                Ok(None) => {
+                    self.tally(|p| p.gone += 1);
+                    return Ok(None);
+                }
+                Ok(Some(again)) => {
+                    found = classify::<E>(&again);
+                    item = again;
+                }
+                Err(error) if error.is_missing_table() => return Err(error),
+                Err(error) => {
+                    self.fail(&item, error.to_string());
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    /// Deletes the old copy of an item now at its current place.
+    async fn second_step(&self, pending: Pending) -> Result<(), Error> {
+        let done = |p: &mut MigrationProgress| {
+            if pending.copied {
+                p.moved += 1;
+            } else {
+                p.superseded += 1;
+            }
+        };
+        for attempt in 1..=self.max_attempts {
+            let estimate = write_units(item_size(&pending.old) as u64) as f64;
+            let result = {
+                let _permit = self.permit().await;
+                let reserved = self.reserve(estimate).await;
+                let result = delete_stale(&self.repo, &pending.old).await;
+                self.settle(reserved, result.as_ref().map_or(0.0, |s| s.write_units));
+                result
+            };
+            match result {
+                Ok(step) if step.outcome == DeleteOutcome::Deleted => {
+                    self.tally(done);
+                    return Ok(());
+                }
+                Ok(step) if step.outcome == DeleteOutcome::Throttled => {
+                    self.tally(|p| p.conflicts += 1);
+                    backoff(attempt).await;
+                }
+                Ok(_) => {
+                    // Refused: the old copy went (a writer deleted the item, or moved it
+                    // itself) or changed after it was copied.
+                    return match self.read_again(&pending.old).await {
+                        Ok(None) => {
+                            self.tally(done);
+                            Ok(())
+                        }
+                        Ok(Some(_)) => {
+                            self.fail(
+                                &pending.old,
+                                "its old copy changed after it was copied to its current place \
+                                 (only a writer of the previous layout changes an old copy): \
+                                 both copies are kept; compare them, delete the one to drop, \
+                                 and make every writer declare the transition"
+                                    .to_owned(),
+                            );
+                            Ok(())
+                        }
+                        Err(error) if error.is_missing_table() => Err(error),
+                        Err(error) => {
+                            self.fail(&pending.old, error.to_string());
+                            Ok(())
+                        }
+                    };
+                }
+                Err(error) if error.is_missing_table() => return Err(error),
+                Err(error) if retriable(&error) => backoff(attempt).await,
+                Err(error) => {
+                    self.fail(&pending.old, error.to_string());
+                    return Ok(());
+                }
+            }
+        }
+        self.fail(
+            &pending.old,
+            format!(
+                "its old copy could not be deleted in {} attempts (DynamoDB throttled); it is \
+                 stale and hidden from queries: run the migration again",
+                self.max_attempts
+            ),
+        );
+        Ok(())
+    }
+
+    /// A consistent `GetItem` of the item at `old`'s key.
+    async fn read_again(&self, old: &Item) -> Result<Option<Item>, Error> {
+        let output = self
+            .repo
+            .client()
+            .get_item()
+            .table_name(self.repo.table())
+            .set_key(Some(key_of(E::SCHEMA, old)))
+            .consistent_read(true)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await
+            .map_err(|e| Error::dynamo("GetItem", self.repo.table(), e))?;
+        let units = output
+            .consumed_capacity
+            .as_ref()
+            .and_then(|c| c.capacity_units)
+            .unwrap_or_else(|| {
+                let bytes = output.item.as_ref().map_or(0, item_size);
+                read_units(bytes as u64, Consistency::Strong)
+            });
+        self.tally(|p| p.read_units += units);
+        Ok(output.item)
+    }
+
+    async fn permit(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        // The semaphore is never closed; were it, the request would simply not wait.
+        self.permits.acquire().await.ok()
+    }
+
+    async fn reserve(&self, estimate: f64) -> f64 {
+        match &self.writes {
+            Some(budget) => budget.acquire_units(Some(estimate)).await,
+            None => 0.0,
+        }
+    }
+
+    fn settle(&self, reserved: f64, used: f64) {
+        if let Some(budget) = &self.writes {
+            budget.settle(reserved, used);
+        }
+        self.tally(|p| p.write_units += used);
+    }
+
+    fn tally(&self, change: impl FnOnce(&mut MigrationProgress)) {
+        change(&mut self.state().progress);
+        self.emit_progress();
+    }
+
+    fn fail(&self, item: &Item, reason: String) {
+        let mut state = self.state();
+        state.progress.failed += 1;
+        if state.failures.len() < MAX_LISTED_FAILURES {
+            state.failures.push(MigrationFailure {
+                key: describe_key(E::SCHEMA, item),
+                reason,
+            });
+        }
+        drop(state);
+        self.emit_progress();
+    }
+
+    fn checkpoint(&self, state: &State) -> MigrationCheckpoint {
+        MigrationCheckpoint {
+            positions: state.positions.clone(),
+            ..self.base.clone()
+        }
+    }
+
+    /// Brings the time and rate up to date and hands the counts to the hook.
+    fn emit_progress(&self) {
+        let progress = {
+            let mut state = self.state();
+            let elapsed = self.clock.now().saturating_sub(self.started);
+            let units = state.progress.write_units;
+            state.progress.elapsed = elapsed;
+            let sample_due = state
+                .samples
+                .back()
+                .is_none_or(|(at, _)| elapsed.saturating_sub(*at) >= Duration::from_millis(100));
+            if sample_due {
+                state.samples.push_back((elapsed, units));
+            }
+            while state
+                .samples
+                .front()
+                .is_some_and(|(at, _)| elapsed.saturating_sub(*at) > RATE_WINDOW)
+            {
+                state.samples.pop_front();
+            }
+            state.progress.current_write_units_per_second = match state.samples.front() {
+                Some((at, before)) if elapsed > *at => {
+                    (units - before) / (elapsed - *at).as_secs_f64()
+                }
+                _ => state.progress.write_units_per_second(),
+            };
+            self.on_progress.as_ref().map(|_| state.progress.clone())
+        };
+        if let (Some(hook), Some(progress)) = (&self.on_progress, progress) {
+            hook(&progress);
+        }
+    }
+}
+
+/// What a first step came to.
+enum Outcome {
+    /// Counted as this.
+    Done(fn(&mut MigrationProgress)),
+    /// At its current place; the old copy is to be deleted after the delay.
+    Pending { copied: bool },
+    /// Changed since read: read it again.
+    Again,
+    /// Throttled: wait, read it again.
+    Throttled,
+}
+
+/// Whether a failed request may succeed when sent again (the network, a timeout, DynamoDB's
+/// own trouble), as opposed to a request DynamoDB refuses as invalid.
+fn retriable(error: &Error) -> bool {
+    matches!(error, Error::Dynamo { .. }) && !error.is_validation()
+}
+
+/// Waits before attempt `attempt + 1`: exponential from 25 ms, at most a second, with full
+/// jitter so concurrent moves do not retry in step.
+async fn backoff(attempt: u32) {
+    let ceiling = Duration::from_millis(25)
+        .saturating_mul(1 << attempt.min(16))
+        .min(MAX_BACKOFF);
+    tokio::time::sleep(ceiling.mul_f64(fastrand::f64())).await;
+}
+
+/// Refuses a checkpoint of another migration, naming what differs.
+fn check_resume(
+    base: &MigrationCheckpoint,
+    resume: &MigrationCheckpoint,
+    parts: usize,
+) -> Result<(), Error> {
+    let differs = |what: &str, theirs: &str, ours: &str| {
+        Err(Error::InvalidCheckpoint(format!(
+            "this checkpoint is of a migration of {what} `{theirs}`, not `{ours}`: resume a \
+             migration with its own checkpoint, or start this one without resume_from"
+        )))
+    };
+    if resume.table != base.table {
+        return differs("table", &resume.table, &base.table);
+    }
+    if resume.entity != base.entity {
+        return differs("entity", &resume.entity, &base.entity);
+    }
+    if resume.layout != base.layout {
+        return differs("the layout", &resume.layout, &base.layout);
+    }
+    let describe = |scope: &Scope| match scope {
+        Scope::Table => "the whole table".to_owned(),
+        Scope::Key { logical, .. } => format!("only({logical})"),
+    };
+    if resume.scope != base.scope {
+        return differs("scope", &describe(&resume.scope), &describe(&base.scope));
+    }
+    if resume.positions.len() != parts {
+        return Err(Error::InvalidCheckpoint(format!(
+            "this checkpoint is of a scan in {} segments, not {parts}: a scan resumes only with \
+             its own segment count; drop .segments(..) or set it to {}",
+            resume.positions.len(),
+            resume.positions.len()
+        )));
+    }
+    Ok(())
+}

@@ -299,6 +299,49 @@ fn refused(schema: &EntitySchema, old: &Item, codes: &[String], message: Option<
     ))
 }
 
+/// What a transaction of the put at an item's current place and one action on its old copy
+/// came to.
+enum Sent {
+    /// Committed, with the write units used.
+    Done(f64),
+    /// Canceled: DynamoDB's reason code per action (`"None"` for an action that was fine),
+    /// and its message.
+    Canceled(Vec<String>, Option<String>),
+    /// Refused as a whole (throttled, or an error).
+    Failed(Error),
+}
+
+/// Sends the put of `prepared` at its current place and `second` (the delete or the check of
+/// the old copy) in one `TransactWriteItems`, idempotent under the SDK's retries (a commit
+/// whose answer was lost is not applied again).
+async fn with_put<E: ShardedEntity>(
+    repo: &Repo<E>,
+    prepared: &Prepared,
+    second: TransactWriteItem,
+    estimate: f64,
+) -> Result<Sent, Error> {
+    let put = prepared.put(repo.table(), E::SCHEMA.pk.attribute)?;
+    let result = repo
+        .client()
+        .transact_write_items()
+        .transact_items(TransactWriteItem::builder().put(put).build())
+        .transact_items(second)
+        .client_request_token(random_token())
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await;
+    Ok(match result {
+        Ok(output) => Sent::Done(reported(output.consumed_capacity(), estimate)),
+        Err(e) => match e.into_service_error() {
+            TransactWriteItemsError::TransactionCanceledException(canceled) => Sent::Canceled(
+                cancellation_codes(&canceled),
+                canceled.message().map(str::to_owned),
+            ),
+            other => Sent::Failed(Error::dynamo("TransactWriteItems", repo.table(), other)),
+        },
+    })
+}
+
 /// Moves `old` (an item of `E` as read from a previous-layout partition) to its current
 /// place in one step: see the module documentation.
 pub(crate) async fn move_item<E: ShardedEntity>(
@@ -321,33 +364,17 @@ pub(crate) async fn move_item<E: ShardedEntity>(
         .set_expression_attribute_values(prepared.values())
         .build()
         .map_err(|e| Error::InvalidUpdate(format!("could not build the move's delete: {e}")))?;
-    let put = prepared.put(repo.table(), schema.pk.attribute)?;
-    let result = repo
-        .client()
-        .transact_write_items()
-        .transact_items(TransactWriteItem::builder().put(put).build())
-        .transact_items(TransactWriteItem::builder().delete(delete).build())
-        // Idempotent under the SDK's retries: a commit whose answer was lost is not re-run.
-        .client_request_token(random_token())
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
-        .send()
-        .await;
-    let canceled = match result {
-        Ok(output) => {
+    let second = TransactWriteItem::builder().delete(delete).build();
+    let (codes, message) = match with_put(repo, &prepared, second, both).await? {
+        Sent::Done(write_units) => {
             return Ok(Step {
                 outcome: MoveOutcome::Moved,
-                write_units: reported(output.consumed_capacity(), both),
-            });
+                write_units,
+            })
         }
-        Err(e) => match e.into_service_error() {
-            TransactWriteItemsError::TransactionCanceledException(canceled) => canceled,
-            other => {
-                let error = Error::dynamo("TransactWriteItems", repo.table(), other);
-                return throttled_or(error, MoveOutcome::Throttled);
-            }
-        },
+        Sent::Failed(error) => return throttled_or(error, MoveOutcome::Throttled),
+        Sent::Canceled(codes, message) => (codes, message),
     };
-    let codes = cancellation_codes(&canceled);
     let codes: Vec<&str> = codes.iter().map(String::as_str).collect();
     match codes.as_slice() {
         // The current place holds an item: a newer write. The old copy is stale.
@@ -380,7 +407,7 @@ pub(crate) async fn move_item<E: ShardedEntity>(
             schema,
             old,
             &codes_owned(&codes),
-            canceled.message(),
+            message.as_deref(),
         )),
     }
 }
@@ -426,32 +453,17 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
         .set_expression_attribute_values(prepared.values())
         .build()
         .map_err(|e| Error::InvalidUpdate(format!("could not build the move's check: {e}")))?;
-    let put = prepared.put(repo.table(), schema.pk.attribute)?;
-    let result = repo
-        .client()
-        .transact_write_items()
-        .transact_items(TransactWriteItem::builder().put(put).build())
-        .transact_items(TransactWriteItem::builder().condition_check(check).build())
-        .client_request_token(random_token())
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
-        .send()
-        .await;
-    let canceled = match result {
-        Ok(output) => {
+    let second = TransactWriteItem::builder().condition_check(check).build();
+    let (codes, message) = match with_put(repo, &prepared, second, both).await? {
+        Sent::Done(write_units) => {
             return Ok(Step {
                 outcome: CopyOutcome::Copied,
-                write_units: reported(output.consumed_capacity(), both),
+                write_units,
             })
         }
-        Err(e) => match e.into_service_error() {
-            TransactWriteItemsError::TransactionCanceledException(canceled) => canceled,
-            other => {
-                let error = Error::dynamo("TransactWriteItems", repo.table(), other);
-                return throttled_or(error, CopyOutcome::Throttled);
-            }
-        },
+        Sent::Failed(error) => return throttled_or(error, CopyOutcome::Throttled),
+        Sent::Canceled(codes, message) => (codes, message),
     };
-    let codes = cancellation_codes(&canceled);
     let codes: Vec<&str> = codes.iter().map(String::as_str).collect();
     let outcome = match codes.as_slice() {
         // The old copy changed or went: whatever the current place holds, read it again.
@@ -469,7 +481,7 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
                 schema,
                 old,
                 &codes_owned(&codes),
-                canceled.message(),
+                message.as_deref(),
             ))
         }
     };

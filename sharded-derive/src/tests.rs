@@ -66,18 +66,21 @@ fn errors_accumulate_across_attributes() {
 fn shard_counts_are_checked() {
     let missing = errors(parse_quote! {
         #[pk(template = "GAME#{game_id}", shard = "random")]
-        struct S { game_id: String }
+        #[sk(template = "{id}")]
+        struct S { game_id: String, id: String }
     });
     assert!(missing[0].contains("no shard count"), "{missing:?}");
     let zero = errors(parse_quote! {
         #[pk(template = "GAME#{game_id}", shard = "random", n = 0)]
-        struct S { game_id: String }
+        #[sk(template = "{id}")]
+        struct S { game_id: String, id: String }
     });
     assert!(zero[0].contains("0 shards"), "{zero:?}");
     // The maximum is the runtime's: the expansion asks the compiler to check it there.
     let big: DeriveInput = parse_quote! {
         #[pk(template = "GAME#{game_id}", shard = "random", n = 5000)]
-        struct S { game_id: String }
+        #[sk(template = "{id}")]
+        struct S { game_id: String, id: String }
     };
     assert!(errors(big.clone()).is_empty());
     let out = crate::derive(&big).to_string().replace(' ', "");
@@ -100,8 +103,9 @@ fn hot_keys_are_refused_unless_explained() {
     assert!(explained.is_empty(), "{explained:?}");
     let gsi = errors(parse_quote! {
         #[pk(template = "CANDIDATE#{candidate}", shard = "random", n = 10)]
+        #[sk(template = "VOTER#{voter}")]
         #[gsi1(pk = "ELECTION#2024")]
-        struct Vote { candidate: String }
+        struct Vote { candidate: String, voter: String }
     });
     assert!(gsi[0].contains("undoes the base key's sharding"), "{gsi:?}");
     let same_fields = errors(parse_quote! {
@@ -495,7 +499,7 @@ fn typed_sort_key_conditions_follow_the_template() {
 
     // No fields: no conditions (documented, not refused).
     let out = generated(quote! {
-        #[pk(template = "CANDIDATE#{candidate}", shard = "random", n = 10)]
+        #[pk(template = "CANDIDATE#{candidate}")]
         #[sk(template = "VOTES")]
         struct VoteShard { candidate: String, votes: i64 }
     });

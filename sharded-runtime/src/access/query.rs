@@ -540,14 +540,11 @@ impl<S: QuerySource, O> Query<S, O> {
             Some(_) => Vec::new(),
         };
         self.other_layouts = other_layouts;
-        self.layout = layout;
+        // The transition's description is the layout's (a base-table query in transition).
         let fingerprint = fingerprint
-            .part(&if transition {
-                schema.pk.layout_description()
-            } else {
-                String::new()
-            })
+            .part(if transition { &layout } else { "" })
             .finish();
+        self.layout = layout;
         let plan = Plan {
             client: self.repo.client().clone(),
             table: self.repo.table().to_owned(),

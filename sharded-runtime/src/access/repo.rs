@@ -280,18 +280,23 @@ impl<E: ShardedEntity> Repo<E> {
             self.delete_previous(previous, keys.sk.clone()).await?;
         }
         let key = self.key(keys.pk, keys.sk)?;
-        self.send_delete(key, Some(condition)).await
+        self.send_delete(key, DeleteGuard::Condition(condition))
+            .await
     }
 
-    /// One guarded `DeleteItem`: of no item or one of this entity (`delete`), or, with a
+    /// One guarded `DeleteItem`: of no item or one of this entity (`delete`), also of an
+    /// untagged legacy item (the previous place during a legacy transition), or, with a
     /// condition, of an existing item of this entity for which it holds (`delete_if`).
-    async fn send_delete(&self, key: Item, condition: Option<Condition<E>>) -> Result<(), Error> {
+    async fn send_delete(&self, key: Item, guard: DeleteGuard<E>) -> Result<(), Error> {
         let shown = describe_key(E::SCHEMA, &key);
         let (mut names, mut values) = (Names::new(), Values::new());
-        let conditional = condition.is_some();
-        let expression = match condition {
-            None => entity_guard(E::SCHEMA, &mut names, &mut values).to_owned(),
-            Some(condition) => {
+        let conditional = matches!(guard, DeleteGuard::Condition(_));
+        let expression = match guard {
+            DeleteGuard::Entity => entity_guard(E::SCHEMA, &mut names, &mut values).to_owned(),
+            DeleteGuard::EntityOrUntagged => {
+                previous_place_guard(E::SCHEMA, &mut names, &mut values)
+            }
+            DeleteGuard::Condition(condition) => {
                 names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
                 values.insert(
                     ":et".to_owned(),
@@ -795,38 +800,12 @@ impl<E: ShardedEntity> Repo<E> {
     async fn delete_previous(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
         let key = self.key(pk, sk)?;
         let legacy = matches!(E::SCHEMA.pk.previous, Some(PreviousLayout::Legacy { .. }));
-        if !legacy {
-            return self.send_delete(key, None).await;
-        }
-        let shown = describe_key(E::SCHEMA, &key);
-        let (mut names, mut values) = (Names::new(), Values::new());
-        let guard = entity_guard(E::SCHEMA, &mut names, &mut values);
-        let result = self
-            .shared
-            .client
-            .delete_item()
-            .table_name(&self.shared.table)
-            .set_key(Some(key))
-            .condition_expression(format!("({guard}) OR attribute_not_exists(#et)"))
-            .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(Some(values))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) => match e.into_service_error() {
-                DeleteItemError::ConditionalCheckFailedException(refusal) => {
-                    Err(Error::KeyTakenByOtherEntity {
-                        operation: "DeleteItem",
-                        entity: E::SCHEMA.entity,
-                        other: refusal.item.as_ref().and_then(entity_of).map(str::to_owned),
-                        key: shown,
-                    })
-                }
-                other => Err(Error::dynamo("DeleteItem", &self.shared.table, other)),
-            },
-        }
+        let guard = if legacy {
+            DeleteGuard::EntityOrUntagged
+        } else {
+            DeleteGuard::Entity
+        };
+        self.send_delete(key, guard).await
     }
 
     /// Deletes the item with this physical key (no error if there is none). Guarded like
@@ -834,7 +813,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// [`Error::KeyTakenByOtherEntity`].
     pub(crate) async fn delete_by_key(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
         let key = self.key(pk, sk)?;
-        self.send_delete(key, None).await
+        self.send_delete(key, DeleteGuard::Entity).await
     }
 
     /// A scatter-gather query over every shard of a logical key, on the base table
@@ -1045,6 +1024,17 @@ impl<E: ShardedEntity> Repo<E> {
     }
 }
 
+/// What a guarded delete (`send_delete`) may remove.
+enum DeleteGuard<E> {
+    /// No item, or one of this entity (`delete`).
+    Entity,
+    /// Also an item without an entity attribute: an item's previous place during a legacy
+    /// transition, written before the table adopted `sharded`.
+    EntityOrUntagged,
+    /// An existing item of this entity for which the condition holds (`delete_if`).
+    Condition(Condition<E>),
+}
+
 /// Which put `send_put` makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PutMode {
@@ -1080,6 +1070,17 @@ pub(crate) fn put_guard(
             }
         }
     }
+}
+
+/// The guard of a delete at an item's previous place during a transition: no item, one of this
+/// entity, or an untagged legacy item. Registers the placeholders of [`entity_guard`].
+pub(crate) fn previous_place_guard(
+    schema: &EntitySchema,
+    names: &mut Names,
+    values: &mut Values,
+) -> String {
+    let guard = entity_guard(schema, names, values);
+    format!("({guard}) OR attribute_not_exists(#et)")
 }
 
 /// `#pk`, `#et` and `:et`: the placeholders of [`SAME_ENTITY_OR_NONE`], which is also the

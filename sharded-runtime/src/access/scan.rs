@@ -564,12 +564,7 @@ async fn scan_page(
 /// A failed request as the scan reports it: what every segment would meet alike (an invalid
 /// request, a table that does not exist) is the scan's error; anything else names the segment.
 fn segment_failed(plan: &Plan, segment: u32, error: Error) -> Error {
-    let missing_table = matches!(
-        &error,
-        Error::Dynamo { source, .. }
-            if matches!(**source, aws_sdk_dynamodb::Error::ResourceNotFoundException(_))
-    );
-    if error.is_validation() || missing_table {
+    if error.is_validation() || error.is_missing_table() {
         return error;
     }
     Error::SegmentFailed {

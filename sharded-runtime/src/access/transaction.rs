@@ -12,7 +12,7 @@ use aws_sdk_dynamodb::Client;
 
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
-use crate::access::repo::{entity_guard, put_guard, stamp_write};
+use crate::access::repo::{entity_guard, previous_place_guard, put_guard, stamp_write};
 use crate::access::update::{GsiRewrite, Update};
 use crate::capacity::units::item_size;
 use crate::error::{Error, ItemKeyDisplay};
@@ -355,11 +355,11 @@ fn previous_delete_action<E: ShardedEntity>(
             key.insert(sk.attribute.to_owned(), AttributeValue::S(value));
         }
         let (mut names, mut values) = (Names::new(), Values::new());
-        let guard = entity_guard(schema, &mut names, &mut values);
+        let guard = previous_place_guard(schema, &mut names, &mut values);
         let delete = Delete::builder()
             .table_name(table)
             .set_key(Some(key.clone()))
-            .condition_expression(format!("({guard}) OR attribute_not_exists(#et)"))
+            .condition_expression(guard)
             .set_expression_attribute_names(Some(names))
             .set_expression_attribute_values(Some(values))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)

@@ -365,7 +365,7 @@ pub(crate) async fn move_item<E: ShardedEntity>(
         .build()
         .map_err(|e| Error::InvalidUpdate(format!("could not build the move's delete: {e}")))?;
     let second = TransactWriteItem::builder().delete(delete).build();
-    let (codes, message) = match with_put(repo, &prepared, second, both).await? {
+    let (reasons, message) = match with_put(repo, &prepared, second, both).await? {
         Sent::Done(write_units) => {
             return Ok(Step {
                 outcome: MoveOutcome::Moved,
@@ -375,7 +375,7 @@ pub(crate) async fn move_item<E: ShardedEntity>(
         Sent::Failed(error) => return throttled_or(error, MoveOutcome::Throttled),
         Sent::Canceled(codes, message) => (codes, message),
     };
-    let codes: Vec<&str> = codes.iter().map(String::as_str).collect();
+    let codes: Vec<&str> = reasons.iter().map(String::as_str).collect();
     match codes.as_slice() {
         // The current place holds an item: a newer write. The old copy is stale.
         ["ConditionalCheckFailed", "None"]
@@ -403,17 +403,8 @@ pub(crate) async fn move_item<E: ShardedEntity>(
                 write_units: both,
             })
         }
-        _ => Err(refused(
-            schema,
-            old,
-            &codes_owned(&codes),
-            message.as_deref(),
-        )),
+        _ => Err(refused(schema, old, &reasons, message.as_deref())),
     }
-}
-
-fn codes_owned(codes: &[&str]) -> Vec<String> {
-    codes.iter().map(|c| (*c).to_owned()).collect()
 }
 
 /// A request that failed after the SDK's retries: a throttle is an outcome (the caller waits
@@ -454,7 +445,7 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
         .build()
         .map_err(|e| Error::InvalidUpdate(format!("could not build the move's check: {e}")))?;
     let second = TransactWriteItem::builder().condition_check(check).build();
-    let (codes, message) = match with_put(repo, &prepared, second, both).await? {
+    let (reasons, message) = match with_put(repo, &prepared, second, both).await? {
         Sent::Done(write_units) => {
             return Ok(Step {
                 outcome: CopyOutcome::Copied,
@@ -464,7 +455,7 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
         Sent::Failed(error) => return throttled_or(error, CopyOutcome::Throttled),
         Sent::Canceled(codes, message) => (codes, message),
     };
-    let codes: Vec<&str> = codes.iter().map(String::as_str).collect();
+    let codes: Vec<&str> = reasons.iter().map(String::as_str).collect();
     let outcome = match codes.as_slice() {
         // The old copy changed or went: whatever the current place holds, read it again.
         [_, "ConditionalCheckFailed"] => CopyOutcome::Changed,
@@ -476,14 +467,7 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
             })
         }
         [_, "TransactionConflict"] | ["TransactionConflict", _] => CopyOutcome::Changed,
-        _ => {
-            return Err(refused(
-                schema,
-                old,
-                &codes_owned(&codes),
-                message.as_deref(),
-            ))
-        }
+        _ => return Err(refused(schema, old, &reasons, message.as_deref())),
     };
     Ok(Step {
         outcome,

@@ -327,20 +327,7 @@ pub static FALLBACK_SCHEMA: EntitySchema = EntitySchema::new(
     &[],
 );
 
-/// The identity an identity-sharded GSI hashes: the logical partition key, `#`, and the
-/// sort key (if any). Stable across re-puts of the same item, also for random base shards.
-pub fn identity(logical_pk: &str, sk: Option<&str>) -> String {
-    match sk {
-        Some(sk) => {
-            let mut s = String::with_capacity(logical_pk.len() + sk.len() + 1);
-            s.push_str(logical_pk);
-            s.push('#');
-            s.push_str(sk);
-            s
-        }
-        None => logical_pk.to_owned(),
-    }
-}
+pub use crate::keys::shards::identity;
 
 /// Fails compilation when a declared shard count is above `MAX_SHARDS`. The derive calls it
 /// in a `const` item spanned at the user's `n = ...`, so the runtime owns the limit and the

@@ -252,7 +252,7 @@ pub fn shard_of_bytes(canonical: &[u8], n: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::KeyPart;
+    use crate::keys::encoding::KeyPart;
 
     fn canonical(fields: &[&dyn KeyPart]) -> String {
         let mut s = String::new();
@@ -361,14 +361,15 @@ mod tests {
     }
 
     /// Rule 4, identity GSIs: the hashed text is the logical partition key, `#`, the sort key
-    /// (see `__private::identity`, which the generated code calls).
+    /// (see `keys::shards::identity`, which the generated code calls).
     #[test]
     fn identity_test_vectors() {
-        let with_sk = crate::__private::identity("GAME#g1", Some("SCORE#00000000000000000042#p1"));
+        let with_sk =
+            crate::keys::shards::identity("GAME#g1", Some("SCORE#00000000000000000042#p1"));
         assert_eq!(with_sk, "GAME#g1#SCORE#00000000000000000042#p1");
         assert_eq!(fnv1a64(with_sk.as_bytes()), 0xa35f253d4712df62);
         assert_eq!(crate::keys::template::shard_of_text(&with_sk, 4), 3);
-        let without_sk = crate::__private::identity("USER#u1", None);
+        let without_sk = crate::keys::shards::identity("USER#u1", None);
         assert_eq!(without_sk, "USER#u1");
         assert_eq!(fnv1a64(without_sk.as_bytes()), 0x61ff99dd0280b489);
         assert_eq!(crate::keys::template::shard_of_text(&without_sk, 4), 0);

@@ -191,6 +191,21 @@ impl Iterator for ShardKeys {
 
 impl ExactSizeIterator for ShardKeys {}
 
+/// The identity an identity-sharded GSI hashes: the logical partition key, `#`, and the
+/// sort key (if any). Stable across re-puts of the same item, also for random base shards.
+pub fn identity(logical_pk: &str, sk: Option<&str>) -> String {
+    match sk {
+        Some(sk) => {
+            let mut s = String::with_capacity(logical_pk.len() + sk.len() + 1);
+            s.push_str(logical_pk);
+            s.push('#');
+            s.push_str(sk);
+            s
+        }
+        None => logical_pk.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,12 +20,11 @@
 //! [`Bucket`] its value falls in (`2026-11-22`): fixed-width digits and `-`, `T`, `W`, never
 //! `#`. Parsing accepts only canonical labels, so one bucket is one partition key.
 
-use crate::error::KeyError;
 use crate::keys::bucket::{Bucket, BucketTime, Granularity};
-use crate::keys::encoding::ensure_canonical;
+use crate::keys::encoding::{ensure_canonical, KeyPart, KeyPartDecode, KeyPartError};
+use crate::keys::error::KeyError;
 use crate::keys::hash;
 use crate::keys::shards::random_shard;
-use crate::{KeyPart, KeyPartDecode, KeyPartError};
 
 /// One piece of a key template.
 ///

@@ -214,13 +214,20 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
 
     let mut methods = Vec::new();
     if let Some(pk) = &r.pk {
-        methods.push(partition_methods(&cx, pk, "pk", "", &entity_name));
+        methods.push(partition_methods(
+            &cx,
+            pk,
+            "pk",
+            "",
+            &entity_name,
+            quote!(__SCHEMA.pk),
+        ));
         methods.push(layout_methods(&cx, pk, &entity_name));
     }
     if let Some(sk) = &r.sk {
         methods.push(sort_methods(&cx, sk, "sk", &entity_name));
     }
-    for g in &r.gsis {
+    for (position, g) in r.gsis.iter().enumerate() {
         let name = format!("gsi{}", g.number);
         methods.push(partition_methods(
             &cx,
@@ -228,6 +235,7 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
             &format!("{name}_pk"),
             &format!("{name}_"),
             &entity_name,
+            gsi_key_schema(position),
         ));
         if let Some(sk) = &g.sk {
             methods.push(sort_methods(&cx, sk, &format!("{name}_sk"), &entity_name));
@@ -457,14 +465,24 @@ fn key_context(rt: &TokenStream, entity_name: &str, attribute: &str) -> TokenStr
     quote!(#rt::KeyContext { entity: #entity_name, attribute: #attribute })
 }
 
+/// The expression naming the partition key schema of the GSI at `position` in
+/// `EntitySchema::gsis` (the order of `Resolved::gsis`).
+fn gsi_key_schema(position: usize) -> TokenStream {
+    quote!(__SCHEMA.gsis[#position].pk)
+}
+
 /// Builders and parser of one partition key. `fn_name` is `pk` or `gsi1_pk`; `prefix` is ``
-/// or `gsi1_` (for `shard_for`).
+/// or `gsi1_` (for `shard_for`); `key` names the key's schema in the generated `__SCHEMA`.
+///
+/// The bodies pass the schema to `layout`'s functions, which read the shard count, the hashed
+/// fields and the template there: the attribute's numbers are written once, in the schema.
 fn partition_methods(
     cx: &Ctx,
     pk: &RPartition,
     fn_name: &str,
     prefix: &str,
     entity_name: &str,
+    key: TokenStream,
 ) -> TokenStream {
     let rt = cx.rt;
     let template = template_ident(fn_name);
@@ -524,10 +542,10 @@ fn partition_methods(
                 names.join(", ")
             );
             let build_body = cx.body(quote! {
-                #rt::build_hashed_key(#ctx, &#template, #template_values, &[#(#names),*], #shard_values, #n)
+                #rt::layout::item_key(#entity_name, &#key, #template_values, #rt::ShardBy::Fields(#shard_values))
             });
             let shard_body =
-                cx.body(quote!(#rt::shard_of(#ctx, &[#(#names),*], #shard_values, #n)));
+                cx.body(quote!(#rt::layout::shard_for(#entity_name, &#key, #shard_values)));
             out.extend(quote! {
                 #[doc = #doc]
                 pub fn #build(#(#params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
@@ -546,14 +564,11 @@ fn partition_methods(
                  (`0..{n}`) is the spec hash of the item's logical key and sort key (`shard = \"random\"`), \
                  so items spread evenly and one item is always on the same shard."
             );
-            let body = cx.body(random_key(
-                cx,
-                &ctx,
-                &template,
-                &template_values,
-                sk_fields,
-                n,
-            ));
+            let sort_key = random_sort_key(cx, sk_fields);
+            let body = cx.body(quote! {
+                #sort_key
+                #rt::layout::item_key(#entity_name, &#key, #template_values, #rt::ShardBy::SortKey(&__sk))
+            });
             out.extend(quote! {
                 #[doc = #doc]
                 pub fn #build(#(#params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
@@ -568,8 +583,8 @@ fn partition_methods(
     let sharded = pk.sharded();
     if sharded {
         let doc = format!("Builds the physical partition key `{source}#<shard>` of `{entity_ident}` on the given shard (`0..{n}`).");
-        let body =
-            cx.body(quote!(#rt::build_key_on_shard(#ctx, &#template, #template_values, shard, #n)));
+        let body = cx
+            .body(quote!(#rt::layout::key_on_shard(#entity_name, &#key, #template_values, shard)));
         out.extend(quote! {
             #[doc = #doc]
             pub fn #on_shard(#(#template_params,)* shard: u32) -> #rt::Result<#rt::String, #rt::KeyError> {
@@ -577,18 +592,11 @@ fn partition_methods(
             }
         });
     }
-    let shards_expr = if sharded {
-        quote!(::core::option::Option::Some(#n))
-    } else {
-        quote!(::core::option::Option::None)
-    };
     let all_doc = format!(
         "Every physical partition key of the logical key `{source}`: {} (what a scatter-gather query reads).",
         if sharded { format!("`{source}#0` to `{source}#{}`", n.saturating_sub(1)) } else { "just the one, it is unsharded".to_owned() }
     );
-    let body = cx.body(quote! {
-        #rt::Result::Ok(#rt::ShardKeys::new(#rt::build_key(#ctx, &#template, #template_values)?, #shards_expr))
-    });
+    let body = cx.body(quote!(#rt::layout::all_shards(#entity_name, &#key, #template_values)));
     out.extend(quote! {
         #[doc = #all_doc]
         pub fn #all_shards(#(#template_params),*) -> #rt::Result<#rt::ShardKeys, #rt::KeyError> {
@@ -625,7 +633,7 @@ fn partition_methods(
         if sharded { " and shard number" } else { "" }
     );
     let body = cx.body(quote! {
-        let __parsed = #rt::parse_key(#ctx, &#template, key, #shards_expr)?;
+        let __parsed = #rt::layout::parse(#entity_name, &#key, key)?;
         #rt::Result::Ok((#(#decodes,)* #shard_part))
     });
     out.extend(quote! {
@@ -637,24 +645,12 @@ fn partition_methods(
     out
 }
 
-/// The body of a randomly sharded key builder over `n` shards: the shard is the spec hash of
-/// the item's identity (logical key, `#`, sort key), built from the builder's parameters.
-fn random_key(
-    cx: &Ctx,
-    ctx: &TokenStream,
-    template: &Ident,
-    template_values: &TokenStream,
-    sk_fields: &[KeyField],
-    n: u32,
-) -> TokenStream {
+/// The sort key a randomly sharded key builder hashes with the logical key (the item's
+/// identity), built from the builder's parameters into `__sk`.
+fn random_sort_key(cx: &Ctx, sk_fields: &[KeyField]) -> TokenStream {
     let rt = cx.rt;
     let sk_args = cx.names(sk_fields.iter().copied());
-    quote! {
-        let __logical = #rt::build_key(#ctx, &#template, #template_values)?;
-        let __sk: #rt::String = Self::sk(#(#sk_args),*)?;
-        let __shard = #rt::shard_of_text(&#rt::identity(&__logical, ::core::option::Option::Some(&__sk)), #n);
-        #rt::build_key_on_shard(#ctx, &#template, #template_values, __shard, #n)
-    }
+    quote!(let __sk: #rt::String = Self::sk(#(#sk_args),*)?;)
 }
 
 /// The base table's layout: `pk_partitions` (every partition a logical key's items may be
@@ -662,34 +658,15 @@ fn random_key(
 /// layout) and the legacy template.
 fn layout_methods(cx: &Ctx, pk: &RPartition, entity_name: &str) -> TokenStream {
     let rt = cx.rt;
-    let ctx = key_context(rt, entity_name, pk.attribute);
-    let template = template_ident("pk");
     let source = pk.template.source();
     let entity_ident = &cx.r.entity.ident;
     let template_fields: Vec<KeyField> = pk.template.fields().collect();
     let template_params = cx.params(template_fields.iter().copied());
     let template_values = cx.template_values(&pk.template);
-    let n = pk.n;
-    let current_shards = if pk.sharded() {
-        quote!(::core::option::Option::Some(#n))
-    } else {
-        quote!(::core::option::Option::None)
-    };
-    let legacy_template = Ident::new("__PK_LEGACY_TEMPLATE", Span::call_site());
-    let previous_keys = match &pk.previous {
-        None => quote!(::core::option::Option::None),
-        Some(RPrevious::Shards(old)) => quote! {
-            ::core::option::Option::Some(#rt::ShardKeys::new(__logical.clone(), ::core::option::Option::Some(#old)))
-        },
-        Some(RPrevious::Legacy(legacy)) => {
-            let values = cx.values(legacy.fields());
-            quote! {
-                ::core::option::Option::Some(#rt::ShardKeys::new(
-                    #rt::build_key(#ctx, &#legacy_template, #values)?,
-                    ::core::option::Option::None,
-                ))
-            }
-        }
+    // The legacy template's values (its fields are fields of the current template).
+    let legacy_values = match &pk.previous {
+        Some(RPrevious::Legacy(legacy)) => cx.values(legacy.fields()),
+        _ => quote!(&[]),
     };
     let description = match &pk.previous {
         None => String::new(),
@@ -706,9 +683,7 @@ fn layout_methods(cx: &Ctx, pk: &RPartition, entity_name: &str) -> TokenStream {
          what `query` reads.{description}"
     );
     let body = cx.body(quote! {
-        let __logical = #rt::build_key(#ctx, &#template, #template_values)?;
-        let __previous = #previous_keys;
-        #rt::Result::Ok(#rt::Partitions::new(#rt::ShardKeys::new(__logical, #current_shards), __previous))
+        #rt::layout::partitions(#entity_name, &__SCHEMA.pk, #template_values, #legacy_values)
     });
     let mut out = quote! {
         #[doc = #doc]
@@ -720,25 +695,19 @@ fn layout_methods(cx: &Ctx, pk: &RPartition, entity_name: &str) -> TokenStream {
         return out;
     };
     let params = cx.params(pk.physical_args());
-    let previous_body = match previous {
-        RPrevious::Shards(old) => match &pk.shard {
-            RShard::Hash(fields) => {
-                let names: Vec<String> = fields.iter().map(|f| f.ident().to_string()).collect();
-                let shard_values = cx.values(fields.iter().copied());
-                quote! {
-                    #rt::build_hashed_key(#ctx, &#template, #template_values, &[#(#names),*], #shard_values, #old)
-                }
-            }
-            RShard::Random(sk_fields) => {
-                random_key(cx, &ctx, &template, &template_values, sk_fields, *old)
-            }
-            // Refused by validation: an unsharded key has no previous shard count.
-            _ => quote!(#rt::build_key(#ctx, &#template, #template_values)),
-        },
-        RPrevious::Legacy(legacy) => {
-            let values = cx.values(legacy.fields());
-            quote!(#rt::build_key(#ctx, &#legacy_template, #values))
+    // What places the item under the previous layout: the current sharding's input for a
+    // previous shard count; nothing for an unsharded legacy key.
+    let (sort_key, shard_by) = match (previous, &pk.shard) {
+        (RPrevious::Shards(_), RShard::Hash(fields)) => {
+            let shard_values = cx.values(fields.iter().copied());
+            (quote!(), quote!(#rt::ShardBy::Fields(#shard_values)))
         }
+        (RPrevious::Shards(_), RShard::Random(sk_fields)) => (
+            random_sort_key(cx, sk_fields),
+            quote!(#rt::ShardBy::SortKey(&__sk)),
+        ),
+        // A legacy key, or (refused by validation) a previous count on an unsharded key.
+        _ => (quote!(), quote!(#rt::ShardBy::Unsharded)),
     };
     let previous_doc = format!(
         "The partition key one `{entity_ident}` had under the previous layout, while the \
@@ -746,7 +715,8 @@ fn layout_methods(cx: &Ctx, pk: &RPartition, entity_name: &str) -> TokenStream {
          removes too."
     );
     let previous_body = cx.body(quote! {
-        (|| -> #rt::Result<#rt::String, #rt::KeyError> { #previous_body })().map(::core::option::Option::Some)
+        #sort_key
+        #rt::layout::previous_item_key(#entity_name, &__SCHEMA.pk, #template_values, #shard_by, #legacy_values)
     });
     out.extend(quote! {
         #[doc = #previous_doc]
@@ -831,15 +801,15 @@ fn item_keys_body(cx: &Ctx) -> TokenStream {
     } else {
         quote!()
     };
-    let gsis = r.gsis.iter().map(|g| {
+    let gsis = r.gsis.iter().enumerate().map(|(position, g)| {
         let name = format!("gsi{}", g.number);
         let pk_fn = format_ident!("{}_pk", name);
         let on_shard = format_ident!("{}_pk_on_shard", name);
         let pk_value = match &g.pk.shard {
             RShard::Identity => {
                 let args = cx.self_args(g.pk.template.fields());
-                let n = g.pk.n;
-                quote!(Self::#on_shard(#(#args,)* #rt::shard_of_text(&__identity, #n))?)
+                let key = gsi_key_schema(position);
+                quote!(Self::#on_shard(#(#args,)* #rt::layout::identity_shard(&#key, &__identity))?)
             }
             _ => {
                 let args = cx.self_args(g.pk.physical_args());
@@ -901,7 +871,7 @@ fn gsi_rewrite(cx: &Ctx) -> TokenStream {
         KeyField::Field(field) => field.serde_name.value.clone(),
         KeyField::Unknown(name) => name.to_string(),
     };
-    let blocks = r.gsis.iter().map(|g| {
+    let blocks = r.gsis.iter().enumerate().map(|(position, g)| {
         let name = format!("gsi{}", g.number);
         let mut own: Vec<KeyField> = g.pk.physical_args();
         push_new(&mut own, g.sk.iter().flat_map(|sk| sk.template.fields()));
@@ -946,11 +916,11 @@ fn gsi_rewrite(cx: &Ctx) -> TokenStream {
             };
             let on_shard = format_ident!("{}_pk_on_shard", name);
             let args: Vec<_> = g.pk.template.fields().map(arg).collect();
-            let n = g.pk.n;
+            let key = gsi_key_schema(position);
             quote! {{
                 let __sk: ::core::option::Option<#rt::String> = #sk_value;
                 let __identity = #rt::identity(&Self::pk_logical(#(#logical_args),*)?, __sk.as_deref());
-                Self::#on_shard(#(#args,)* #rt::shard_of_text(&__identity, #n))?
+                Self::#on_shard(#(#args,)* #rt::layout::identity_shard(&#key, &__identity))?
             }}
         } else {
             let pk_fn = format_ident!("{}_pk", name);

@@ -16,6 +16,7 @@ pub use crate::error::Error;
 pub use crate::keys::bucket::{Bucket, BucketTime, Granularity};
 pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
 pub use crate::keys::error::KeyError;
+pub use crate::keys::layout::{self, ShardBy};
 pub use crate::keys::schema::{
     EntitySchema, GsiSchema, PartitionKeySchema, PreviousLayout, Sharding, SortKeySchema,
     TimeAttribute, TimeFormat,

@@ -11,6 +11,7 @@
 //! | [`encoding`] | `KeyPart`: how one value is written into a key so keys sort like values |
 //! | [`template`] | key templates: building physical keys and parsing them back |
 //! | [`shards`] | the physical keys of one logical key, and random shards |
+//! | [`layout`] | one partition key's layout applied to values: an item's key and shard, every shard, the previous place |
 //! | [`hash`] | the shard hash specification and its test vectors |
 //! | [`schema`] | the static description of an entity's keys, DynamoDB's key size limits; table definitions |
 //! | `collision` | whether two entities' templates can write the same physical key |
@@ -21,6 +22,7 @@ pub(crate) mod collision;
 pub mod encoding;
 pub mod error;
 pub mod hash;
+pub mod layout;
 pub mod schema;
 pub mod shards;
 pub mod template;

@@ -1,0 +1,300 @@
+//! One partition key's layout applied to values: the physical key of one item, its shard,
+//! every shard of a logical key, the key an item had under the previous layout, and parsing a
+//! physical key back.
+//!
+//! The generated key builders call these with their key's schema (`&__SCHEMA.pk`,
+//! `&__SCHEMA.gsis[i].pk`), so the shard count, the hashed fields, the template and the
+//! previous layout are read from the schema, the one place the attribute declares them, and
+//! never copied into generated bodies as literals.
+
+use crate::keys::encoding::KeyPart;
+use crate::keys::error::KeyError;
+use crate::keys::schema::{PartitionKeySchema, PreviousLayout, Sharding};
+use crate::keys::shards::{identity, Partitions, ShardKeys};
+use crate::keys::template::{
+    build_hashed_key, build_key, build_key_on_shard, parse_key, push_shard, shard_of,
+    shard_of_text, KeyContext, ParsedKey,
+};
+
+/// What decides an item's shard, as a key builder has it.
+#[derive(Clone, Copy)]
+pub enum ShardBy<'a> {
+    /// `shard = "hash(..)"`: the values of the hashed fields, in their declared order.
+    Fields(&'a [&'a dyn KeyPart]),
+    /// `shard = "random"`: the item's sort key; the shard is the hash of the item's own
+    /// identity (logical key, `#`, sort key).
+    SortKey(&'a str),
+    /// An unsharded key, or a previous layout that is an unsharded legacy key.
+    Unsharded,
+}
+
+fn context(entity: &'static str, key: &PartitionKeySchema) -> KeyContext {
+    KeyContext {
+        entity,
+        attribute: key.attribute,
+    }
+}
+
+/// The physical partition key of one item under `key`'s current layout.
+///
+/// ```
+/// use sharded::schema::{KeyTemplate, PartitionKeySchema, Segment, Sharding};
+/// use sharded::KeyPart;
+/// static T: KeyTemplate = KeyTemplate::new("GAME#{game_id}", &[Segment::literal("GAME#"), Segment::field("game_id")]);
+/// static PK: PartitionKeySchema = PartitionKeySchema::new("pk", &T, Sharding::hash(&["player_id"], 10));
+/// let key = sharded::__private::layout::item_key(
+///     "Score",
+///     &PK,
+///     &[&"g1" as &dyn KeyPart],
+///     sharded::__private::ShardBy::Fields(&[&"player-1"]),
+/// )?;
+/// assert_eq!(key, "GAME#g1#0");
+/// # Ok::<(), sharded::KeyError>(())
+/// ```
+#[inline]
+pub fn item_key(
+    entity: &'static str,
+    key: &PartitionKeySchema,
+    values: &[&dyn KeyPart],
+    by: ShardBy<'_>,
+) -> Result<String, KeyError> {
+    place(entity, key, values, by, key.sharding.shard_count())
+}
+
+/// The partition key one item had under the previous layout, while a transition is declared
+/// (`None` otherwise). `legacy_values` are the values of the legacy template's fields.
+pub fn previous_item_key(
+    entity: &'static str,
+    key: &PartitionKeySchema,
+    values: &[&dyn KeyPart],
+    by: ShardBy<'_>,
+    legacy_values: &[&dyn KeyPart],
+) -> Result<Option<String>, KeyError> {
+    match key.previous {
+        None => Ok(None),
+        Some(PreviousLayout::Shards { n }) => place(entity, key, values, by, Some(n)).map(Some),
+        Some(PreviousLayout::Legacy { template }) => {
+            build_key(context(entity, key), template, legacy_values).map(Some)
+        }
+    }
+}
+
+/// The key of `values` placed by `by` over `shards` shards (`None`: unsharded).
+#[inline]
+fn place(
+    entity: &'static str,
+    key: &PartitionKeySchema,
+    values: &[&dyn KeyPart],
+    by: ShardBy<'_>,
+    shards: Option<u32>,
+) -> Result<String, KeyError> {
+    let ctx = context(entity, key);
+    let (Some(n), Sharding::Hash { fields, .. }, ShardBy::Fields(shard_values)) =
+        (shards, key.sharding, by)
+    else {
+        let mut out = build_key(ctx, key.template, values)?;
+        let Some(n) = shards else {
+            return Ok(out);
+        };
+        let shard = match by {
+            ShardBy::SortKey(sk) => shard_of_text(&identity(&out, Some(sk)), n),
+            // A hashed key's fields always come with it (above); without them only shard 0
+            // is defined.
+            ShardBy::Fields(_) | ShardBy::Unsharded => 0,
+        };
+        push_shard(&mut out, shard);
+        return Ok(out);
+    };
+    build_hashed_key(ctx, key.template, values, fields, shard_values, n)
+}
+
+/// The shard (`0..n`) the hashed fields' values give under `key`'s current layout (0 for a
+/// key that is not hash-sharded).
+#[inline]
+pub fn shard_for(
+    entity: &'static str,
+    key: &PartitionKeySchema,
+    shard_values: &[&dyn KeyPart],
+) -> Result<u32, KeyError> {
+    match key.sharding {
+        Sharding::Hash { fields, n } => shard_of(context(entity, key), fields, shard_values, n),
+        _ => Ok(0),
+    }
+}
+
+/// The shard of an identity-sharded GSI key: the hash of the base item's identity (its
+/// logical partition key, `#`, its sort key; rule 4 of the hash spec) over the key's shard
+/// count.
+#[inline]
+pub fn identity_shard(key: &PartitionKeySchema, identity: &str) -> u32 {
+    shard_of_text(identity, key.sharding.shard_count().unwrap_or(1))
+}
+
+/// The physical key of a logical key on an explicit shard; [`KeyError::ShardOutOfRange`] past
+/// the current shard count.
+pub fn key_on_shard(
+    entity: &'static str,
+    key: &PartitionKeySchema,
+    values: &[&dyn KeyPart],
+    shard: u32,
+) -> Result<String, KeyError> {
+    let n = key.sharding.shard_count().unwrap_or(1);
+    build_key_on_shard(context(entity, key), key.template, values, shard, n)
+}
+
+/// Every physical key of a logical key under the current layout.
+pub fn all_shards(
+    entity: &'static str,
+    key: &PartitionKeySchema,
+    values: &[&dyn KeyPart],
+) -> Result<ShardKeys, KeyError> {
+    let logical = build_key(context(entity, key), key.template, values)?;
+    Ok(ShardKeys::new(logical, key.sharding.shard_count()))
+}
+
+/// Every partition that may hold a logical key's items: the current layout's shards and,
+/// while a transition is declared, the previous layout's.
+pub fn partitions(
+    entity: &'static str,
+    key: &PartitionKeySchema,
+    values: &[&dyn KeyPart],
+    legacy_values: &[&dyn KeyPart],
+) -> Result<Partitions, KeyError> {
+    let ctx = context(entity, key);
+    let logical = build_key(ctx, key.template, values)?;
+    let previous = match key.previous {
+        None => None,
+        Some(PreviousLayout::Shards { n }) => Some(ShardKeys::new(logical.clone(), Some(n))),
+        Some(PreviousLayout::Legacy { template }) => Some(ShardKeys::new(
+            build_key(ctx, template, legacy_values)?,
+            None,
+        )),
+    };
+    let current = ShardKeys::new(logical, key.sharding.shard_count());
+    Ok(Partitions::new(current, previous))
+}
+
+/// Parses a physical key of the current layout back into its template parts and shard.
+pub fn parse<'a>(
+    entity: &'static str,
+    key: &PartitionKeySchema,
+    text: &'a str,
+) -> Result<ParsedKey<'a>, KeyError> {
+    parse_key(
+        context(entity, key),
+        key.template,
+        text,
+        key.sharding.shard_count(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::schema::PreviousLayout;
+    use crate::keys::template::{KeyTemplate, Segment};
+
+    static T: KeyTemplate = KeyTemplate::new(
+        "GAME#{game_id}",
+        &[Segment::literal("GAME#"), Segment::field("game_id")],
+    );
+    static LEGACY: KeyTemplate = KeyTemplate::new(
+        "G#{game_id}",
+        &[Segment::literal("G#"), Segment::field("game_id")],
+    );
+
+    fn ctx() -> KeyContext {
+        KeyContext {
+            entity: "Score",
+            attribute: "pk",
+        }
+    }
+
+    #[test]
+    fn hashed_keys_are_the_template_functions_with_the_schema_count() -> Result<(), KeyError> {
+        let pk = PartitionKeySchema::new("pk", &T, Sharding::hash(&["player_id"], 10))
+            .with_previous(PreviousLayout::shards(4));
+        for player in ["p1", "player-1", "x", "someone else"] {
+            let values: [&dyn KeyPart; 1] = [&"g1"];
+            let shard_values: [&dyn KeyPart; 1] = [&player];
+            let expected = build_hashed_key(ctx(), &T, &values, &["player_id"], &shard_values, 10)?;
+            let got = item_key("Score", &pk, &values, ShardBy::Fields(&shard_values))?;
+            assert_eq!(got, expected);
+            let previous = build_hashed_key(ctx(), &T, &values, &["player_id"], &shard_values, 4)?;
+            let got =
+                previous_item_key("Score", &pk, &values, ShardBy::Fields(&shard_values), &[])?;
+            assert_eq!(got, Some(previous));
+            let shard = shard_for("Score", &pk, &shard_values)?;
+            assert_eq!(shard, shard_of(ctx(), &["player_id"], &shard_values, 10)?);
+            assert_eq!(expected, format!("GAME#g1#{shard}"));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn random_and_identity_keys_hash_the_identity() -> Result<(), KeyError> {
+        let pk = PartitionKeySchema::new("pk", &T, Sharding::random(6));
+        let values: [&dyn KeyPart; 1] = [&"g1"];
+        let sk = "SCORE#7#p1";
+        let shard = shard_of_text(&identity("GAME#g1", Some(sk)), 6);
+        assert_eq!(
+            item_key("Score", &pk, &values, ShardBy::SortKey(sk))?,
+            format!("GAME#g1#{shard}")
+        );
+        let gsi = PartitionKeySchema::new("gsi1pk", &T, Sharding::identity(3));
+        assert_eq!(identity_shard(&gsi, "ID"), shard_of_text("ID", 3));
+        Ok(())
+    }
+
+    #[test]
+    fn partitions_and_previous_keys_follow_the_declared_transition() -> Result<(), KeyError> {
+        let values: [&dyn KeyPart; 1] = [&"g1"];
+        let steady = PartitionKeySchema::new("pk", &T, Sharding::random(2));
+        assert_eq!(
+            partitions("S", &steady, &values, &[])?.all(),
+            ["GAME#g1#0", "GAME#g1#1"]
+        );
+        assert_eq!(
+            previous_item_key("S", &steady, &values, ShardBy::SortKey("a"), &[])?,
+            None
+        );
+
+        let legacy = steady.with_previous(PreviousLayout::legacy(&LEGACY));
+        assert_eq!(
+            partitions("S", &legacy, &values, &values)?.all(),
+            ["GAME#g1#0", "GAME#g1#1", "G#g1"]
+        );
+        assert_eq!(
+            previous_item_key("S", &legacy, &values, ShardBy::SortKey("a"), &values)?,
+            Some("G#g1".to_owned())
+        );
+
+        let unsharded = PartitionKeySchema::new("pk", &T, Sharding::None);
+        assert_eq!(
+            item_key("S", &unsharded, &values, ShardBy::Unsharded)?,
+            "GAME#g1"
+        );
+        assert_eq!(
+            all_shards("S", &unsharded, &values)?.collect::<Vec<_>>(),
+            ["GAME#g1"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn shards_past_the_count_are_refused_and_keys_parse_back() {
+        let pk = PartitionKeySchema::new("pk", &T, Sharding::random(4));
+        let values: [&dyn KeyPart; 1] = [&"g1"];
+        assert_eq!(
+            key_on_shard("S", &pk, &values, 3).as_deref(),
+            Ok("GAME#g1#3")
+        );
+        assert!(matches!(
+            key_on_shard("S", &pk, &values, 4),
+            Err(KeyError::ShardOutOfRange { shard: 4, n: 4, .. })
+        ));
+        let parsed = parse("S", &pk, "GAME#g1#3").expect("a key of the layout parses");
+        assert_eq!(parsed.shard, Some(3));
+        assert!(parse("S", &pk, "GAME#g1").is_err(), "no shard suffix");
+    }
+}

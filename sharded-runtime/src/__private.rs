@@ -23,8 +23,8 @@ pub use crate::keys::schema::{
 };
 pub use crate::keys::shards::{Partitions, ShardKeys};
 pub use crate::keys::template::{
-    build_hashed_key, build_key, build_key_on_shard, build_key_prefix, build_random_key, canonical,
-    parse_key, shard_of, shard_of_text, BucketLabel, KeyContext, KeyTemplate, ParsedKey, Segment,
+    build_key, build_key_prefix, canonical, parse_key, BucketLabel, KeyContext, KeyTemplate,
+    ParsedKey, Segment,
 };
 pub use aws_sdk_dynamodb::types::AttributeValue;
 pub use core::result::Result;

@@ -24,7 +24,6 @@ use crate::keys::bucket::{Bucket, BucketTime, Granularity};
 use crate::keys::encoding::{ensure_canonical, KeyPart, KeyPartDecode, KeyPartError};
 use crate::keys::error::KeyError;
 use crate::keys::hash;
-use crate::keys::shards::random_shard;
 
 /// One piece of a key template.
 ///
@@ -373,16 +372,6 @@ pub fn build_hashed_key(
     out.truncate(end);
     push_shard(&mut out, shard);
     Ok(out)
-}
-
-/// Builds a randomly sharded partition key: a fresh uniform shard in `0..n` each call.
-pub fn build_random_key(
-    ctx: KeyContext,
-    template: &KeyTemplate,
-    values: &[&dyn KeyPart],
-    n: u32,
-) -> Result<String, KeyError> {
-    build_key_on_shard(ctx, template, values, random_shard(n), n.max(1))
 }
 
 /// The shard of `shard_values` under `n` shards, per the [hash spec](crate::keys::hash).
@@ -819,7 +808,7 @@ mod tests {
                 // An ISO week of the first or last days of the years 0000/9999 has no label.
                 return Ok(());
             };
-            let key = build_random_key(PK_CTX, template, &[&region, &BucketLabel::new(&at, g)], n).unwrap();
+            let key = build_key_on_shard(PK_CTX, template, &[&region, &BucketLabel::new(&at, g)], n - 1, n).unwrap();
             let parsed = parse_key(PK_CTX, template, &key, Some(n)).unwrap();
             prop_assert_eq!(parsed.decode::<String>(0).unwrap(), region);
             prop_assert_eq!(parsed.bucket(1).unwrap(), expected);
@@ -883,10 +872,6 @@ mod doc_examples {
         "GAME#{game_id}",
         &[Segment::Literal("GAME#"), Segment::Field("game_id")],
     );
-    static VOTES_PK: KeyTemplate = KeyTemplate::new(
-        "VOTES#{candidate}",
-        &[Segment::Literal("VOTES#"), Segment::Field("candidate")],
-    );
     static SCORE_ONLY_SK: KeyTemplate = KeyTemplate::new(
         "SCORE#{score}",
         &[Segment::Literal("SCORE#"), Segment::Field("score")],
@@ -948,13 +933,6 @@ mod doc_examples {
         let key =
             build_hashed_key(ctx, &GAME_PK, &[&"g1"], &["player_id"], &[&"player-1"], 10).unwrap();
         assert_eq!(key, "GAME#g1#0"); // shard of "player-1" mod 10 is 0 (see the hash test vectors)
-    }
-
-    #[test]
-    fn example_build_random_key() {
-        let ctx = context("Vote", "pk");
-        let key = build_random_key(ctx, &VOTES_PK, &[&"A"], 10).unwrap();
-        assert!(key.starts_with("VOTES#A#"));
     }
 
     #[test]

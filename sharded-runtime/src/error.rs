@@ -1,8 +1,8 @@
 //! Errors: what went wrong, and what the caller needs to recover.
 
-use std::fmt;
-
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+
+pub use crate::item::ItemKeyDisplay;
 
 pub use crate::keys::error::KeyError;
 
@@ -192,10 +192,10 @@ pub enum Error {
         /// `BatchWriteItem` or `BatchGetItem`.
         operation: &'static str,
         /// Every item not processed: for puts the full item, for deletes and reads the key.
-        unprocessed: Vec<crate::access::entity::Item>,
+        unprocessed: Vec<crate::item::Item>,
         /// For `BatchGetItem`, every item that was read before giving up (`E::from_item`
         /// reads them); empty for writes.
-        retrieved: Vec<crate::access::entity::Item>,
+        retrieved: Vec<crate::item::Item>,
         /// Attempts made for the batch that failed.
         attempts: u32,
         /// The error of the last attempt when that request failed outright; `None` when
@@ -305,7 +305,7 @@ pub enum Error {
         /// The item's key.
         key: ItemKeyDisplay,
         /// The item as stored when the condition was checked, if there was one.
-        current: Option<crate::access::entity::Item>,
+        current: Option<crate::item::Item>,
     },
     /// A migration ([`Repo::migrate`](crate::Repo::migrate)) finished with items it could
     /// not move, or stopped because a read failed. Nothing was lost: what it moved stays
@@ -572,32 +572,6 @@ pub(crate) const VALIDATION_ERROR_CODE: &str = "ValidationException";
 /// Whether an error `code` is one of the [`THROTTLING_ERROR_CODES`].
 pub(crate) fn is_throttling_code(code: &str) -> bool {
     THROTTLING_ERROR_CODES.contains(&code)
-}
-
-/// The key attributes of an item, printed as `pk=..., sk=...` in error messages.
-///
-/// ```
-/// use sharded::ItemKeyDisplay;
-/// let k = ItemKeyDisplay { pk: Some("GAME#g1#3".into()), sk: Some("SCORE#1".into()) };
-/// assert_eq!(k.to_string(), "(pk=GAME#g1#3, sk=SCORE#1)");
-/// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ItemKeyDisplay {
-    /// The partition key value, when the item had one.
-    pub pk: Option<String>,
-    /// The sort key value, when the item had one.
-    pub sk: Option<String>,
-}
-
-impl fmt::Display for ItemKeyDisplay {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pk = self.pk.as_deref().unwrap_or("?");
-        match &self.sk {
-            Some(sk) => write!(f, "(pk={pk}, sk={sk})"),
-            // An entity without a sort key (or an item that lacked one).
-            None => write!(f, "(pk={pk})"),
-        }
-    }
 }
 
 #[cfg(test)]

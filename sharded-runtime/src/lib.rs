@@ -28,6 +28,7 @@
 mod access;
 pub mod capacity;
 mod error;
+mod item;
 mod keys;
 
 pub use keys::hash;
@@ -53,7 +54,8 @@ pub use access::transaction::{
     MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
 };
 pub use access::update::{Addable, Removable, Updatable, Update};
-pub use error::{Error, ItemKeyDisplay};
+pub use error::Error;
+pub use item::ItemKeyDisplay;
 pub use keys::bucket::{
     buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity,
 };

@@ -1,16 +1,13 @@
 //! The trait the derive implements, and the item conversion every entity shares.
 
-use std::collections::HashMap;
-
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::error::{Error, ItemKeyDisplay, KeyError};
+use crate::error::{Error, KeyError};
+pub(crate) use crate::item::describe_key;
+pub use crate::item::Item;
 use crate::keys::schema::{EntitySchema, TableDefinition, ENTITY_ATTRIBUTE};
-
-/// A DynamoDB item: attribute names to values.
-pub type Item = HashMap<String, AttributeValue>;
 
 /// The physical key attributes of one item, as `#[derive(ShardedEntity)]` computes them.
 ///
@@ -242,15 +239,6 @@ fn normal_number(n: &str) -> Result<(bool, String, i64), String> {
         .checked_add(whole.len() as i64 - leading as i64)
         .ok_or_else(not_a_number)?;
     Ok((negative, significant.to_owned(), exponent))
-}
-
-/// The key of an item as text, for error messages.
-pub(crate) fn describe_key(schema: &EntitySchema, item: &Item) -> ItemKeyDisplay {
-    let text = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
-    ItemKeyDisplay {
-        pk: text(schema.pk.attribute),
-        sk: schema.sk.and_then(|sk| text(sk.attribute)),
-    }
 }
 
 /// The shared implementation of [`ShardedEntity::from_item`].

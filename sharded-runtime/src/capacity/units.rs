@@ -8,8 +8,9 @@ use std::fmt;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
 use crate::error::Error;
+use crate::item::{describe_key, Item};
 
 /// DynamoDB's maximum item size: 400 KB, counting attribute names and values.
 pub const ITEM_SIZE_LIMIT: usize = 400 * 1024;

@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::ConsumedCapacity;
 
-use crate::access::entity::{describe_key, Item};
 use crate::capacity::stats::HotKeyStats;
 use crate::capacity::units::{item_size, read_units, write_units, Consistency};
 use crate::error::{Error, UNPROCESSED_ITEMS};
+use crate::item::{describe_key, Item};
 use crate::keys::schema::EntitySchema;
 
 /// DynamoDB's answer to one request: the capacity it reports (if asked), or the error.

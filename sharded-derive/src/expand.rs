@@ -1418,11 +1418,12 @@ fn repository_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
     );
     let key_body = cx.body(quote! {
         let sk = #sk_expr;
-        ::core::result::Result::Ok(#rt::ItemKey::new(Self::pk(#(#pk_args),*)?, sk))
+        ::core::result::Result::Ok(#rt::ItemKey::in_layout(Self::pk(#(#pk_args),*)?, #previous_expr, sk))
     });
     let key_doc = format!(
-        "The primary key of one `{ident}`, on the shard its key gives: for \
-         transactional reads (`sharded::TransactGet`)."
+        "The primary key of one `{ident}`, on the shard its key gives (and, during a declared \
+         layout transition, its previous place): for transactional reads \
+         (`sharded::TransactGet`), which read both places."
     );
     // A name that is no identifier was reported by validation; it gets no function.
     // The counters' key: the item's identity, independent of its shard and of `n`.

@@ -204,6 +204,21 @@ pub enum Error {
         #[source]
         source: Option<Box<Error>>,
     },
+    /// A batch write of an entity with a `#[sharded(version)]` field: `BatchWriteItem` takes no
+    /// conditions, so it could neither check the version read nor bump it, and a batch would
+    /// silently undo a racing writer's change. Refused before anything is sent; write such
+    /// items with `Repo::put` (or several in one `Transaction`, up to 100 actions).
+    #[error(
+        "{operation} cannot write {entity} items: {entity} is versioned (#[sharded(version)]) \
+         and a batch takes no conditions, so it would bypass the version check; write them \
+         with `Repo::put`, or several at once with a `Transaction`"
+    )]
+    VersionedBatch {
+        /// The batch operation refused (`batch_put`).
+        operation: &'static str,
+        /// The versioned entity.
+        entity: &'static str,
+    },
     /// A write was refused because the item at its key belongs to another entity: two
     /// entities' key templates produced the same physical key. Nothing was changed.
     ///

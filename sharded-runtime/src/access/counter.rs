@@ -7,7 +7,8 @@ use aws_sdk_dynamodb::Client;
 
 use crate::access::batch::{self, RetryPolicy};
 use crate::access::entity::Item;
-use crate::access::transaction::random_token;
+use crate::access::placement::counter_shard_key;
+use crate::access::write_rules::random_token;
 use crate::error::Error;
 use crate::keys::schema::{TableDefinition, ENTITY_ATTRIBUTE, MAX_SHARDS};
 use crate::keys::shards::{random_shard, ShardKeys};
@@ -121,15 +122,9 @@ impl ShardedCounter {
         self.n
     }
 
+    /// The key of one shard: no previous place, whatever transition the entity declares.
     fn key(&self, pk: String) -> Item {
-        let mut key = HashMap::from([(self.pk_attribute.to_owned(), AttributeValue::S(pk))]);
-        if let Some(sk) = self.sk_attribute {
-            key.insert(
-                sk.to_owned(),
-                AttributeValue::S(COUNTER_SORT_KEY.to_owned()),
-            );
-        }
-        key
+        counter_shard_key(self.pk_attribute, self.sk_attribute, COUNTER_SORT_KEY, pk)
     }
 
     /// Adds `by` (may be negative) on a random shard, **exactly once**; returns the shard

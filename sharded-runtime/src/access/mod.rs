@@ -11,6 +11,8 @@
 //! | [`scan`] | `Scan`: the parallel scan of one entity, with a read-unit rate limit |
 //! | [`merge`] | the k-way heap merge in DynamoDB's sort order |
 //! | [`cursor`] | the versioned, integrity-checked cross-shard cursor |
+//! | [`placement`] | where an item lives during a layout transition, and how each operation treats its previous place |
+//! | [`write_rules`] | the rules every write obeys: entity guard, version, timestamps, item and key sizes, tokens |
 //! | [`batch`] | batch writes and reads with retries that lose nothing |
 //! | [`counter`] | `ShardedCounter`: the vote-counter pattern |
 //! | [`table`] | creating a table from a table definition |
@@ -23,6 +25,7 @@ pub mod cursor;
 pub mod entity;
 pub mod merge;
 pub mod migrate;
+pub(crate) mod placement;
 pub mod query;
 pub mod range;
 pub mod repo;
@@ -33,3 +36,4 @@ pub mod source;
 pub mod table;
 pub mod transaction;
 pub mod update;
+pub(crate) mod write_rules;

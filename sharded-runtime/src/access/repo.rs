@@ -1,5 +1,6 @@
 //! The typed repository: puts, point lookups, deletes, batches and queries of one entity.
 
+use std::collections::HashSet;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -7,24 +8,25 @@ use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Put, ReturnConsumedCapacity,
-    ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    ConsumedCapacity, Delete, Put, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
+    TransactWriteItem,
 };
 use aws_sdk_dynamodb::Client;
 
 use crate::access::batch::{self, RetryPolicy};
-use crate::access::clock_values::now_value;
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::{describe_key, entity_of, same_item, Item, ShardedEntity};
-use crate::access::migrate::{CopyOutcome, Migration};
+use crate::access::migrate::Migration;
+use crate::access::placement::Placement;
 use crate::access::query::Query;
 use crate::access::scan::Scan;
-use crate::access::update::stored_version;
+use crate::access::write_rules::{
+    entity_guard, no_item, own_entity, physical_item, put_guard, random_token, stamp_write,
+    stored_version, with_condition,
+};
 use crate::capacity::stats::{record, HotKeyStats};
-use crate::capacity::units::{check_item_size, Consistency};
+use crate::capacity::units::Consistency;
 use crate::error::{Error, ItemKeyDisplay, KeyError};
-use crate::keys::schema::ENTITY_ATTRIBUTE;
-use crate::keys::schema::{EntitySchema, PreviousLayout};
 use crate::keys::shards::{Partitions, ShardKeys};
 
 /// Default bound on concurrent shard requests of one query: all shards at once up to 32,
@@ -200,16 +202,16 @@ impl<E: ShardedEntity> Repo<E> {
         Ok(())
     }
 
-    fn checked_item(&self, entity: &E) -> Result<Item, Error> {
-        let item = entity.to_item()?;
-        check_item_size::<E>(&item)?;
-        Ok(item)
-    }
-
     /// Writes `entity` only if `condition` holds for the stored item (a typed condition on
     /// the entity's fields), with the guards of [`put`](Self::put) (another entity's item is
     /// never replaced; a versioned entity replaces only the version read). A condition
     /// that fails is [`Error::ConditionFailed`] with the stored item, and nothing is written.
+    ///
+    /// During a layout transition (`previous_n`, `legacy`) the item is settled first (an item
+    /// still at its previous place is moved to its current one, so the condition sees it:
+    /// one consistent `GetItem`, plus a two-action transaction when it was there), then the
+    /// put and the guarded delete of the previous place go as one `TransactWriteItems`
+    /// (twice the write units of a `PutItem`): no copy is left at the previous place.
     ///
     /// ```no_run
     /// # use serde::{Deserialize, Serialize};
@@ -224,14 +226,32 @@ impl<E: ShardedEntity> Repo<E> {
     /// # Ok(()) }
     /// ```
     pub async fn put_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
-        self.move_before_conditional_write(entity).await?;
-        let mut item = self.checked_item(entity)?;
+        let placement = Placement::of(entity)?;
+        self.settle(&placement).await?;
+        let mut item = physical_item(entity)?;
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
         let (mut names, mut values) = (Names::new(), Values::new());
         let guard = put_guard(E::SCHEMA, read_version, &mut names, &mut values);
-        let user = condition.erase().render(&mut names, &mut values)?;
-        let expression = format!("({guard}) AND ({user})");
+        let expression = with_condition(guard, Some(condition), &mut names, &mut values)?;
+        if placement.has_previous() {
+            let put = Put::builder()
+                .table_name(&self.shared.table)
+                .set_item(Some(item))
+                .condition_expression(expression)
+                .set_expression_attribute_names(Some(names))
+                .set_expression_attribute_values(Some(values))
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
+                .build()
+                .map_err(build_error)?;
+            let put = TransactWriteItem::builder().put(put).build();
+            return match self.with_previous_delete(&placement, put).await? {
+                Sent::Done => Ok(()),
+                Sent::Refused(found) => Err(self.refused("PutItem", key, found, read_version)),
+            };
+        }
         let result = self
             .shared
             .client
@@ -259,6 +279,10 @@ impl<E: ShardedEntity> Repo<E> {
     /// `condition` holds for it; otherwise [`Error::ConditionFailed`] with the stored item
     /// (or [`Error::KeyTakenByOtherEntity`]), and nothing is deleted.
     ///
+    /// During a layout transition the item is settled first (moved to its current place if
+    /// it is still at its previous one, so the condition sees it), then the conditional delete
+    /// and the guarded delete of the previous place go as one `TransactWriteItems`.
+    ///
     /// ```no_run
     /// # use serde::{Deserialize, Serialize};
     /// # use sharded::{Error, Repo, ShardedEntity};
@@ -271,41 +295,67 @@ impl<E: ShardedEntity> Repo<E> {
     /// # Ok(()) }
     /// ```
     pub async fn delete_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
-        self.move_before_conditional_write(entity).await?;
-        let keys = entity.item_keys()?;
-        // The item is at its current place now (copied there if it was not): the copy at its
-        // previous place is a stale duplicate, removed first, so that the item cannot come
-        // back from there once the current one is deleted.
-        if let Some(previous) = entity.previous_pk()?.filter(|p| *p != keys.pk) {
-            self.delete_previous(previous, keys.sk.clone()).await?;
-        }
-        let key = self.key(keys.pk, keys.sk)?;
-        self.send_delete(key, DeleteGuard::Condition(condition))
+        let placement = Placement::of(entity)?;
+        self.settle(&placement).await?;
+        self.send_delete(&placement, DeleteGuard::Condition(condition))
             .await
     }
 
-    /// One guarded `DeleteItem`: of no item or one of this entity (`delete`), also of an
-    /// untagged legacy item (the previous place during a legacy transition), or, with a
-    /// condition, of an existing item of this entity for which it holds (`delete_if`).
-    async fn send_delete(&self, key: Item, guard: DeleteGuard<E>) -> Result<(), Error> {
+    /// Settles the item during a transition (see `Placement::settle`).
+    async fn settle(&self, placement: &Placement) -> Result<(), Error> {
+        placement
+            .settle::<E>(&self.shared.client, &self.shared.table)
+            .await
+    }
+
+    /// A guarded delete of the item at `placement`: of no item or one of this entity
+    /// (`delete`), or, with a condition, of an existing item of this entity for which it holds
+    /// (`delete_if`). During a transition, one `TransactWriteItems` with the guarded delete of
+    /// the previous place; otherwise one `DeleteItem`.
+    async fn send_delete(&self, placement: &Placement, guard: DeleteGuard<E>) -> Result<(), Error> {
+        let key = placement.current_key()?;
         let shown = describe_key(E::SCHEMA, &key);
         let (mut names, mut values) = (Names::new(), Values::new());
         let conditional = matches!(guard, DeleteGuard::Condition(_));
         let expression = match guard {
             DeleteGuard::Entity => entity_guard(E::SCHEMA, &mut names, &mut values).to_owned(),
-            DeleteGuard::EntityOrUntagged => {
-                previous_place_guard(E::SCHEMA, &mut names, &mut values)
-            }
             DeleteGuard::Condition(condition) => {
-                names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
-                values.insert(
-                    ":et".to_owned(),
-                    AttributeValue::S(E::SCHEMA.entity.to_owned()),
-                );
-                let user = condition.erase().render(&mut names, &mut values)?;
-                format!("#et = :et AND ({user})")
+                let own = own_entity(E::SCHEMA, &mut names, &mut values);
+                with_condition(own, Some(condition), &mut names, &mut values)?
             }
         };
+        let refused = |found: Option<Item>| -> Error {
+            if conditional {
+                self.refused("DeleteItem", shown.clone(), found, None)
+            } else {
+                // Without a condition only another entity's item can refuse the delete (also
+                // when the endpoint does not return it).
+                Error::KeyTakenByOtherEntity {
+                    operation: "DeleteItem",
+                    entity: E::SCHEMA.entity,
+                    other: found.as_ref().and_then(entity_of).map(str::to_owned),
+                    key: shown.clone(),
+                }
+            }
+        };
+        if placement.has_previous() {
+            let delete = Delete::builder()
+                .table_name(&self.shared.table)
+                .set_key(Some(key))
+                .condition_expression(expression)
+                .set_expression_attribute_names(Some(names))
+                .set_expression_attribute_values(Some(values))
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
+                .build()
+                .map_err(build_error)?;
+            let delete = TransactWriteItem::builder().delete(delete).build();
+            return match self.with_previous_delete(placement, delete).await? {
+                Sent::Done => Ok(()),
+                Sent::Refused(found) => Err(refused(found)),
+            };
+        }
         let result = self
             .shared
             .client
@@ -321,21 +371,111 @@ impl<E: ShardedEntity> Repo<E> {
         match result {
             Ok(_) => Ok(()),
             Err(e) => match e.into_service_error() {
-                // Without a condition only another entity's item can refuse the delete (also
-                // when the endpoint does not return it).
-                DeleteItemError::ConditionalCheckFailedException(refusal) if !conditional => {
-                    Err(Error::KeyTakenByOtherEntity {
-                        operation: "DeleteItem",
-                        entity: E::SCHEMA.entity,
-                        other: refusal.item.as_ref().and_then(entity_of).map(str::to_owned),
-                        key: shown,
-                    })
-                }
                 DeleteItemError::ConditionalCheckFailedException(refusal) => {
-                    Err(self.refused("DeleteItem", shown, refusal.item, None))
+                    Err(refused(refusal.item))
                 }
                 other => Err(Error::dynamo("DeleteItem", &self.shared.table, other)),
             },
+        }
+    }
+
+    /// Sends `write` (at the item's current place) and the guarded delete of its previous
+    /// place as one `TransactWriteItems` (with a fresh idempotency token): how a write leaves
+    /// no copy behind during a transition. A refusal of `write` comes back with the item
+    /// DynamoDB returned; a refusal of the delete (another entity's item at the previous
+    /// place) is [`Error::KeyTakenByOtherEntity`].
+    async fn with_previous_delete(
+        &self,
+        placement: &Placement,
+        write: TransactWriteItem,
+    ) -> Result<Sent, Error> {
+        let Some((previous_key, delete)) = placement.previous_delete(&self.shared.table)? else {
+            return Err(Error::InvalidTransaction(
+                "a write with the previous place's delete needs a transition".to_owned(),
+            ));
+        };
+        let delete = TransactWriteItem::builder().delete(delete).build();
+        let result = self.transact(vec![write, delete]).await;
+        match result {
+            Ok(_) => Ok(Sent::Done),
+            Err(e) => match e.into_service_error() {
+                TransactWriteItemsError::TransactionCanceledException(canceled) => {
+                    let reasons = canceled.cancellation_reasons();
+                    let failed = |i: usize| {
+                        reasons
+                            .get(i)
+                            .filter(|r| r.code() == Some("ConditionalCheckFailed"))
+                    };
+                    if let Some(reason) = failed(0) {
+                        return Ok(Sent::Refused(reason.item().cloned()));
+                    }
+                    if let Some(reason) = failed(1) {
+                        return Err(Error::KeyTakenByOtherEntity {
+                            operation: "TransactWriteItems",
+                            entity: E::SCHEMA.entity,
+                            other: reason.item().and_then(entity_of).map(str::to_owned),
+                            key: describe_key(E::SCHEMA, &previous_key),
+                        });
+                    }
+                    Err(Error::dynamo(
+                        "TransactWriteItems",
+                        &self.shared.table,
+                        TransactWriteItemsError::TransactionCanceledException(canceled),
+                    ))
+                }
+                other => Err(Error::dynamo(
+                    "TransactWriteItems",
+                    &self.shared.table,
+                    other,
+                )),
+            },
+        }
+    }
+
+    /// Sends the actions of one write and its previous place as one `TransactWriteItems`,
+    /// with an idempotency token (a retried commit whose answer was lost is not applied
+    /// twice). Canceled only for a conflict with another transaction on the same items (the
+    /// migration moving this item, say), it is sent again, a few times, after a short pause:
+    /// a plain `PutItem` would have waited its turn the same way.
+    async fn transact(
+        &self,
+        actions: Vec<TransactWriteItem>,
+    ) -> Result<
+        aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsOutput,
+        aws_sdk_dynamodb::error::SdkError<TransactWriteItemsError>,
+    > {
+        const ATTEMPTS: u64 = 5;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let result = self
+                .shared
+                .client
+                .transact_write_items()
+                .set_transact_items(Some(actions.clone()))
+                .client_request_token(random_token())
+                .send()
+                .await;
+            let conflict = match &result {
+                Err(e) => match e.as_service_error() {
+                    Some(TransactWriteItemsError::TransactionCanceledException(canceled)) => {
+                        let codes: Vec<_> = canceled
+                            .cancellation_reasons()
+                            .iter()
+                            .filter_map(|r| r.code())
+                            .collect();
+                        codes.contains(&"TransactionConflict")
+                            && !codes.contains(&"ConditionalCheckFailed")
+                    }
+                    _ => false,
+                },
+                Ok(_) => false,
+            };
+            if !conflict || attempt == ATTEMPTS {
+                return result;
+            }
+            let pause = 10 * attempt + fastrand::u64(0..10 * attempt);
+            tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
         }
     }
 
@@ -386,8 +526,15 @@ impl<E: ShardedEntity> Repo<E> {
     /// this entity (its entity attribute), so an entity whose templates happen to produce
     /// another entity's key cannot overwrite that item: it gets
     /// [`Error::KeyTakenByOtherEntity`], and nothing changes. A write that passes the
-    /// condition costs what an unconditional one does. Refused before sending: items over 400 KB ([`Error::ItemTooLarge`]), keys over
-    /// DynamoDB's size limits ([`KeyError::KeyTooLong`]).
+    /// condition costs what an unconditional one does. Refused before sending: items over
+    /// 400 KB ([`Error::ItemTooLarge`]), keys over DynamoDB's size limits
+    /// ([`KeyError::KeyTooLong`]).
+    ///
+    /// During a layout transition (`previous_n`, `legacy`), the put and the guarded delete of
+    /// the item's previous place go as one `TransactWriteItems` (twice the write units of a
+    /// `PutItem`), so no stale copy stays behind. A versioned entity is settled first (moved
+    /// to its current place if it is still at its previous one: one consistent `GetItem`,
+    /// plus a transaction when it was there), so its version is checked against the stored one.
     ///
     /// ```no_run
     /// # use sharded::{Error, Repo, ShardedEntity};
@@ -422,55 +569,39 @@ impl<E: ShardedEntity> Repo<E> {
     /// ```
     ///
     /// During a layout transition (`previous_n`, `legacy`), the item's previous place is
-    /// checked too, in the same `TransactWriteItems`: an item not yet migrated is not created
-    /// a second time. With `shard = "random"` the item's shard is its own key's hash, so the
-    /// check covers every shard it can be on: uniqueness is per logical item, not per shard.
+    /// checked too, in the same `TransactWriteItems` (twice the write units): an item not yet
+    /// migrated is not created a second time. With `shard = "random"` the item's shard is its
+    /// own key's hash, so the check covers every shard it can be on: uniqueness is per logical
+    /// item, not per shard.
     pub async fn put_new(&self, entity: &E) -> Result<(), Error> {
-        let keys = entity.item_keys()?;
-        if let Some(previous) = entity.previous_pk()?.filter(|p| *p != keys.pk) {
-            return self.put_new_in_transition(entity, previous, keys.sk).await;
+        let placement = Placement::of(entity)?;
+        if placement.has_previous() {
+            return self.put_new_in_transition(entity, &placement).await;
         }
         self.send_put(entity, PutMode::New).await
     }
 
     /// `put_new` during a transition: one transaction that checks the previous place is empty
     /// and writes the item at its current place only if that is empty too.
-    async fn put_new_in_transition(
-        &self,
-        entity: &E,
-        previous: String,
-        sk: Option<String>,
-    ) -> Result<(), Error> {
-        let mut item = self.checked_item(entity)?;
+    async fn put_new_in_transition(&self, entity: &E, placement: &Placement) -> Result<(), Error> {
+        let mut item = physical_item(entity)?;
         stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
-        let previous_key = self.key(previous, sk)?;
-        let build = |e: aws_sdk_dynamodb::error::BuildError| {
-            Error::InvalidUpdate(format!("could not build the put_new transaction: {e}"))
+        let Some((_, check)) = placement.previous_vacancy(&self.shared.table)? else {
+            return self.send_put(entity, PutMode::New).await;
         };
-        let check = ConditionCheck::builder()
-            .table_name(&self.shared.table)
-            .set_key(Some(previous_key))
-            .condition_expression("attribute_not_exists(#pk)")
-            .expression_attribute_names("#pk", E::SCHEMA.pk.attribute)
-            .build()
-            .map_err(build)?;
+        let mut names = Names::new();
+        let condition = no_item(E::SCHEMA, &mut names);
         let put = Put::builder()
             .table_name(&self.shared.table)
             .set_item(Some(item))
-            .condition_expression("attribute_not_exists(#pk)")
-            .expression_attribute_names("#pk", E::SCHEMA.pk.attribute)
+            .condition_expression(condition)
+            .set_expression_attribute_names(Some(names))
             .build()
-            .map_err(build)?;
+            .map_err(build_error)?;
+        let check = TransactWriteItem::builder().condition_check(check).build();
         let result = self
-            .shared
-            .client
-            .transact_write_items()
-            .transact_items(TransactWriteItem::builder().condition_check(check).build())
-            .transact_items(TransactWriteItem::builder().put(put).build())
-            // A retried commit whose first answer was lost is not applied twice.
-            .client_request_token(crate::access::transaction::random_token())
-            .send()
+            .transact(vec![check, TransactWriteItem::builder().put(put).build()])
             .await;
         match result {
             Ok(_) => Ok(()),
@@ -495,93 +626,110 @@ impl<E: ShardedEntity> Repo<E> {
         }
     }
 
-    /// During a layout transition, moves an item still at its previous place to its current
-    /// one before a write whose condition reads the stored item (`put_if`, `delete_if`, a
-    /// versioned `put`): the condition then sees the item, not an empty place.
-    async fn move_before_conditional_write(&self, entity: &E) -> Result<(), Error> {
-        let keys = entity.item_keys()?;
-        match entity.previous_pk()?.filter(|p| *p != keys.pk) {
-            Some(previous) => self.migrate_key(previous, keys.sk).await,
-            None => Ok(()),
-        }
-    }
-
-    /// One conditional `PutItem` (see [`PutMode`]); records the write (or its throttle) when
-    /// stats are on.
+    /// One conditional put (see [`PutMode`]): a `PutItem`, or during a transition a `put`
+    /// with the previous place's delete in one transaction; records the write (or its
+    /// throttle) when stats are on.
     async fn send_put(&self, entity: &E, mode: PutMode) -> Result<(), Error> {
+        let placement = Placement::of(entity)?;
         if mode == PutMode::Replace && E::SCHEMA.version.is_some() {
-            self.move_before_conditional_write(entity).await?;
+            self.settle(&placement).await?;
         }
-        let mut item = self.checked_item(entity)?;
+        let mut item = physical_item(entity)?;
         // The version read (the struct's), before this write bumps it.
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
         // Kept to compare with the item a refusal returns (`put_new`) or to record.
         let kept = (mode == PutMode::New || self.shared.stats.is_some()).then(|| item.clone());
-        let request = self
-            .shared
-            .client
-            .put_item()
-            .table_name(&self.shared.table)
-            .set_item(Some(item))
-            .set_return_consumed_capacity(self.capacity_request())
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        let request = match mode {
+        let (mut names, mut values) = (Names::new(), Values::new());
+        let condition = match mode {
             // Optimistic locking too: replace only the version read (a new item only from 0).
-            PutMode::Replace => {
-                let (mut names, mut values) = (Names::new(), Values::new());
-                let guard = put_guard(E::SCHEMA, read_version, &mut names, &mut values);
-                request
-                    .condition_expression(guard)
-                    .set_expression_attribute_names(Some(names))
-                    .set_expression_attribute_values(Some(values))
-            }
-            PutMode::New => request
-                .condition_expression("attribute_not_exists(#pk)")
-                .expression_attribute_names("#pk", E::SCHEMA.pk.attribute),
+            PutMode::Replace => put_guard(E::SCHEMA, read_version, &mut names, &mut values),
+            PutMode::New => no_item(E::SCHEMA, &mut names),
         };
-        let result = match request.send().await {
-            Ok(output) => Ok(output.consumed_capacity),
-            Err(e) => match e.into_service_error() {
-                PutItemError::ConditionalCheckFailedException(refusal) => {
-                    let found = refusal.item.as_ref();
-                    let own = E::SCHEMA.entity;
-                    match (mode, found) {
-                        // Our own earlier attempt, applied but unanswered (see `put_new`).
-                        (PutMode::New, Some(found))
-                            if kept.as_ref().is_some_and(|item| same_item(found, item)) =>
-                        {
-                            Ok(None)
-                        }
-                        (PutMode::New, Some(found)) if entity_of(found) == Some(own) => {
-                            Err(Error::AlreadyExists { entity: own, key })
-                        }
-                        // No item came back (an endpoint that ignores
-                        // `ReturnValuesOnConditionCheckFailure`): the key is taken and nothing
-                        // can be compared, so even our own earlier attempt is AlreadyExists.
-                        (PutMode::New, None) => Err(Error::AlreadyExists { entity: own, key }),
-                        // Versioned: the item is ours but at another version, or gone.
-                        (PutMode::Replace, found)
-                            if read_version.is_some()
-                                && found.is_none_or(|f| entity_of(f) == Some(own)) =>
-                        {
-                            Err(Error::VersionConflict {
-                                entity: own,
-                                key,
-                                expected: read_version.unwrap_or(0),
-                                found: E::SCHEMA.version.and_then(|v| stored_version(found, v)),
-                            })
-                        }
-                        (_, found) => Err(Error::KeyTakenByOtherEntity {
-                            operation: "PutItem",
-                            entity: own,
-                            other: found.and_then(entity_of).map(str::to_owned),
-                            key,
-                        }),
-                    }
+        let values = (!values.is_empty()).then_some(values);
+        let refusal = |found: Option<&Item>| -> Result<Option<ConsumedCapacity>, Error> {
+            let own = E::SCHEMA.entity;
+            match (mode, found) {
+                // Our own earlier attempt, applied but unanswered (see `put_new`).
+                (PutMode::New, Some(found))
+                    if kept.as_ref().is_some_and(|item| same_item(found, item)) =>
+                {
+                    Ok(None)
                 }
-                other => Err(Error::dynamo("PutItem", &self.shared.table, other)),
-            },
+                (PutMode::New, Some(found)) if entity_of(found) == Some(own) => {
+                    Err(Error::AlreadyExists {
+                        entity: own,
+                        key: key.clone(),
+                    })
+                }
+                // No item came back (an endpoint that ignores
+                // `ReturnValuesOnConditionCheckFailure`): the key is taken and nothing
+                // can be compared, so even our own earlier attempt is AlreadyExists.
+                (PutMode::New, None) => Err(Error::AlreadyExists {
+                    entity: own,
+                    key: key.clone(),
+                }),
+                // Versioned: the item is ours but at another version, or gone.
+                (PutMode::Replace, found)
+                    if read_version.is_some()
+                        && found.is_none_or(|f| entity_of(f) == Some(own)) =>
+                {
+                    Err(Error::VersionConflict {
+                        entity: own,
+                        key: key.clone(),
+                        expected: read_version.unwrap_or(0),
+                        found: E::SCHEMA.version.and_then(|v| stored_version(found, v)),
+                    })
+                }
+                (_, found) => Err(Error::KeyTakenByOtherEntity {
+                    operation: "PutItem",
+                    entity: own,
+                    other: found.and_then(entity_of).map(str::to_owned),
+                    key: key.clone(),
+                }),
+            }
+        };
+        let result = if placement.has_previous() && mode == PutMode::Replace {
+            let put = Put::builder()
+                .table_name(&self.shared.table)
+                .set_item(Some(item))
+                .condition_expression(condition)
+                .set_expression_attribute_names(Some(names))
+                .set_expression_attribute_values(values)
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
+                .build()
+                .map_err(build_error)?;
+            let put = TransactWriteItem::builder().put(put).build();
+            match self.with_previous_delete(&placement, put).await {
+                Ok(Sent::Done) => Ok(None),
+                Ok(Sent::Refused(found)) => refusal(found.as_ref()),
+                Err(e) => Err(e),
+            }
+        } else {
+            let request = self
+                .shared
+                .client
+                .put_item()
+                .table_name(&self.shared.table)
+                .set_item(Some(item))
+                .condition_expression(condition)
+                .set_expression_attribute_names(Some(names))
+                .set_expression_attribute_values(values)
+                .set_return_consumed_capacity(self.capacity_request())
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                );
+            match request.send().await {
+                Ok(output) => Ok(output.consumed_capacity),
+                Err(e) => match e.into_service_error() {
+                    PutItemError::ConditionalCheckFailedException(refusal_error) => {
+                        refusal(refusal_error.item.as_ref())
+                    }
+                    other => Err(Error::dynamo("PutItem", &self.shared.table, other)),
+                },
+            }
         };
         if let (Some(item), Some(_)) = (&kept, &self.shared.stats) {
             let answer = result.as_ref().map(Option::as_ref);
@@ -597,32 +745,6 @@ impl<E: ShardedEntity> Repo<E> {
             .map(|_| ReturnConsumedCapacity::Indexes)
     }
 
-    /// The key attributes of a point operation: refuses empty keys and keys over DynamoDB's
-    /// size limits before anything is sent.
-    fn key(&self, pk: String, sk: Option<String>) -> Result<Item, Error> {
-        let schema = E::SCHEMA;
-        if pk.is_empty() {
-            return Err(Error::EmptyKeyAttribute {
-                attribute: schema.pk.attribute.to_owned(),
-            });
-        }
-        schema.pk.check_size(schema.entity, &pk)?;
-        let mut key = Item::from([(schema.pk.attribute.to_owned(), AttributeValue::S(pk))]);
-        match (schema.sk, sk) {
-            (Some(attr), Some(sk)) if !sk.is_empty() => {
-                attr.check_size(schema.entity, &sk)?;
-                key.insert(attr.attribute.to_owned(), AttributeValue::S(sk));
-            }
-            (Some(attr), _) => {
-                return Err(Error::EmptyKeyAttribute {
-                    attribute: attr.attribute.to_owned(),
-                })
-            }
-            (None, _) => {}
-        }
-        Ok(key)
-    }
-
     /// One `GetItem` by physical key. The generated `Entity::get(&repo, ...)` builds the key
     /// (for a hash-sharded key, on the right shard) and calls this.
     pub(crate) async fn get_by_key(
@@ -630,7 +752,13 @@ impl<E: ShardedEntity> Repo<E> {
         pk: String,
         sk: Option<String>,
     ) -> Result<Option<E>, Error> {
-        let key = self.key(pk.clone(), sk)?;
+        let placement = Placement::fixed(E::SCHEMA, pk, sk);
+        self.get_at(&placement).await
+    }
+
+    /// One `GetItem` at the current place of `placement`, recorded when stats are on.
+    async fn get_at(&self, placement: &Placement) -> Result<Option<E>, Error> {
+        let key = placement.current_key()?;
         let result = self
             .shared
             .client
@@ -651,7 +779,7 @@ impl<E: ShardedEntity> Repo<E> {
         record::read(
             self.stats(),
             None,
-            &pk,
+            placement.pk(),
             shards,
             Consistency::Eventual,
             answer,
@@ -668,7 +796,7 @@ impl<E: ShardedEntity> Repo<E> {
         sk: Option<String>,
     ) -> Result<Vec<E>, Error> {
         let keys: Vec<Item> = shards
-            .map(|pk| self.key(pk, sk.clone()))
+            .map(|pk| Placement::fixed(E::SCHEMA, pk, sk.clone()).current_key())
             .collect::<Result<_, _>>()?;
         let order: Vec<String> = keys
             .iter()
@@ -695,26 +823,22 @@ impl<E: ShardedEntity> Repo<E> {
         items.into_iter().map(E::from_item).collect()
     }
 
-    /// A point read through the layout: the item at `pk`, or, when there is none and a
-    /// transition is declared, at `previous`: a not-yet-migrated item is found where it is.
+    /// A point read through the layout: the item at its current place, or, when there is none
+    /// and a transition is declared, at its previous place: a not-yet-migrated item is found
+    /// where it is (the current copy wins).
     pub(crate) async fn get_in_layout(
         &self,
         pk: String,
         previous: Option<String>,
         sk: Option<String>,
     ) -> Result<Option<E>, Error> {
-        if let Some(found) = self.get_by_key(pk.clone(), sk.clone()).await? {
+        let placement = Placement::of_key(E::SCHEMA, pk, previous, sk);
+        if let Some(found) = self.get_at(&placement).await? {
             return Ok(Some(found));
         }
-        match previous.filter(|p| *p != pk) {
-            Some(previous) => self.get_previous(previous, sk).await,
-            None => Ok(None),
-        }
-    }
-
-    /// One `GetItem` at an item's previous place, adopting an untagged legacy item.
-    async fn get_previous(&self, pk: String, sk: Option<String>) -> Result<Option<E>, Error> {
-        let key = self.key(pk, sk)?;
+        let Some(key) = placement.previous_key()? else {
+            return Ok(None);
+        };
         let found = self
             .shared
             .client
@@ -727,93 +851,32 @@ impl<E: ShardedEntity> Repo<E> {
             .item;
         found
             .map(|mut item| {
-                crate::access::migrate::adopt_untagged(E::SCHEMA, &mut item);
+                Placement::adopt_previous(E::SCHEMA, &mut item);
                 E::from_item(item)
             })
             .transpose()
     }
 
-    /// Copies the item at `previous` (an item's place under the previous layout) to its
-    /// current place, if there is one there and its current place holds none: what an update
-    /// does first during a transition, so that it changes the item where it now belongs. The
-    /// old copy stays, stale and hidden from queries (its current place holds the item), until
-    /// the migration deletes it: deleted at once, a query that read the current place just
-    /// before the copy and the old place just after would miss the item. An item changed by
-    /// someone else while it is copied is read again (a few times).
-    pub(crate) async fn migrate_key(
-        &self,
-        previous: String,
-        sk: Option<String>,
-    ) -> Result<(), Error> {
-        const ATTEMPTS: usize = 5;
-        for _ in 0..ATTEMPTS {
-            let key = self.key(previous.clone(), sk.clone())?;
-            let found = self
-                .shared
-                .client
-                .get_item()
-                .table_name(&self.shared.table)
-                .set_key(Some(key))
-                .consistent_read(true)
-                .send()
-                .await
-                .map_err(|e| Error::dynamo("GetItem", &self.shared.table, e))?
-                .item;
-            let Some(item) = found else {
-                return Ok(());
-            };
-            let step = crate::access::migrate::copy_item(self, &item).await?;
-            match step.outcome {
-                CopyOutcome::Changed => {}
-                // Nothing written: wait a little before reading it again.
-                CopyOutcome::Throttled => {
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await
-                }
-                CopyOutcome::Copied | CopyOutcome::Taken | CopyOutcome::InPlace => return Ok(()),
-            }
-        }
-        Err(Error::InvalidUpdate(format!(
-            "the {} item at {previous} kept changing while it was copied to its current place \
-             ({ATTEMPTS} attempts); retry the update",
-            E::SCHEMA.entity
-        )))
-    }
-
-    /// A delete through the layout: at `previous` first (during a transition), then at `pk`.
-    /// In that order, a migration that copies the old item concurrently either ran before the
-    /// first delete (and its copy is removed by the second) or finds the old copy gone and
-    /// copies nothing: the item never comes back.
+    /// A delete through the layout: during a transition, the delete at the current place and
+    /// the guarded delete of the previous place in one `TransactWriteItems` (twice the write
+    /// units), so the item cannot come back from its previous place (nor be copied back by a
+    /// concurrent migration, whose copy checks the old copy in its own transaction).
     pub(crate) async fn delete_in_layout(
         &self,
         pk: String,
         previous: Option<String>,
         sk: Option<String>,
     ) -> Result<(), Error> {
-        if let Some(previous) = previous.filter(|p| *p != pk) {
-            self.delete_previous(previous, sk.clone()).await?;
-        }
-        self.delete_by_key(pk, sk).await
-    }
-
-    /// Deletes the copy at an item's previous place: one of this entity, or an untagged
-    /// legacy item.
-    async fn delete_previous(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
-        let key = self.key(pk, sk)?;
-        let legacy = matches!(E::SCHEMA.pk.previous, Some(PreviousLayout::Legacy { .. }));
-        let guard = if legacy {
-            DeleteGuard::EntityOrUntagged
-        } else {
-            DeleteGuard::Entity
-        };
-        self.send_delete(key, guard).await
+        let placement = Placement::of_key(E::SCHEMA, pk, previous, sk);
+        self.send_delete(&placement, DeleteGuard::Entity).await
     }
 
     /// Deletes the item with this physical key (no error if there is none). Guarded like
     /// `put`: an item of another entity at the key is left alone and reported as
     /// [`Error::KeyTakenByOtherEntity`].
     pub(crate) async fn delete_by_key(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
-        let key = self.key(pk, sk)?;
-        self.send_delete(key, DeleteGuard::Entity).await
+        let placement = Placement::fixed(E::SCHEMA, pk, sk);
+        self.send_delete(&placement, DeleteGuard::Entity).await
     }
 
     /// A scatter-gather query over every shard of a logical key, on the base table
@@ -910,6 +973,16 @@ impl<E: ShardedEntity> Repo<E> {
     /// `put` where the table holds entities whose keys can meet. Items over 400 KB and keys
     /// over DynamoDB's size limits are refused before anything is sent.
     ///
+    /// A versioned entity (`#[sharded(version)]`) is refused before anything is sent
+    /// ([`Error::VersionedBatch`]): a batch can neither check the version read nor bump it, so
+    /// it would undo a racing writer's change. Write those with `put`, or in a
+    /// [`Transaction`](crate::Transaction).
+    ///
+    /// During a layout transition (`previous_n`, `legacy`), the puts are written first, then
+    /// the copies at their items' previous places are deleted (a second round of
+    /// `BatchWriteItem`, for the puts that were written): no copy stays behind. Items whose
+    /// previous delete stays unprocessed are in the error.
+    ///
     /// ```no_run
     /// # use sharded::{Error, Repo, ShardedEntity};
     /// # async fn demo<Score: ShardedEntity>(repo: Repo<Score>, scores: Vec<Score>) -> Result<(), Error> {
@@ -923,16 +996,51 @@ impl<E: ShardedEntity> Repo<E> {
     where
         E: 'a,
     {
-        let writes = entities
+        if E::SCHEMA.version.is_some() {
+            return Err(Error::VersionedBatch {
+                operation: "batch_put",
+                entity: E::SCHEMA.entity,
+            });
+        }
+        let mut puts = Vec::new();
+        let mut previous = Vec::new();
+        for entity in entities {
+            let placement = Placement::of(entity)?;
+            puts.push(batch::Write::Put(physical_item(entity)?));
+            if let Some(key) = placement.previous_key()? {
+                previous.push((placement.current_key()?, key));
+            }
+        }
+        let written = self.run_batch(puts).await;
+        let unwritten: HashSet<_> = match &written {
+            Ok(()) => HashSet::new(),
+            Err(Error::BatchIncomplete { unprocessed, .. }) => {
+                unprocessed.iter().map(key_of::<E>).collect()
+            }
+            // Failed outright: what was written is not known; the previous copies stay.
+            Err(_) => return written,
+        };
+        let deletes: Vec<batch::Write> = previous
             .into_iter()
-            .map(|e| self.checked_item(e).map(batch::Write::Put))
-            .collect::<Result<_, _>>()?;
-        self.run_batch(writes).await
+            .filter(|(current, _)| !unwritten.contains(&key_of::<E>(current)))
+            .map(|(_, previous)| batch::Write::Delete(previous))
+            .collect();
+        if deletes.is_empty() {
+            return written;
+        }
+        let deleted = self.run_batch(deletes).await;
+        incomplete(written, Vec::new(), deleted)
     }
 
     /// Deletes many entities with `BatchWriteItem`, as [`batch_put`](Self::batch_put): one
     /// delete per key, unguarded (an item of another entity at one of the keys is deleted
     /// too).
+    ///
+    /// During a layout transition (`previous_n`, `legacy`), the copies at the items' previous
+    /// places are deleted first, in a round of their own, and only then the current ones: an
+    /// item whose previous delete stays unprocessed keeps its current copy too (its current
+    /// delete is not sent), so a concurrent copy from the previous place (the migration, an
+    /// update) cannot bring it back. [`Error::BatchIncomplete`] then lists both of its keys.
     ///
     /// ```no_run
     /// # use sharded::{Error, Repo, ShardedEntity};
@@ -947,16 +1055,44 @@ impl<E: ShardedEntity> Repo<E> {
     where
         E: 'a,
     {
-        let mut writes = Vec::new();
-        for e in entities {
-            let keys = e.item_keys()?;
-            // During a transition the previous place's copy goes too.
-            if let Some(previous) = e.previous_pk()?.filter(|p| *p != keys.pk) {
-                writes.push(batch::Write::Delete(self.key(previous, keys.sk.clone())?));
-            }
-            writes.push(batch::Write::Delete(self.key(keys.pk, keys.sk)?));
+        let mut items = Vec::new();
+        for entity in entities {
+            let placement = Placement::of(entity)?;
+            items.push((placement.current_key()?, placement.previous_key()?));
         }
-        self.run_batch(writes).await
+        let previous: Vec<batch::Write> = items
+            .iter()
+            .filter_map(|(_, previous)| previous.clone().map(batch::Write::Delete))
+            .collect();
+        let first = if previous.is_empty() {
+            Ok(())
+        } else {
+            self.run_batch(previous).await
+        };
+        let held: HashSet<_> = match &first {
+            Ok(()) => HashSet::new(),
+            Err(Error::BatchIncomplete { unprocessed, .. }) => {
+                unprocessed.iter().map(key_of::<E>).collect()
+            }
+            // Failed outright: no current copy is deleted.
+            Err(_) => return first,
+        };
+        let (skipped, current): (Vec<_>, Vec<_>) = items.into_iter().partition(|(_, previous)| {
+            previous
+                .as_ref()
+                .is_some_and(|p| held.contains(&key_of::<E>(p)))
+        });
+        let skipped: Vec<Item> = skipped.into_iter().map(|(current, _)| current).collect();
+        let current: Vec<batch::Write> = current
+            .into_iter()
+            .map(|(current, _)| batch::Write::Delete(current))
+            .collect();
+        let second = if current.is_empty() {
+            Ok(())
+        } else {
+            self.run_batch(current).await
+        };
+        incomplete(first, skipped, second)
     }
 
     /// Runs batch writes, the last per key, then records what they wrote (units from item
@@ -992,6 +1128,9 @@ impl<E: ShardedEntity> Repo<E> {
     /// were (`retrieved`, read with `E::from_item`): a read that fails part-way loses nothing
     /// it got. Empty keys and keys over DynamoDB's size limits are refused before sending.
     ///
+    /// It reads exactly the physical keys given: during a layout transition, an item not yet
+    /// migrated is at its previous place, which only `get` (or a key of both places) finds.
+    ///
     /// ```no_run
     /// # use sharded::{Error, Repo, ShardedEntity};
     /// # async fn demo<Score: ShardedEntity>(repo: Repo<Score>, keys: Vec<(String, Option<String>)>) -> Result<(), Error> {
@@ -1010,7 +1149,7 @@ impl<E: ShardedEntity> Repo<E> {
     ) -> Result<Vec<E>, Error> {
         let keys: Vec<Item> = keys
             .into_iter()
-            .map(|(pk, sk)| self.key(pk, sk))
+            .map(|(pk, sk)| Placement::fixed(E::SCHEMA, pk, sk).current_key())
             .collect::<Result<_, _>>()?;
         let items = batch::get(
             &self.shared.client,
@@ -1028,9 +1167,6 @@ impl<E: ShardedEntity> Repo<E> {
 enum DeleteGuard<E> {
     /// No item, or one of this entity (`delete`).
     Entity,
-    /// Also an item without an entity attribute: an item's previous place during a legacy
-    /// transition, written before the table adopted `sharded`.
-    EntityOrUntagged,
     /// An existing item of this entity for which the condition holds (`delete_if`).
     Condition(Condition<E>),
 }
@@ -1044,95 +1180,81 @@ enum PutMode {
     New,
 }
 
-/// The entity guard of `put` and `delete`: the key holds no item, or an item of this entity.
-/// `#pk` is the partition key attribute, `#et` the entity attribute, `:et` the entity name.
-const SAME_ENTITY_OR_NONE: &str = "attribute_not_exists(#pk) OR #et = :et";
+/// What a write sent with the previous place's delete came to.
+enum Sent {
+    Done,
+    /// The write's own condition failed; the item DynamoDB returned, if any.
+    Refused(Option<Item>),
+}
 
-/// The condition of a guarded put (`Repo::put`, `put_if`, a transaction's `put`): the key
-/// holds no item or one of this entity and, for a versioned entity, the version read (a new
-/// item only from version 0). Registers `#pk`, `#et`, `:et` and, versioned, `#ver`, `:ver`.
-pub(crate) fn put_guard(
-    schema: &EntitySchema,
-    read_version: Option<u64>,
-    names: &mut Names,
-    values: &mut Values,
-) -> &'static str {
-    entity_guard(schema, names, values);
-    match schema.version.zip(read_version) {
-        None => SAME_ENTITY_OR_NONE,
-        Some((attribute, read)) => {
-            names.insert("#ver".to_owned(), attribute.to_owned());
-            values.insert(":ver".to_owned(), AttributeValue::N(read.to_string()));
-            if read == 0 {
-                "attribute_not_exists(#pk) OR (#et = :et AND #ver = :ver)"
-            } else {
-                "attribute_exists(#pk) AND #et = :et AND #ver = :ver"
+fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
+    Error::InvalidTransaction(format!("a write could not be built: {e}"))
+}
+
+/// The outcome of a batch of two rounds: `first`'s, with `skipped` (writes of the second
+/// round not sent because their first-round write stayed unprocessed) and `second`'s
+/// unprocessed items added to one [`Error::BatchIncomplete`].
+fn incomplete(
+    first: Result<(), Error>,
+    skipped: Vec<Item>,
+    second: Result<(), Error>,
+) -> Result<(), Error> {
+    match (first, second) {
+        (Ok(()), Ok(())) if skipped.is_empty() => Ok(()),
+        (
+            Err(Error::BatchIncomplete {
+                operation,
+                mut unprocessed,
+                retrieved,
+                attempts,
+                source,
+            }),
+            second,
+        ) => {
+            unprocessed.extend(skipped);
+            match second {
+                Err(Error::BatchIncomplete {
+                    unprocessed: more, ..
+                }) => unprocessed.extend(more),
+                Err(other) => return Err(other),
+                Ok(()) => {}
             }
+            Err(Error::BatchIncomplete {
+                operation,
+                unprocessed,
+                retrieved,
+                attempts,
+                source,
+            })
         }
-    }
-}
-
-/// The guard of a delete at an item's previous place during a transition: no item, one of this
-/// entity, or an untagged legacy item. Registers the placeholders of [`entity_guard`].
-pub(crate) fn previous_place_guard(
-    schema: &EntitySchema,
-    names: &mut Names,
-    values: &mut Values,
-) -> String {
-    let guard = entity_guard(schema, names, values);
-    format!("({guard}) OR attribute_not_exists(#et)")
-}
-
-/// `#pk`, `#et` and `:et`: the placeholders of [`SAME_ENTITY_OR_NONE`], which is also the
-/// guard of a delete (no item, or one of this entity).
-pub(crate) fn entity_guard(
-    schema: &EntitySchema,
-    names: &mut Names,
-    values: &mut Values,
-) -> &'static str {
-    names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
-    names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
-    values.insert(
-        ":et".to_owned(),
-        AttributeValue::S(schema.entity.to_owned()),
-    );
-    SAME_ENTITY_OR_NONE
-}
-
-/// What a put maintains in the item: the version (bumped from the struct's, which is
-/// returned as the version read), `updated_at` (now) and `created_at` (now, unless the struct
-/// carries one).
-pub(crate) fn stamp_write(schema: &EntitySchema, item: &mut Item) -> Result<Option<u64>, Error> {
-    let mut read = None;
-    if let Some(attribute) = schema.version {
-        let version = stored_version(Some(item), attribute).ok_or_else(|| {
-            Error::InvalidUpdate(format!(
-                "{}.{attribute} is the version and must be a whole number from 0",
-                schema.entity
-            ))
-        })?;
-        let next = version.checked_add(1).ok_or_else(|| {
-            Error::InvalidUpdate(format!(
-                "{}.{attribute} cannot grow past u64",
-                schema.entity
-            ))
-        })?;
-        item.insert(attribute.to_owned(), AttributeValue::N(next.to_string()));
-        read = Some(version);
-    }
-    if let Some(updated) = schema.updated_at {
-        item.insert(updated.attribute.to_owned(), now_value(updated.format));
-    }
-    if let Some(created) = schema.created_at {
-        let unset = matches!(
-            item.get(created.attribute),
-            None | Some(AttributeValue::Null(_))
-        );
-        if unset {
-            item.insert(created.attribute.to_owned(), now_value(created.format));
+        (
+            Ok(()),
+            Err(Error::BatchIncomplete {
+                operation,
+                mut unprocessed,
+                retrieved,
+                attempts,
+                source,
+            }),
+        ) => {
+            unprocessed.extend(skipped);
+            Err(Error::BatchIncomplete {
+                operation,
+                unprocessed,
+                retrieved,
+                attempts,
+                source,
+            })
         }
+        (Err(e), _) | (_, Err(e)) => Err(e),
+        (Ok(()), Ok(())) => Err(Error::BatchIncomplete {
+            operation: "BatchWriteItem",
+            unprocessed: skipped,
+            retrieved: Vec::new(),
+            attempts: 0,
+            source: None,
+        }),
     }
-    Ok(read)
 }
 
 /// The primary key attributes of an item of `E`, for de-duplicating batch requests.

@@ -5,29 +5,35 @@ use std::collections::HashSet;
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, Put, ReturnValuesOnConditionCheckFailure,
-    TransactWriteItem, Update as UpdateAction,
+    ConditionCheck, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    Update as UpdateAction,
 };
 use aws_sdk_dynamodb::Client;
 
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
-use crate::access::repo::{entity_guard, previous_place_guard, put_guard, stamp_write};
+use crate::access::placement::{PendingSettle, Placement};
 use crate::access::update::{GsiRewrite, Update};
+use crate::access::write_rules::{
+    entity_guard, key_of, no_item, own_entity, physical_item, put_guard, random_token, stamp_write,
+    with_condition,
+};
 use crate::capacity::units::item_size;
 use crate::error::{Error, ItemKeyDisplay};
-use crate::keys::schema::{EntitySchema, ENTITY_ATTRIBUTE};
+use crate::keys::schema::EntitySchema;
 
 /// The most actions one `TransactWriteItems` takes.
 pub const MAX_TRANSACTION_ACTIONS: usize = 100;
-/// The largest total size of one transaction's items, in bytes (4 MB).
+/// The largest total size of one transaction, in bytes (4 MB): DynamoDB counts its items,
+/// keys, expressions and their attribute names and values.
 pub const MAX_TRANSACTION_BYTES: usize = 4 * 1024 * 1024;
 
 /// One action of a failed transaction, as DynamoDB reported it.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct CanceledAction {
-    /// The action's position in the transaction (0-based, in the order it was added).
+    /// The action's position in the transaction (0-based, in the order it was sent: during a
+    /// layout transition an action's delete or check of its item's previous place follows it).
     pub index: usize,
     /// What the action did: `put`, `update`, `delete` or `check`.
     pub kind: &'static str,
@@ -49,6 +55,7 @@ struct Action {
     entity: &'static str,
     schema: &'static EntitySchema,
     key: Item,
+    /// What DynamoDB counts of it towards [`MAX_TRANSACTION_BYTES`].
     size: usize,
     item: TransactWriteItem,
 }
@@ -73,10 +80,21 @@ struct Action {
 /// ```
 ///
 /// Checked before anything is sent ([`Error::InvalidTransaction`]): at most
-/// [`MAX_TRANSACTION_ACTIONS`] actions and [`MAX_TRANSACTION_BYTES`] of items, and no two
+/// [`MAX_TRANSACTION_ACTIONS`] actions and [`MAX_TRANSACTION_BYTES`] (items, keys, update and
+/// condition expressions with their names and values, as DynamoDB counts them), and no two
 /// actions on one key (DynamoDB refuses both). Puts are guarded like `Repo::put`: an item of
 /// another entity under the same key is not overwritten; a versioned entity replaces only the
 /// version read, and writes it + 1, as `Repo::put` does.
+///
+/// **During a layout transition** (`previous_n`, `legacy`) every action obeys the rule of
+/// `Repo`'s writes: no write leaves a copy of its item at the previous place. A `put`,
+/// `put_if`, `update`, `delete` or `delete_if` carries the guarded delete of its item's
+/// previous place as an extra action, and `move_item`'s target a check that its previous
+/// place is empty (so a transaction takes at most 50 such writes). Actions whose condition
+/// reads the stored item (`put_if`, a versioned `put`, `update`, `delete_if`, `check`,
+/// `move_item`'s source) settle their items before the commit is sent: an item still at its
+/// previous place is moved to its current one (one consistent `GetItem` per such action,
+/// plus a two-action transaction when the item was there), so the condition sees it.
 ///
 /// **Idempotent.** Each transaction carries a `ClientRequestToken` (random, or yours with
 /// [`with_token`](Self::with_token)); the SDK's retries resend the same request with the same
@@ -89,7 +107,16 @@ pub struct Transaction {
     table: String,
     token: Option<String>,
     actions: Vec<Action>,
+    /// Items to settle before the commit (conditional actions during a transition).
+    settles: Vec<PendingSettle>,
     error: Option<Error>,
+}
+
+/// An action with what the placement of its item adds: the previous place's delete or check,
+/// and the settle to run before the commit.
+struct Placed {
+    actions: Vec<Action>,
+    settle: Option<PendingSettle>,
 }
 
 impl Transaction {
@@ -100,6 +127,7 @@ impl Transaction {
             table: table.into(),
             token: None,
             actions: Vec::new(),
+            settles: Vec::new(),
             error: None,
         }
     }
@@ -111,9 +139,12 @@ impl Transaction {
         self
     }
 
-    fn push(mut self, action: Result<Action, Error>) -> Self {
-        match action {
-            Ok(action) => self.actions.push(action),
+    fn push(mut self, placed: Result<Placed, Error>) -> Self {
+        match placed {
+            Ok(placed) => {
+                self.actions.extend(placed.actions);
+                self.settles.extend(placed.settle);
+            }
             Err(e) => {
                 self.error.get_or_insert(e);
             }
@@ -122,32 +153,39 @@ impl Transaction {
     }
 
     /// Puts `entity` (guarded: an existing item under its key must be of the same entity).
-    pub fn put<E: ShardedEntity>(self, entity: &E) -> Self {
-        let action = put_action(&self.table, entity, PutRule::Guarded, None);
-        self.push(action)
+    /// During a transition, with the guarded delete of its previous place; a versioned entity
+    /// is settled before the commit.
+    pub fn put<E: ShardedEntity + 'static>(self, entity: &E) -> Self {
+        let placed = put_action(&self.table, entity, PutRule::Guarded, None);
+        self.push(placed)
     }
 
-    /// Puts `entity` only if `condition` holds for the stored item (and the guard).
-    pub fn put_if<E: ShardedEntity>(self, entity: &E, condition: Condition<E>) -> Self {
-        let action = put_action(&self.table, entity, PutRule::Guarded, Some(condition));
-        self.push(action)
+    /// Puts `entity` only if `condition` holds for the stored item (and the guard). During a
+    /// transition the item is settled before the commit, and its previous place deleted.
+    pub fn put_if<E: ShardedEntity + 'static>(self, entity: &E, condition: Condition<E>) -> Self {
+        let placed = put_action(&self.table, entity, PutRule::Guarded, Some(condition));
+        self.push(placed)
     }
 
     /// Applies a typed update (built with the entity's generated `update`).
     ///
     /// It acts on the item's current place, which must hold the item (an update never creates
-    /// one). During a layout transition an item still at its previous place is not moved first
-    /// (as `Update::send` does), so the transaction is canceled with `ConditionalCheckFailed`
-    /// for that action: update it with `Update::send` once (which moves it), or run the
-    /// migration, then commit again.
-    pub fn update<E: ShardedEntity + GsiRewrite>(self, update: Update<E>) -> Self {
+    /// one). During a layout transition the item is settled before the commit (moved to its
+    /// current place if it is still at its previous one, as `Update::send` does), and the
+    /// guarded delete of its previous place is an extra action.
+    pub fn update<E: ShardedEntity + GsiRewrite + 'static>(self, update: Update<E>) -> Self {
         let table = self.table.clone();
-        let action = update.build().and_then(|built| {
-            let size = item_size(&built.key) + built.expression.len();
+        let placed = update.build().and_then(|built| {
+            let size = request_size(
+                &built.key,
+                &[&built.expression, &built.condition],
+                &built.names,
+                &built.values,
+            );
             let item = TransactWriteItem::builder()
                 .update(
                     UpdateAction::builder()
-                        .table_name(table)
+                        .table_name(&table)
                         .set_key(Some(built.key.clone()))
                         .update_expression(built.expression)
                         .condition_expression(built.condition)
@@ -160,53 +198,60 @@ impl Transaction {
                         .map_err(build_error)?,
                 )
                 .build();
-            Ok(Action {
+            let action = Action {
                 kind: "update",
                 entity: E::SCHEMA.entity,
                 schema: E::SCHEMA,
                 key: built.key,
                 size,
                 item,
-            })
+            };
+            placed::<E>(&table, action, &built.placement, Previous::Delete, true)
         });
-        self.push(action)
+        self.push(placed)
     }
 
     /// Deletes the item `entity` identifies (its key), if it is of this entity. During a
     /// layout transition (`previous_n`, `legacy`) the copy at the item's previous place is
     /// deleted too, as a second action, so the item cannot come back from there.
-    pub fn delete<E: ShardedEntity>(self, entity: &E) -> Self {
-        let previous = previous_delete_action(&self.table, entity);
-        let action = keyed_action(&self.table, entity, Kind::Delete, None);
-        let this = match previous {
-            Some(previous) => self.push(previous),
-            None => self,
-        };
-        this.push(action)
+    pub fn delete<E: ShardedEntity + 'static>(self, entity: &E) -> Self {
+        let placed = keyed_action(&self.table, entity, Kind::Delete, None);
+        self.push(placed)
     }
 
-    /// Deletes the item `entity` identifies only if `condition` holds for it.
-    pub fn delete_if<E: ShardedEntity>(self, entity: &E, condition: Condition<E>) -> Self {
-        let action = keyed_action(&self.table, entity, Kind::Delete, Some(condition));
-        self.push(action)
+    /// Deletes the item `entity` identifies only if `condition` holds for it. During a
+    /// transition the item is settled before the commit, and its previous place deleted too.
+    pub fn delete_if<E: ShardedEntity + 'static>(
+        self,
+        entity: &E,
+        condition: Condition<E>,
+    ) -> Self {
+        let placed = keyed_action(&self.table, entity, Kind::Delete, Some(condition));
+        self.push(placed)
     }
 
     /// Requires `condition` to hold for the item `entity` identifies, without writing it.
-    pub fn check<E: ShardedEntity>(self, entity: &E, condition: Condition<E>) -> Self {
-        let action = keyed_action(&self.table, entity, Kind::Check, Some(condition));
-        self.push(action)
+    /// During a transition the item is settled before the commit, so the check sees it.
+    pub fn check<E: ShardedEntity + 'static>(self, entity: &E, condition: Condition<E>) -> Self {
+        let placed = keyed_action(&self.table, entity, Kind::Check, Some(condition));
+        self.push(placed)
     }
 
     /// Moves an item to a new key: deletes `from` (which must exist, as this entity) and puts
     /// `to` (whose key must be free), atomically. The way to change a key field.
-    pub fn move_item<E: ShardedEntity>(self, from: &E, to: &E) -> Self {
+    ///
+    /// During a layout transition, `from` is settled before the commit and its previous place
+    /// deleted too, and `to`'s previous place must be empty (an item not yet migrated there is
+    /// not replaced).
+    pub fn move_item<E: ShardedEntity + 'static>(self, from: &E, to: &E) -> Self {
         let table = self.table.clone();
         let delete = keyed_action(&table, from, Kind::DeleteExisting, None);
         let put = put_action(&table, to, PutRule::New, None);
         self.push(delete).push(put)
     }
 
-    /// The number of actions so far.
+    /// The number of actions so far (with the previous places' deletes and checks during a
+    /// layout transition).
     pub fn len(&self) -> usize {
         self.actions.len()
     }
@@ -216,12 +261,16 @@ impl Transaction {
         self.actions.is_empty()
     }
 
-    /// Checks the transaction and sends it as one `TransactWriteItems`.
+    /// Checks the transaction, settles the items of its conditional actions during a layout
+    /// transition, and sends it as one `TransactWriteItems`.
     pub async fn commit(self) -> Result<(), Error> {
         if let Some(error) = self.error {
             return Err(error);
         }
         check(&self.actions)?;
+        for settle in &self.settles {
+            settle.run(&self.client, &self.table).await?;
+        }
         let token = self.token.unwrap_or_else(random_token);
         let items: Vec<TransactWriteItem> = self.actions.iter().map(|a| a.item.clone()).collect();
         let result = self
@@ -266,16 +315,55 @@ fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
     Error::InvalidTransaction(format!("an action could not be built: {e}"))
 }
 
-fn with_user<E>(
-    base: &str,
-    condition: Option<Condition<E>>,
-    names: &mut Names,
-    values: &mut Values,
-) -> Result<String, Error> {
-    Ok(match condition {
-        // The base may be an OR: parenthesised, so the AND applies to all of it.
-        Some(c) => format!("({base}) AND ({})", c.erase().render(names, values)?),
-        None => base.to_owned(),
+/// What an action adds at its item's previous place during a transition.
+#[derive(Clone, Copy, PartialEq)]
+enum Previous {
+    /// Its guarded delete: the write leaves no copy behind.
+    Delete,
+    /// A check that it is empty: the write creates its item.
+    Vacant,
+}
+
+/// `action` with what its placement adds: the previous place's delete or check, and, for an
+/// action whose condition reads the stored item (`settle`), the settle before the commit.
+fn placed<E: ShardedEntity + 'static>(
+    table: &str,
+    action: Action,
+    placement: &Placement,
+    previous: Previous,
+    settle: bool,
+) -> Result<Placed, Error> {
+    let schema = E::SCHEMA;
+    let extra = match previous {
+        Previous::Delete => placement
+            .previous_delete(table)?
+            .map(|(key, delete)| Action {
+                kind: "delete",
+                entity: schema.entity,
+                schema,
+                size: item_size(&key),
+                key,
+                item: TransactWriteItem::builder().delete(delete).build(),
+            }),
+        Previous::Vacant => placement
+            .previous_vacancy(table)?
+            .map(|(key, check)| Action {
+                kind: "check",
+                entity: schema.entity,
+                schema,
+                size: item_size(&key),
+                key,
+                item: TransactWriteItem::builder().condition_check(check).build(),
+            }),
+    };
+    let settle = if settle {
+        placement.pending_settle::<E>()
+    } else {
+        None
+    };
+    Ok(Placed {
+        actions: std::iter::once(action).chain(extra).collect(),
+        settle,
     })
 }
 
@@ -287,27 +375,30 @@ enum PutRule {
     New,
 }
 
-fn put_action<E: ShardedEntity>(
+fn put_action<E: ShardedEntity + 'static>(
     table: &str,
     entity: &E,
     rule: PutRule,
     condition: Option<Condition<E>>,
-) -> Result<Action, Error> {
+) -> Result<Placed, Error> {
     let schema = E::SCHEMA;
-    let mut item = entity.to_item()?;
+    let placement = Placement::of(entity)?;
+    let mut item = physical_item(entity)?;
     // As `Repo::put`: the version read is checked and bumped, the times stamped.
     let read_version = stamp_write(schema, &mut item)?;
     let key = key_of(schema, &item);
     let (mut names, mut values) = (Names::new(), Values::new());
-    let base = match rule {
-        PutRule::Guarded => put_guard(schema, read_version, &mut names, &mut values),
-        PutRule::New => {
-            names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
-            "attribute_not_exists(#pk)"
+    let (base, previous, settle) = match rule {
+        PutRule::Guarded => {
+            // A condition on the stored item (the user's, or the version) needs it settled.
+            let reads = condition.is_some() || schema.version.is_some();
+            let guard = put_guard(schema, read_version, &mut names, &mut values);
+            (guard, Previous::Delete, reads)
         }
+        PutRule::New => (no_item(schema, &mut names), Previous::Vacant, false),
     };
-    let expression = with_user(base, condition, &mut names, &mut values)?;
-    let size = item_size(&item);
+    let expression = with_condition(base, condition, &mut names, &mut values)?;
+    let size = request_size(&item, &[&expression], &names, &values);
     let put = Put::builder()
         .table_name(table)
         .set_item(Some(item))
@@ -317,14 +408,15 @@ fn put_action<E: ShardedEntity>(
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
         .build()
         .map_err(build_error)?;
-    Ok(Action {
+    let action = Action {
         kind: "put",
         entity: schema.entity,
         schema,
         key,
         size,
         item: TransactWriteItem::builder().put(put).build(),
-    })
+    };
+    placed::<E>(table, action, &placement, previous, settle)
 }
 
 /// A keyed action: what it does, and what it requires of the stored item.
@@ -338,69 +430,25 @@ enum Kind {
     Check,
 }
 
-/// During a transition: the delete of the copy at `entity`'s previous place (no item, one of
-/// this entity, or an untagged legacy item), or `None` when no transition is declared.
-fn previous_delete_action<E: ShardedEntity>(
-    table: &str,
-    entity: &E,
-) -> Option<Result<Action, Error>> {
-    let schema = E::SCHEMA;
-    let build = || -> Result<Option<Action>, Error> {
-        let keys = entity.item_keys()?;
-        let Some(previous) = entity.previous_pk()?.filter(|p| *p != keys.pk) else {
-            return Ok(None);
-        };
-        let mut key = Item::from([(schema.pk.attribute.to_owned(), AttributeValue::S(previous))]);
-        if let (Some(sk), Some(value)) = (schema.sk, keys.sk) {
-            key.insert(sk.attribute.to_owned(), AttributeValue::S(value));
-        }
-        let (mut names, mut values) = (Names::new(), Values::new());
-        let guard = previous_place_guard(schema, &mut names, &mut values);
-        let delete = Delete::builder()
-            .table_name(table)
-            .set_key(Some(key.clone()))
-            .condition_expression(guard)
-            .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(Some(values))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
-            .map_err(build_error)?;
-        Ok(Some(Action {
-            kind: "delete",
-            entity: schema.entity,
-            schema,
-            size: item_size(&key),
-            key,
-            item: TransactWriteItem::builder().delete(delete).build(),
-        }))
-    };
-    build().transpose()
-}
-
-fn keyed_action<E: ShardedEntity>(
+fn keyed_action<E: ShardedEntity + 'static>(
     table: &str,
     entity: &E,
     kind: Kind,
     condition: Option<Condition<E>>,
-) -> Result<Action, Error> {
+) -> Result<Placed, Error> {
     let schema = E::SCHEMA;
-    let item = entity.to_item()?;
-    let key = key_of(schema, &item);
+    let placement = Placement::of(entity)?;
+    let key = placement.current_key()?;
     let (mut names, mut values) = (Names::new(), Values::new());
     // Never touch another entity's item under the same key.
     let base = match kind {
         Kind::Delete => entity_guard(schema, &mut names, &mut values),
-        Kind::DeleteExisting | Kind::Check => {
-            names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
-            values.insert(
-                ":et".to_owned(),
-                AttributeValue::S(schema.entity.to_owned()),
-            );
-            "#et = :et"
-        }
+        Kind::DeleteExisting | Kind::Check => own_entity(schema, &mut names, &mut values),
     };
-    let expression = with_user(base, condition, &mut names, &mut values)?;
-    let size = item_size(&key);
+    // A condition on the stored item (the user's, or "it exists") needs it settled.
+    let settle = condition.is_some() || kind != Kind::Delete;
+    let expression = with_condition(base, condition, &mut names, &mut values)?;
+    let size = request_size(&key, &[&expression], &names, &values);
     let on_failure = ReturnValuesOnConditionCheckFailure::AllOld;
     let item = if kind == Kind::Check {
         let check = ConditionCheck::builder()
@@ -425,7 +473,7 @@ fn keyed_action<E: ShardedEntity>(
             .map_err(build_error)?;
         TransactWriteItem::builder().delete(delete).build()
     };
-    Ok(Action {
+    let action = Action {
         kind: match kind {
             Kind::Check => "check",
             _ => "delete",
@@ -435,21 +483,39 @@ fn keyed_action<E: ShardedEntity>(
         key,
         size,
         item,
-    })
+    };
+    // A check writes nothing, so it leaves nothing behind: settled, it needs no extra action.
+    let previous = if kind == Kind::Check {
+        None
+    } else {
+        Some(Previous::Delete)
+    };
+    match previous {
+        Some(previous) => placed::<E>(table, action, &placement, previous, settle),
+        None => Ok(Placed {
+            actions: vec![action],
+            settle: if settle {
+                placement.pending_settle::<E>()
+            } else {
+                None
+            },
+        }),
+    }
 }
 
-/// The primary key attributes of `item`.
-fn key_of(schema: &EntitySchema, item: &Item) -> Item {
-    let mut key = Item::new();
-    for attribute in [Some(schema.pk.attribute), schema.sk.map(|s| s.attribute)]
-        .into_iter()
-        .flatten()
-    {
-        if let Some(value) = item.get(attribute) {
-            key.insert(attribute.to_owned(), value.clone());
-        }
-    }
-    key
+/// What DynamoDB counts of one action towards a transaction's 4 MB: its item (a put) or key,
+/// its expressions, and their attribute names and values.
+fn request_size(item: &Item, expressions: &[&str], names: &Names, values: &Values) -> usize {
+    let values_size: usize = values
+        .iter()
+        .map(|(placeholder, value)| {
+            placeholder.len() + item_size(&Item::from([(String::new(), value.clone())]))
+        })
+        .sum();
+    item_size(item)
+        + expressions.iter().map(|e| e.len()).sum::<usize>()
+        + names.iter().map(|(p, n)| p.len() + n.len()).sum::<usize>()
+        + values_size
 }
 
 fn check(actions: &[Action]) -> Result<(), Error> {
@@ -460,7 +526,8 @@ fn check(actions: &[Action]) -> Result<(), Error> {
     }
     if actions.len() > MAX_TRANSACTION_ACTIONS {
         return Err(Error::InvalidTransaction(format!(
-            "{} actions, and DynamoDB takes at most {MAX_TRANSACTION_ACTIONS} in one transaction: \
+            "{} actions, and DynamoDB takes at most {MAX_TRANSACTION_ACTIONS} in one transaction \
+             (during a layout transition, a write's delete of its previous place counts too): \
              split it (each part is then atomic on its own)",
             actions.len()
         )));
@@ -468,8 +535,9 @@ fn check(actions: &[Action]) -> Result<(), Error> {
     let bytes: usize = actions.iter().map(|a| a.size).sum();
     if bytes > MAX_TRANSACTION_BYTES {
         return Err(Error::InvalidTransaction(format!(
-            "{bytes} bytes of items, and DynamoDB takes at most {MAX_TRANSACTION_BYTES} in one \
-             transaction: split it, or store large values elsewhere"
+            "{bytes} bytes of items, keys, expressions and their values, and DynamoDB takes at \
+             most {MAX_TRANSACTION_BYTES} in one transaction: split it, or store large values \
+             elsewhere"
         )));
     }
     let mut seen = HashSet::new();
@@ -493,11 +561,6 @@ fn check(actions: &[Action]) -> Result<(), Error> {
     Ok(())
 }
 
-/// A fresh `ClientRequestToken`: 32 hex digits from 128 random bits.
-pub(crate) fn random_token() -> String {
-    format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
-}
-
 /// The primary key of one item of entity `E`, built by the generated `Entity::key(..)` (on
 /// the shard the key's hash fields give).
 ///
@@ -514,6 +577,8 @@ pub(crate) fn random_token() -> String {
 pub struct ItemKey<E> {
     pk: String,
     sk: Option<String>,
+    /// The partition key under the previous layout, while a transition is declared.
+    previous: Option<String>,
     _entity: std::marker::PhantomData<fn() -> E>,
 }
 
@@ -522,6 +587,7 @@ impl<E> std::fmt::Debug for ItemKey<E> {
         f.debug_struct("ItemKey")
             .field("pk", &self.pk)
             .field("sk", &self.sk)
+            .field("previous", &self.previous)
             .finish()
     }
 }
@@ -531,6 +597,7 @@ impl<E> Clone for ItemKey<E> {
         ItemKey {
             pk: self.pk.clone(),
             sk: self.sk.clone(),
+            previous: self.previous.clone(),
             _entity: std::marker::PhantomData,
         }
     }
@@ -540,9 +607,18 @@ impl<E: ShardedEntity> ItemKey<E> {
     /// The key of `E`'s item with these physical keys. Called by generated code.
     #[doc(hidden)]
     pub fn new(pk: String, sk: Option<String>) -> Self {
+        ItemKey::in_layout(pk, None, sk)
+    }
+
+    /// The key of `E`'s item at `pk` and, while a layout transition is declared, at its
+    /// previous partition key `previous`. Called by generated code.
+    #[doc(hidden)]
+    pub fn in_layout(pk: String, previous: Option<String>, sk: Option<String>) -> Self {
+        let placement = Placement::of_key(E::SCHEMA, pk, previous, sk);
         ItemKey {
-            pk,
-            sk,
+            pk: placement.pk().to_owned(),
+            sk: placement.sk().map(str::to_owned),
+            previous: placement.previous().map(str::to_owned),
             _entity: std::marker::PhantomData,
         }
     }
@@ -557,16 +633,20 @@ impl<E: ShardedEntity> ItemKey<E> {
         self.sk.as_deref()
     }
 
-    fn item(&self) -> Item {
-        let schema = E::SCHEMA;
-        let mut key = Item::from([(
-            schema.pk.attribute.to_owned(),
-            AttributeValue::S(self.pk.clone()),
-        )]);
-        if let (Some(sk), Some(value)) = (schema.sk, &self.sk) {
-            key.insert(sk.attribute.to_owned(), AttributeValue::S(value.clone()));
-        }
-        key
+    /// The partition key of the item's previous place, while a layout transition
+    /// (`previous_n`, `legacy`) is declared and that place differs: where an item not yet
+    /// migrated still is. [`TransactGet`] reads it too.
+    pub fn previous_partition_key(&self) -> Option<&str> {
+        self.previous.as_deref()
+    }
+
+    fn placement(&self) -> Placement {
+        Placement::of_key(
+            E::SCHEMA,
+            self.pk.clone(),
+            self.previous.clone(),
+            self.sk.clone(),
+        )
     }
 }
 
@@ -597,7 +677,10 @@ pub struct Slot<E> {
 pub struct TransactGet {
     client: Client,
     table: String,
-    keys: Vec<(Item, &'static str)>,
+    /// Per slot, the keys to read in order (current place first, then the previous one
+    /// during a transition) and the entity schema, to adopt an untagged legacy item.
+    slots: Vec<(Vec<Item>, &'static EntitySchema)>,
+    error: Option<Error>,
 }
 
 impl TransactGet {
@@ -606,32 +689,50 @@ impl TransactGet {
         TransactGet {
             client: client.clone(),
             table: table.into(),
-            keys: Vec::new(),
+            slots: Vec::new(),
+            error: None,
         }
     }
 
     /// Adds the item `key` names; its result is taken from the answer with the returned slot.
+    ///
+    /// During a layout transition (`previous_n`, `legacy`) the item's previous place is read
+    /// too, in the same snapshot: an item not yet migrated is found there, and the copy at
+    /// the current place wins. Such an item takes two of the read's 100 gets.
     pub fn get<E: ShardedEntity>(&mut self, key: ItemKey<E>) -> Slot<E> {
-        self.keys.push((key.item(), E::SCHEMA.entity));
+        let keys = match key.placement().read_keys() {
+            Ok(keys) => keys,
+            Err(e) => {
+                self.error.get_or_insert(e);
+                Vec::new()
+            }
+        };
+        self.slots.push((keys, E::SCHEMA));
         Slot {
-            index: self.keys.len() - 1,
+            index: self.slots.len() - 1,
             _entity: std::marker::PhantomData,
         }
     }
 
-    /// Sends the read. At most [`MAX_TRANSACTION_ACTIONS`] items ([`Error::InvalidTransaction`]
-    /// otherwise, before sending).
+    /// Sends the read. At most [`MAX_TRANSACTION_ACTIONS`] gets, counting an item's previous
+    /// place during a layout transition ([`Error::InvalidTransaction`] otherwise, before
+    /// sending).
     pub async fn send(self) -> Result<TransactGetAnswer, Error> {
-        if self.keys.is_empty() || self.keys.len() > MAX_TRANSACTION_ACTIONS {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        let gets_count: usize = self.slots.iter().map(|(keys, _)| keys.len()).sum();
+        if self.slots.is_empty() || gets_count > MAX_TRANSACTION_ACTIONS {
             return Err(Error::InvalidTransaction(format!(
-                "a transactional read takes 1 to {MAX_TRANSACTION_ACTIONS} items, not {}",
-                self.keys.len()
+                "a transactional read takes 1 to {MAX_TRANSACTION_ACTIONS} gets, not {gets_count} \
+                 (during a layout transition an item's previous place is a get too)"
             )));
         }
         let gets: Vec<aws_sdk_dynamodb::types::TransactGetItem> = self
-            .keys
+            .slots
             .iter()
-            .map(|(key, _)| {
+            .flat_map(|(keys, _)| keys)
+            .map(|key| {
                 aws_sdk_dynamodb::types::Get::builder()
                     .table_name(&self.table)
                     .set_key(Some(key.clone()))
@@ -651,11 +752,30 @@ impl TransactGet {
             .send()
             .await
             .map_err(|e| Error::dynamo("TransactGetItems", &self.table, e))?;
-        let items = output
+        let mut responses = output
             .responses
             .unwrap_or_default()
             .into_iter()
-            .map(|r| r.item.filter(|item| !item.is_empty()))
+            .map(|r| r.item.filter(|item| !item.is_empty()));
+        let items = self
+            .slots
+            .iter()
+            .map(|(keys, schema)| {
+                let mut found = None;
+                for (place, item) in responses.by_ref().take(keys.len()).enumerate() {
+                    match item {
+                        Some(item) if found.is_none() => {
+                            let mut item = item;
+                            if place > 0 {
+                                Placement::adopt_previous(schema, &mut item);
+                            }
+                            found = Some(item);
+                        }
+                        _ => {}
+                    }
+                }
+                found
+            })
             .collect();
         Ok(TransactGetAnswer { items })
     }
@@ -675,5 +795,113 @@ impl TransactGetAnswer {
             Some(item) => E::from_item(item).map(Some),
             None => Ok(None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use aws_sdk_dynamodb::config::{BehaviorVersion, Region};
+    use aws_sdk_dynamodb::types::AttributeValue;
+    use serde::{Deserialize, Serialize};
+
+    use super::*;
+    use crate::access::condition::{Data, Field};
+    use crate::access::entity::ItemKeys;
+    use crate::access::repo::Repo;
+    use crate::access::update::UpdateKey;
+    use crate::error::KeyError;
+    use crate::keys::schema::{KeyTemplate, PartitionKeySchema, Segment, Sharding};
+
+    static PK: KeyTemplate = KeyTemplate::new(
+        "NOTE#{id}",
+        &[Segment::literal("NOTE#"), Segment::field("id")],
+    );
+    static SCHEMA: EntitySchema = EntitySchema::new(
+        "Note",
+        None,
+        PartitionKeySchema::new("pk", &PK, Sharding::None),
+        None,
+        &[],
+    );
+
+    #[derive(Serialize, Deserialize)]
+    struct Note {
+        id: String,
+        text: String,
+    }
+
+    impl ShardedEntity for Note {
+        const SCHEMA: &'static EntitySchema = &SCHEMA;
+        fn item_keys(&self) -> Result<ItemKeys, KeyError> {
+            Ok(ItemKeys::new(format!("NOTE#{}", self.id), None, Vec::new()))
+        }
+    }
+
+    impl GsiRewrite for Note {
+        fn gsi_keys(
+            _: &HashMap<&'static str, AttributeValue>,
+            _: &[&'static str],
+        ) -> Result<Vec<(&'static str, String)>, Error> {
+            Ok(Vec::new())
+        }
+    }
+
+    fn client() -> Client {
+        let config = aws_sdk_dynamodb::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("us-east-1"))
+            .build();
+        Client::from_conf(config)
+    }
+
+    fn update(repo: &Repo<Note>, id: &str, text: String) -> Update<Note> {
+        let key = UpdateKey {
+            pk: format!("NOTE#{id}"),
+            sk: None,
+            key_values: HashMap::new(),
+            previous: None,
+        };
+        let text_field: Field<Note, String, Data> = Field::new("text");
+        Update::new(repo, Ok(key)).set(text_field, text)
+    }
+
+    #[test]
+    fn the_size_check_counts_update_values() {
+        let client = client();
+        let repo: Repo<Note> = Repo::new(client.clone(), "notes");
+        // Eleven updates of 390 KB values: 4.3 MB that DynamoDB counts, in tiny keys.
+        let mut transaction = Transaction::new(&client, "notes");
+        for i in 0..11 {
+            transaction = transaction.update(update(&repo, &format!("n{i}"), "x".repeat(390_000)));
+        }
+        let err = check(&transaction.actions).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidTransaction(m) if m.contains("bytes")),
+            "{err}"
+        );
+        // Ten fit.
+        let mut transaction = Transaction::new(&client, "notes");
+        for i in 0..10 {
+            transaction = transaction.update(update(&repo, &format!("n{i}"), "x".repeat(390_000)));
+        }
+        check(&transaction.actions).unwrap();
+    }
+
+    #[test]
+    fn the_size_check_counts_condition_values() {
+        let client = client();
+        let text: Field<Note, String, Data> = Field::new("text");
+        let mut transaction = Transaction::new(&client, "notes");
+        for i in 0..11 {
+            let note = Note {
+                id: format!("n{i}"),
+                text: String::new(),
+            };
+            transaction = transaction.delete_if(&note, text.eq("y".repeat(390_000)));
+        }
+        let err = check(&transaction.actions).unwrap_err();
+        assert!(matches!(&err, Error::InvalidTransaction(_)), "{err}");
     }
 }

@@ -10,12 +10,12 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 
-use crate::access::clock_values::now_value;
 use crate::access::condition::{Condition, Data, Field, Names, Operand, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::placement::Placement;
 use crate::access::repo::Repo;
+use crate::access::write_rules::{existing_entity, expect_version, stamp_update, stored_version};
 use crate::error::Error;
-use crate::keys::schema::ENTITY_ATTRIBUTE;
 
 /// A field an update may change: a [`Field`] outside the primary key.
 #[diagnostic::on_unimplemented(
@@ -214,6 +214,12 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
     }
 
     /// Sends the update.
+    ///
+    /// During a layout transition (`previous_n`, `legacy`) the item is settled first: one
+    /// consistent `GetItem` of its previous place and, when it is still there, a move to its
+    /// current place in one two-action transaction (put if the current place is empty,
+    /// delete the old copy if unchanged). The update then changes the item at its current
+    /// place, and no copy stays at the previous one.
     pub async fn send(self) -> Result<(), Error> {
         self.run(false).await.map(|_| ())
     }
@@ -231,14 +237,14 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
     async fn run(self, returning: bool) -> Result<Option<Item>, Error> {
         let schema = E::SCHEMA;
         let repo = self.repo.clone();
-        // During a transition, an item still at its previous place is copied to its current
-        // place first, so the update changes it there instead of creating a partial item.
-        if let Ok(key) = &self.key {
-            if let Some(previous) = key.previous.clone().filter(|p| *p != key.pk) {
-                repo.migrate_key(previous, key.sk.clone()).await?;
-            }
-        }
         let built = self.build()?;
+        // During a transition, an item still at its previous place is moved to its current
+        // place first, so the update changes it there (instead of finding no item) and no
+        // copy stays behind.
+        built
+            .placement
+            .settle::<E>(repo.client(), repo.table())
+            .await?;
         let result = repo
             .client()
             .update_item()
@@ -359,25 +365,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
                 Action::Remove => removes.push(name),
             }
         }
-        if let Some(version) = schema.version {
-            if seen.contains(&version) {
-                return Err(Error::InvalidUpdate(format!(
-                    "`{version}` is {}'s version, which every update adds 1 to: leave it out, \
-                     and use `if_version` to require the one you read",
-                    schema.entity
-                )));
-            }
-            names.insert("#uver".to_owned(), version.to_owned());
-            values.insert(":uone".to_owned(), AttributeValue::N("1".to_owned()));
-            adds.push("#uver :uone".to_owned());
-        }
-        if let Some(updated) = schema.updated_at {
-            if !seen.contains(&updated.attribute) {
-                names.insert("#uupd".to_owned(), updated.attribute.to_owned());
-                values.insert(":uupd".to_owned(), now_value(updated.format));
-                sets.push("#uupd = :uupd".to_owned());
-            }
-        }
+        stamp_update(schema, &seen, &mut names, &mut values, &mut sets, &mut adds)?;
         // Rebuilt from plain SETs only: a value changed by ADD or REMOVE is not known before
         // DynamoDB applies it, and the generated code says so.
         let changed: Vec<&'static str> = self.actions.iter().map(|(a, _)| *a).collect();
@@ -395,32 +383,19 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
                 expression.push_str(&format!("{clause} {} ", parts.join(", ")));
             }
         }
-        names.insert("#upk".to_owned(), schema.pk.attribute.to_owned());
-        names.insert("#uet".to_owned(), ENTITY_ATTRIBUTE.to_owned());
-        values.insert(
-            ":uet".to_owned(),
-            AttributeValue::S(schema.entity.to_owned()),
-        );
-        let mut condition = "attribute_exists(#upk) AND #uet = :uet".to_owned();
-        if let (Some(_), Some(expected)) = (schema.version, self.expected_version) {
-            values.insert(":uexp".to_owned(), AttributeValue::N(expected.to_string()));
-            condition.push_str(" AND #uver = :uexp");
+        let mut condition = existing_entity(schema, &mut names, &mut values).to_owned();
+        if let Some(expected) = expect_version(schema, self.expected_version, &mut values) {
+            condition.push_str(" AND ");
+            condition.push_str(expected);
         }
         if let Some(user) = &self.condition {
             let user = user.render(&mut names, &mut values)?;
             condition = format!("({condition}) AND ({user})");
         }
-        let mut item_key = Item::from([(
-            schema.pk.attribute.to_owned(),
-            AttributeValue::S(key.pk.clone()),
-        )]);
-        if let (Some(sk_schema), Some(sk)) = (schema.sk, &key.sk) {
-            item_key.insert(
-                sk_schema.attribute.to_owned(),
-                AttributeValue::S(sk.clone()),
-            );
-        }
+        let placement = Placement::of_key(schema, key.pk, key.previous, key.sk);
+        let item_key = placement.current_key()?;
         Ok(BuiltUpdate {
+            placement,
             expected_version: self.expected_version,
             key: item_key,
             expression: expression.trim_end().to_owned(),
@@ -434,15 +409,12 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
 /// An update ready to send: the key, the update and condition expressions, and their
 /// placeholders.
 pub(crate) struct BuiltUpdate {
+    /// Where the item lives (its previous place settled before the update is sent).
+    pub placement: Placement,
     pub expected_version: Option<u64>,
     pub key: Item,
     pub expression: String,
     pub condition: String,
     pub names: Names,
     pub values: Values,
-}
-
-/// The version stored in `item`, if it has one.
-pub(crate) fn stored_version(item: Option<&Item>, attribute: &str) -> Option<u64> {
-    item?.get(attribute)?.as_n().ok()?.parse().ok()
 }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use checkpoint::MigrationCheckpoint;
-pub(crate) use moves::{adopt_untagged, copy_item, CopyOutcome};
+pub(crate) use moves::{adopt_untagged, move_item, MoveOutcome, Store};
 pub use report::{MigrationFailure, MigrationProgress, MigrationReport};
 
 use crate::access::entity::ShardedEntity;

@@ -30,14 +30,35 @@ use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity, TransactWriteItem,
 };
+use aws_sdk_dynamodb::Client;
 
 use crate::access::condition::{Names, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
-use crate::access::repo::Repo;
-use crate::access::transaction::random_token;
+use crate::access::write_rules::{key_of, random_token};
 use crate::capacity::units::{check_item_size, item_size, transactional_write_units, write_units};
 use crate::error::Error;
 use crate::keys::schema::{EntitySchema, PreviousLayout, ENTITY_ATTRIBUTE};
+
+/// The table a move writes in, and the client it sends with.
+#[derive(Clone, Copy)]
+pub(crate) struct Store<'a> {
+    client: &'a Client,
+    table: &'a str,
+}
+
+impl<'a> Store<'a> {
+    pub(crate) fn new(client: &'a Client, table: &'a str) -> Self {
+        Store { client, table }
+    }
+
+    fn client(&self) -> &'a Client {
+        self.client
+    }
+
+    fn table(&self) -> &'a str {
+        self.table
+    }
+}
 
 /// What one move did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,20 +192,6 @@ fn unchanged(
     parts.join(" AND ")
 }
 
-/// The primary key attributes of a stored item.
-pub(crate) fn key_of(schema: &EntitySchema, item: &Item) -> Item {
-    let mut key = Item::new();
-    for attribute in [Some(schema.pk.attribute), schema.sk.map(|s| s.attribute)]
-        .into_iter()
-        .flatten()
-    {
-        if let Some(value) = item.get(attribute) {
-            key.insert(attribute.to_owned(), value.clone());
-        }
-    }
-    key
-}
-
 /// Everything the requests of one move need, built once from the old copy.
 struct Prepared {
     /// The item as it will be stored at its current place.
@@ -315,7 +322,7 @@ enum Sent {
 /// the old copy) in one `TransactWriteItems`, idempotent under the SDK's retries (a commit
 /// whose answer was lost is not applied again).
 async fn with_put<E: ShardedEntity>(
-    repo: &Repo<E>,
+    repo: Store<'_>,
     prepared: &Prepared,
     second: TransactWriteItem,
     estimate: f64,
@@ -345,7 +352,7 @@ async fn with_put<E: ShardedEntity>(
 /// Moves `old` (an item of `E` as read from a previous-layout partition) to its current
 /// place in one step: see the module documentation.
 pub(crate) async fn move_item<E: ShardedEntity>(
-    repo: &Repo<E>,
+    repo: Store<'_>,
     old: &Item,
 ) -> Result<MoveReport, Error> {
     let schema = E::SCHEMA;
@@ -365,7 +372,7 @@ pub(crate) async fn move_item<E: ShardedEntity>(
         .build()
         .map_err(|e| Error::InvalidUpdate(format!("could not build the move's delete: {e}")))?;
     let second = TransactWriteItem::builder().delete(delete).build();
-    let (reasons, message) = match with_put(repo, &prepared, second, both).await? {
+    let (reasons, message) = match with_put::<E>(repo, &prepared, second, both).await? {
         Sent::Done(write_units) => {
             return Ok(Step {
                 outcome: MoveOutcome::Moved,
@@ -380,7 +387,7 @@ pub(crate) async fn move_item<E: ShardedEntity>(
         // The current place holds an item: a newer write. The old copy is stale.
         ["ConditionalCheckFailed", "None"]
         | ["ConditionalCheckFailed", "ConditionalCheckFailed"] => {
-            let deleted = delete_stale(repo, old).await?;
+            let deleted = delete_stale::<E>(repo, old).await?;
             Ok(Step {
                 outcome: match deleted.outcome {
                     DeleteOutcome::Deleted => MoveOutcome::Superseded,
@@ -424,7 +431,7 @@ fn throttled_or<T>(error: Error, throttled: T) -> Result<Step<T>, Error> {
 /// there and `old` is unchanged (one `TransactWriteItems`: a put and a condition check on
 /// the old copy). The old copy stays until [`delete_stale`].
 pub(crate) async fn copy_item<E: ShardedEntity>(
-    repo: &Repo<E>,
+    repo: Store<'_>,
     old: &Item,
 ) -> Result<Step<CopyOutcome>, Error> {
     let schema = E::SCHEMA;
@@ -445,7 +452,7 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
         .build()
         .map_err(|e| Error::InvalidUpdate(format!("could not build the move's check: {e}")))?;
     let second = TransactWriteItem::builder().condition_check(check).build();
-    let (reasons, message) = match with_put(repo, &prepared, second, both).await? {
+    let (reasons, message) = match with_put::<E>(repo, &prepared, second, both).await? {
         Sent::Done(write_units) => {
             return Ok(Step {
                 outcome: CopyOutcome::Copied,
@@ -478,7 +485,7 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
 /// Deletes the old copy `old` of an item whose current place holds it (copied there, or
 /// written there since), only if it is unchanged since it was read.
 pub(crate) async fn delete_stale<E: ShardedEntity>(
-    repo: &Repo<E>,
+    repo: Store<'_>,
     old: &Item,
 ) -> Result<Step<DeleteOutcome>, Error> {
     let schema = E::SCHEMA;

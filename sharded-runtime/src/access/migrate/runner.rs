@@ -14,8 +14,8 @@ use tokio::sync::Semaphore;
 
 use super::checkpoint::{MigrationCheckpoint, Position, Scope};
 use super::moves::{
-    adopt_untagged, copy_item, delete_stale, estimated_units, key_of, move_item, CopyOutcome,
-    DeleteOutcome, MoveOutcome,
+    adopt_untagged, copy_item, delete_stale, estimated_units, move_item, CopyOutcome,
+    DeleteOutcome, MoveOutcome, Store,
 };
 use super::pages::{PageSource, Parts};
 use super::report::{MigrationFailure, MigrationProgress, MigrationReport, MAX_LISTED_FAILURES};
@@ -23,6 +23,7 @@ use super::{CheckpointHook, Migration, ProgressHook};
 use crate::access::entity::{describe_key, entity_of, Item, ShardedEntity};
 use crate::access::repo::Repo;
 use crate::access::scan::MAX_SEGMENTS;
+use crate::access::write_rules::key_of;
 use crate::capacity::budget::UnitBudget;
 use crate::capacity::units::{item_size, read_units, write_units, Consistency};
 use crate::capacity::{Clock, SystemClock};
@@ -137,6 +138,11 @@ struct State {
 }
 
 impl<E: ShardedEntity> Runner<E> {
+    /// Where the moves write.
+    fn store(&self) -> Store<'_> {
+        Store::new(self.repo.client(), self.repo.table())
+    }
+
     /// Checks the settings (before any request) and plans the parts.
     pub(super) fn new(migration: Migration<E>, counting: bool) -> Result<Self, Error> {
         let schema = E::SCHEMA;
@@ -495,7 +501,7 @@ impl<E: ShardedEntity> Runner<E> {
                 let _permit = self.permit().await;
                 let reserved = self.reserve(estimate).await;
                 let result = if two_steps {
-                    copy_item(&self.repo, &item).await.map(|step| {
+                    copy_item::<E>(self.store(), &item).await.map(|step| {
                         (
                             match step.outcome {
                                 CopyOutcome::Copied => Outcome::Pending { copied: true },
@@ -508,7 +514,7 @@ impl<E: ShardedEntity> Runner<E> {
                         )
                     })
                 } else {
-                    move_item(&self.repo, &item).await.map(|step| {
+                    move_item::<E>(self.store(), &item).await.map(|step| {
                         (
                             match step.outcome {
                                 MoveOutcome::Moved => Outcome::Done(|p| p.moved += 1),
@@ -578,7 +584,7 @@ impl<E: ShardedEntity> Runner<E> {
             let result = {
                 let _permit = self.permit().await;
                 let reserved = self.reserve(estimate).await;
-                let result = delete_stale(&self.repo, &pending.old).await;
+                let result = delete_stale::<E>(self.store(), &pending.old).await;
                 self.settle(reserved, result.as_ref().map_or(0.0, |s| s.write_units));
                 result
             };

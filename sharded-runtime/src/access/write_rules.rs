@@ -1,0 +1,245 @@
+//! The rules every write obeys, whatever sends it (`Repo::put`, an `Update`, a batch, a
+//! `Transaction` action, a migration's move): the physical item and its key sizes, the entity
+//! guard, the version check and bump, the `created_at`/`updated_at` stamps, and the
+//! idempotency token of a `TransactWriteItems`. Each operation states only what is its own
+//! (which guard, which condition); where an item lives is [`placement`](super::placement)'s.
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use crate::access::clock_values::now_value;
+use crate::access::condition::{Condition, Names, Values};
+use crate::access::entity::{Item, ShardedEntity};
+use crate::capacity::units::check_item_size;
+use crate::error::Error;
+use crate::keys::schema::{EntitySchema, ENTITY_ATTRIBUTE};
+
+/// The entity guard of `put` and `delete`: the key holds no item, or an item of this entity.
+/// `#pk` is the partition key attribute, `#et` the entity attribute, `:et` the entity name.
+const SAME_ENTITY_OR_NONE: &str = "attribute_not_exists(#pk) OR #et = :et";
+
+/// The item `entity` is stored as (its fields, key attributes and entity attribute), refused
+/// before sending when over DynamoDB's 400 KB or when a key is over its size limits.
+pub(crate) fn physical_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
+    let item = entity.to_item()?;
+    check_item_size::<E>(&item)?;
+    Ok(item)
+}
+
+/// The key attributes of one item at partition `pk`: refuses empty keys and keys over
+/// DynamoDB's size limits before anything is sent.
+pub(crate) fn key_item(
+    schema: &EntitySchema,
+    pk: String,
+    sk: Option<String>,
+) -> Result<Item, Error> {
+    if pk.is_empty() {
+        return Err(Error::EmptyKeyAttribute {
+            attribute: schema.pk.attribute.to_owned(),
+        });
+    }
+    schema.pk.check_size(schema.entity, &pk)?;
+    let mut key = Item::from([(schema.pk.attribute.to_owned(), AttributeValue::S(pk))]);
+    match (schema.sk, sk) {
+        (Some(attr), Some(sk)) if !sk.is_empty() => {
+            attr.check_size(schema.entity, &sk)?;
+            key.insert(attr.attribute.to_owned(), AttributeValue::S(sk));
+        }
+        (Some(attr), _) => {
+            return Err(Error::EmptyKeyAttribute {
+                attribute: attr.attribute.to_owned(),
+            })
+        }
+        (None, _) => {}
+    }
+    Ok(key)
+}
+
+/// The primary key attributes of a stored (or about to be stored) item.
+pub(crate) fn key_of(schema: &EntitySchema, item: &Item) -> Item {
+    let mut key = Item::new();
+    for attribute in [Some(schema.pk.attribute), schema.sk.map(|s| s.attribute)]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(value) = item.get(attribute) {
+            key.insert(attribute.to_owned(), value.clone());
+        }
+    }
+    key
+}
+
+/// Registers `#et` and `:et` and returns `#et = :et`: the item is of this entity (an update,
+/// a `delete_if`, a check, the old half of a move).
+pub(crate) fn own_entity(
+    schema: &EntitySchema,
+    names: &mut Names,
+    values: &mut Values,
+) -> &'static str {
+    names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
+    values.insert(
+        ":et".to_owned(),
+        AttributeValue::S(schema.entity.to_owned()),
+    );
+    "#et = :et"
+}
+
+/// The guard of `put` and `delete` (no item, or one of this entity); registers `#pk`, `#et`
+/// and `:et`.
+pub(crate) fn entity_guard(
+    schema: &EntitySchema,
+    names: &mut Names,
+    values: &mut Values,
+) -> &'static str {
+    names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
+    own_entity(schema, names, values);
+    SAME_ENTITY_OR_NONE
+}
+
+/// The guard of an update: the item exists and is of this entity (an update never creates a
+/// partial item); registers `#pk`, `#et` and `:et`.
+pub(crate) fn existing_entity(
+    schema: &EntitySchema,
+    names: &mut Names,
+    values: &mut Values,
+) -> &'static str {
+    names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
+    own_entity(schema, names, values);
+    "attribute_exists(#pk) AND #et = :et"
+}
+
+/// The guard of a write that creates its item (`put_new`, the new half of a move): the key
+/// holds nothing. Registers `#pk`.
+pub(crate) fn no_item(schema: &EntitySchema, names: &mut Names) -> &'static str {
+    names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
+    "attribute_not_exists(#pk)"
+}
+
+/// The condition of a guarded put (`Repo::put`, `put_if`, a transaction's `put`): the key
+/// holds no item or one of this entity and, for a versioned entity, the version read (a new
+/// item only from version 0). Registers `#pk`, `#et`, `:et` and, versioned, `#ver`, `:ver`.
+pub(crate) fn put_guard(
+    schema: &EntitySchema,
+    read_version: Option<u64>,
+    names: &mut Names,
+    values: &mut Values,
+) -> &'static str {
+    entity_guard(schema, names, values);
+    match schema.version.zip(read_version) {
+        None => SAME_ENTITY_OR_NONE,
+        Some((attribute, read)) => {
+            names.insert("#ver".to_owned(), attribute.to_owned());
+            values.insert(":ver".to_owned(), AttributeValue::N(read.to_string()));
+            if read == 0 {
+                "attribute_not_exists(#pk) OR (#et = :et AND #ver = :ver)"
+            } else {
+                "attribute_exists(#pk) AND #et = :et AND #ver = :ver"
+            }
+        }
+    }
+}
+
+/// `base` and-ed with the user's condition, rendered into the same placeholders; `base` alone
+/// without one. The base may be an OR: parenthesised, so the AND applies to all of it.
+pub(crate) fn with_condition<E>(
+    base: &str,
+    condition: Option<Condition<E>>,
+    names: &mut Names,
+    values: &mut Values,
+) -> Result<String, Error> {
+    Ok(match condition {
+        Some(c) => format!("({base}) AND ({})", c.erase().render(names, values)?),
+        None => base.to_owned(),
+    })
+}
+
+/// What a put maintains in the item: the version (bumped from the struct's, which is
+/// returned as the version read), `updated_at` (now) and `created_at` (now, unless the struct
+/// carries one).
+pub(crate) fn stamp_write(schema: &EntitySchema, item: &mut Item) -> Result<Option<u64>, Error> {
+    let mut read = None;
+    if let Some(attribute) = schema.version {
+        let version = stored_version(Some(item), attribute).ok_or_else(|| {
+            Error::InvalidUpdate(format!(
+                "{}.{attribute} is the version and must be a whole number from 0",
+                schema.entity
+            ))
+        })?;
+        let next = version.checked_add(1).ok_or_else(|| {
+            Error::InvalidUpdate(format!(
+                "{}.{attribute} cannot grow past u64",
+                schema.entity
+            ))
+        })?;
+        item.insert(attribute.to_owned(), AttributeValue::N(next.to_string()));
+        read = Some(version);
+    }
+    if let Some(updated) = schema.updated_at {
+        item.insert(updated.attribute.to_owned(), now_value(updated.format));
+    }
+    if let Some(created) = schema.created_at {
+        let unset = matches!(
+            item.get(created.attribute),
+            None | Some(AttributeValue::Null(_))
+        );
+        if unset {
+            item.insert(created.attribute.to_owned(), now_value(created.format));
+        }
+    }
+    Ok(read)
+}
+
+/// What an update maintains, as clauses of its expression: `ADD version 1` (refusing an
+/// update that sets the version itself) and `SET updated_at = now` (unless the update sets
+/// it). `changed` lists the attributes the update changes.
+pub(crate) fn stamp_update(
+    schema: &EntitySchema,
+    changed: &[&'static str],
+    names: &mut Names,
+    values: &mut Values,
+    sets: &mut Vec<String>,
+    adds: &mut Vec<String>,
+) -> Result<(), Error> {
+    if let Some(version) = schema.version {
+        if changed.contains(&version) {
+            return Err(Error::InvalidUpdate(format!(
+                "`{version}` is {}'s version, which every update adds 1 to: leave it out, \
+                 and use `if_version` to require the one you read",
+                schema.entity
+            )));
+        }
+        names.insert("#uver".to_owned(), version.to_owned());
+        values.insert(":uone".to_owned(), AttributeValue::N("1".to_owned()));
+        adds.push("#uver :uone".to_owned());
+    }
+    if let Some(updated) = schema.updated_at {
+        if !changed.contains(&updated.attribute) {
+            names.insert("#uupd".to_owned(), updated.attribute.to_owned());
+            values.insert(":uupd".to_owned(), now_value(updated.format));
+            sets.push("#uupd = :uupd".to_owned());
+        }
+    }
+    Ok(())
+}
+
+/// The condition that the stored version is `expected` (an update's `if_version`), once
+/// [`stamp_update`] registered `#uver`; `None` for an entity without a version.
+pub(crate) fn expect_version(
+    schema: &EntitySchema,
+    expected: Option<u64>,
+    values: &mut Values,
+) -> Option<&'static str> {
+    schema.version?;
+    values.insert(":uexp".to_owned(), AttributeValue::N(expected?.to_string()));
+    Some("#uver = :uexp")
+}
+
+/// The version stored in `item`, if it has one.
+pub(crate) fn stored_version(item: Option<&Item>, attribute: &str) -> Option<u64> {
+    item?.get(attribute)?.as_n().ok()?.parse().ok()
+}
+
+/// A fresh `ClientRequestToken`: 32 hex digits from 128 random bits. A `TransactWriteItems`
+/// carries one so that the SDK's retry of a commit whose answer was lost is not applied twice.
+pub(crate) fn random_token() -> String {
+    format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
+}

@@ -27,4 +27,5 @@ mod read_path;
 mod repo;
 mod scan;
 mod transaction;
+mod transition_reads;
 mod update;

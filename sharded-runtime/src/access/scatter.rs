@@ -141,6 +141,8 @@ pub(crate) struct Plan {
     pub projection: Option<Vec<&'static str>>,
     /// The caller's filter (`Query::filter`), applied by DynamoDB after `Limit`.
     pub filter: Option<Condition<()>>,
+    /// The expiry filter of an entity with a `#[sharded(ttl)]` field.
+    pub expiry: Option<Expiry>,
     pub index: Option<&'static str>,
     /// The partition key attribute queried (`pk` or `gsi1pk`).
     pub pk_attribute: &'static str,
@@ -177,6 +179,36 @@ pub(crate) struct Plan {
     pub stats: Option<std::sync::Arc<crate::capacity::stats::HotKeyStats>>,
     /// The shard count of the queried key, when it is sharded (for grouping in the stats).
     pub shards: Option<u32>,
+}
+
+/// The expiry filter of an entity with a `#[sharded(ttl)]` field: an item is live when its
+/// expiry is missing, `NULL` (an `Option` field set to `None`: serde_dynamo stores `None` as
+/// `NULL`) or after `now`. The one place a query's expiry check is written: every request of
+/// a query (items, pages, streams, counts, collections, ranges) carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Expiry {
+    /// The attribute of the `ttl` field.
+    pub attribute: &'static str,
+    /// Now, in epoch seconds.
+    pub now: u64,
+}
+
+impl Expiry {
+    /// The filter fragment, with its placeholders added to `names` and `values`.
+    pub fn render(
+        &self,
+        names: &mut HashMap<String, String>,
+        values: &mut HashMap<String, AttributeValue>,
+    ) -> String {
+        names.insert("#ttl".to_owned(), self.attribute.to_owned());
+        values.insert(
+            ":ttl_now".to_owned(),
+            AttributeValue::N(self.now.to_string()),
+        );
+        values.insert(":ttl_null".to_owned(), AttributeValue::S("NULL".to_owned()));
+        "attribute_not_exists(#ttl) OR attribute_type(#ttl, :ttl_null) OR #ttl > :ttl_now"
+            .to_owned()
+    }
 }
 
 /// Extra room of a shard's first request over its fair share of the limit: a shard's share of
@@ -765,9 +797,17 @@ pub(crate) async fn query_shard(
         Some(filter) => Some(filter.render(&mut names, &mut values)?),
         None => None,
     };
-    let filter = match (entity, user) {
-        (Some(entity), Some(user)) => Some(format!("({entity}) AND ({user})")),
-        (entity, user) => entity.or(user),
+    let expiry = plan.expiry.map(|e| e.render(&mut names, &mut values));
+    let parts: Vec<String> = [entity, user, expiry].into_iter().flatten().collect();
+    let filter = match parts.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        many => Some(
+            many.iter()
+                .map(|p| format!("({p})"))
+                .collect::<Vec<_>>()
+                .join(" AND "),
+        ),
     };
     let projection = match &plan.projection {
         Some(attributes) if !count_only => Some(projection_expression(attributes, &mut names)),
@@ -974,6 +1014,7 @@ mod tests {
             filter_on_server: true,
             projection: None,
             filter: None,
+            expiry: None,
             index: None,
             pk_attribute: "pk",
             sort_attribute: Some("sk"),

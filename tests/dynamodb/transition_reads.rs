@@ -241,6 +241,37 @@ async fn paging_across_rewrites_ahead_of_the_cursor_shows_their_new_content() {
     );
 }
 
+/// The item a page ended on is copied to its current place (a higher shard) before the next
+/// page: it is not emitted again.
+#[tokio::test]
+async fn the_item_a_page_ended_on_is_not_repeated_from_its_new_place() {
+    let old: Repo<RankAt4> = repo("tr-page-repeat").await;
+    let items = ranks(60);
+    old.batch_put(&items).await.unwrap();
+    let new: Repo<RankTo9> = old.for_entity();
+    let shard = |pk: String| pk.rsplit('#').next().unwrap().parse::<u32>().unwrap();
+    let mut listing = items.clone();
+    listing.sort_by(|a, b| (a.score, &a.player).cmp(&(b.score, &b.player)));
+    // The first item (past the first few) whose new shard is above its old one.
+    let at = listing
+        .iter()
+        .enumerate()
+        .skip(3)
+        .find(|(_, r)| shard(to9(r).item_keys().unwrap().pk) > shard(r.item_keys().unwrap().pk))
+        .map(|(i, _)| i)
+        .unwrap();
+    let first = RankTo9::query(&new, "b1").page(at + 1, None).await.unwrap();
+    let mut got = lines(first.items);
+    assert_eq!(got.last().unwrap().0, listing[at].player);
+    copy_to_current(&new, &to9(&listing[at])).await;
+    got.extend(page_on(&new, 5, first.cursor).await);
+    let model: BTreeMap<String, (u64, String)> = items
+        .iter()
+        .map(|r| (r.player.clone(), (r.score, r.status.clone())))
+        .collect();
+    assert_eq!(got, sorted(&model), "every item once");
+}
+
 /// A steady layout: a shard found empty (finished) on the first page and written to, ahead
 /// of the merge position, before the next page.
 #[tokio::test]

@@ -566,7 +566,7 @@ impl<S: QuerySource, O> Query<S, O> {
                 partitions.current().clone().collect()
             },
             placement: (transition || index_transition)
-                .then_some(S::placement as fn(&Item) -> Option<String>),
+                .then_some(S::placement as fn(&Item) -> Option<(String, Option<String>)>),
             base_keys: index_transition
                 .then(|| (schema.pk.attribute, schema.sk.map(|sk| sk.attribute))),
             adopt_untagged: match (transition, schema.pk.previous, S::ENTITIES) {
@@ -726,11 +726,13 @@ impl<S: QuerySource, O> Query<S, O> {
     ///
     /// A cursor records only keys the caller has seen, never the next item of a shard, so the
     /// next page cannot know which shards hold its items without asking them: a resumed page
-    /// sends **one Query to every shard not yet finished** (concurrently), plus a further
-    /// Query to a shard whose returned items the merge used up while it may hold more. A
-    /// first page costs the same. Measured over 10 shards (BENCHMARKS.md, "Cursor paging"):
-    /// about 10 requests per page for page sizes 1, 5 and 20. Shards that are finished cost
-    /// nothing.
+    /// sends **one Query to every shard** (concurrently), plus a further Query to a shard
+    /// whose returned items the merge used up while it may hold more. A first page costs the
+    /// same. Measured over 10 shards (BENCHMARKS.md, "Cursor paging"): about 10 requests per
+    /// page for page sizes 1, 5 and 20. A shard that ended on an earlier page is asked again
+    /// (one small request, from where it stood): an item written there since, ahead of the
+    /// last returned item, is returned in its place, in a steady layout as during a
+    /// transition, where a migration moves items into shards that were empty.
     pub async fn page(mut self, size: usize, cursor: Option<&Cursor>) -> Result<Page<O>, Error> {
         if size == 0 {
             return Err(Error::InvalidQuery(

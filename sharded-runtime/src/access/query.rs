@@ -7,7 +7,7 @@ use crate::access::condition::Condition;
 use crate::access::cursor::{self, Cursor, CursorKey, Fingerprint, Resume, ShardPosition};
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::repo::Repo;
-use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, SortCondition};
+use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, SortCondition, Transition};
 use crate::access::sort_condition::SortKeyCondition;
 use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 use crate::error::{Error, KeyError};
@@ -546,6 +546,7 @@ impl<S: QuerySource, O> Query<S, O> {
             .part(if transition { &layout } else { "" })
             .finish();
         self.layout = layout;
+        let expiry = self.expiry();
         let plan = Plan {
             client: self.repo.client().clone(),
             table: self.repo.table().to_owned(),
@@ -554,27 +555,30 @@ impl<S: QuerySource, O> Query<S, O> {
             filter_on_server,
             projection,
             filter: self.filter.clone(),
-            expiry: self.expiry(),
+            expiry,
             index,
             pk_attribute,
             sort_attribute: sort_key.map(|sk| sk.attribute),
             position_attributes,
-            current_partitions: partitions.current_count(),
             partitions: if transition {
                 partitions.all()
             } else {
                 partitions.current().clone().collect()
             },
-            placement: (transition || index_transition)
-                .then_some(S::placement as fn(&Item) -> Option<(String, Option<String>)>),
-            base_keys: index_transition
-                .then(|| (schema.pk.attribute, schema.sk.map(|sk| sk.attribute))),
-            adopt_untagged: match (transition, schema.pk.previous, S::ENTITIES) {
-                (true, Some(crate::keys::schema::PreviousLayout::Legacy { .. }), [entity]) => {
-                    Some(*entity)
-                }
-                _ => None,
-            },
+            transition: (transition || index_transition).then(|| Transition {
+                placement: S::placement,
+                current_partitions: partitions.current_count(),
+                legacy: match (transition, schema.pk.previous, S::ENTITIES) {
+                    (true, Some(crate::keys::schema::PreviousLayout::Legacy { .. }), [_]) => {
+                        Some(schema)
+                    }
+                    _ => None,
+                },
+                base_keys: (schema.pk.attribute, schema.sk.map(|sk| sk.attribute)),
+                // The current copy of an old copy is not in an index page, and a filter may
+                // hide it: old copies are then looked up at their current place.
+                lookup: index_transition || self.filter.is_some() || expiry.is_some(),
+            }),
             condition,
             descending: self.descending,
             consistent: self.consistent,
@@ -807,7 +811,7 @@ impl<S: QuerySource, O> Query<S, O> {
     /// layout's other keys), each item counted once, where it is authoritative.
     pub async fn count_by_shard(mut self) -> Result<Vec<u64>, Error> {
         let (plan, _) = self.plan()?;
-        if plan.placement.is_none() {
+        if plan.transition.is_none() {
             return scatter::count_by_shard(&plan).await;
         }
         let mut counts = vec![0; plan.partitions.len()];

@@ -35,6 +35,10 @@ use aws_sdk_dynamodb::Client;
 use futures::stream::{self, StreamExt};
 use tracing::Instrument;
 
+mod transition;
+
+pub(crate) use transition::Transition;
+
 use crate::access::condition::Condition;
 use crate::access::cursor::{MergePosition, Resume, ShardPosition};
 use crate::access::entity::entity_of;
@@ -153,22 +157,9 @@ pub(crate) struct Plan {
     /// One physical partition key per shard: the current layout's, then, during a
     /// transition, the previous layout's other keys.
     pub partitions: Vec<String>,
-    /// How many of `partitions` are the current layout's.
-    pub current_partitions: usize,
-    /// During a transition: an item's partition key under the current layout (`None` when
-    /// it cannot be read as one of the queried entities). An item found elsewhere is an old
-    /// copy, hidden when its current place holds an item with its sort key (see
-    /// [`Engine`]'s "Layout transitions").
-    pub placement: Option<fn(&Item) -> Option<(String, Option<String>)>>,
-    /// During a transition from a legacy key: the entity whose name an item of a legacy
-    /// partition without an entity attribute (written before the table adopted `sharded`)
-    /// is given, so that it is read, not filtered out.
-    pub adopt_untagged: Option<&'static str>,
-    /// A GSI query during a base-table transition: the base table's key attributes. An old
-    /// copy and its new copy carry the same index keys, so an index page's old copies are
-    /// checked against their current place (one `BatchGetItem`) and dropped when it holds
-    /// the item.
-    pub base_keys: Option<(&'static str, Option<&'static str>)>,
+    /// During a layout transition (`previous_n`, `legacy`), how old copies are told from
+    /// the item (see [`transition`]); `None` in a steady layout.
+    pub transition: Option<Transition>,
     pub condition: Option<SortCondition>,
     pub descending: bool,
     pub consistent: bool,
@@ -307,7 +298,7 @@ struct Position {
 /// its new shard by a migration (or rewritten there by a put) and not yet deleted from its old
 /// place. The copy in the current place is authoritative: every write since the transition
 /// went there. So an item read from partition `p` whose current place is another partition
-/// `t` (`Plan::placement`) is an old copy, and is hidden when `t` holds an item with the same
+/// `t` (`Transition::placement`) is an old copy, and is hidden when `t` holds an item with the same
 /// sort key: `t`'s head (every unfinished shard has one when the merge pops), its last item
 /// consumed, or, after a cursor, the item it resumes after. An old copy whose current place
 /// holds nothing is the item (not migrated yet) and comes out. Hidden copies are consumed
@@ -436,13 +427,13 @@ impl Engine {
     /// key, is the item the merge emitted last, copied there since from its previous place
     /// (the position's partition): emitted again it would be a repeat.
     fn repeats_position(&self, item: &Item, shard: usize, key: &Option<SortValue>) -> bool {
-        let (Some(placement), Some(position)) = (self.plan.placement, &self.position) else {
+        let (Some(transition), Some(position)) = (&self.plan.transition, &self.position) else {
             return false;
         };
         if *key != position.key || shard == position.shard {
             return false;
         }
-        let Some((current, Some(previous))) = placement(item) else {
+        let Some((current, Some(previous))) = (transition.placement)(item) else {
             return false;
         };
         current == self.plan.partitions[shard] && previous == self.plan.partitions[position.shard]
@@ -451,16 +442,16 @@ impl Engine {
     /// Whether `item`, read from `shard` with sort key `key`, is an old copy of an item whose
     /// current place holds an item with the same sort key (see "Layout transitions").
     fn superseded(&self, item: &Item, shard: usize, key: &Option<SortValue>) -> bool {
-        let Some(placement) = self.plan.placement else {
+        let Some(transition) = &self.plan.transition else {
             return false;
         };
-        let Some((target, _)) = placement(item) else {
+        let Some((target, _)) = (transition.placement)(item) else {
             return false;
         };
         if target == self.plan.partitions[shard] {
             return false;
         }
-        let Some(at) = self.plan.partitions[..self.plan.current_partitions]
+        let Some(at) = self.plan.partitions[..transition.current_partitions]
             .iter()
             .position(|p| *p == target)
         else {
@@ -573,14 +564,8 @@ impl Engine {
             for (shard, result) in results {
                 match result {
                     Ok(mut page) => {
-                        if let (Some(entity), true) = (
-                            self.plan.adopt_untagged,
-                            shard >= self.plan.current_partitions,
-                        ) {
-                            for item in &mut page.items {
-                                item.entry(ENTITY_ATTRIBUTE.to_owned())
-                                    .or_insert_with(|| AttributeValue::S(entity.to_owned()));
-                            }
+                        if let Some(transition) = &self.plan.transition {
+                            transition.adopt(shard, &mut page.items);
                         }
                         // Without a server-side filter, another entity's item (one whose sort
                         // key shares the prefix) is dropped here, as the filter would have.
@@ -590,7 +575,7 @@ impl Engine {
                                 entity_of(item).is_some_and(|e| entities.contains(&e))
                             });
                         }
-                        self.drop_copies_moved_on(&mut page.items).await?;
+                        transition::drop_looked_up_copies(&self.plan, &mut page.items).await?;
                         let state = &mut self.shards[shard];
                         state.exhausted = page.last_evaluated_key.is_none();
                         state.filtered_empty = page.items.is_empty() && !state.exhausted;
@@ -618,62 +603,6 @@ impl Engine {
                 }
             }
         }
-    }
-
-    /// On a GSI query during a base-table transition: drops the old copies in `items` whose
-    /// current place holds the item (see [`Plan::base_keys`]).
-    async fn drop_copies_moved_on(&self, items: &mut Vec<Item>) -> Result<(), Error> {
-        let (Some((pk, sk)), Some(placement)) = (self.plan.base_keys, self.plan.placement) else {
-            return Ok(());
-        };
-        let stored = |item: &Item| item.get(pk).and_then(|v| v.as_s().ok()).cloned();
-        // (position, current key) of every old copy.
-        let old: Vec<(usize, Item)> = items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, item)| {
-                let (current, _) = placement(item)?;
-                if stored(item)? == current {
-                    return None;
-                }
-                let mut key = Item::from([(pk.to_owned(), AttributeValue::S(current))]);
-                if let Some(sk) = sk {
-                    key.insert(sk.to_owned(), item.get(sk)?.clone());
-                }
-                Some((i, key))
-            })
-            .collect();
-        if old.is_empty() {
-            return Ok(());
-        }
-        let keys: Vec<Item> = old.iter().map(|(_, key)| key.clone()).collect();
-        let found = crate::access::batch::get(
-            &self.plan.client,
-            &self.plan.table,
-            keys,
-            &crate::access::batch::RetryPolicy::default(),
-            self.plan.concurrency,
-        )
-        .await?;
-        let key_of = |item: &Item| {
-            (
-                item.get(pk).cloned().map(|v| format!("{v:?}")),
-                sk.and_then(|sk| item.get(sk)).map(|v| format!("{v:?}")),
-            )
-        };
-        let present: std::collections::HashSet<_> = found.iter().map(key_of).collect();
-        let drop: std::collections::HashSet<usize> = old
-            .into_iter()
-            .filter(|(_, key)| present.contains(&key_of(key)))
-            .map(|(i, _)| i)
-            .collect();
-        let mut i = 0;
-        items.retain(|_| {
-            let keep = !drop.contains(&i);
-            i += 1;
-            keep
-        });
-        Ok(())
     }
 
     /// The `Limit` of shard `s`'s next request, with `open` shards not yet exhausted.
@@ -814,7 +743,10 @@ pub(crate) async fn query_shard(
     let mut names = HashMap::from([("#pk".to_owned(), plan.pk_attribute.to_owned())]);
     let mut values = HashMap::from([(":pk".to_owned(), AttributeValue::S(pk.clone()))]);
     // DynamoDB refuses placeholders an expression does not use: each is added with its use.
-    let legacy = plan.adopt_untagged.is_some() && shard >= plan.current_partitions;
+    let legacy = plan
+        .transition
+        .as_ref()
+        .is_some_and(|t| t.reads_untagged(shard));
     let entity = (plan.filter_on_server || count_only || legacy).then(|| {
         let filter = entity_filter(plan.entities, &mut names, &mut values);
         if legacy {
@@ -1071,10 +1003,7 @@ mod tests {
             sort_attribute: Some("sk"),
             position_attributes: vec!["sk"],
             partitions: (0..shards).map(|s| format!("GAME#g1#{s}")).collect(),
-            current_partitions: shards,
-            placement: None,
-            adopt_untagged: None,
-            base_keys: None,
+            transition: None,
             condition: None,
             descending: false,
             consistent: false,

@@ -27,5 +27,6 @@ mod read_path;
 mod repo;
 mod scan;
 mod transaction;
+mod transition_reads;
 mod transition_writes;
 mod update;

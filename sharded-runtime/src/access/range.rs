@@ -157,6 +157,10 @@ struct Range {
     before: String,
     after: String,
     shards: Option<u32>,
+    /// The partitions of one bucket a query reads: the shards, and during a resharding
+    /// (`previous_n`) the previous layout's other shards too. A cursor records one position
+    /// per partition read.
+    partitions_read: usize,
     /// `from` and `to` as (epoch seconds, sub-second nanoseconds).
     from: (i64, u32),
     to: (i64, u32),
@@ -194,6 +198,27 @@ pub fn range_query<E: ShardedEntity>(
         consistent: false,
         seal: None,
     }
+}
+
+/// The previous layout's keys of a bucket's logical key during a resharding (`previous_n`),
+/// read with its current keys.
+fn previous_keys(logical: String, previous: Option<PreviousLayout>) -> Option<ShardKeys> {
+    match previous {
+        Some(PreviousLayout::Shards { n }) => Some(ShardKeys::new(logical, Some(n))),
+        _ => None,
+    }
+}
+
+/// The partitions a bucket's query reads, as [`Partitions::all`] lists them: the current
+/// shards, then the previous layout's other shards during a resharding.
+fn bucket_partitions(shards: Option<u32>, previous: Option<PreviousLayout>) -> usize {
+    let bucket = "B".to_owned();
+    Partitions::new(
+        ShardKeys::new(bucket.clone(), shards),
+        previous_keys(bucket, previous),
+    )
+    .all()
+    .len()
 }
 
 impl Range {
@@ -271,6 +296,10 @@ impl Range {
             before,
             after,
             shards: pk.sharding.shard_count(),
+            partitions_read: bucket_partitions(
+                pk.sharding.shard_count(),
+                index.is_none().then_some(schema.pk.previous).flatten(),
+            ),
             empty: from_key == to_key,
             from,
             to,
@@ -283,9 +312,9 @@ impl Range {
         })
     }
 
-    /// The shard count of one bucket (1 unsharded).
-    fn shard_count(&self) -> usize {
-        self.shards.unwrap_or(1).max(1) as usize
+    /// The partitions one bucket's query reads (see `partitions_read`).
+    fn partitions_read(&self) -> usize {
+        self.partitions_read.max(1)
     }
 
     /// The end of the range in whole seconds: the first second no item of the range starts
@@ -419,12 +448,13 @@ impl<E: ShardedEntity> Spec<E> {
         logical.push_str(&range.after);
         // During a resharding (`previous_n`), a bucket's previous shards are read too, and
         // each item comes out once (see `scatter`, "Layout transitions").
-        let previous = match (self.index, E::SCHEMA.pk.previous) {
-            (None, Some(PreviousLayout::Shards { n })) => {
-                Some(ShardKeys::new(logical.clone(), Some(n)))
-            }
-            _ => None,
-        };
+        let previous = previous_keys(
+            logical.clone(),
+            self.index
+                .is_none()
+                .then_some(E::SCHEMA.pk.previous)
+                .flatten(),
+        );
         let partitions = Partitions::new(ShardKeys::new(logical, range.shards), previous);
         let mut query = Query::new(self.repo.clone(), self.index, Ok(partitions))
             .consistent_read(self.consistent);
@@ -457,7 +487,7 @@ impl<E: ShardedEntity> Spec<E> {
     /// Buckets read at once: `max(1, concurrency / shards)`, so that requests in flight (at
     /// most one per shard and bucket) stay within the repository's concurrency.
     fn window(&self) -> usize {
-        (self.repo.concurrency() / self.range.shard_count()).max(1)
+        (self.repo.concurrency() / self.range.partitions_read()).max(1)
     }
 }
 
@@ -631,7 +661,7 @@ impl<E: ShardedEntity> Walk<E> {
             Some(started) => Some(started.bucket),
             None => self.buckets.next(),
         };
-        let shards = self.spec.range.shard_count();
+        let shards = self.spec.range.partitions_read();
         Ok(next.map(|bucket| (bucket, Resume::start(shards))))
     }
 }
@@ -888,7 +918,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
             .and_then(|n| E::SCHEMA.gsi(n))
             .map_or("", |g| g.index_name);
         let fingerprint = spec.range.fingerprint(E::SCHEMA.entity, index, descending);
-        let shards = spec.range.shard_count() as u32;
+        let shards = spec.range.partitions_read() as u32;
         let (buckets, resume) = match cursor {
             None => (spec.range.buckets(descending), None),
             Some(cursor) => {

@@ -38,6 +38,7 @@ use crate::access::write_rules::{key_of, random_token};
 use crate::capacity::units::{check_item_size, item_size, transactional_write_units, write_units};
 use crate::error::Error;
 use crate::keys::schema::{EntitySchema, PreviousLayout, ENTITY_ATTRIBUTE};
+use crate::keys::template::{parse_key, KeyContext};
 
 /// The table a move writes in, and the client it sends with.
 #[derive(Clone, Copy)]
@@ -113,18 +114,45 @@ pub(crate) struct Step<T> {
 /// A move's outcome: what [`move_item`] returns.
 pub(crate) type MoveReport = Step<MoveOutcome>;
 
-/// Tags an item of a legacy partition that carries no entity attribute (written before the
-/// table adopted `sharded`) as `E`'s, so it can be read and moved. Items of another entity
-/// are left as they are.
-pub(crate) fn adopt_untagged(schema: &EntitySchema, item: &mut Item) {
-    if matches!(schema.pk.previous, Some(PreviousLayout::Legacy { .. }))
-        && !item.contains_key(ENTITY_ATTRIBUTE)
-    {
-        item.insert(
-            ENTITY_ATTRIBUTE.to_owned(),
-            AttributeValue::S(schema.entity.to_owned()),
-        );
+/// Whether `item` is one of `schema`'s items as a service wrote them before the table adopted
+/// `sharded`: a transition from a `legacy` key is declared, the item carries no entity
+/// attribute, its partition key is the legacy template's and its sort key the entity's.
+/// The one answer to "is this untagged item ours", used by queries, point reads and the
+/// migration alike: an untagged record of another kind under the same key (a `META` item) is
+/// never read, counted or moved as the entity.
+pub(crate) fn is_untagged_legacy(schema: &EntitySchema, item: &Item) -> bool {
+    let Some(PreviousLayout::Legacy { template }) = schema.pk.previous else {
+        return false;
+    };
+    if item.contains_key(ENTITY_ATTRIBUTE) {
+        return false;
     }
+    let text = |attribute: &str| item.get(attribute).and_then(|v| v.as_s().ok());
+    let ctx = |attribute| KeyContext {
+        entity: schema.entity,
+        attribute,
+    };
+    let pk_fits = text(schema.pk.attribute)
+        .is_some_and(|pk| parse_key(ctx(schema.pk.attribute), template, pk, None).is_ok());
+    let sk_fits = match schema.sk {
+        None => true,
+        Some(sk) => text(sk.attribute)
+            .is_some_and(|value| parse_key(ctx(sk.attribute), sk.template, value, None).is_ok()),
+    };
+    pk_fits && sk_fits
+}
+
+/// Tags an untagged legacy item of `schema` ([`is_untagged_legacy`]) as the entity's, so it
+/// can be read and moved, and says whether it did. Every other item is left as it is.
+pub(crate) fn adopt_untagged(schema: &EntitySchema, item: &mut Item) -> bool {
+    if !is_untagged_legacy(schema, item) {
+        return false;
+    }
+    item.insert(
+        ENTITY_ATTRIBUTE.to_owned(),
+        AttributeValue::S(schema.entity.to_owned()),
+    );
+    true
 }
 
 /// The item `old` as it is stored at its current place: its own attributes (kept, so nothing

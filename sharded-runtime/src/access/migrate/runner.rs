@@ -64,28 +64,11 @@ fn classify<E: ShardedEntity>(item: &Item) -> Found {
         Some(_) => return Found::NotOurs,
         None if item.contains_key(ENTITY_ATTRIBUTE) => return Found::NotOurs,
         None => {
-            // An untagged item is the legacy layout's only when its keys are: its partition
-            // key that of the legacy template, its sort key that of `E`'s.
-            let Some(PreviousLayout::Legacy { template }) = schema.pk.previous else {
-                return Found::NotOurs;
-            };
-            let text = |attribute: &str| item.get(attribute).and_then(|v| v.as_s().ok());
-            let ctx = |attribute| KeyContext {
-                entity: schema.entity,
-                attribute,
-            };
-            let pk_fits = text(schema.pk.attribute)
-                .is_some_and(|pk| parse_key(ctx(schema.pk.attribute), template, pk, None).is_ok());
-            let sk_fits = match schema.sk {
-                None => true,
-                Some(sk) => text(sk.attribute).is_some_and(|value| {
-                    parse_key(ctx(sk.attribute), sk.template, value, None).is_ok()
-                }),
-            };
-            if !(pk_fits && sk_fits) {
+            // An untagged item is the legacy layout's only when its keys are (the predicate
+            // queries and point reads use too).
+            if !adopt_untagged(schema, &mut tagged) {
                 return Found::NotOurs;
             }
-            adopt_untagged(schema, &mut tagged);
         }
     }
     let placed = E::from_item(tagged).and_then(|entity| Ok(entity.item_keys()?));

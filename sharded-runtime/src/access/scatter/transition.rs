@@ -1,0 +1,207 @@
+//! Reading through a layout transition (`previous_n`, `legacy`): which partitions hold which
+//! copy of an item, and how an old copy is told from the item.
+//!
+//! One logical item may have two copies while a transition is declared: at its previous place
+//! (not migrated yet, or migrated and not yet deleted) and at its current place (copied by the
+//! migration, or written there since). The current copy is authoritative. An item read from a
+//! partition that is not its current place is an *old copy*, and is hidden when its current
+//! place holds the item. The engine decides that in one of two ways, by what it can see:
+//!
+//! - **By the merge.** A base-table query without a filter reads every current partition
+//!   whole, so the current place's head (or its last consumed item) tells (see the engine's
+//!   "Layout transitions").
+//! - **By a lookup.** When the current copy cannot be seen in the read (a GSI query, whose
+//!   index page of the old copy and of the new copy look alike; or a query with a filter,
+//!   which DynamoDB applies per partition, so the current copy may be filtered out while its
+//!   stale old copy passes), the old copies of each page are looked up at their current place
+//!   (one `BatchGetItem` per page, strongly consistent when the query is) and hidden when it
+//!   holds the item, whatever its content.
+//!
+//! During a transition from a legacy key, items of the legacy partition written before the
+//! table adopted `sharded` carry no entity attribute: those whose keys are the entity's are
+//! adopted ([`adopt_untagged`](crate::access::migrate::adopt_untagged), the predicate the
+//! migration and point reads use too); other untagged items are not read.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
+
+use crate::access::entity::Item;
+use crate::error::Error;
+use crate::keys::schema::EntitySchema;
+
+use super::Plan;
+
+/// Where an item belongs: its partition key under the current layout, and under the previous
+/// one while a transition is declared and it differs (`None` when the item is not one of the
+/// queried entities).
+pub(crate) type Placement = fn(&Item) -> Option<(String, Option<String>)>;
+
+/// What the engine needs to read through a layout transition: fixed for a query's lifetime.
+#[derive(Debug, Clone)]
+pub(crate) struct Transition {
+    /// Where an item belongs (see [`Placement`]).
+    pub placement: Placement,
+    /// How many of the plan's partitions are the current layout's (they come first); the
+    /// others are the previous layout's other keys.
+    pub current_partitions: usize,
+    /// During a transition from a legacy key, of one entity on the base table: the entity
+    /// whose untagged legacy items are adopted.
+    pub legacy: Option<&'static EntitySchema>,
+    /// The base table's key attributes (partition key, sort key): an old copy's current key.
+    pub base_keys: (&'static str, Option<&'static str>),
+    /// Whether old copies are looked up at their current place (see the module docs): a GSI
+    /// query, or a query with a filter.
+    pub lookup: bool,
+}
+
+impl Transition {
+    /// Whether `shard` is a partition of the previous layout only (a legacy partition, or a
+    /// shard a shrinking layout drops).
+    pub fn previous_only(&self, shard: usize) -> bool {
+        shard >= self.current_partitions
+    }
+
+    /// Whether untagged items of `shard` may be the entity's (a legacy partition).
+    pub fn reads_untagged(&self, shard: usize) -> bool {
+        self.legacy.is_some() && self.previous_only(shard)
+    }
+
+    /// Adopts the untagged items of `shard` that are the entity's and drops the other
+    /// untagged ones; tagged items are left as they are.
+    pub fn adopt(&self, shard: usize, items: &mut Vec<Item>) {
+        let Some(schema) = self.legacy.filter(|_| self.previous_only(shard)) else {
+            return;
+        };
+        items.retain_mut(|item| {
+            crate::access::migrate::adopt_untagged(schema, item)
+                || crate::access::entity::entity_of(item).is_some()
+        });
+    }
+
+    /// The current key of `item` when it is an old copy (read from `stored`, not its current
+    /// place).
+    fn current_key(&self, item: &Item, stored: &str) -> Option<Item> {
+        let (pk, sk) = self.base_keys;
+        let (current, _) = (self.placement)(item)?;
+        if current == stored {
+            return None;
+        }
+        let mut key = Item::from([(pk.to_owned(), AttributeValue::S(current))]);
+        if let Some(sk) = sk {
+            key.insert(sk.to_owned(), item.get(sk)?.clone());
+        }
+        Some(key)
+    }
+}
+
+/// Drops from `items` (one page) the old copies whose current place holds the item, when the
+/// plan looks old copies up (see the module docs). `stored` is the partition key attribute
+/// the stored place is read from: the base table's, also on a GSI (its items carry it).
+pub(crate) async fn drop_looked_up_copies(plan: &Plan, items: &mut Vec<Item>) -> Result<(), Error> {
+    let Some(transition) = plan.transition.as_ref().filter(|t| t.lookup) else {
+        return Ok(());
+    };
+    let (pk, _) = transition.base_keys;
+    let old: Vec<(usize, Item)> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let stored = item.get(pk)?.as_s().ok()?;
+            Some((i, transition.current_key(item, stored)?))
+        })
+        .collect();
+    if old.is_empty() {
+        return Ok(());
+    }
+    let keys: Vec<Item> = old.iter().map(|(_, key)| key.clone()).collect();
+    let present = present_keys(plan, transition, keys).await?;
+    let drop: HashSet<usize> = old
+        .into_iter()
+        .filter(|(_, key)| present.contains(&key_text(transition, key)))
+        .map(|(i, _)| i)
+        .collect();
+    let mut i = 0;
+    items.retain(|_| {
+        let keep = !drop.contains(&i);
+        i += 1;
+        keep
+    });
+    Ok(())
+}
+
+/// A comparable text of a base-table key.
+fn key_text(transition: &Transition, key: &Item) -> String {
+    let (pk, sk) = transition.base_keys;
+    format!("{:?}\u{0}{:?}", key.get(pk), sk.and_then(|sk| key.get(sk)))
+}
+
+/// Keys per `BatchGetItem` (DynamoDB's maximum).
+const LOOKUP_BATCH: usize = 100;
+/// Rounds of `UnprocessedKeys` retried before the lookup fails.
+const LOOKUP_ROUNDS: u32 = 8;
+
+/// Which of `keys` hold an item: `BatchGetItem` of the key attributes only, strongly
+/// consistent when the query is, unprocessed keys retried with a short backoff.
+async fn present_keys(
+    plan: &Plan,
+    transition: &Transition,
+    keys: Vec<Item>,
+) -> Result<HashSet<String>, Error> {
+    let (pk, sk) = transition.base_keys;
+    let mut names = HashMap::from([("#pk".to_owned(), pk.to_owned())]);
+    let mut projection = "#pk".to_owned();
+    if let Some(sk) = sk {
+        names.insert("#sk".to_owned(), sk.to_owned());
+        projection.push_str(", #sk");
+    }
+    let mut seen = HashSet::new();
+    let unique: Vec<Item> = keys
+        .into_iter()
+        .filter(|key| seen.insert(key_text(transition, key)))
+        .collect();
+    let mut present = HashSet::new();
+    for chunk in unique.chunks(LOOKUP_BATCH) {
+        let mut pending = chunk.to_vec();
+        let mut round = 0;
+        while !pending.is_empty() {
+            if round == LOOKUP_ROUNDS {
+                return Err(Error::InvalidQuery(format!(
+                    "DynamoDB left {} keys of a transition check unprocessed after {LOOKUP_ROUNDS} \
+                     rounds (throttled): retry the query later, or give the table more read \
+                     capacity",
+                    pending.len()
+                )));
+            }
+            if round > 0 {
+                tokio::time::sleep(Duration::from_millis(25 << round.min(6))).await;
+            }
+            round += 1;
+            let request = KeysAndAttributes::builder()
+                .set_keys(Some(std::mem::take(&mut pending)))
+                .projection_expression(projection.clone())
+                .set_expression_attribute_names(Some(names.clone()))
+                .set_consistent_read(plan.consistent.then_some(true))
+                .build()
+                .map_err(|e| Error::InvalidQuery(format!("a transition check: {e}")))?;
+            let output = plan
+                .client
+                .batch_get_item()
+                .request_items(plan.table.clone(), request)
+                .send()
+                .await
+                .map_err(|e| Error::dynamo("BatchGetItem", &plan.table, e))?;
+            if let Some(found) = output.responses.and_then(|mut r| r.remove(&plan.table)) {
+                present.extend(found.iter().map(|item| key_text(transition, item)));
+            }
+            if let Some(left) = output
+                .unprocessed_keys
+                .and_then(|mut u| u.remove(&plan.table))
+            {
+                pending = left.keys;
+            }
+        }
+    }
+    Ok(present)
+}

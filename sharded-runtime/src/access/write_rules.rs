@@ -21,7 +21,7 @@ const SAME_ENTITY_OR_NONE: &str = "attribute_not_exists(#pk) OR #et = :et";
 /// before sending when over DynamoDB's 400 KB or when a key is over its size limits.
 pub(crate) fn physical_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
     let item = entity.to_item()?;
-    check_item_size::<E>(&item)?;
+    check_item_size(E::SCHEMA, &item)?;
     Ok(item)
 }
 

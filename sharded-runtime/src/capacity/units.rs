@@ -8,9 +8,9 @@ use std::fmt;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use crate::access::entity::ShardedEntity;
 use crate::error::Error;
 use crate::item::{describe_key, Item};
+use crate::keys::schema::EntitySchema;
 
 /// DynamoDB's maximum item size: 400 KB, counting attribute names and values.
 pub const ITEM_SIZE_LIMIT: usize = 400 * 1024;
@@ -172,12 +172,12 @@ pub fn read_units(bytes: u64, consistency: Consistency) -> f64 {
 }
 
 /// Refuses an item over [`ITEM_SIZE_LIMIT`] with [`Error::ItemTooLarge`].
-pub(crate) fn check_item_size<E: ShardedEntity>(item: &Item) -> Result<(), Error> {
+pub(crate) fn check_item_size(schema: &EntitySchema, item: &Item) -> Result<(), Error> {
     let size = item_size(item);
     if size > ITEM_SIZE_LIMIT {
         return Err(Error::ItemTooLarge {
-            entity: E::SCHEMA.entity,
-            key: describe_key(E::SCHEMA, item),
+            entity: schema.entity,
+            key: describe_key(schema, item),
             size,
             limit: ITEM_SIZE_LIMIT,
         });

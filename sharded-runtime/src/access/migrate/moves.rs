@@ -244,7 +244,7 @@ fn prepare<E: ShardedEntity>(old: &Item) -> Result<Option<Prepared>, Error> {
     }
     // Index keys and the entity attribute make the item a little larger: refused here, with
     // the entity and key, rather than by DynamoDB as an anonymous validation error.
-    check_item_size::<E>(&new)?;
+    check_item_size(E::SCHEMA, &new)?;
     let (mut names, mut values) = (Names::new(), Values::new());
     let own = {
         let mut tagged = old.clone();

@@ -19,7 +19,8 @@ use crate::access::write_rules::{
     with_condition,
 };
 use crate::capacity::units::item_size;
-use crate::error::{Error, ItemKeyDisplay};
+pub use crate::error::transaction::CanceledAction;
+use crate::error::Error;
 use crate::keys::schema::EntitySchema;
 
 /// The most actions one `TransactWriteItems` takes.
@@ -27,28 +28,6 @@ pub const MAX_TRANSACTION_ACTIONS: usize = 100;
 /// The largest total size of one transaction, in bytes (4 MB): DynamoDB counts its items,
 /// keys, expressions and their attribute names and values.
 pub const MAX_TRANSACTION_BYTES: usize = 4 * 1024 * 1024;
-
-/// One action of a failed transaction, as DynamoDB reported it.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct CanceledAction {
-    /// The action's position in the transaction (0-based, in the order it was sent: during a
-    /// layout transition an action's delete or check of its item's previous place follows it).
-    pub index: usize,
-    /// What the action did: `put`, `update`, `delete` or `check`.
-    pub kind: &'static str,
-    /// The entity it wrote.
-    pub entity: &'static str,
-    /// Its item's key.
-    pub key: ItemKeyDisplay,
-    /// DynamoDB's reason: `ConditionalCheckFailed`, `TransactionConflict`,
-    /// `ProvisionedThroughputExceeded`, `ValidationError`, ...
-    pub code: String,
-    /// DynamoDB's message, if any.
-    pub message: Option<String>,
-    /// The item as stored when a condition failed, if DynamoDB returned it.
-    pub current: Option<Item>,
-}
 
 struct Action {
     kind: &'static str,

@@ -7,21 +7,22 @@
 //! | `runner` | the run: parts read concurrently, each page's items moved, retried, counted |
 //! | `pages` | where items come from: scan segments, or one logical key's partitions |
 //! | `moves` | one item's move: in one transaction, or copied first and deleted later |
-//! | `checkpoint` | [`MigrationCheckpoint`], the resumable position, as an opaque token |
-//! | `report` | [`MigrationProgress`], [`MigrationReport`], [`MigrationFailure`] |
+//!
+//! What a run hands back, [`MigrationCheckpoint`] (the resumable position, as an opaque
+//! token), [`MigrationProgress`], [`MigrationReport`] and [`MigrationFailure`], lives in
+//! `error/migration/`: `Error::MigrationIncomplete` carries the report, and the error type
+//! imports nothing from `access/`.
 
-mod checkpoint;
 mod moves;
 mod pages;
-mod report;
 mod runner;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use checkpoint::MigrationCheckpoint;
+pub use crate::error::migration::checkpoint::MigrationCheckpoint;
+pub use crate::error::migration::report::{MigrationFailure, MigrationProgress, MigrationReport};
 pub(crate) use moves::{adopt_untagged, move_item, MoveOutcome, Store};
-pub use report::{MigrationFailure, MigrationProgress, MigrationReport};
 
 use crate::access::entity::ShardedEntity;
 use crate::access::repo::Repo;

@@ -12,13 +12,11 @@ use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use futures::stream::{self, FuturesOrdered, StreamExt, TryStreamExt};
 use tokio::sync::Semaphore;
 
-use super::checkpoint::{MigrationCheckpoint, Position, Scope};
 use super::moves::{
     adopt_untagged, copy_item, delete_stale, estimated_units, move_item, CopyOutcome,
     DeleteOutcome, MoveOutcome, Store,
 };
 use super::pages::{PageSource, Parts};
-use super::report::{MigrationFailure, MigrationProgress, MigrationReport, MAX_LISTED_FAILURES};
 use super::{CheckpointHook, Migration, ProgressHook};
 use crate::access::entity::{describe_key, entity_of, Item, ShardedEntity};
 use crate::access::repo::Repo;
@@ -27,6 +25,10 @@ use crate::access::write_rules::key_of;
 use crate::capacity::budget::UnitBudget;
 use crate::capacity::units::{item_size, read_units, write_units, Consistency};
 use crate::capacity::{Clock, SystemClock};
+use crate::error::migration::checkpoint::{MigrationCheckpoint, Position, Scope};
+use crate::error::migration::report::{
+    MigrationFailure, MigrationProgress, MigrationReport, MAX_LISTED_FAILURES,
+};
 use crate::error::Error;
 use crate::keys::schema::{PreviousLayout, ENTITY_ATTRIBUTE};
 use crate::keys::template::{parse_key, KeyContext};

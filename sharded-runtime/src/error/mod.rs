@@ -1,4 +1,13 @@
 //! Errors: what went wrong, and what the caller needs to recover.
+//!
+//! The folder holds the error type and the values its variants carry (a cursor's refusal, a
+//! canceled transaction's actions, a migration's report and checkpoint), so that it imports
+//! only the key model and the item vocabulary: `access/` and `capacity/` import it, never the
+//! other way round.
+
+pub(crate) mod cursor;
+pub(crate) mod migration;
+pub(crate) mod transaction;
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 
@@ -152,7 +161,7 @@ pub enum Error {
     },
     /// A cursor was refused.
     #[error(transparent)]
-    Cursor(#[from] crate::access::cursor::CursorError),
+    Cursor(#[from] cursor::CursorError),
     /// A batch operation could not finish every item within its retry budget, or a request
     /// of it failed with an error retrying cannot fix. Nothing is lost: what was not done is
     /// in `unprocessed` and, for `BatchGetItem`, what was read is in `retrieved`.
@@ -277,7 +286,7 @@ pub enum Error {
     )]
     TransactionCanceled {
         /// The actions that caused the cancellation.
-        actions: Vec<crate::access::transaction::CanceledAction>,
+        actions: Vec<transaction::CanceledAction>,
     },
     /// Optimistic locking: the stored `#[sharded(version)]` is not the one the write expected
     /// (another writer got there first). Nothing was written: read the item again, reapply
@@ -344,7 +353,7 @@ pub enum Error {
     #[error("{}", migration_incomplete(report, source.as_deref()))]
     MigrationIncomplete {
         /// What the migration did, what it could not move, and where it stopped.
-        report: Box<crate::access::migrate::MigrationReport>,
+        report: Box<migration::report::MigrationReport>,
         /// The error that stopped it, if one did (a read that failed after the SDK's
         /// retries); `None` when it read everything and only some items could not be moved.
         #[source]
@@ -487,7 +496,7 @@ impl Error {
 /// The message of [`Error::MigrationIncomplete`]: what stopped the run or what was not moved,
 /// and what to do.
 fn migration_incomplete(
-    report: &crate::access::migrate::MigrationReport,
+    report: &migration::report::MigrationReport,
     source: Option<&Error>,
 ) -> String {
     let failed = report.progress.failed;

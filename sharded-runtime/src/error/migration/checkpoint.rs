@@ -24,8 +24,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
-use crate::access::entity::Item;
 use crate::error::Error;
+use crate::item::Item;
 use crate::keys::hash::fnv1a64;
 
 const VERSION: u8 = 1;

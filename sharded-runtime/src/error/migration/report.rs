@@ -3,8 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::access::migrate::checkpoint::MigrationCheckpoint;
-use crate::error::ItemKeyDisplay;
+use crate::error::migration::checkpoint::MigrationCheckpoint;
+use crate::item::ItemKeyDisplay;
 
 /// What a migration has done so far: handed to the progress hook
 /// ([`Migration::on_progress`](crate::Migration::on_progress)) after every item and page, and

@@ -440,3 +440,26 @@ async fn a_batch_put_of_a_versioned_entity_is_refused_before_sending() {
     let kept = AcctAt2::get(&repo, "o", "x").await.unwrap().unwrap();
     assert_eq!((kept.coins, kept.version), (1, 1));
 }
+
+/// `put_new` is safe to retry in a transition as outside one: an identical item already
+/// stored (here at the previous place, written before the transition was declared) is this
+/// call's own write, and a different one is `AlreadyExists`.
+#[tokio::test]
+async fn put_new_of_an_identical_item_at_its_previous_place_is_its_own_write() {
+    let repo: Repo<Doc> = repo("tw-put-new-same").await;
+    at_previous(&repo, &old("same", "v1")).await;
+    at_previous(&repo, &old("other", "v1")).await;
+    repo.put_new(&doc("same", "v1"))
+        .await
+        .expect("an identical item is this put_new's own write");
+    match repo.put_new(&doc("other", "v2")).await {
+        Err(Error::AlreadyExists { .. }) => {}
+        other => panic!("a different item at the previous place: {other:?}"),
+    }
+    let found = Doc::get(&repo, "g", "other").await.unwrap();
+    assert_eq!(
+        found.map(|d| d.body).as_deref(),
+        Some("v1"),
+        "nothing replaced"
+    );
+}

@@ -592,11 +592,14 @@ impl<E: ShardedEntity> Repo<E> {
         };
         let mut names = Names::new();
         let condition = no_item(E::SCHEMA, &mut names);
+        // Kept to compare with an item a refusal returns, at either place.
+        let ours = item.clone();
         let put = Put::builder()
             .table_name(&self.shared.table)
             .set_item(Some(item))
             .condition_expression(condition)
             .set_expression_attribute_names(Some(names))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(build_error)?;
         let check = TransactWriteItem::builder().condition_check(check).build();
@@ -612,6 +615,21 @@ impl<E: ShardedEntity> Repo<E> {
                         .iter()
                         .any(|r| r.code() == Some("ConditionalCheckFailed")) =>
                 {
+                    // As outside a transition: an identical item (at either place; the two
+                    // differ only in the partition key) is this call's own earlier write, or
+                    // one that stores what was asked for anyway.
+                    let pk = E::SCHEMA.pk.attribute;
+                    let identical = canceled
+                        .cancellation_reasons()
+                        .iter()
+                        .filter(|r| r.code() == Some("ConditionalCheckFailed"))
+                        .all(|r| {
+                            r.item()
+                                .is_some_and(|found| same_item_but(found, &ours, pk))
+                        });
+                    if identical {
+                        return Ok(());
+                    }
                     Err(Error::AlreadyExists {
                         entity: E::SCHEMA.entity,
                         key,
@@ -1264,4 +1282,15 @@ fn key_of<E: ShardedEntity>(item: &Item) -> (Option<String>, Option<String>) {
         text(E::SCHEMA.pk.attribute),
         E::SCHEMA.sk.and_then(|sk| text(sk.attribute)),
     )
+}
+
+/// Whether two items hold the same data apart from the attribute `except` (an item's two
+/// places differ only in their partition key).
+fn same_item_but(a: &Item, b: &Item, except: &str) -> bool {
+    let without = |item: &Item| {
+        let mut item = item.clone();
+        item.remove(except);
+        item
+    };
+    same_item(&without(a), &without(b))
 }

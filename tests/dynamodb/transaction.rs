@@ -146,7 +146,8 @@ async fn a_move_changes_a_key_field_atomically_and_never_onto_a_taken_key() {
     match &err {
         Error::TransactionCanceled { actions } => {
             assert_eq!(actions.len(), 1);
-            assert_eq!((actions[0].index, actions[0].kind), (1, "put"));
+            // The move is the transaction's first call (index 0); its put failed.
+            assert_eq!((actions[0].index, actions[0].kind), (0, "put"));
             let current = Seat::from_item(actions[0].current.clone().unwrap()).unwrap();
             assert_eq!(current, seat("p2", 2));
         }

@@ -86,6 +86,11 @@ pub struct Transaction {
     table: String,
     token: Option<String>,
     actions: Vec<Action>,
+    /// For each action, the position of the call that added it (`put`, `move_item`, ...):
+    /// what a cancellation reports, since one call may send several actions.
+    added_by: Vec<usize>,
+    /// The number of calls so far.
+    calls: usize,
     /// Items to settle before the commit (conditional actions during a transition).
     settles: Vec<PendingSettle>,
     error: Option<Error>,
@@ -106,6 +111,8 @@ impl Transaction {
             table: table.into(),
             token: None,
             actions: Vec::new(),
+            added_by: Vec::new(),
+            calls: 0,
             settles: Vec::new(),
             error: None,
         }
@@ -118,14 +125,26 @@ impl Transaction {
         self
     }
 
-    fn push(mut self, placed: Result<Placed, Error>) -> Self {
-        match placed {
-            Ok(placed) => {
-                self.actions.extend(placed.actions);
-                self.settles.extend(placed.settle);
-            }
-            Err(e) => {
-                self.error.get_or_insert(e);
+    fn push(self, placed: Result<Placed, Error>) -> Self {
+        self.push_call([placed])
+    }
+
+    /// Adds the actions of one call (`move_item` has two parts), all reported under that
+    /// call's position if the transaction is canceled.
+    fn push_call(mut self, parts: impl IntoIterator<Item = Result<Placed, Error>>) -> Self {
+        let call = self.calls;
+        self.calls += 1;
+        for placed in parts {
+            match placed {
+                Ok(placed) => {
+                    self.added_by
+                        .extend(std::iter::repeat_n(call, placed.actions.len()));
+                    self.actions.extend(placed.actions);
+                    self.settles.extend(placed.settle);
+                }
+                Err(e) => {
+                    self.error.get_or_insert(e);
+                }
             }
         }
         self
@@ -226,7 +245,7 @@ impl Transaction {
         let table = self.table.clone();
         let delete = keyed_action(&table, from, Kind::DeleteExisting, None);
         let put = put_action(&table, to, PutRule::New, None);
-        self.push(delete).push(put)
+        self.push_call([delete, put])
     }
 
     /// The number of actions so far (with the previous places' deletes and checks during a
@@ -246,7 +265,7 @@ impl Transaction {
         if let Some(error) = self.error {
             return Err(error);
         }
-        check(&self.actions)?;
+        check(&self.actions, &self.added_by)?;
         for settle in &self.settles {
             settle.run(&self.client, &self.table).await?;
         }
@@ -267,9 +286,9 @@ impl Transaction {
                     let actions = self
                         .actions
                         .iter()
-                        .enumerate()
+                        .zip(&self.added_by)
                         .zip(reasons)
-                        .filter_map(|((index, action), reason)| {
+                        .filter_map(|((action, &index), reason)| {
                             let code = reason.code()?;
                             (code != "None").then(|| CanceledAction {
                                 index,
@@ -497,7 +516,7 @@ fn request_size(item: &Item, expressions: &[&str], names: &Names, values: &Value
         + values_size
 }
 
-fn check(actions: &[Action]) -> Result<(), Error> {
+fn check(actions: &[Action], added_by: &[usize]) -> Result<(), Error> {
     if actions.is_empty() {
         return Err(Error::InvalidTransaction(
             "a transaction needs at least one action".to_owned(),
@@ -520,7 +539,7 @@ fn check(actions: &[Action]) -> Result<(), Error> {
         )));
     }
     let mut seen = HashSet::new();
-    for (index, action) in actions.iter().enumerate() {
+    for (action, index) in actions.iter().zip(added_by) {
         let mut key: Vec<(String, String)> = action
             .key
             .iter()
@@ -855,7 +874,7 @@ mod tests {
         for i in 0..11 {
             transaction = transaction.update(update(&repo, &format!("n{i}"), "x".repeat(390_000)));
         }
-        let err = check(&transaction.actions).unwrap_err();
+        let err = check(&transaction.actions, &transaction.added_by).unwrap_err();
         assert!(
             matches!(&err, Error::InvalidTransaction(m) if m.contains("bytes")),
             "{err}"
@@ -865,7 +884,7 @@ mod tests {
         for i in 0..10 {
             transaction = transaction.update(update(&repo, &format!("n{i}"), "x".repeat(390_000)));
         }
-        check(&transaction.actions).unwrap();
+        check(&transaction.actions, &transaction.added_by).unwrap();
     }
 
     #[test]
@@ -880,7 +899,7 @@ mod tests {
             };
             transaction = transaction.delete_if(&note, text.eq("y".repeat(390_000)));
         }
-        let err = check(&transaction.actions).unwrap_err();
+        let err = check(&transaction.actions, &transaction.added_by).unwrap_err();
         assert!(matches!(&err, Error::InvalidTransaction(_)), "{err}");
     }
 }

@@ -7,8 +7,11 @@ use crate::item::{Item, ItemKeyDisplay};
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct CanceledAction {
-    /// The action's position in the transaction (0-based, in the order it was sent: during a
-    /// layout transition an action's delete or check of its item's previous place follows it).
+    /// The position of the call that added the action (0-based, in the order the calls were
+    /// made: `put`, `update`, `move_item`, ... each count once). One call can send several
+    /// actions (`move_item`'s delete and put; during a layout transition, the delete or check
+    /// of an item's previous place): they all report their call's position, and `kind` and
+    /// `key` say which one failed.
     pub index: usize,
     /// What the action did: `put`, `update`, `delete` or `check`.
     pub kind: &'static str,

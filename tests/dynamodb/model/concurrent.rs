@@ -16,6 +16,8 @@ use super::reference::{Key, Kind, Rec, LIVE};
 const GROUP: &str = "a";
 /// Ids written: more than one page of a few shards, few enough that writers meet.
 const IDS: u16 = 60;
+/// The writers write the first ids only: the others are stable, and must be in every read.
+const IDS_WRITTEN: u16 = 20;
 const WRITES_PER_WRITER: usize = 40;
 
 fn key(id: u16) -> Key {
@@ -44,7 +46,7 @@ fn id_of<E: ModelEntity>(e: &E) -> u16 {
 async fn writer(repo: Repo<T5Item>, history: Arc<History<u16>>, seed: u64, which: u8) {
     let mut rng = fastrand::Rng::with_seed(seed);
     for _ in 0..WRITES_PER_WRITER {
-        let id = rng.u16(..IDS);
+        let id = rng.u16(..IDS_WRITTEN);
         let item = T5Item::from_model(&key(id), &rec(&mut rng));
         match (which, rng.u8(..4)) {
             (0, 0 | 1) => {
@@ -69,8 +71,8 @@ async fn writer(repo: Repo<T5Item>, history: Arc<History<u16>>, seed: u64, which
                     .await;
             }
             (_, 0) => {
-                let other = T5Item::from_model(&key((id + 1) % IDS), &rec(&mut rng));
-                let (a, b) = (history.put(id), history.put((id + 1) % IDS));
+                let other = T5Item::from_model(&key((id + 1) % IDS_WRITTEN), &rec(&mut rng));
+                let (a, b) = (history.put(id), history.put((id + 1) % IDS_WRITTEN));
                 if repo.batch_put([&item, &other]).await.is_ok() {
                     a.done();
                     b.done();
@@ -97,7 +99,7 @@ async fn writer(repo: Repo<T5Item>, history: Arc<History<u16>>, seed: u64, which
                 }
             }
         }
-        tokio::time::sleep(Duration::from_millis(rng.u64(5..40))).await;
+        tokio::time::sleep(Duration::from_millis(rng.u64(20..200))).await;
     }
 }
 
@@ -124,6 +126,9 @@ async fn reader(
             {
                 Ok(page) => {
                     answer.extend(page.items.iter().map(id_of));
+                    // A reader that takes its time between pages: the migration and the
+                    // writers move on under its cursor.
+                    tokio::time::sleep(Duration::from_millis(rng.u64(10..80))).await;
                     match page.cursor {
                         Some(next) => cursor = Some(next),
                         None => break,
@@ -193,7 +198,14 @@ async fn writers_and_the_migration_keep_every_stable_item_in_reads() {
             w,
         ))
     });
-    let migration = repo.migrate().page_size(7).concurrency(2).run().await;
+    // A slow migration (a few moves a second), so that reads and writes meet it everywhere.
+    let migration = repo
+        .migrate()
+        .page_size(7)
+        .concurrency(2)
+        .write_units_per_second(25.0)
+        .run()
+        .await;
     for w in writers {
         w.await.expect("writer");
     }

@@ -183,7 +183,9 @@ fn expand(c: &Collection) -> TokenStream {
                     #rt::Result::Err(#rt::not_a_member(#name, &item))
                 }
 
-                fn placement(item: &#rt::Item) -> ::core::option::Option<#rt::String> {
+                fn placement(
+                    item: &#rt::Item,
+                ) -> ::core::option::Option<(#rt::String, ::core::option::Option<#rt::String>)> {
                     let name = #rt::entity_name(item);
                     #(#placement)*
                     ::core::option::Option::None

@@ -28,4 +28,5 @@ mod read_path;
 mod repo;
 mod scan;
 mod transaction;
+mod transition_reads;
 mod update;

@@ -66,7 +66,7 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 ///           u32 BE  the shard that item came from
 ///           u8      0 = the queried key has no sort key, 1 = a value follows: its sort key
 /// n x     shard entry, shard 0 first:
-///           u8 state: 0 = not started, 1 = finished, 2 = after an item
+///           u8 state: 0 = not started, 1 = finished (see below), 2 = after an item
 ///           state 2 only:
 ///             u8      k = number of position values (see below)
 ///             k x     value
@@ -76,6 +76,12 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 /// value = u8 type (0 = S, 1 = N, 2 = B), u32 BE byte length, the bytes
 ///         (S: UTF-8 text; N: DynamoDB's decimal text, UTF-8; B: the raw bytes)
 /// ```
+///
+/// A shard is never recorded as finished: one that ended on a page is recorded where it
+/// stands (after its last returned item, or not started), and the next page reads it again,
+/// so an item written or moved there since, ahead of the merge position, is returned. State 1
+/// is written only by earlier versions; it is still read, as "from the shard's start, every
+/// item at or behind the merge position already returned".
 ///
 /// The merge position is the sort key (of the queried index) of the last item the page
 /// returned, and its shard. The position values of a shard are the key attributes DynamoDB
@@ -119,7 +125,7 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 /// [`CursorError::WrongQuery`], as is a label outside the query's range.
 ///
 /// The size grows with the shard count: 23 bytes (47 sealed), plus the merge position
-/// (`5 + 5 + key bytes`), plus per shard 1 byte (not started, finished) or
+/// (`5 + 5 + key bytes`), plus per shard 1 byte (not started) or
 /// `2 + 5 x values + key bytes`, then a third more for base64. Ten shards of a leaderboard
 /// (`SCORE#<20 digits>#<player>` sort keys) make a token of roughly 700 bytes.
 ///
@@ -329,7 +335,9 @@ pub enum CursorError {
 pub(crate) enum ShardPosition {
     /// Nothing emitted from it yet: start at the beginning (or at the merge position).
     Start,
-    /// Every item was emitted.
+    /// Every item was emitted, as earlier versions recorded a finished shard (never written
+    /// now: a finished shard is recorded where it stands). Read as the shard's start, with
+    /// every item at or behind the merge position, its own shard's included, already emitted.
     Done,
     /// Continue after the last emitted item, with these key values (in the engine's key order).
     After(Vec<AttributeValue>),

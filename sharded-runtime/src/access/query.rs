@@ -3,11 +3,11 @@
 
 use futures::Stream;
 
-use crate::access::condition::{Condition, Field};
+use crate::access::condition::Condition;
 use crate::access::cursor::{self, Cursor, CursorKey, Fingerprint, Resume, ShardPosition};
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::repo::Repo;
-use crate::access::scatter::{self, Engine, Plan, ShardFailure, SortCondition};
+use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, SortCondition};
 use crate::access::sort_condition::SortKeyCondition;
 use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 use crate::error::{Error, KeyError};
@@ -354,8 +354,9 @@ impl<S: QuerySource, O> Query<S, O> {
     ///
     /// DynamoDB deletes expired items lazily (typically within days of their expiry), so a
     /// query of an entity with a `ttl` field hides them by default: it filters on
-    /// `attribute_not_exists(ttl) OR ttl > now` (the time the query is built). Point reads
-    /// (`get`) return what is stored.
+    /// `attribute_not_exists(ttl) OR attribute_type(ttl, NULL) OR ttl > now` (the time the
+    /// query runs), so an item without an expiry (an `Option` field set to `None`, which is
+    /// stored as `NULL`) never expires. Point reads (`get`) return what is stored.
     pub fn include_expired(mut self) -> Self {
         self.include_expired = true;
         self
@@ -552,7 +553,8 @@ impl<S: QuerySource, O> Query<S, O> {
             entities: S::ENTITIES,
             filter_on_server,
             projection,
-            filter: self.effective_filter(),
+            filter: self.filter.clone(),
+            expiry: self.expiry(),
             index,
             pk_attribute,
             sort_attribute: sort_key.map(|sk| sk.attribute),
@@ -564,7 +566,7 @@ impl<S: QuerySource, O> Query<S, O> {
                 partitions.current().clone().collect()
             },
             placement: (transition || index_transition)
-                .then_some(S::placement as fn(&Item) -> Option<String>),
+                .then_some(S::placement as fn(&Item) -> Option<(String, Option<String>)>),
             base_keys: index_transition
                 .then(|| (schema.pk.attribute, schema.sk.map(|sk| sk.attribute))),
             adopt_untagged: match (transition, schema.pk.previous, S::ENTITIES) {
@@ -591,22 +593,17 @@ impl<S: QuerySource, O> Query<S, O> {
         Ok((plan, fingerprint))
     }
 
-    /// The caller's filter, and-ed with the expiry filter of an entity with a `ttl` field.
-    fn effective_filter(&self) -> Option<Condition<()>> {
-        let ttl = S::LAYOUT
+    /// The expiry filter of an entity with a `ttl` field (unless expired items are asked
+    /// for): items whose expiry is missing, `NULL` (an `Option` field set to `None`) or after
+    /// now (the time the query runs).
+    fn expiry(&self) -> Option<Expiry> {
+        let attribute = S::LAYOUT
             .ttl
-            .filter(|_| S::ENTITIES.len() == 1 && !self.include_expired);
-        let expiry = ttl.map(|attribute| {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            let field: Field<(), u64> = Field::new(attribute);
-            field.not_exists().or(field.gt(now))
-        });
-        match (self.filter.clone(), expiry) {
-            (Some(user), Some(expiry)) => Some(user.and(expiry)),
-            (user, expiry) => user.or(expiry),
-        }
+            .filter(|_| S::ENTITIES.len() == 1 && !self.include_expired)?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        Some(Expiry { attribute, now })
     }
 
     fn engine(
@@ -729,11 +726,13 @@ impl<S: QuerySource, O> Query<S, O> {
     ///
     /// A cursor records only keys the caller has seen, never the next item of a shard, so the
     /// next page cannot know which shards hold its items without asking them: a resumed page
-    /// sends **one Query to every shard not yet finished** (concurrently), plus a further
-    /// Query to a shard whose returned items the merge used up while it may hold more. A
-    /// first page costs the same. Measured over 10 shards (BENCHMARKS.md, "Cursor paging"):
-    /// about 10 requests per page for page sizes 1, 5 and 20. Shards that are finished cost
-    /// nothing.
+    /// sends **one Query to every shard** (concurrently), plus a further Query to a shard
+    /// whose returned items the merge used up while it may hold more. A first page costs the
+    /// same. Measured over 10 shards (BENCHMARKS.md, "Cursor paging"): about 10 requests per
+    /// page for page sizes 1, 5 and 20. A shard that ended on an earlier page is asked again
+    /// (one small request, from where it stood): an item written there since, ahead of the
+    /// last returned item, is returned in its place, in a steady layout as during a
+    /// transition, where a migration moves items into shards that were empty.
     pub async fn page(mut self, size: usize, cursor: Option<&Cursor>) -> Result<Page<O>, Error> {
         if size == 0 {
             return Err(Error::InvalidQuery(

@@ -141,6 +141,8 @@ pub(crate) struct Plan {
     pub projection: Option<Vec<&'static str>>,
     /// The caller's filter (`Query::filter`), applied by DynamoDB after `Limit`.
     pub filter: Option<Condition<()>>,
+    /// The expiry filter of an entity with a `#[sharded(ttl)]` field.
+    pub expiry: Option<Expiry>,
     pub index: Option<&'static str>,
     /// The partition key attribute queried (`pk` or `gsi1pk`).
     pub pk_attribute: &'static str,
@@ -157,7 +159,7 @@ pub(crate) struct Plan {
     /// it cannot be read as one of the queried entities). An item found elsewhere is an old
     /// copy, hidden when its current place holds an item with its sort key (see
     /// [`Engine`]'s "Layout transitions").
-    pub placement: Option<fn(&Item) -> Option<String>>,
+    pub placement: Option<fn(&Item) -> Option<(String, Option<String>)>>,
     /// During a transition from a legacy key: the entity whose name an item of a legacy
     /// partition without an entity attribute (written before the table adopted `sharded`)
     /// is given, so that it is read, not filtered out.
@@ -177,6 +179,36 @@ pub(crate) struct Plan {
     pub stats: Option<std::sync::Arc<crate::capacity::stats::HotKeyStats>>,
     /// The shard count of the queried key, when it is sharded (for grouping in the stats).
     pub shards: Option<u32>,
+}
+
+/// The expiry filter of an entity with a `#[sharded(ttl)]` field: an item is live when its
+/// expiry is missing, `NULL` (an `Option` field set to `None`: serde_dynamo stores `None` as
+/// `NULL`) or after `now`. The one place a query's expiry check is written: every request of
+/// a query (items, pages, streams, counts, collections, ranges) carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Expiry {
+    /// The attribute of the `ttl` field.
+    pub attribute: &'static str,
+    /// Now, in epoch seconds.
+    pub now: u64,
+}
+
+impl Expiry {
+    /// The filter fragment, with its placeholders added to `names` and `values`.
+    pub fn render(
+        &self,
+        names: &mut HashMap<String, String>,
+        values: &mut HashMap<String, AttributeValue>,
+    ) -> String {
+        names.insert("#ttl".to_owned(), self.attribute.to_owned());
+        values.insert(
+            ":ttl_now".to_owned(),
+            AttributeValue::N(self.now.to_string()),
+        );
+        values.insert(":ttl_null".to_owned(), AttributeValue::S("NULL".to_owned()));
+        "attribute_not_exists(#ttl) OR attribute_type(#ttl, :ttl_null) OR #ttl > :ttl_now"
+            .to_owned()
+    }
 }
 
 /// Extra room of a shard's first request over its fair share of the limit: a shard's share of
@@ -280,6 +312,12 @@ struct Position {
 /// consumed, or, after a cursor, the item it resumes after. An old copy whose current place
 /// holds nothing is the item (not migrated yet) and comes out. Hidden copies are consumed
 /// like emitted ones (a cursor resumes after them), but never move the merge position.
+///
+/// Items move between pages: a migration copies an item to a shard that was empty (and so
+/// finished) on an earlier page. So a cursor never records a shard as finished; every page
+/// reads every shard again from where it stood, and a current copy with the merge position's
+/// own sort key whose previous place is the position's partition is the item emitted last,
+/// copied since: it is dropped, not repeated.
 pub(crate) struct Engine {
     plan: Plan,
     shards: Vec<ShardState>,
@@ -342,16 +380,22 @@ impl Engine {
                     }
                     _ => None,
                 };
-                let next_start = from_position
-                    .or(own)
-                    .map(|values| start_key(&plan, pk, values));
+                let resume_at = from_position.or(own);
+                // A shard that stands at the end of the sort-key condition holds nothing more
+                // in it (DynamoDB refuses a start key on the condition's last key).
+                let at_end = resume_at
+                    .and_then(|values| values.first())
+                    .is_some_and(|sort| at_condition_end(&plan, sort));
+                let next_start = resume_at.map(|values| start_key(&plan, pk, values));
                 ShardState {
                     buffer: VecDeque::new(),
                     last_limit: None,
                     filtered_empty: false,
                     emitted: 0,
                     next_start,
-                    exhausted: matches!(start, ShardPosition::Done),
+                    // A shard is never skipped for good: one that ended on an earlier page is
+                    // read again from where it stood, for items written there since.
+                    exhausted: at_end,
                     start,
                     last_emitted: None,
                     failed: false,
@@ -380,8 +424,28 @@ impl Engine {
             return true;
         }
         // Equal keys: lower shards were due first; the position's own shard resumes after
-        // its own last item, so an equal key there is a later item (a GSI), not a repeat.
-        key == &position.key && shard < position.shard
+        // its own last item, so an equal key there is a later item (a GSI), not a repeat;
+        // unless the shard resumes from an old cursor's "finished" mark, read again from
+        // its start: then its item at the position is the one emitted last.
+        let restarted = matches!(self.shards[shard].start, ShardPosition::Done)
+            && self.shards[shard].last_emitted.is_none();
+        key == &position.key && (shard < position.shard || (shard == position.shard && restarted))
+    }
+
+    /// Whether `item`, read from `shard` at its current place with the merge position's sort
+    /// key, is the item the merge emitted last, copied there since from its previous place
+    /// (the position's partition): emitted again it would be a repeat.
+    fn repeats_position(&self, item: &Item, shard: usize, key: &Option<SortValue>) -> bool {
+        let (Some(placement), Some(position)) = (self.plan.placement, &self.position) else {
+            return false;
+        };
+        if *key != position.key || shard == position.shard {
+            return false;
+        }
+        let Some((current, Some(previous))) = placement(item) else {
+            return false;
+        };
+        current == self.plan.partitions[shard] && previous == self.plan.partitions[position.shard]
     }
 
     /// Whether `item`, read from `shard` with sort key `key`, is an old copy of an item whose
@@ -390,7 +454,7 @@ impl Engine {
         let Some(placement) = self.plan.placement else {
             return false;
         };
-        let Some(target) = placement(item) else {
+        let Some((target, _)) = placement(item) else {
             return false;
         };
         if target == self.plan.partitions[shard] {
@@ -438,8 +502,9 @@ impl Engine {
             if let Some(head) = state.buffer.front() {
                 self.heads.push(sort_value(&self.plan, head), shard);
             }
-            if self.behind_position(&key, shard) {
-                // Written behind the merge position after the position passed it.
+            if self.behind_position(&key, shard) || self.repeats_position(&item, shard, &key) {
+                // Written behind the merge position after the position passed it, or a copy
+                // of the item emitted last.
                 continue;
             }
             if self.superseded(&item, shard, &key) {
@@ -567,7 +632,7 @@ impl Engine {
             .iter()
             .enumerate()
             .filter_map(|(i, item)| {
-                let current = placement(item)?;
+                let (current, _) = placement(item)?;
                 if stored(item)? == current {
                     return None;
                 }
@@ -685,15 +750,12 @@ impl Engine {
         let shards = self
             .shards
             .iter()
-            .map(|s| {
-                if s.buffer.is_empty() && s.exhausted {
-                    return ShardPosition::Done;
-                }
-                match &s.last_emitted {
-                    Some(key) => ShardPosition::After(key.clone()),
-                    // Nothing emitted on this page: it stands where it stood.
-                    None => s.start.clone(),
-                }
+            .map(|s| match &s.last_emitted {
+                // A finished shard is recorded where it stands too, never as finished: a
+                // later page reads it again, for items written or moved there since.
+                Some(key) => ShardPosition::After(key.clone()),
+                // Nothing emitted on this page: it stands where it stood.
+                None => s.start.clone(),
             })
             .collect();
         Resume {
@@ -765,9 +827,17 @@ pub(crate) async fn query_shard(
         Some(filter) => Some(filter.render(&mut names, &mut values)?),
         None => None,
     };
-    let filter = match (entity, user) {
-        (Some(entity), Some(user)) => Some(format!("({entity}) AND ({user})")),
-        (entity, user) => entity.or(user),
+    let expiry = plan.expiry.map(|e| e.render(&mut names, &mut values));
+    let parts: Vec<String> = [entity, user, expiry].into_iter().flatten().collect();
+    let filter = match parts.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        many => Some(
+            many.iter()
+                .map(|p| format!("({p})"))
+                .collect::<Vec<_>>()
+                .join(" AND "),
+        ),
     };
     let projection = match &plan.projection {
         Some(attributes) if !count_only => Some(projection_expression(attributes, &mut names)),
@@ -930,6 +1000,27 @@ fn position_values(plan: &Plan, item: &Item) -> Vec<AttributeValue> {
         .collect()
 }
 
+/// Whether a shard standing after the item with sort key `sort` has nothing left in the
+/// query's sort-key condition: `sort` is its last key in the query's order (the upper end of
+/// an ascending range, the lower end of a descending one) or past it.
+fn at_condition_end(plan: &Plan, sort: &AttributeValue) -> bool {
+    let (Some(condition), Ok(sort)) = (&plan.condition, sort.as_s()) else {
+        return false;
+    };
+    let sort = sort.as_str();
+    match (condition, plan.descending) {
+        (SortCondition::Between(_, high), false) | (SortCondition::Le(high), false) => {
+            sort >= high.as_str()
+        }
+        (SortCondition::Lt(end), false) => sort >= end.as_str(),
+        (SortCondition::Between(low, _), true) | (SortCondition::Ge(low), true) => {
+            sort <= low.as_str()
+        }
+        (SortCondition::Gt(end), true) => sort <= end.as_str(),
+        _ => false,
+    }
+}
+
 /// The `ExclusiveStartKey` of a shard: its partition key (from the query, never from the
 /// cursor) and the position values.
 fn start_key(plan: &Plan, pk: &str, values: &[AttributeValue]) -> Item {
@@ -974,6 +1065,7 @@ mod tests {
             filter_on_server: true,
             projection: None,
             filter: None,
+            expiry: None,
             index: None,
             pk_attribute: "pk",
             sort_attribute: Some("sk"),

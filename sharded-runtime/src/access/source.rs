@@ -41,11 +41,12 @@ pub trait QuerySource: Sized {
     /// Reads one item, refusing an item of an entity not in [`ENTITIES`](Self::ENTITIES).
     #[doc(hidden)]
     fn from_source_item(item: Item) -> Result<Self, Error>;
-    /// The partition key `item` has under its entity's current layout, or `None` when it is
-    /// not an item of this source: how a query tells an old copy from the current one during
-    /// a layout transition.
+    /// Where `item` belongs: its partition key under its entity's current layout and, while a
+    /// transition is declared, under the previous one (when it differs); `None` when it is not
+    /// an item of this source. How a query tells an old copy from the current one, and a
+    /// current copy from the old copy it already returned, during a layout transition.
     #[doc(hidden)]
-    fn placement(item: &Item) -> Option<String> {
+    fn placement(item: &Item) -> Option<(String, Option<String>)> {
         let _ = item;
         None
     }
@@ -60,12 +61,14 @@ impl<E: ShardedEntity> QuerySource for E {
         E::from_item(item)
     }
 
-    fn placement(item: &Item) -> Option<String> {
-        E::from_item(item.clone())
-            .ok()?
-            .item_keys()
-            .ok()
-            .map(|keys| keys.pk)
+    fn placement(item: &Item) -> Option<(String, Option<String>)> {
+        let entity = E::from_item(item.clone()).ok()?;
+        let current = entity.item_keys().ok()?.pk;
+        // The previous place as the entity computes it (the writes' placement module answers
+        // the same question for point operations).
+        let previous = entity.previous_pk().ok().flatten();
+        let previous = previous.filter(|p| *p != current);
+        Some((current, previous))
     }
 }
 

@@ -115,7 +115,12 @@ async fn reader(
     let mut violations = Vec::new();
     let mut reads = 0;
     while !stop.load(Ordering::SeqCst) {
-        let size = rng.usize(1..=5);
+        // Without paging across the migration (gated), one page holds the whole listing.
+        let size = if super::PAGING_ACROSS_MIGRATION {
+            rng.usize(1..=5)
+        } else {
+            usize::from(IDS) + 10
+        };
         let started = history.now();
         let mut answer = Vec::new();
         let mut cursor: Option<Cursor> = None;

@@ -41,8 +41,8 @@
 //! - `SHARDED_MODEL_STEPS=<steps>`: steps per sequence (default 120).
 //! - `SHARDED_MODEL_SHRINK_SECS=<secs>`: the minimizer's time budget (default 120).
 //!
-//! The default run (4 sequences of 120 steps, and the concurrent mode once) takes about a
-//! minute on 2 cores; a soak is, for instance,
+//! The default run (3 sequences of 120 steps at once, and the concurrent mode once) takes
+//! about a minute and a half on 2 cores shared with the rest of the suite; a soak is, for instance,
 //! `SHARDED_MODEL_SEEDS=40 SHARDED_MODEL_STEPS=300 cargo test --test dynamodb model -- --nocapture`.
 
 mod concurrent;
@@ -61,12 +61,34 @@ use exec::{Failure, Run};
 use ops::{Gates, Generator, Op};
 use reference::{Outcome, Phase};
 
-/// Items without an expiry (`None`, stored as `NULL`).
-const NULL_EXPIRY: bool = false;
+// Known defects gated until their fixes are merged: each switches off the operations that
+// show it, so that the rest of the model runs. Turn each on once its fix is in.
+
+/// Items without an expiry (`None`, stored as `NULL`): known defect 2, an optional TTL field
+/// hides every item without an expiry.
+const NULL_EXPIRY: bool = true;
+
+/// `put`, `put_if`, versioned `put`, `update`, `delete_if` and `batch_put` during a
+/// transition: known defects 3 and 5 (the copy left at the previous place comes back through
+/// filters, counts, `batch_get` of both places, a TTL deletion or a `delete_if`).
+const WRITES_DURING_TRANSITION: bool = false;
+
+/// Transactions during a transition: known defects 3 and 6 (conditional actions act on the
+/// current place only; `move_item` ignores the previous place).
+const TRANSACTIONS_DURING_TRANSITION: bool = false;
+
+/// `TransactGet` during a transition: known defect 9 (sees only the current place).
+const TRANSACT_GET_DURING_TRANSITION: bool = false;
+
+/// A migration run while a listing is paged (and the concurrent mode's paging reader):
+/// known defect 1 (a shard recorded `Done` in the cursor loses or repeats the items moved
+/// there).
+const PAGING_ACROSS_MIGRATION: bool = true;
 
 /// An untagged item in the legacy partition that is not one of the model's entities (a game
-/// record, sort key `META`): reads during the adoption must not take it for an item.
-const LEGACY_FOREIGN_ITEM: bool = true;
+/// record, sort key `META`): reads during the adoption must not take it for an item. Known
+/// defect 8 (legacy reads adopt every untagged item in the legacy partition).
+const LEGACY_FOREIGN_ITEM: bool = false;
 
 /// Whether a collection query hides expired items as a single entity's query does. Off: a
 /// collection (`.collection::<C>()`) sends no expiry filter (`Query::filter_expression` keeps
@@ -89,7 +111,7 @@ const COLLECTION_ADOPTS_LEGACY: bool = false;
 /// canceled with at least one reason, not for which actions.
 const CANCELED_INDEX_IS_POSITION_ADDED: bool = false;
 
-const DEFAULT_SEEDS: [u64; 4] = [1, 2, 3, 4];
+const DEFAULT_SEEDS: [u64; 3] = [1, 2, 3];
 const DEFAULT_STEPS: usize = 120;
 const DEFAULT_SHRINK_SECS: u64 = 120;
 
@@ -115,6 +137,10 @@ struct Figures {
 fn gates() -> Gates {
     Gates {
         null_expiry: NULL_EXPIRY,
+        writes_during_transition: WRITES_DURING_TRANSITION,
+        transactions_during_transition: TRANSACTIONS_DURING_TRANSITION,
+        transact_get_during_transition: TRANSACT_GET_DURING_TRANSITION,
+        paging_across_migration: PAGING_ACROSS_MIGRATION,
     }
 }
 
@@ -153,6 +179,14 @@ async fn generated(seed: u64, steps: usize) -> Result<Figures, Failed> {
             Ok(_) => {
                 figures.steps += 1;
                 *figures.by_kind.entry(op.name()).or_default() += 1;
+                if let Op::Transact(actions) = &op {
+                    for action in actions {
+                        *figures
+                            .by_kind
+                            .entry(format!("Transaction action {}", action.name()))
+                            .or_default() += 1;
+                    }
+                }
             }
             Err(f) => return Err(failed(&ops, ops.len(), f)),
         }

@@ -137,10 +137,7 @@ impl Op {
     pub fn name(&self) -> String {
         match self {
             Op::Put { key, .. } if key.kind == Kind::Doc => "put(versioned)".into(),
-            Op::Transact(actions) => {
-                let kinds: Vec<&str> = actions.iter().map(TxAction::name).collect();
-                format!("transaction[{}]", kinds.join(","))
-            }
+            Op::Transact(_) => "Transaction".into(),
             other => format!("{other:?}")
                 .split([' ', '(', '{'])
                 .next()
@@ -180,6 +177,15 @@ const STATUSES: [&str; 3] = ["red", "green", "blue"];
 pub struct Gates {
     /// Items without an expiry (a `NULL` expiry attribute).
     pub null_expiry: bool,
+    /// Writes that leave the previous place alone during a transition: `put`, `put_if`,
+    /// versioned `put`, `update`, `delete_if`, `batch_put`.
+    pub writes_during_transition: bool,
+    /// Transactions during a transition.
+    pub transactions_during_transition: bool,
+    /// `TransactGet` during a transition.
+    pub transact_get_during_transition: bool,
+    /// A migration run while a listing is being paged.
+    pub paging_across_migration: bool,
 }
 
 pub struct Generator {
@@ -345,8 +351,33 @@ impl Generator {
         Op::Transact(actions)
     }
 
-    /// The next operation for the model's state.
+    /// The next operation for the model's state, among those the gates allow.
     pub fn next(&mut self, model: &Model) -> Op {
+        loop {
+            let op = self.any(model);
+            if self.allowed(model, &op) {
+                return op;
+            }
+        }
+    }
+
+    fn allowed(&self, model: &Model, op: &Op) -> bool {
+        let g = self.gates;
+        let transition = model.phase.transition();
+        match op {
+            Op::Put { .. }
+            | Op::PutIf { .. }
+            | Op::Update(_)
+            | Op::DeleteIf { .. }
+            | Op::BatchPut(_) => !transition || g.writes_during_transition,
+            Op::Transact(_) => !transition || g.transactions_during_transition,
+            Op::TransactGet(_) => !transition || g.transact_get_during_transition,
+            Op::MigratePartial { .. } | Op::Complete => !model.paging || g.paging_across_migration,
+            _ => true,
+        }
+    }
+
+    fn any(&mut self, model: &Model) -> Op {
         // (weight, operation), weights out of 100.
         let roll = self.rng.u32(..100);
         match roll {

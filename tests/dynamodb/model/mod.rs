@@ -71,14 +71,14 @@ const NULL_EXPIRY: bool = true;
 /// `put`, `put_if`, versioned `put`, `update`, `delete_if` and `batch_put` during a
 /// transition: known defects 3 and 5 (the copy left at the previous place comes back through
 /// filters, counts, `batch_get` of both places, a TTL deletion or a `delete_if`).
-const WRITES_DURING_TRANSITION: bool = false;
+const WRITES_DURING_TRANSITION: bool = true;
 
 /// Transactions during a transition: known defects 3 and 6 (conditional actions act on the
 /// current place only; `move_item` ignores the previous place).
-const TRANSACTIONS_DURING_TRANSITION: bool = false;
+const TRANSACTIONS_DURING_TRANSITION: bool = true;
 
 /// `TransactGet` during a transition: known defect 9 (sees only the current place).
-const TRANSACT_GET_DURING_TRANSITION: bool = false;
+const TRANSACT_GET_DURING_TRANSITION: bool = true;
 
 /// A migration run while a listing is paged (and the concurrent mode's paging reader):
 /// known defect 1 (a shard recorded `Done` in the cursor loses or repeats the items moved

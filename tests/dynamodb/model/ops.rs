@@ -338,7 +338,11 @@ impl Generator {
 
     fn transaction(&mut self, model: &Model) -> Op {
         let mut actions: Vec<TxAction> = Vec::new();
-        for _ in 0..self.rng.usize(1..=3) {
+        let wanted = self.rng.usize(1..=3);
+        for _ in 0..10 {
+            if actions.len() == wanted {
+                break;
+            }
             let action = self.tx_action(model);
             let taken: Vec<Key> = actions.iter().flat_map(TxAction::keys).collect();
             let keys = action.keys();

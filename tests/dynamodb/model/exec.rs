@@ -253,7 +253,7 @@ impl Run {
         self.record_paging(&before, &written);
         // Every read after the steps that change where items live, and every tenth step;
         // otherwise `collect` and a rotating choice of the other reads.
-        let full = self.step % 10 == 0
+        let full = self.step.is_multiple_of(10)
             || matches!(
                 op,
                 Op::Declare

@@ -145,7 +145,7 @@ fn gates() -> Gates {
 }
 
 fn first_phase(seed: u64) -> Phase {
-    if seed % 2 == 0 {
+    if seed.is_multiple_of(2) {
         Phase::A3
     } else {
         Phase::S3

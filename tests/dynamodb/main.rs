@@ -19,6 +19,7 @@ mod lifecycle;
 mod limits;
 mod lost_responses;
 mod migration;
+mod model;
 mod paging;
 mod projection;
 mod query;

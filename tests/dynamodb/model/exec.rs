@@ -1,0 +1,1001 @@
+//! Runs a sequence against DynamoDB Local: each operation sent as a user would, its answer
+//! compared with the model's prediction, then every read checked against the model.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::AttributeValue as V;
+use aws_sdk_dynamodb::Client;
+use futures::StreamExt;
+use sharded::{Cursor, Error, MigrationProgress, Repo, ShardedEntity, TransactGet, Transaction};
+use sharded_testkit::history::History;
+
+use super::layouts::{group_name, id_name, Layout, ModelEntity, UpdateSpec, A3, S3, S5, T3, T5};
+use super::ops::{Op, TxAction, UpdateOp};
+use super::reference::{now, Key, Kind, Model, Outcome, Phase, Rec};
+
+/// Runs `$body` with `$l` the layout type of `$phase`.
+macro_rules! with_layout {
+    ($phase:expr, $l:ident => $body:expr) => {
+        match $phase {
+            Phase::A3 => {
+                type $l = A3;
+                $body
+            }
+            Phase::S3 => {
+                type $l = S3;
+                $body
+            }
+            Phase::T5 => {
+                type $l = T5;
+                $body
+            }
+            Phase::S5 => {
+                type $l = S5;
+                $body
+            }
+            Phase::T3 => {
+                type $l = T3;
+                $body
+            }
+        }
+    };
+}
+
+/// A check that did not hold: what was checked, and how it differed.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub check: String,
+    pub detail: String,
+}
+
+fn fail<T>(check: impl Into<String>, detail: impl Into<String>) -> Result<T, Failure> {
+    Err(Failure {
+        check: check.into(),
+        detail: detail.into(),
+    })
+}
+
+/// A listing being paged across steps.
+struct Paging {
+    kind: Kind,
+    group: u8,
+    size: usize,
+    filter: Option<String>,
+    cursor: Option<Cursor>,
+    answer: Vec<Key>,
+    history: History<Key>,
+    started: u64,
+    pages: usize,
+}
+
+impl Paging {
+    fn in_scope(&self, key: &Key, rec: Option<&Rec>) -> bool {
+        key.kind == self.kind
+            && key.group == self.group
+            && rec.is_some_and(|r| {
+                !r.expired() && self.filter.as_ref().is_none_or(|s| r.status == *s)
+            })
+    }
+}
+
+/// One sequence's run on its own table.
+pub struct Run {
+    client: Client,
+    table: String,
+    pub model: Model,
+    paging: Option<Paging>,
+    pub step: usize,
+}
+
+/// The raw item a legacy service wrote: no entity attribute, the unsharded key.
+fn legacy_item(key: &Key, rec: &Rec) -> HashMap<String, V> {
+    let prefix = match key.kind {
+        Kind::Item => "I#",
+        Kind::Doc => "D#",
+    };
+    let mut item = HashMap::from([
+        (
+            "pk".to_owned(),
+            V::S(format!("G#{}", group_name(key.group))),
+        ),
+        (
+            "sk".to_owned(),
+            V::S(format!("{prefix}{}", id_name(key.id))),
+        ),
+        ("group".to_owned(), V::S(group_name(key.group))),
+        ("id".to_owned(), V::S(id_name(key.id))),
+        ("status".to_owned(), V::S(rec.status.clone())),
+        ("points".to_owned(), V::N(rec.points.to_string())),
+    ]);
+    match key.kind {
+        Kind::Item => {
+            if let Some(e) = rec.expires {
+                item.insert("expires".to_owned(), V::N(e.to_string()));
+            }
+        }
+        Kind::Doc => {
+            item.insert("version".to_owned(), V::N(rec.version.to_string()));
+        }
+    }
+    item
+}
+
+fn outcome_of(result: Result<(), Error>) -> Result<Outcome, String> {
+    match result {
+        Ok(()) => Ok(Outcome::Ok),
+        Err(Error::AlreadyExists { .. }) => Ok(Outcome::AlreadyExists),
+        Err(Error::ConditionFailed { .. }) => Ok(Outcome::ConditionFailed),
+        Err(Error::VersionConflict { .. }) => Ok(Outcome::VersionConflict),
+        Err(Error::TransactionCanceled { actions }) => {
+            Ok(Outcome::Canceled(actions.iter().map(|a| a.index).collect()))
+        }
+        Err(other) => Err(other.to_string()),
+    }
+}
+
+impl Run {
+    pub async fn new(client: Client, phase: Phase) -> Result<Run, Failure> {
+        let table = sharded_testkit::local::unique_table_name("model");
+        // Without time to live enabled: DynamoDB Local's own sweeper would delete expired
+        // items at moments of its choosing; `Op::Sweep` does it at a step of the sequence.
+        if let Err(e) = S3Item::table_definition()
+            .create_table(&client, &table)
+            .send()
+            .await
+        {
+            return fail("setup", format!("create table: {e:?}"));
+        }
+        let run = Run {
+            client,
+            table,
+            model: Model::new(phase),
+            paging: None,
+            step: 0,
+        };
+        // An untagged item of the legacy service that is not of the model's entities: reads
+        // and the migration leave it alone.
+        let meta = HashMap::from([
+            ("pk".to_owned(), V::S("G#a".into())),
+            ("sk".to_owned(), V::S("META".into())),
+            ("title".to_owned(), V::S("legacy game record".into())),
+        ]);
+        if super::LEGACY_FOREIGN_ITEM {
+            run.raw_put(meta).await?;
+        }
+        Ok(run)
+    }
+
+    fn repo<E: ShardedEntity>(&self) -> Repo<E> {
+        Repo::new(self.client.clone(), self.table.clone())
+    }
+
+    async fn raw_put(&self, item: HashMap<String, V>) -> Result<(), Failure> {
+        match self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .send()
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) => fail("raw put", format!("{e:?}")),
+        }
+    }
+
+    /// Every stored item, through a raw scan.
+    async fn raw_scan(&self) -> Result<Vec<HashMap<String, V>>, Failure> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let page = match self
+                .client
+                .scan()
+                .table_name(&self.table)
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+            {
+                Ok(page) => page,
+                Err(e) => return fail("raw scan", format!("{e:?}")),
+            };
+            items.extend(page.items.unwrap_or_default());
+            match page.last_evaluated_key {
+                Some(key) if !key.is_empty() => start = Some(key),
+                _ => return Ok(items),
+            }
+        }
+    }
+
+    /// Runs one operation and the checks after it.
+    pub async fn step(&mut self, op: &Op) -> Result<Outcome, Failure> {
+        let started = std::time::Instant::now();
+        let result = self.step_inner(op).await;
+        if std::env::var_os("SHARDED_MODEL_TRACE").is_some() {
+            eprintln!(
+                "step {:>3} {:>6.0} ms  {}",
+                self.step,
+                started.elapsed().as_secs_f64() * 1e3,
+                op.name()
+            );
+        }
+        result
+    }
+
+    async fn step_inner(&mut self, op: &Op) -> Result<Outcome, Failure> {
+        self.step += 1;
+        let before = self.model.clone();
+        let (expected, written) = self.model.apply(op);
+        if expected == Outcome::Skipped {
+            return Ok(expected);
+        }
+        let actual = with_layout!(before.phase, L => self.send::<L>(&before, op).await)?;
+        let agrees = match (&expected, &actual) {
+            (Outcome::Canceled(failing), Outcome::Canceled(reported)) => {
+                !reported.is_empty()
+                    && (!super::CANCELED_INDEX_IS_POSITION_ADDED
+                        || reported.iter().all(|i| failing.contains(i)))
+            }
+            (e, a) => e == a,
+        };
+        if !agrees {
+            return fail(
+                format!("outcome of {}", op.name()),
+                format!("the model predicts {expected:?}, DynamoDB answered {actual:?}"),
+            );
+        }
+        if before.phase != self.model.phase {
+            self.paging = None;
+        }
+        self.record_paging(&before, &written);
+        // Every read after the steps that change where items live, and every tenth step;
+        // otherwise `collect` and a rotating choice of the other reads.
+        let full = self.step.is_multiple_of(10)
+            || matches!(
+                op,
+                Op::Declare
+                    | Op::Complete
+                    | Op::MigratePartial { .. }
+                    | Op::Sweep
+                    | Op::LegacyPut { .. }
+            );
+        with_layout!(self.model.phase, L => self.check::<L>(&written, full).await)?;
+        Ok(expected)
+    }
+
+    /// Sends `op` as the layout `L` declares it, against the model's state before it.
+    async fn send<L: Layout>(&mut self, model: &Model, op: &Op) -> Result<Outcome, Failure> {
+        let answer = match op {
+            Op::Put { key, rec, read } => {
+                let mut rec = rec.clone();
+                rec.version = model.version_read(key, *read);
+                match key.kind {
+                    Kind::Item => self.put::<L::Item>(key, &rec).await,
+                    Kind::Doc => self.put::<L::Doc>(key, &rec).await,
+                }
+            }
+            Op::PutNew { key, rec } => {
+                outcome_of(self.repo().put_new(&L::Item::from_model(key, rec)).await)
+            }
+            Op::PutIf { key, rec, cond } => outcome_of(
+                self.repo()
+                    .put_if(&L::Item::from_model(key, rec), L::Item::condition(cond))
+                    .await,
+            ),
+            Op::Update(update) => {
+                let spec = spec(model, update);
+                match update.key.kind {
+                    Kind::Item => outcome_of(L::Item::update(&self.repo(), &spec).await),
+                    Kind::Doc => outcome_of(L::Doc::update(&self.repo(), &spec).await),
+                }
+            }
+            Op::Delete { key } => match key.kind {
+                Kind::Item => outcome_of(L::Item::delete(&self.repo(), key).await),
+                Kind::Doc => outcome_of(L::Doc::delete(&self.repo(), key).await),
+            },
+            Op::DeleteIf { key, cond } => outcome_of(
+                self.repo()
+                    .delete_if(&stored::<L::Item>(model, key), L::Item::condition(cond))
+                    .await,
+            ),
+            Op::BatchPut(puts) => {
+                let items: Vec<L::Item> = puts
+                    .iter()
+                    .map(|(k, r)| L::Item::from_model(k, r))
+                    .collect();
+                outcome_of(self.repo().batch_put(&items).await)
+            }
+            Op::BatchDelete(keys) => {
+                let items: Vec<L::Item> = of_kind(keys, Kind::Item)
+                    .map(|k| stored::<L::Item>(model, k))
+                    .collect();
+                let docs: Vec<L::Doc> = of_kind(keys, Kind::Doc)
+                    .map(|k| stored::<L::Doc>(model, k))
+                    .collect();
+                match outcome_of(self.repo().batch_delete(&items).await) {
+                    Ok(Outcome::Ok) => outcome_of(self.repo().batch_delete(&docs).await),
+                    other => other,
+                }
+            }
+            Op::BatchGet(keys) => {
+                self.batch_get::<L::Item>(model, keys).await?;
+                self.batch_get::<L::Doc>(model, keys).await?;
+                Ok(Outcome::Ok)
+            }
+            Op::Transact(actions) => {
+                outcome_of(self.transaction::<L>(model, actions).commit().await)
+            }
+            Op::TransactGet(keys) => {
+                self.transact_get::<L>(model, keys).await?;
+                Ok(Outcome::Ok)
+            }
+            Op::LegacyPut { key, rec } => {
+                self.raw_put(legacy_item(key, rec)).await?;
+                Ok(Outcome::Ok)
+            }
+            Op::Sweep => {
+                self.sweep().await?;
+                Ok(Outcome::Ok)
+            }
+            Op::PageStart {
+                kind,
+                group,
+                size,
+                filter,
+            } => {
+                let history = History::new();
+                for (key, rec) in model.view(*kind, *group, false) {
+                    if filter.as_ref().is_none_or(|s| rec.status == *s) {
+                        history.put(key).done();
+                    }
+                }
+                let started = history.now();
+                self.paging = Some(Paging {
+                    kind: *kind,
+                    group: *group,
+                    size: *size,
+                    filter: filter.clone(),
+                    cursor: None,
+                    answer: Vec::new(),
+                    history,
+                    started,
+                    pages: 0,
+                });
+                self.next_page::<L>().await?;
+                Ok(Outcome::Ok)
+            }
+            Op::PageNext => {
+                self.next_page::<L>().await?;
+                Ok(Outcome::Ok)
+            }
+            Op::MigratePartial { items } => {
+                if items % 2 == 1 {
+                    self.migrate::<L::Item>(Some(u64::from(*items))).await?;
+                } else {
+                    self.migrate::<L::Doc>(Some(u64::from(*items))).await?;
+                }
+                Ok(Outcome::Ok)
+            }
+            Op::Complete => {
+                self.migrate::<L::Item>(None).await?;
+                self.migrate::<L::Doc>(None).await?;
+                for remaining in [
+                    self.repo::<L::Item>().migration_remaining().await,
+                    self.repo::<L::Doc>().migration_remaining().await,
+                ] {
+                    match remaining {
+                        Ok(0) => {}
+                        other => {
+                            return fail(
+                                "migration_remaining",
+                                format!("{other:?} after a full run"),
+                            )
+                        }
+                    }
+                }
+                self.no_stale_copies().await?;
+                Ok(Outcome::Ok)
+            }
+            Op::Declare => Ok(Outcome::Ok),
+        };
+        answer.or_else(|e| {
+            fail(
+                format!("outcome of {}", op.name()),
+                format!("unexpected error: {e}"),
+            )
+        })
+    }
+
+    async fn put<E: ModelEntity>(&self, key: &Key, rec: &Rec) -> Result<Outcome, String> {
+        outcome_of(self.repo().put(&E::from_model(key, rec)).await)
+    }
+
+    fn transaction<L: Layout>(&self, model: &Model, actions: &[TxAction]) -> Transaction {
+        let mut tx = Transaction::new(&self.client, self.table.clone());
+        for action in actions {
+            tx = match action {
+                TxAction::Put { key, rec, read } => {
+                    let mut rec = rec.clone();
+                    rec.version = model.version_read(key, *read);
+                    match key.kind {
+                        Kind::Item => tx.put(&L::Item::from_model(key, &rec)),
+                        Kind::Doc => tx.put(&L::Doc::from_model(key, &rec)),
+                    }
+                }
+                TxAction::PutIf { key, rec, cond } => {
+                    tx.put_if(&L::Item::from_model(key, rec), L::Item::condition(cond))
+                }
+                TxAction::Update(update) => {
+                    let spec = spec(model, update);
+                    match update.key.kind {
+                        Kind::Item => L::Item::tx_update(&self.repo(), tx, &spec),
+                        Kind::Doc => L::Doc::tx_update(&self.repo(), tx, &spec),
+                    }
+                }
+                TxAction::Delete { key } => match key.kind {
+                    Kind::Item => tx.delete(&stored::<L::Item>(model, key)),
+                    Kind::Doc => tx.delete(&stored::<L::Doc>(model, key)),
+                },
+                TxAction::DeleteIf { key, cond } => {
+                    tx.delete_if(&stored::<L::Item>(model, key), L::Item::condition(cond))
+                }
+                TxAction::Check { key, cond } => match key.kind {
+                    Kind::Item => {
+                        tx.check(&stored::<L::Item>(model, key), L::Item::condition(cond))
+                    }
+                    Kind::Doc => tx.check(&stored::<L::Doc>(model, key), L::Doc::condition(cond)),
+                },
+                TxAction::Move { from, to, rec } => tx.move_item(
+                    &stored::<L::Item>(model, from),
+                    &L::Item::from_model(to, rec),
+                ),
+            };
+        }
+        tx
+    }
+
+    /// `batch_get` of the keys' current and previous places: every copy it finds is the
+    /// model's item (a stale copy is a resurrection waiting to happen), and every item the
+    /// model holds is found.
+    async fn batch_get<E: ModelEntity>(&self, model: &Model, keys: &[Key]) -> Result<(), Failure> {
+        let keys: Vec<&Key> = of_kind(keys, E::KIND).collect();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let places: Vec<(String, Option<String>)> =
+            keys.iter().flat_map(|k| E::places(k)).collect();
+        let found = match self.repo::<E>().batch_get(places).await {
+            Ok(found) => found,
+            Err(e) => return fail("batch_get", format!("unexpected error: {e}")),
+        };
+        let mut seen = BTreeSet::new();
+        for item in found {
+            let (key, rec) = item.to_model();
+            if model.items.get(&key) != Some(&rec) {
+                return fail(
+                    "batch_get (both places)",
+                    format!(
+                        "{key:?}: found {rec:?}, the model holds {:?}",
+                        model.items.get(&key)
+                    ),
+                );
+            }
+            seen.insert(key);
+        }
+        for key in keys {
+            if model.items.contains_key(key) && !seen.contains(key) {
+                return fail("batch_get (both places)", format!("{key:?} not found"));
+            }
+        }
+        Ok(())
+    }
+
+    async fn transact_get<L: Layout>(&self, model: &Model, keys: &[Key]) -> Result<(), Failure> {
+        let mut read = TransactGet::new(&self.client, self.table.clone());
+        let items: Vec<_> = of_kind(keys, Kind::Item)
+            .map(|k| (*k, read.get(L::Item::item_key(k))))
+            .collect();
+        let docs: Vec<_> = of_kind(keys, Kind::Doc)
+            .map(|k| (*k, read.get(L::Doc::item_key(k))))
+            .collect();
+        let mut answer = match read.send().await {
+            Ok(answer) => answer,
+            Err(e) => return fail("TransactGet", format!("unexpected error: {e}")),
+        };
+        let mut got: Vec<(Key, Option<Rec>)> = Vec::new();
+        for (key, slot) in items {
+            got.push((
+                key,
+                answer.take(slot).ok().flatten().map(|e| e.to_model().1),
+            ));
+        }
+        for (key, slot) in docs {
+            got.push((
+                key,
+                answer.take(slot).ok().flatten().map(|e| e.to_model().1),
+            ));
+        }
+        for (key, rec) in got {
+            if rec.as_ref() != model.items.get(&key) {
+                return fail(
+                    "TransactGet",
+                    format!(
+                        "{key:?}: read {rec:?}, the model holds {:?}",
+                        model.items.get(&key)
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// DynamoDB's time-to-live sweeper: deletes every item whose expiry has passed, wherever
+    /// it is stored.
+    async fn sweep(&self) -> Result<(), Failure> {
+        let now = now();
+        for item in self.raw_scan().await? {
+            let expired = matches!(item.get("expires"), Some(V::N(n)) if n.parse::<u64>().is_ok_and(|e| e < now));
+            if !expired {
+                continue;
+            }
+            let key = HashMap::from([
+                ("pk".to_owned(), item["pk"].clone()),
+                ("sk".to_owned(), item["sk"].clone()),
+            ]);
+            if let Err(e) = self
+                .client
+                .delete_item()
+                .table_name(&self.table)
+                .set_key(Some(key))
+                .send()
+                .await
+            {
+                return fail("sweep", format!("{e:?}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// After a complete migration, the table holds each of the model's items once, as the
+    /// model holds it, and nothing else of its entities (no stale copy survives).
+    async fn no_stale_copies(&self) -> Result<(), Failure> {
+        let mut found: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for item in self.raw_scan().await? {
+            let Some(V::S(sk)) = item.get("sk") else {
+                continue;
+            };
+            if sk == "META" {
+                continue;
+            }
+            let group = match item.get("group") {
+                Some(V::S(g)) => g.clone(),
+                _ => String::new(),
+            };
+            *found.entry((group, sk.clone())).or_default() += 1;
+        }
+        let expected: BTreeMap<(String, String), usize> = self
+            .model
+            .items
+            .keys()
+            .map(|k| {
+                let prefix = if k.kind == Kind::Item { "I#" } else { "D#" };
+                (
+                    (group_name(k.group), format!("{prefix}{}", id_name(k.id))),
+                    1,
+                )
+            })
+            .collect();
+        if found != expected {
+            let extra: Vec<_> = found
+                .iter()
+                .filter(|(k, n)| expected.get(*k) != Some(*n))
+                .collect();
+            let missing: Vec<_> = expected
+                .keys()
+                .filter(|k| !found.contains_key(*k))
+                .collect();
+            return fail(
+                "stored copies after a complete migration",
+                format!("copies not one per model item: {extra:?}; missing: {missing:?}"),
+            );
+        }
+        Ok(())
+    }
+
+    /// A migration run of `E`: to its end, or stopped after `stop_after` items moved.
+    async fn migrate<E: ModelEntity>(&self, stop_after: Option<u64>) -> Result<(), Failure> {
+        let repo = self.repo::<E>();
+        match stop_after {
+            None => match repo
+                .migrate()
+                .delete_delay(Duration::from_millis(20))
+                .run()
+                .await
+            {
+                Ok(_) => Ok(()),
+                Err(e) => fail("migration", format!("a full run failed: {e}")),
+            },
+            Some(k) => {
+                let stop = Arc::new(tokio::sync::Notify::new());
+                let hook = stop.clone();
+                let run = repo
+                    .migrate()
+                    .segments(1)
+                    .concurrency(1)
+                    .page_size(4)
+                    .delete_delay(Duration::from_millis(30))
+                    .on_progress(move |p: &MigrationProgress| {
+                        if p.moved >= k {
+                            hook.notify_one();
+                        }
+                    })
+                    .run();
+                tokio::select! {
+                    result = run => match result {
+                        Ok(_) => Ok(()),
+                        Err(e) => fail("migration", format!("a partial run failed: {e}")),
+                    },
+                    () = stop.notified() => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// The listing's next page: its items are the model's, as they are now.
+    async fn next_page<L: Layout>(&mut self) -> Result<(), Failure> {
+        let Some(paging) = self.paging.as_mut() else {
+            return Ok(());
+        };
+        let page = match paging.kind {
+            Kind::Item => page_of::<L::Item>(&self.client, &self.table, paging).await,
+            Kind::Doc => page_of::<L::Doc>(&self.client, &self.table, paging).await,
+        };
+        let (items, cursor) = match page {
+            Ok(page) => page,
+            Err(e) => {
+                return fail(
+                    "page (interleaved)",
+                    format!("page {}: {e}", paging.pages + 1),
+                )
+            }
+        };
+        paging.pages += 1;
+        if items.len() > paging.size {
+            return fail(
+                "page (interleaved)",
+                format!("{} items, asked for {}", items.len(), paging.size),
+            );
+        }
+        for (key, rec) in items {
+            if !paging.in_scope(&key, Some(&rec)) || self.model.items.get(&key) != Some(&rec) {
+                return fail(
+                    "page (interleaved)",
+                    format!(
+                        "page {}: {key:?} {rec:?}, the model holds {:?}",
+                        paging.pages,
+                        self.model.items.get(&key)
+                    ),
+                );
+            }
+            paging.answer.push(key);
+        }
+        paging.cursor = cursor;
+        if paging.cursor.is_none() {
+            let ended = paging.history.now();
+            let checked =
+                paging
+                    .history
+                    .check(paging.started, ended, &paging.answer, None, Ord::cmp);
+            let pages = paging.pages;
+            self.paging = None;
+            if let Err(violations) = checked {
+                return fail(
+                    "page (interleaved)",
+                    format!("across {pages} pages, with writes between them: {violations}"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Records this step's writes in the listing's history.
+    fn record_paging(&mut self, _before: &Model, written: &[Key]) {
+        let Some(paging) = self.paging.as_ref() else {
+            return;
+        };
+        for key in written {
+            let now_in = paging.in_scope(key, self.model.items.get(key));
+            if key.kind == paging.kind && key.group == paging.group {
+                if now_in {
+                    paging.history.put(*key).done();
+                } else {
+                    paging.history.delete(*key).done();
+                }
+            }
+        }
+    }
+
+    /// The checks after a step, in the layout now declared.
+    async fn check<L: Layout>(&self, written: &[Key], full: bool) -> Result<(), Failure> {
+        let mut groups: BTreeSet<u8> = written.iter().map(|k| k.group).collect();
+        groups.insert((self.step % 2) as u8);
+        // The rotating choice: one of the 8 reads of `check_kind` on one entity, or the
+        // collection.
+        let pick = self.step % 17;
+        for group in groups {
+            self.check_kind::<L::Item>(group, full, pick).await?;
+            self.check_kind::<L::Doc>(group, full, pick.wrapping_sub(8))
+                .await?;
+            let legacy = self.model.phase == Phase::A3 && !super::COLLECTION_ADOPTS_LEGACY;
+            if legacy || (!full && pick != 16) {
+                continue;
+            }
+            let collection = match L::collection(&self.repo(), &group_name(group))
+                .collect()
+                .await
+            {
+                Ok(items) => items.into_iter().map(L::page_to_model).collect::<Vec<_>>(),
+                Err(e) => return fail("collection", format!("unexpected error: {e}")),
+            };
+            same(
+                "collection",
+                &collection,
+                &self
+                    .model
+                    .collection(group, !super::COLLECTION_HIDES_EXPIRED),
+            )?;
+        }
+        // Point reads: what this step wrote, and a few others.
+        let mut keys: BTreeSet<Key> = written.iter().copied().collect();
+        let universe: Vec<Key> = self.model.items.keys().copied().collect();
+        if !universe.is_empty() {
+            keys.insert(universe[self.step % universe.len()]);
+            keys.insert(universe[(self.step * 7 + 3) % universe.len()]);
+        }
+        for key in keys {
+            let got = match key.kind {
+                Kind::Item => L::Item::get(&self.repo(), &key)
+                    .await
+                    .map(|e| e.map(|e| e.to_model().1)),
+                Kind::Doc => L::Doc::get(&self.repo(), &key)
+                    .await
+                    .map(|e| e.map(|e| e.to_model().1)),
+            };
+            match got {
+                Ok(got) if got.as_ref() == self.model.items.get(&key) => {}
+                Ok(got) => {
+                    return fail(
+                        "get",
+                        format!(
+                            "{key:?}: read {got:?}, the model holds {:?}",
+                            self.model.items.get(&key)
+                        ),
+                    )
+                }
+                Err(e) => return fail("get", format!("{key:?}: unexpected error: {e}")),
+            }
+        }
+        Ok(())
+    }
+
+    async fn check_kind<E: ModelEntity>(
+        &self,
+        group: u8,
+        full: bool,
+        pick: usize,
+    ) -> Result<(), Failure> {
+        let on = |i: usize| full || pick == i;
+        let repo = self.repo::<E>();
+        let g = group_name(group);
+        let view = self.model.view(E::KIND, group, false);
+        let models = |items: Vec<E>| items.into_iter().map(|e| e.to_model()).collect::<Vec<_>>();
+        let name = |what: &str| format!("{what} ({:?})", E::KIND);
+        let collect = |q: sharded::Query<E>| async move { q.collect().await.map(models) };
+
+        same(
+            &name("query collect"),
+            &or_fail(&name("query collect"), collect(E::query(&repo, &g)).await)?,
+            &view,
+        )?;
+        let mut descending = view.clone();
+        descending.reverse();
+        if on(0) {
+            same(
+                &name("query descending"),
+                &or_fail(
+                    &name("query descending"),
+                    collect(E::query(&repo, &g).descending()).await,
+                )?,
+                &descending,
+            )?;
+        }
+        if on(1) {
+            let count = or_fail(&name("count"), E::query(&repo, &g).count().await)?;
+            if count != view.len() as u64 {
+                return fail(
+                    name("count"),
+                    format!("counted {count}, the model holds {}", view.len()),
+                );
+            }
+        }
+        if on(2) {
+            let k = 1 + self.step % 3;
+            let top: Vec<_> = descending.iter().take(k).cloned().collect();
+            same(
+                &name("top-k"),
+                &or_fail(
+                    &name("top-k"),
+                    collect(E::query(&repo, &g).descending().limit(k)).await,
+                )?,
+                &top,
+            )?;
+        }
+        if on(3) && E::KIND == Kind::Item {
+            same(
+                &name("include_expired"),
+                &or_fail(
+                    &name("include_expired"),
+                    collect(E::query(&repo, &g).include_expired()).await,
+                )?,
+                &self.model.view(E::KIND, group, true),
+            )?;
+        }
+        // Pages of several sizes, each continued with its cursor.
+        if on(4) {
+            let size = [1, 2, 4][self.step % 3];
+            let paged = self.page_all::<E>(&g, size, None).await?;
+            same(&name(&format!("pages of {size}")), &paged, &view)?;
+        }
+        // A filter: collected, counted, paged.
+        let status = ["red", "green", "blue"][self.step % 3];
+        let filtered: Vec<_> = view
+            .iter()
+            .filter(|(_, r)| r.status == status)
+            .cloned()
+            .collect();
+        if on(5) {
+            same(
+                &name("filter"),
+                &or_fail(
+                    &name("filter"),
+                    collect(E::query(&repo, &g).filter(E::status_eq(status))).await,
+                )?,
+                &filtered,
+            )?;
+            let count = or_fail(
+                &name("filter count"),
+                E::query(&repo, &g)
+                    .filter(E::status_eq(status))
+                    .count()
+                    .await,
+            )?;
+            if count != filtered.len() as u64 {
+                return fail(
+                    name("filter count"),
+                    format!("counted {count}, the model holds {}", filtered.len()),
+                );
+            }
+        }
+        if on(6) {
+            let paged = self.page_all::<E>(&g, 2, Some(status)).await?;
+            same(&name("filtered pages of 2"), &paged, &filtered)?;
+        }
+        // A stream.
+        if on(7) {
+            let streamed: Vec<Result<E, Error>> = E::query(&repo, &g).stream().collect().await;
+            let streamed: Result<Vec<E>, Error> = streamed.into_iter().collect();
+            same(
+                &name("stream"),
+                &or_fail(&name("stream"), streamed.map(models))?,
+                &view,
+            )?;
+        }
+        Ok(())
+    }
+
+    async fn page_all<E: ModelEntity>(
+        &self,
+        group: &str,
+        size: usize,
+        status: Option<&str>,
+    ) -> Result<Vec<(Key, Rec)>, Failure> {
+        let repo = self.repo::<E>();
+        let mut all = Vec::new();
+        let mut cursor: Option<Cursor> = None;
+        let check = format!(
+            "pages of {size}{} ({:?})",
+            if status.is_some() { ", filtered" } else { "" },
+            E::KIND
+        );
+        for _ in 0..200 {
+            let mut query = E::query(&repo, group);
+            if let Some(s) = status {
+                query = query.filter(E::status_eq(s));
+            }
+            let page = or_fail(&check, query.page(size, cursor.as_ref()).await)?;
+            if page.items.len() > size {
+                return fail(check, format!("a page of {} items", page.items.len()));
+            }
+            all.extend(page.items.into_iter().map(|e| e.to_model()));
+            match page.cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(all),
+            }
+        }
+        fail(check, "more than 200 pages")
+    }
+}
+
+async fn page_of<E: ModelEntity>(
+    client: &Client,
+    table: &str,
+    paging: &Paging,
+) -> Result<(Vec<(Key, Rec)>, Option<Cursor>), Error> {
+    let repo: Repo<E> = Repo::new(client.clone(), table);
+    let mut query = E::query(&repo, &group_name(paging.group));
+    if let Some(s) = &paging.filter {
+        query = query.filter(E::status_eq(s));
+    }
+    let page = query.page(paging.size, paging.cursor.as_ref()).await?;
+    Ok((
+        page.items.iter().map(ModelEntity::to_model).collect(),
+        page.cursor,
+    ))
+}
+
+fn or_fail<T>(check: &str, result: Result<T, Error>) -> Result<T, Failure> {
+    result.or_else(|e| fail(check, format!("unexpected error: {e}")))
+}
+
+fn same(check: &str, got: &[(Key, Rec)], model: &[(Key, Rec)]) -> Result<(), Failure> {
+    if got == model {
+        return Ok(());
+    }
+    let got_keys: Vec<String> = got.iter().map(|(k, _)| short(k)).collect();
+    let model_keys: Vec<String> = model.iter().map(|(k, _)| short(k)).collect();
+    let differing: Vec<String> = got
+        .iter()
+        .filter(|(k, r)| model.iter().any(|(mk, mr)| mk == k && mr != r))
+        .map(|(k, r)| format!("{} read {r:?}", short(k)))
+        .collect();
+    fail(
+        check,
+        format!(
+            "read {got_keys:?}, the model holds {model_keys:?}; differing content: {differing:?}"
+        ),
+    )
+}
+
+pub fn short(key: &Key) -> String {
+    format!(
+        "{}{}{}",
+        if key.kind == Kind::Item { "I" } else { "D" },
+        group_name(key.group),
+        key.id
+    )
+}
+
+fn of_kind(keys: &[Key], kind: Kind) -> impl Iterator<Item = &Key> {
+    keys.iter().filter(move |k| k.kind == kind)
+}
+
+/// The entity as the model holds it (or a placeholder for a key it does not hold): what a
+/// user passes to `delete_if`, `check`, `move_item`'s source.
+fn stored<E: ModelEntity>(model: &Model, key: &Key) -> E {
+    E::from_model(key, model.items.get(key).unwrap_or(&Rec::placeholder()))
+}
+
+fn spec(model: &Model, update: &UpdateOp) -> UpdateSpec {
+    UpdateSpec {
+        key: update.key,
+        status: update.status.clone(),
+        add: update.add,
+        cond: update.cond.clone(),
+        if_version: update.version.map(|r| model.version_read(&update.key, r)),
+    }
+}
+
+use super::layouts::S3Item;

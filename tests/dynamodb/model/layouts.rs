@@ -1,0 +1,242 @@
+//! The entities of the model: one item type (`MItem`, with an optional expiry) and one
+//! versioned type (`MDoc`) sharing their partitions, declared once per layout the sequences
+//! walk through. Every declaration of a layout is the same stored entity (`entity = ".."`),
+//! as a service redeploys it: steady on 3 shards, 3 -> 5, steady on 5, 5 -> 3, and adopting
+//! sharding over the unsharded key a pre-`sharded` service wrote (`legacy`).
+
+use std::future::Future;
+
+use serde::{Deserialize, Serialize};
+use sharded::{
+    Condition, Error, ItemKey, Query, Repo, ShardedCollection, ShardedEntity, Transaction,
+};
+
+use super::reference::{Cond, Key, Kind, Rec};
+
+/// One entity type of the model, in one layout.
+pub trait ModelEntity: ShardedEntity + Clone + std::fmt::Debug + Send + Sync + 'static {
+    const KIND: Kind;
+    fn from_model(key: &Key, rec: &Rec) -> Self;
+    fn to_model(&self) -> (Key, Rec);
+    fn condition(cond: &Cond) -> Condition<Self>;
+    fn query(repo: &Repo<Self>, group: &str) -> Query<Self>;
+    fn status_eq(status: &str) -> Condition<Self>;
+    fn get(
+        repo: &Repo<Self>,
+        key: &Key,
+    ) -> impl Future<Output = Result<Option<Self>, Error>> + Send;
+    fn delete(repo: &Repo<Self>, key: &Key) -> impl Future<Output = Result<(), Error>> + Send;
+    /// `Entity::update(..)`: set the status (if any), add to the points, with the condition
+    /// and the version required (if any).
+    fn update(
+        repo: &Repo<Self>,
+        update: &UpdateSpec,
+    ) -> impl Future<Output = Result<(), Error>> + Send;
+    /// The same update as one action of `tx`.
+    fn tx_update(repo: &Repo<Self>, tx: Transaction, update: &UpdateSpec) -> Transaction;
+    fn item_key(key: &Key) -> ItemKey<Self>;
+    /// The item's physical keys: its current place, then its previous one if it differs.
+    fn places(key: &Key) -> Vec<(String, Option<String>)>;
+}
+
+/// An update of the model: the key, what it sets and adds, and what it requires.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateSpec {
+    pub key: Key,
+    pub status: Option<String>,
+    pub add: i64,
+    pub cond: Option<Cond>,
+    pub if_version: Option<u64>,
+}
+
+/// One layout: the two entity types and their collection.
+pub trait Layout: Send + Sync + 'static {
+    type Item: ModelEntity;
+    type Doc: ModelEntity;
+    type Page: ShardedCollection + std::fmt::Debug + Send + 'static;
+    fn collection(repo: &Repo<Self::Item>, group: &str) -> Query<Self::Page>;
+    fn page_to_model(page: Self::Page) -> (Key, Rec);
+}
+
+pub fn group_name(group: u8) -> String {
+    ["a", "b"][usize::from(group % 2)].to_owned()
+}
+
+pub fn id_name(id: u16) -> String {
+    format!("{id:03}")
+}
+
+fn parse_key(kind: Kind, group: &str, id: &str) -> Key {
+    Key {
+        kind,
+        group: u8::from(group == "b"),
+        id: id.parse().expect("model ids are numbers"),
+    }
+}
+
+macro_rules! layout {
+    ($(#[$doc:meta])* $layout:ident, $item:ident, $docty:ident, $page:ident, $($pk:tt)*) => {
+        #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+        #[sharded(entity = "MItem")]
+        #[pk($($pk)*)]
+        #[sk(template = "I#{id}")]
+        pub struct $item {
+            pub group: String,
+            pub id: String,
+            pub status: String,
+            pub points: i64,
+            #[sharded(ttl)]
+            pub expires: Option<u64>,
+        }
+
+        #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+        #[sharded(entity = "MDoc")]
+        #[pk($($pk)*)]
+        #[sk(template = "D#{id}")]
+        pub struct $docty {
+            pub group: String,
+            pub id: String,
+            pub status: String,
+            pub points: i64,
+            #[sharded(version)]
+            pub version: u64,
+        }
+
+        #[derive(ShardedCollection, Debug, Clone, PartialEq)]
+        pub enum $page {
+            Item($item),
+            Doc($docty),
+        }
+
+        $(#[$doc])*
+        pub struct $layout;
+
+        impl Layout for $layout {
+            type Item = $item;
+            type Doc = $docty;
+            type Page = $page;
+            fn collection(repo: &Repo<$item>, group: &str) -> Query<$page> {
+                $item::query(repo, group).collection::<$page>()
+            }
+            fn page_to_model(page: $page) -> (Key, Rec) {
+                match page {
+                    $page::Item(i) => i.to_model(),
+                    $page::Doc(d) => d.to_model(),
+                }
+            }
+        }
+
+        layout!(@entity $item, Kind::Item, |key: &Key, rec: &Rec| $item {
+            group: group_name(key.group),
+            id: id_name(key.id),
+            status: rec.status.clone(),
+            points: rec.points,
+            expires: rec.expires,
+        }, |e: &$item| Rec { status: e.status.clone(), points: e.points, expires: e.expires, version: 0 });
+        layout!(@entity $docty, Kind::Doc, |key: &Key, rec: &Rec| $docty {
+            group: group_name(key.group),
+            id: id_name(key.id),
+            status: rec.status.clone(),
+            points: rec.points,
+            version: rec.version,
+        }, |e: &$docty| Rec { status: e.status.clone(), points: e.points, expires: None, version: e.version });
+    };
+    (@entity $ty:ident, $kind:expr, $from:expr, $to:expr) => {
+        impl ModelEntity for $ty {
+            const KIND: Kind = $kind;
+            fn from_model(key: &Key, rec: &Rec) -> Self {
+                ($from)(key, rec)
+            }
+            fn to_model(&self) -> (Key, Rec) {
+                (parse_key($kind, &self.group, &self.id), ($to)(self))
+            }
+            fn condition(cond: &Cond) -> Condition<Self> {
+                let f = $ty::fields();
+                match cond {
+                    Cond::StatusEq(s) => f.status.eq(s.clone()),
+                    Cond::PointsGe(p) => f.points.ge(*p),
+                    Cond::PointsLt(p) => f.points.lt(*p),
+                }
+            }
+            fn status_eq(status: &str) -> Condition<Self> {
+                $ty::fields().status.eq(status.to_owned())
+            }
+            fn query(repo: &Repo<Self>, group: &str) -> Query<Self> {
+                $ty::query(repo, group)
+            }
+            fn get(repo: &Repo<Self>, key: &Key) -> impl Future<Output = Result<Option<Self>, Error>> + Send {
+                let (repo, group, id) = (repo.clone(), group_name(key.group), id_name(key.id));
+                async move { $ty::get(&repo, &group, &id).await }
+            }
+            fn delete(repo: &Repo<Self>, key: &Key) -> impl Future<Output = Result<(), Error>> + Send {
+                let (repo, group, id) = (repo.clone(), group_name(key.group), id_name(key.id));
+                async move { $ty::delete(&repo, &group, &id).await }
+            }
+            fn update(repo: &Repo<Self>, spec: &UpdateSpec) -> impl Future<Output = Result<(), Error>> + Send {
+                let update = Self::build_update(repo, spec);
+                async move { update.send().await }
+            }
+            fn tx_update(repo: &Repo<Self>, tx: Transaction, spec: &UpdateSpec) -> Transaction {
+                tx.update(Self::build_update(repo, spec))
+            }
+            fn item_key(key: &Key) -> ItemKey<Self> {
+                $ty::key(&group_name(key.group), &id_name(key.id)).expect("model keys are valid")
+            }
+            fn places(key: &Key) -> Vec<(String, Option<String>)> {
+                let placeholder = Self::from_model(key, &Rec::placeholder());
+                let keys = placeholder.item_keys().expect("model keys are valid");
+                let mut places = vec![(keys.pk.clone(), keys.sk.clone())];
+                if let Some(previous) = placeholder.previous_pk().expect("model keys are valid") {
+                    if previous != keys.pk {
+                        places.push((previous, keys.sk));
+                    }
+                }
+                places
+            }
+        }
+
+        impl $ty {
+            fn build_update(repo: &Repo<Self>, spec: &UpdateSpec) -> sharded::Update<Self> {
+                let f = $ty::fields();
+                let mut update = $ty::update(repo, &group_name(spec.key.group), &id_name(spec.key.id))
+                    .add(f.points, spec.add);
+                if let Some(status) = &spec.status {
+                    update = update.set(f.status, status.clone());
+                }
+                if let Some(cond) = &spec.cond {
+                    update = update.condition(<Self as ModelEntity>::condition(cond));
+                }
+                if let Some(version) = spec.if_version {
+                    update = update.if_version(version);
+                }
+                update
+            }
+        }
+    };
+}
+
+layout!(
+    /// Steady on 3 shards.
+    S3, S3Item, S3Doc, S3Page,
+    template = "G#{group}", shard = "hash(id)", n = 3
+);
+layout!(
+    /// Growing from 3 to 5 shards.
+    T5, T5Item, T5Doc, T5Page,
+    template = "G#{group}", shard = "hash(id)", n = 5, previous_n = 3
+);
+layout!(
+    /// Steady on 5 shards.
+    S5, S5Item, S5Doc, S5Page,
+    template = "G#{group}", shard = "hash(id)", n = 5
+);
+layout!(
+    /// Shrinking from 5 to 3 shards.
+    T3, T3Item, T3Doc, T3Page,
+    template = "G#{group}", shard = "hash(id)", n = 3, previous_n = 5
+);
+layout!(
+    /// Adopting sharding (3 shards) over the unsharded key a pre-`sharded` service wrote.
+    A3, A3Item, A3Doc, A3Page,
+    template = "G#{group}", shard = "hash(id)", n = 3, legacy = "G#{group}"
+);

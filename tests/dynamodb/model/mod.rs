@@ -1,0 +1,305 @@
+//! A model-based test: random sequences of every write, read and layout change, run against
+//! DynamoDB Local and compared after every step with an in-memory reference model (a map from
+//! logical key to item), the way the most trusted storage systems test themselves.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `layouts` | the entities (an item with an optional expiry, a versioned doc, their collection), once per layout |
+//! | `reference` | the model: the map, the layout declared, and every operation's predicted answer |
+//! | `ops` | the operations and their seeded, weighted generator |
+//! | `exec` | one sequence on its own table: each operation sent, its answer compared, every read checked |
+//! | `shrink` | delta debugging of a failing sequence |
+//! | `concurrent` | two writers and the migration runner against a paging reader |
+//!
+//! **What a sequence does.** Point writes (`put`, `put_new`, `put_if`, a versioned `put`,
+//! `update` with a condition or a version, `delete`, `delete_if`), batches (`batch_put`,
+//! `batch_delete`, `batch_get` of both places), transactions of every action (`put`,
+//! `put_if`, `update`, `delete`, `delete_if`, `check`, `move_item`) and `TransactGet`; a
+//! listing paged across later steps' writes; declaring a transition (3 -> 5 and 5 -> 3 shards,
+//! and adopting sharding over a legacy unsharded key, whose service wrote items without
+//! `_entity` through the raw SDK), migration runs stopped after a few items and complete ones
+//! (then the declaration removed); DynamoDB's time-to-live sweeper (every expired item deleted
+//! through the raw SDK, wherever it is stored). Each answer (`Ok`, `AlreadyExists`,
+//! `ConditionFailed`, `VersionConflict`, a canceled transaction and its failing actions) is the
+//! model's prediction.
+//!
+//! **What is checked after every step.** `get` of what the step wrote (and of two more keys)
+//! equals the model; per logical partition and entity, `query` collected ascending and
+//! descending, `count`, a top-k, `include_expired`, pages of 1, 2 or 4 continued with their
+//! cursors, a filter (collected, counted and paged) and a stream equal the model's sorted view
+//! (expired items hidden); the collection of both entities equals the model's merged view. A
+//! complete migration leaves exactly one stored copy per model item. A deleted or expired item
+//! that reappears anywhere fails one of these.
+//!
+//! **Reproducing.** A failure prints the seed, the step, the operation sequence and a
+//! minimized sequence (chunks of operations dropped while the same check still fails, each
+//! candidate replayed on a fresh table). Environment variables:
+//!
+//! - `SHARDED_MODEL_SEED=<seed>`: run that one sequence (the failing one printed).
+//! - `SHARDED_MODEL_SEEDS=<count>`: run that many sequences, from seeds drawn from the clock
+//!   (printed), instead of the default fixed ones.
+//! - `SHARDED_MODEL_STEPS=<steps>`: steps per sequence (default 120).
+//! - `SHARDED_MODEL_SHRINK_SECS=<secs>`: the minimizer's time budget (default 120).
+//!
+//! The default run (3 sequences of 120 steps at once, and the concurrent mode once) takes
+//! about a minute and a half on 2 cores shared with the rest of the suite; a soak is, for instance,
+//! `SHARDED_MODEL_SEEDS=40 SHARDED_MODEL_STEPS=300 cargo test --test dynamodb model -- --nocapture`.
+
+mod concurrent;
+mod exec;
+mod layouts;
+mod ops;
+mod reference;
+mod shrink;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+
+use exec::{Failure, Run};
+use ops::{Gates, Generator, Op};
+use reference::{Outcome, Phase};
+
+// Known defects gated until their fixes are merged: each switches off the operations that
+// show it, so that the rest of the model runs. Turn each on once its fix is in.
+
+/// Items without an expiry (`None`, stored as `NULL`): known defect 2, an optional TTL field
+/// hides every item without an expiry.
+const NULL_EXPIRY: bool = true;
+
+/// `put`, `put_if`, versioned `put`, `update`, `delete_if` and `batch_put` during a
+/// transition: known defects 3 and 5 (the copy left at the previous place comes back through
+/// filters, counts, `batch_get` of both places, a TTL deletion or a `delete_if`).
+const WRITES_DURING_TRANSITION: bool = true;
+
+/// Transactions during a transition: known defects 3 and 6 (conditional actions act on the
+/// current place only; `move_item` ignores the previous place).
+const TRANSACTIONS_DURING_TRANSITION: bool = true;
+
+/// `TransactGet` during a transition: known defect 9 (sees only the current place).
+const TRANSACT_GET_DURING_TRANSITION: bool = true;
+
+/// A migration run while a listing is paged (and the concurrent mode's paging reader):
+/// known defect 1 (a shard recorded `Done` in the cursor loses or repeats the items moved
+/// there).
+const PAGING_ACROSS_MIGRATION: bool = true;
+
+/// An untagged item in the legacy partition that is not one of the model's entities (a game
+/// record, sort key `META`): reads during the adoption must not take it for an item. Known
+/// defect 8 (legacy reads adopt every untagged item in the legacy partition).
+const LEGACY_FOREIGN_ITEM: bool = false;
+
+/// Whether a collection query hides expired items as a single entity's query does. Off: a
+/// collection (`.collection::<C>()`) sends no expiry filter (`Query::filter_expression` keeps
+/// it for one-entity sources only), so expired items of a member with a `ttl` field come
+/// back, while the README says queries hide them. Not in the list of known defects; the model
+/// expects today's behaviour until it is decided.
+const COLLECTION_HIDES_EXPIRED: bool = false;
+
+/// Whether a collection query during a legacy adoption returns the untagged legacy items of
+/// its members. Off: the collection's `_entity IN (..)` filter drops items without `_entity`,
+/// so an item the legacy service wrote is missing from `.collection::<C>()` until migrated
+/// (a single entity's query adopts it). Not in the list of known defects; the collection
+/// check is skipped while the adoption is declared until it is decided.
+const COLLECTION_ADOPTS_LEGACY: bool = false;
+
+/// Whether `CanceledAction::index` is the action's position as added. Off: it is the position
+/// in the `TransactWriteItems` request, where `move_item` (and a transition's extra delete)
+/// take two places, so a canceled action after a `move_item` is reported one place further.
+/// Not in the list of known defects; until decided, a canceled transaction is checked to be
+/// canceled with at least one reason, not for which actions.
+const CANCELED_INDEX_IS_POSITION_ADDED: bool = false;
+
+const DEFAULT_SEEDS: [u64; 3] = [1, 2, 3];
+const DEFAULT_STEPS: usize = 120;
+const DEFAULT_SHRINK_SECS: u64 = 120;
+
+/// A sequence that failed: where, how, and the operations up to there.
+pub struct Failed {
+    pub seed: u64,
+    pub phase: Phase,
+    pub ops: Vec<Op>,
+    /// The failing operation is `ops[step - 1]` (0: the setup).
+    pub step: usize,
+    pub failure: Failure,
+}
+
+/// What a sequence ran, for the figures of a soak.
+#[derive(Default)]
+struct Figures {
+    sequences: usize,
+    steps: usize,
+    skipped: usize,
+    by_kind: BTreeMap<String, usize>,
+}
+
+fn gates() -> Gates {
+    Gates {
+        null_expiry: NULL_EXPIRY,
+        writes_during_transition: WRITES_DURING_TRANSITION,
+        transactions_during_transition: TRANSACTIONS_DURING_TRANSITION,
+        transact_get_during_transition: TRANSACT_GET_DURING_TRANSITION,
+        paging_across_migration: PAGING_ACROSS_MIGRATION,
+    }
+}
+
+fn first_phase(seed: u64) -> Phase {
+    if seed.is_multiple_of(2) {
+        Phase::A3
+    } else {
+        Phase::S3
+    }
+}
+
+async fn generated(seed: u64, steps: usize) -> Result<Figures, Failed> {
+    let phase = first_phase(seed);
+    let client = crate::support::client().await;
+    let mut generator = Generator::new(seed, gates());
+    let mut ops = Vec::new();
+    let failed = |ops: &Vec<Op>, step, failure| Failed {
+        seed,
+        phase,
+        ops: ops.clone(),
+        step,
+        failure,
+    };
+    let mut run = Run::new(client, phase)
+        .await
+        .map_err(|f| failed(&ops, 0, f))?;
+    let mut figures = Figures {
+        sequences: 1,
+        ..Figures::default()
+    };
+    for _ in 0..steps {
+        let op = generator.next(&run.model);
+        ops.push(op.clone());
+        match run.step(&op).await {
+            Ok(Outcome::Skipped) => figures.skipped += 1,
+            Ok(_) => {
+                figures.steps += 1;
+                *figures.by_kind.entry(op.name()).or_default() += 1;
+                if let Op::Transact(actions) = &op {
+                    for action in actions {
+                        *figures
+                            .by_kind
+                            .entry(format!("Transaction action {}", action.name()))
+                            .or_default() += 1;
+                    }
+                }
+            }
+            Err(f) => return Err(failed(&ops, ops.len(), f)),
+        }
+    }
+    Ok(figures)
+}
+
+/// Runs `ops` on a fresh table from `phase`.
+pub async fn replay(phase: Phase, ops: &[Op]) -> Result<(), Failed> {
+    let client = crate::support::client().await;
+    let failed = |step, failure| Failed {
+        seed: 0,
+        phase,
+        ops: ops.to_vec(),
+        step,
+        failure,
+    };
+    let mut run = Run::new(client, phase).await.map_err(|f| failed(0, f))?;
+    for (i, op) in ops.iter().enumerate() {
+        run.step(op).await.map_err(|f| failed(i + 1, f))?;
+    }
+    Ok(())
+}
+
+pub(crate) fn env<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+fn seeds() -> Vec<u64> {
+    if let Some(seed) = env::<u64>("SHARDED_MODEL_SEED") {
+        return vec![seed];
+    }
+    match env::<u64>("SHARDED_MODEL_SEEDS") {
+        Some(count) => {
+            let base = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            (0..count)
+                .map(|i| base.wrapping_mul(1000).wrapping_add(i))
+                .collect()
+        }
+        None => DEFAULT_SEEDS.to_vec(),
+    }
+}
+
+fn listing(ops: &[Op]) -> String {
+    ops.iter()
+        .enumerate()
+        .map(|(i, op)| format!("  {:>3}. {op}", i + 1))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_sequences_agree_with_the_model() {
+    let started = Instant::now();
+    let seeds = seeds();
+    let steps = env("SHARDED_MODEL_STEPS").unwrap_or(DEFAULT_STEPS);
+    let results: Vec<(u64, Result<Figures, Failed>)> = futures::stream::iter(seeds.clone())
+        .map(|seed| async move { (seed, generated(seed, steps).await) })
+        .buffer_unordered(3)
+        .collect()
+        .await;
+    let mut total = Figures::default();
+    let mut failures = Vec::new();
+    for (seed, result) in results {
+        match result {
+            Ok(figures) => {
+                total.sequences += figures.sequences;
+                total.steps += figures.steps;
+                total.skipped += figures.skipped;
+                for (kind, n) in figures.by_kind {
+                    *total.by_kind.entry(kind).or_default() += n;
+                }
+            }
+            Err(failed) => {
+                eprintln!(
+                    "seed {seed}: step {} failed `{}`: {}",
+                    failed.step, failed.failure.check, failed.failure.detail
+                );
+                failures.push(failed);
+            }
+        }
+    }
+    eprintln!(
+        "model: {} sequences passed ({} steps, {} skipped), {} failed, seeds {seeds:?}, {:.1}s",
+        total.sequences,
+        total.steps,
+        total.skipped,
+        failures.len(),
+        started.elapsed().as_secs_f64()
+    );
+    for (kind, n) in &total.by_kind {
+        eprintln!("  {n:>6}  {kind}");
+    }
+    let Some(first) = failures.into_iter().min_by_key(|f| f.step) else {
+        return;
+    };
+    let budget =
+        Duration::from_secs(env("SHARDED_MODEL_SHRINK_SECS").unwrap_or(DEFAULT_SHRINK_SECS));
+    let (minimized, replays) = shrink::minimize(first.phase, &first, budget).await;
+    panic!(
+        "the model and DynamoDB disagree: seed {} (starting in {:?}), step {}, check `{}`: {}\n\
+         operations up to the failure:\n{}\n\
+         minimized ({} operations, {replays} replays; re-run with SHARDED_MODEL_SEED={}):\n{}",
+        first.seed,
+        first.phase,
+        first.step,
+        first.failure.check,
+        first.failure.detail,
+        listing(&first.ops[..first.step]),
+        minimized.len(),
+        first.seed,
+        listing(&minimized),
+    );
+}

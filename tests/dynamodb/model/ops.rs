@@ -1,0 +1,485 @@
+//! The operations of a sequence and their seeded, weighted generator.
+//!
+//! An operation says what it means to do, not what the table holds: a versioned write names
+//! the version it read as `Current` or `Stale`, resolved against the model when it runs, so a
+//! sequence the minimizer shortened still means something.
+
+use std::fmt;
+
+use super::reference::{Cond, Key, Kind, Model, Phase, Rec, EXPIRED, LIVE};
+
+/// Which version a versioned write claims to have read.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum VersionRead {
+    Current,
+    Stale,
+}
+
+/// `Entity::update(..)`: set the status (if any), add to the points; with a condition and,
+/// for a doc, the version required.
+#[derive(Clone, PartialEq, Debug)]
+pub struct UpdateOp {
+    pub key: Key,
+    pub status: Option<String>,
+    pub add: i64,
+    pub cond: Option<Cond>,
+    pub version: Option<VersionRead>,
+}
+
+/// One action of a `Transaction`.
+#[derive(Clone, PartialEq, Debug)]
+pub enum TxAction {
+    Put {
+        key: Key,
+        rec: Rec,
+        read: VersionRead,
+    },
+    PutIf {
+        key: Key,
+        rec: Rec,
+        cond: Cond,
+    },
+    Update(UpdateOp),
+    Delete {
+        key: Key,
+    },
+    DeleteIf {
+        key: Key,
+        cond: Cond,
+    },
+    Check {
+        key: Key,
+        cond: Cond,
+    },
+    Move {
+        from: Key,
+        to: Key,
+        rec: Rec,
+    },
+}
+
+impl TxAction {
+    pub fn keys(&self) -> Vec<Key> {
+        match self {
+            TxAction::Put { key, .. }
+            | TxAction::PutIf { key, .. }
+            | TxAction::Delete { key }
+            | TxAction::DeleteIf { key, .. }
+            | TxAction::Check { key, .. } => vec![*key],
+            TxAction::Update(u) => vec![u.key],
+            TxAction::Move { from, to, .. } => vec![*from, *to],
+        }
+    }
+}
+
+/// One step of a sequence.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Op {
+    /// `repo.put`; for a doc, a versioned put of the version read.
+    Put {
+        key: Key,
+        rec: Rec,
+        read: VersionRead,
+    },
+    PutNew {
+        key: Key,
+        rec: Rec,
+    },
+    PutIf {
+        key: Key,
+        rec: Rec,
+        cond: Cond,
+    },
+    Update(UpdateOp),
+    /// The generated `Entity::delete`.
+    Delete {
+        key: Key,
+    },
+    DeleteIf {
+        key: Key,
+        cond: Cond,
+    },
+    BatchPut(Vec<(Key, Rec)>),
+    BatchDelete(Vec<Key>),
+    /// `repo.batch_get` of the keys' current (and previous) places.
+    BatchGet(Vec<Key>),
+    Transact(Vec<TxAction>),
+    TransactGet(Vec<Key>),
+    /// An item written through the raw SDK at the legacy key, without `_entity`, as the
+    /// service did before adopting `sharded` (while the adoption is declared).
+    LegacyPut {
+        key: Key,
+        rec: Rec,
+    },
+    /// DynamoDB's time-to-live sweeper: every expired item deleted, through the raw SDK.
+    Sweep,
+    /// Starts paging a listing (interleaved with the next steps' writes).
+    PageStart {
+        kind: Kind,
+        group: u8,
+        size: usize,
+        filter: Option<String>,
+    },
+    /// The listing's next page.
+    PageNext,
+    /// A migration run stopped after about `items` moves.
+    MigratePartial {
+        items: u8,
+    },
+    /// The migration run to its end, then the transition's declaration removed.
+    Complete,
+    /// A transition declared (3 -> 5 or 5 -> 3).
+    Declare,
+}
+
+impl Op {
+    /// The kind of operation, for the figures of a run.
+    pub fn name(&self) -> String {
+        match self {
+            Op::Put { key, .. } if key.kind == Kind::Doc => "put(versioned)".into(),
+            Op::Transact(_) => "Transaction".into(),
+            other => format!("{other:?}")
+                .split([' ', '(', '{'])
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+        }
+    }
+}
+
+impl TxAction {
+    pub fn name(&self) -> &'static str {
+        match self {
+            TxAction::Put { .. } => "put",
+            TxAction::PutIf { .. } => "put_if",
+            TxAction::Update(_) => "update",
+            TxAction::Delete { .. } => "delete",
+            TxAction::DeleteIf { .. } => "delete_if",
+            TxAction::Check { .. } => "check",
+            TxAction::Move { .. } => "move_item",
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self:?}")
+    }
+}
+
+/// Ids per logical partition: few, so that writes meet the same keys often.
+pub const IDS: u16 = 14;
+
+const STATUSES: [&str; 3] = ["red", "green", "blue"];
+
+/// What the generator may produce (the gates of defects not fixed yet switch some off).
+#[derive(Clone, Copy, Debug)]
+pub struct Gates {
+    /// Items without an expiry (a `NULL` expiry attribute).
+    pub null_expiry: bool,
+    /// Writes that leave the previous place alone during a transition: `put`, `put_if`,
+    /// versioned `put`, `update`, `delete_if`, `batch_put`.
+    pub writes_during_transition: bool,
+    /// Transactions during a transition.
+    pub transactions_during_transition: bool,
+    /// `TransactGet` during a transition.
+    pub transact_get_during_transition: bool,
+    /// A migration run while a listing is being paged.
+    pub paging_across_migration: bool,
+}
+
+pub struct Generator {
+    rng: fastrand::Rng,
+    gates: Gates,
+}
+
+impl Generator {
+    pub fn new(seed: u64, gates: Gates) -> Self {
+        Generator {
+            rng: fastrand::Rng::with_seed(seed),
+            gates,
+        }
+    }
+
+    fn status(&mut self) -> String {
+        STATUSES[self.rng.usize(..STATUSES.len())].to_owned()
+    }
+
+    fn rec(&mut self, kind: Kind) -> Rec {
+        let expires = match (kind, self.rng.u8(..10)) {
+            (Kind::Doc, _) => None,
+            (Kind::Item, 0..=1) => Some(EXPIRED),
+            (Kind::Item, 2..=4) if self.gates.null_expiry => None,
+            (Kind::Item, _) => Some(LIVE),
+        };
+        Rec {
+            status: self.status(),
+            points: self.rng.i64(0..100),
+            expires,
+            version: 0,
+        }
+    }
+
+    fn cond(&mut self) -> Cond {
+        match self.rng.u8(..3) {
+            0 => Cond::StatusEq(self.status()),
+            1 => Cond::PointsGe(self.rng.i64(0..100)),
+            _ => Cond::PointsLt(self.rng.i64(0..100)),
+        }
+    }
+
+    /// A key of `kind`: mostly one the model holds, sometimes any.
+    fn key(&mut self, model: &Model, kind: Option<Kind>) -> Key {
+        let kind = kind.unwrap_or(if self.rng.u8(..3) == 0 {
+            Kind::Doc
+        } else {
+            Kind::Item
+        });
+        let held: Vec<Key> = model
+            .items
+            .keys()
+            .filter(|k| k.kind == kind)
+            .copied()
+            .collect();
+        if !held.is_empty() && self.rng.u8(..3) != 0 {
+            return held[self.rng.usize(..held.len())];
+        }
+        Key {
+            kind,
+            group: u8::from(self.rng.u8(..4) == 0),
+            id: self.rng.u16(..IDS),
+        }
+    }
+
+    fn free_key(&mut self, model: &Model, kind: Kind) -> Key {
+        for _ in 0..20 {
+            let key = Key {
+                kind,
+                group: u8::from(self.rng.u8(..4) == 0),
+                id: self.rng.u16(..IDS),
+            };
+            if !model.items.contains_key(&key) {
+                return key;
+            }
+        }
+        self.key(model, Some(kind))
+    }
+
+    fn read(&mut self) -> VersionRead {
+        if self.rng.u8(..4) == 0 {
+            VersionRead::Stale
+        } else {
+            VersionRead::Current
+        }
+    }
+
+    fn update(&mut self, model: &Model, kind: Option<Kind>) -> UpdateOp {
+        let key = self.key(model, kind);
+        UpdateOp {
+            key,
+            status: self.rng.bool().then(|| self.status()),
+            add: self.rng.i64(-20..=20),
+            cond: (self.rng.u8(..3) == 0).then(|| self.cond()),
+            version: (key.kind == Kind::Doc && self.rng.bool()).then(|| self.read()),
+        }
+    }
+
+    fn distinct_keys(&mut self, model: &Model, kind: Option<Kind>, n: usize) -> Vec<Key> {
+        let mut keys: Vec<Key> = Vec::new();
+        for _ in 0..n {
+            let key = self.key(model, kind);
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        keys
+    }
+
+    fn tx_action(&mut self, model: &Model) -> TxAction {
+        match self.rng.u8(..7) {
+            0 => {
+                let key = self.key(model, None);
+                TxAction::Put {
+                    key,
+                    rec: self.rec(key.kind),
+                    read: self.read(),
+                }
+            }
+            1 => {
+                let key = self.key(model, Some(Kind::Item));
+                TxAction::PutIf {
+                    key,
+                    rec: self.rec(Kind::Item),
+                    cond: self.cond(),
+                }
+            }
+            2 => TxAction::Update(self.update(model, None)),
+            3 => TxAction::Delete {
+                key: self.key(model, None),
+            },
+            4 => TxAction::DeleteIf {
+                key: self.key(model, Some(Kind::Item)),
+                cond: self.cond(),
+            },
+            5 => TxAction::Check {
+                key: self.key(model, None),
+                cond: self.cond(),
+            },
+            _ => {
+                let from = self.key(model, Some(Kind::Item));
+                TxAction::Move {
+                    from,
+                    to: self.free_key(model, Kind::Item),
+                    rec: self.rec(Kind::Item),
+                }
+            }
+        }
+    }
+
+    fn transaction(&mut self, model: &Model) -> Op {
+        let mut actions: Vec<TxAction> = Vec::new();
+        let wanted = self.rng.usize(1..=3);
+        for _ in 0..10 {
+            if actions.len() == wanted {
+                break;
+            }
+            let action = self.tx_action(model);
+            let taken: Vec<Key> = actions.iter().flat_map(TxAction::keys).collect();
+            let keys = action.keys();
+            let distinct =
+                keys.iter().all(|k| !taken.contains(k)) && (keys.len() < 2 || keys[0] != keys[1]);
+            if distinct {
+                actions.push(action);
+            }
+        }
+        Op::Transact(actions)
+    }
+
+    /// The next operation for the model's state, among those the gates allow.
+    pub fn next(&mut self, model: &Model) -> Op {
+        loop {
+            let op = self.any(model);
+            if self.allowed(model, &op) {
+                return op;
+            }
+        }
+    }
+
+    fn allowed(&self, model: &Model, op: &Op) -> bool {
+        let g = self.gates;
+        let transition = model.phase.transition();
+        match op {
+            Op::Put { .. }
+            | Op::PutIf { .. }
+            | Op::Update(_)
+            | Op::DeleteIf { .. }
+            | Op::BatchPut(_) => !transition || g.writes_during_transition,
+            Op::Transact(_) => !transition || g.transactions_during_transition,
+            Op::TransactGet(_) => !transition || g.transact_get_during_transition,
+            Op::MigratePartial { .. } | Op::Complete => !model.paging || g.paging_across_migration,
+            _ => true,
+        }
+    }
+
+    fn any(&mut self, model: &Model) -> Op {
+        // (weight, operation), weights out of 100.
+        let roll = self.rng.u32(..100);
+        match roll {
+            0..=9 => {
+                let key = self.key(model, None);
+                Op::Put {
+                    key,
+                    rec: self.rec(key.kind),
+                    read: self.read(),
+                }
+            }
+            10..=14 => {
+                let key = if self.rng.bool() {
+                    self.free_key(model, Kind::Item)
+                } else {
+                    self.key(model, Some(Kind::Item))
+                };
+                Op::PutNew {
+                    key,
+                    rec: self.rec(Kind::Item),
+                }
+            }
+            15..=20 => {
+                let key = self.key(model, Some(Kind::Item));
+                Op::PutIf {
+                    key,
+                    rec: self.rec(Kind::Item),
+                    cond: self.cond(),
+                }
+            }
+            21..=30 => Op::Update(self.update(model, None)),
+            31..=35 => Op::Delete {
+                key: self.key(model, None),
+            },
+            36..=39 => Op::DeleteIf {
+                key: self.key(model, Some(Kind::Item)),
+                cond: self.cond(),
+            },
+            40..=45 => {
+                let n = self.rng.usize(1..=4);
+                let keys = self.distinct_keys(model, Some(Kind::Item), n);
+                Op::BatchPut(
+                    keys.into_iter()
+                        .map(|k| (k, self.rec(Kind::Item)))
+                        .collect(),
+                )
+            }
+            46..=49 => {
+                let n = self.rng.usize(1..=3);
+                Op::BatchDelete(self.distinct_keys(model, None, n))
+            }
+            50..=52 => {
+                let n = self.rng.usize(1..=4);
+                Op::BatchGet(self.distinct_keys(model, None, n))
+            }
+            53..=66 => self.transaction(model),
+            67..=69 => {
+                let n = self.rng.usize(1..=4);
+                Op::TransactGet(self.distinct_keys(model, None, n))
+            }
+            70..=75 if model.phase == Phase::A3 => {
+                let kind = if self.rng.u8(..3) == 0 {
+                    Kind::Doc
+                } else {
+                    Kind::Item
+                };
+                let key = self.free_key(model, kind);
+                let mut rec = self.rec(kind);
+                if kind == Kind::Doc {
+                    rec.version = self.rng.u64(0..4);
+                }
+                Op::LegacyPut { key, rec }
+            }
+            76..=78 => Op::Sweep,
+            79..=84 if !model.paging => Op::PageStart {
+                kind: if self.rng.bool() {
+                    Kind::Item
+                } else {
+                    Kind::Doc
+                },
+                group: u8::from(self.rng.u8(..4) == 0),
+                size: [1, 2, 3][self.rng.usize(..3)],
+                filter: (self.rng.u8(..3) == 0).then(|| self.status()),
+            },
+            79..=89 if model.paging => Op::PageNext,
+            90..=94 if model.phase.transition() => Op::MigratePartial {
+                items: self.rng.u8(1..6),
+            },
+            95..=96 if model.phase.transition() => Op::Complete,
+            95..=99 if !model.phase.transition() => Op::Declare,
+            _ => {
+                let key = self.key(model, None);
+                Op::Put {
+                    key,
+                    rec: self.rec(key.kind),
+                    read: VersionRead::Current,
+                }
+            }
+        }
+    }
+}

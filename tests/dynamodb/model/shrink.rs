@@ -1,0 +1,52 @@
+//! Minimizing a failing sequence by delta debugging: drop chunks of operations, replay each
+//! candidate on a fresh table, keep the shortest that still fails the same check.
+
+use std::time::{Duration, Instant};
+
+use super::ops::Op;
+use super::reference::Phase;
+use super::{replay, Failed};
+
+/// The shortest sequence found within `budget` that still fails `failed.check`.
+pub async fn minimize(phase: Phase, failed: &Failed, budget: Duration) -> (Vec<Op>, usize) {
+    let deadline = Instant::now() + budget;
+    let mut ops: Vec<Op> = failed.ops[..failed.step].to_vec();
+    let mut replays = 0;
+    let mut chunks = 2usize;
+    while ops.len() >= 2 && Instant::now() < deadline {
+        let size = ops.len().div_ceil(chunks);
+        let mut reduced = false;
+        for start in (0..ops.len()).step_by(size) {
+            if Instant::now() >= deadline {
+                break;
+            }
+            let candidate: Vec<Op> = ops[..start]
+                .iter()
+                .chain(&ops[(start + size).min(ops.len())..])
+                .cloned()
+                .collect();
+            replays += 1;
+            if let Some(step) = still_fails(phase, &candidate, &failed.failure.check).await {
+                ops = candidate[..step].to_vec();
+                chunks = (chunks - 1).max(2);
+                reduced = true;
+                break;
+            }
+        }
+        if !reduced {
+            if chunks >= ops.len() {
+                break;
+            }
+            chunks = (chunks * 2).min(ops.len());
+        }
+    }
+    (ops, replays)
+}
+
+/// The step at which `ops` fails `check` (1-based, so `ops[..step]` fails), if it does.
+async fn still_fails(phase: Phase, ops: &[Op], check: &str) -> Option<usize> {
+    match replay(phase, ops).await {
+        Err(f) if f.failure.check == check => Some(f.step),
+        _ => None,
+    }
+}

@@ -88,20 +88,20 @@ const PAGING_ACROSS_MIGRATION: bool = true;
 /// An untagged item in the legacy partition that is not one of the model's entities (a game
 /// record, sort key `META`): reads during the adoption must not take it for an item. Known
 /// defect 8 (legacy reads adopt every untagged item in the legacy partition).
-const LEGACY_FOREIGN_ITEM: bool = false;
+const LEGACY_FOREIGN_ITEM: bool = true;
 
 /// Whether a collection query hides expired items as a single entity's query does. Off: a
 /// collection (`.collection::<C>()`) sends no expiry filter (`Query::filter_expression` keeps
 /// it for one-entity sources only), so expired items of a member with a `ttl` field come
-/// back, while the README says queries hide them. Not in the list of known defects; the model
-/// expects today's behaviour until it is decided.
+/// back. Decided: a documented limit of collection queries (README, "Collections"), so the
+/// model expects it.
 const COLLECTION_HIDES_EXPIRED: bool = false;
 
 /// Whether a collection query during a legacy adoption returns the untagged legacy items of
 /// its members. Off: the collection's `_entity IN (..)` filter drops items without `_entity`,
 /// so an item the legacy service wrote is missing from `.collection::<C>()` until migrated
-/// (a single entity's query adopts it). Not in the list of known defects; the collection
-/// check is skipped while the adoption is declared until it is decided.
+/// (a single entity's query adopts it). Decided: a documented limit of collection queries
+/// (README, "Collections"), so the collection check is skipped while the adoption is declared.
 const COLLECTION_ADOPTS_LEGACY: bool = false;
 
 /// Whether `CanceledAction::index` is the action's position as added. Off: it is the position
@@ -109,7 +109,7 @@ const COLLECTION_ADOPTS_LEGACY: bool = false;
 /// take two places, so a canceled action after a `move_item` is reported one place further.
 /// Not in the list of known defects; until decided, a canceled transaction is checked to be
 /// canceled with at least one reason, not for which actions.
-const CANCELED_INDEX_IS_POSITION_ADDED: bool = false;
+const CANCELED_INDEX_IS_POSITION_ADDED: bool = true;
 
 const DEFAULT_SEEDS: [u64; 3] = [1, 2, 3];
 const DEFAULT_STEPS: usize = 120;

@@ -1044,6 +1044,7 @@ mod tests {
             before: "OPS#".into(),
             after: String::new(),
             shards: Some(4),
+            partitions_read: 4,
             from,
             to,
             from_key: enc(from.0),

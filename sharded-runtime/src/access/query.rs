@@ -12,7 +12,7 @@ use crate::access::sort_condition::SortKeyCondition;
 use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 use crate::error::{Error, KeyError};
 use crate::keys::schema::{EntitySchema, SortKeySchema, ENTITY_ATTRIBUTE};
-use crate::keys::shards::{Partitions, ShardKeys};
+use crate::keys::shards::Partitions;
 use crate::keys::template::Segment;
 
 /// A scatter-gather query over every shard of one logical partition key, merged by sort key.
@@ -53,11 +53,70 @@ pub struct Query<S, O = S> {
     filter: Option<Condition<()>>,
     /// Return items past their `#[sharded(ttl)]` too (DynamoDB deletes them lazily).
     include_expired: bool,
-    /// The layout the query runs under, as cursors record it (set by `plan`).
+}
+
+/// What [`Query::plan`] derives from a query, without changing it: the engine's plan and what
+/// a cursor of the query is checked against.
+struct Planned {
+    plan: Plan,
+    /// The cursor fingerprint.
+    fingerprint: u64,
+    /// The layout the query runs under, as cursors record it.
     layout: String,
-    /// Other layouts of the same key, with their fingerprints and partition counts (set by
-    /// `plan`): a cursor issued under one of them is refused as such.
+    /// Other layouts of the same key, with their fingerprints and partition counts: a cursor
+    /// issued under one of them is refused as such.
     other_layouts: Vec<(String, u64, u32)>,
+}
+
+impl Planned {
+    /// Decodes `cursor` for this query and checks that it fits it (see
+    /// [`check`](Self::check)). A cursor of this query issued under another layout of its key
+    /// is refused as such.
+    fn resume(&self, cursor: &Cursor, seal: Option<&CursorKey>) -> Result<Resume, Error> {
+        let shards = self.plan.partitions.len() as u32;
+        let resume = match cursor::decode(cursor, self.fingerprint, shards, seal) {
+            Err(cursor::CursorError::WrongQuery) => {
+                return Err(self.other_layout(cursor, seal).into())
+            }
+            other => other?,
+        };
+        self.check(resume)
+    }
+
+    /// Checks that a decoded resume point fits the query, the one check for pages and range
+    /// buckets alike: its shard count, the number of key values of each shard position, and
+    /// whether its merge position has a sort key. One that does not fit is another query's.
+    fn check(&self, resume: Resume) -> Result<Resume, Error> {
+        let plan = &self.plan;
+        let expected = plan.position_attributes.len();
+        let fits = resume.shards.len() == plan.partitions.len()
+            && resume
+                .shards
+                .iter()
+                .all(|p| !matches!(p, ShardPosition::After(key) if key.len() != expected))
+            && resume
+                .merge
+                .as_ref()
+                .is_none_or(|merge| merge.sort.is_some() == plan.sort_attribute.is_some());
+        if !fits {
+            return Err(cursor::CursorError::WrongQuery.into());
+        }
+        Ok(resume)
+    }
+
+    /// Why a cursor this query did not issue is refused: issued under another layout of the
+    /// same key (`n` changed, or a transition was declared or ended), or for another query.
+    fn other_layout(&self, cursor: &Cursor, seal: Option<&CursorKey>) -> cursor::CursorError {
+        for (description, print, shards) in &self.other_layouts {
+            if cursor::decode(cursor, *print, *shards, seal).is_ok() {
+                return cursor::CursorError::Layout {
+                    issued: description.clone(),
+                    current: self.layout.clone(),
+                };
+            }
+        }
+        cursor::CursorError::WrongQuery
+    }
 }
 
 /// The `Limit` of each shard request of an unlimited [`Query::stream`] without a
@@ -123,8 +182,6 @@ impl<S: QuerySource> Query<S> {
             invalid: None,
             filter: None,
             include_expired: false,
-            layout: String::new(),
-            other_layouts: Vec::new(),
         }
     }
 }
@@ -222,8 +279,6 @@ impl<E: ShardedEntity> Query<E> {
             invalid: self.invalid,
             filter: self.filter,
             include_expired: self.include_expired,
-            layout: self.layout,
-            other_layouts: self.other_layouts,
         }
     }
 }
@@ -441,18 +496,17 @@ impl<S: QuerySource, O> Query<S, O> {
         self
     }
 
-    fn plan(&mut self) -> Result<(Plan, u64), Error> {
+    /// The engine's plan of this query and what its cursors are checked against. Changes
+    /// nothing: the same query plans the same way every time.
+    fn plan(&self) -> Result<Planned, Error> {
         let schema = S::LAYOUT;
-        if let Some(invalid) = self.invalid.take() {
-            return Err(Error::InvalidQuery(invalid));
+        if let Some(invalid) = &self.invalid {
+            return Err(Error::InvalidQuery(invalid.clone()));
         }
         if let Some(condition) = &self.condition {
             check_condition(condition)?;
         }
-        let partitions = std::mem::replace(
-            &mut self.partitions,
-            Ok(Partitions::new(ShardKeys::new(String::new(), None), None)),
-        )?;
+        let partitions = self.partitions.clone()?;
         let logical = partitions.logical_key().to_owned();
         // During a transition the base table's previous layout is read too, and an item copied
         // to its new shard but not yet removed from its old one comes out once (see `scatter`).
@@ -540,12 +594,10 @@ impl<S: QuerySource, O> Query<S, O> {
                 .collect(),
             Some(_) => Vec::new(),
         };
-        self.other_layouts = other_layouts;
         // The transition's description is the layout's (a base-table query in transition).
         let fingerprint = fingerprint
             .part(if transition { &layout } else { "" })
             .finish();
-        self.layout = layout;
         let expiry = self.expiry();
         let plan = Plan {
             client: self.repo.client().clone(),
@@ -594,7 +646,12 @@ impl<S: QuerySource, O> Query<S, O> {
                     .and_then(|g| g.pk.sharding.shard_count()),
             },
         };
-        Ok((plan, fingerprint))
+        Ok(Planned {
+            plan,
+            fingerprint,
+            layout,
+            other_layouts,
+        })
     }
 
     /// The expiry filter of an entity with a `ttl` field (unless expired items are asked
@@ -610,52 +667,33 @@ impl<S: QuerySource, O> Query<S, O> {
         Some(Expiry { attribute, now })
     }
 
-    fn engine(
-        &mut self,
-        positions: Option<Resume>,
-        limit: Option<usize>,
-        partial: bool,
-    ) -> Result<Engine, Error> {
-        let (plan, _) = self.plan()?;
-        let resume = positions.unwrap_or_else(|| Resume::start(plan.partitions.len()));
+    fn engine(&self, limit: Option<usize>, partial: bool) -> Result<Engine, Error> {
+        let plan = self.plan()?.plan;
+        let resume = Resume::start(plan.partitions.len());
         Ok(Engine::new(plan, resume, limit, partial))
     }
 
     /// The engine of this query resumed from `resume` (from the start when `None`), for a
-    /// range query, which runs one per time bucket. A resume point whose shard count or key
-    /// values do not fit this query is another query's cursor.
+    /// range query, which runs one per time bucket. A resume point that does not fit this
+    /// query is another query's cursor.
     pub(crate) fn bucket_engine(
-        mut self,
+        self,
         resume: Option<Resume>,
         limit: Option<usize>,
     ) -> Result<Engine, Error> {
-        let (plan, _) = self.plan()?;
+        let planned = self.plan()?;
         let resume = match resume {
-            Some(resume) => {
-                let expected = plan.position_attributes.len();
-                let fits =
-                    resume.shards.len() == plan.partitions.len()
-                        && resume.shards.iter().all(
-                            |p| !matches!(p, ShardPosition::After(key) if key.len() != expected),
-                        )
-                        && resume.merge.as_ref().is_none_or(|merge| {
-                            merge.sort.is_some() == plan.sort_attribute.is_some()
-                        });
-                if !fits {
-                    return Err(cursor::CursorError::WrongQuery.into());
-                }
-                resume
-            }
-            None => Resume::start(plan.partitions.len()),
+            Some(resume) => planned.check(resume)?,
+            None => Resume::start(planned.plan.partitions.len()),
         };
-        Ok(Engine::new(plan, resume, limit, false))
+        Ok(Engine::new(planned.plan, resume, limit, false))
     }
 
     /// Runs the query and returns every item (up to `limit`) in sort-key order. A failed
     /// shard fails the query with [`Error::ShardFailed`].
-    pub async fn collect(mut self) -> Result<Vec<O>, Error> {
+    pub async fn collect(self) -> Result<Vec<O>, Error> {
         let limit = self.limit;
-        let mut engine = self.engine(None, limit, false)?;
+        let mut engine = self.engine(limit, false)?;
         let mut items = Vec::with_capacity(limit.unwrap_or(0).min(1024));
         while let Some(item) = engine.next_item().await? {
             items.push((self.decode)(item)?);
@@ -665,9 +703,9 @@ impl<S: QuerySource, O> Query<S, O> {
 
     /// Like [`collect`](Self::collect), but a failed shard is left out and listed in
     /// [`Partial::failures`] instead of failing the query.
-    pub async fn collect_partial(mut self) -> Result<Partial<O>, Error> {
+    pub async fn collect_partial(self) -> Result<Partial<O>, Error> {
         let limit = self.limit;
-        let mut engine = self.engine(None, limit, true)?;
+        let mut engine = self.engine(limit, true)?;
         let mut items = Vec::new();
         while let Some(item) = engine.next_item().await? {
             items.push((self.decode)(item)?);
@@ -698,7 +736,7 @@ impl<S: QuerySource, O> Query<S, O> {
         if limit.is_none() && self.page_size.is_none() {
             self.page_size = Some(STREAM_PAGE_ITEMS);
         }
-        let engine = self.engine(None, limit, false);
+        let engine = self.engine(limit, false);
         let decode = self.decode;
         futures::stream::try_unfold(Some(engine), move |state| async move {
             let mut engine = match state {
@@ -745,33 +783,15 @@ impl<S: QuerySource, O> Query<S, O> {
                     .to_owned(),
             ));
         }
-        let (plan, fingerprint) = self.plan()?;
-        let shards = plan.partitions.len() as u32;
+        let planned = self.plan()?;
         let seal = self.seal.take();
         let resume = match cursor {
-            Some(c) => {
-                let resume = match cursor::decode(c, fingerprint, shards, seal.as_ref()) {
-                    Err(cursor::CursorError::WrongQuery) => {
-                        return Err(self.other_layout(c, seal.as_ref()).into())
-                    }
-                    other => other?,
-                };
-                let expected = plan.position_attributes.len();
-                let keys_fit = resume
-                    .shards
-                    .iter()
-                    .all(|p| !matches!(p, ShardPosition::After(key) if key.len() != expected));
-                let sort_fits = resume
-                    .merge
-                    .as_ref()
-                    .is_none_or(|merge| merge.sort.is_some() == plan.sort_attribute.is_some());
-                if !keys_fit || !sort_fits {
-                    return Err(cursor::CursorError::WrongQuery.into());
-                }
-                resume
-            }
-            None => Resume::start(shards as usize),
+            Some(c) => planned.resume(c, seal.as_ref())?,
+            None => Resume::start(planned.plan.partitions.len()),
         };
+        let Planned {
+            plan, fingerprint, ..
+        } = planned;
         let mut engine = Engine::new(plan, resume, Some(size), false);
         let mut items = Vec::with_capacity(size.min(1024));
         while let Some(item) = engine.next_item().await? {
@@ -781,20 +801,6 @@ impl<S: QuerySource, O> Query<S, O> {
         let cursor = (!engine.is_complete())
             .then(|| cursor::encode(fingerprint, &engine.positions(), seal.as_ref()));
         Ok(Page { items, cursor })
-    }
-
-    /// Why a cursor this query did not issue is refused: issued under another layout of the
-    /// same key (`n` changed, or a transition was declared or ended), or for another query.
-    fn other_layout(&self, cursor: &Cursor, seal: Option<&CursorKey>) -> cursor::CursorError {
-        for (description, print, shards) in &self.other_layouts {
-            if cursor::decode(cursor, *print, *shards, seal).is_ok() {
-                return cursor::CursorError::Layout {
-                    issued: description.clone(),
-                    current: self.layout.clone(),
-                };
-            }
-        }
-        cursor::CursorError::WrongQuery
     }
 
     /// Counts the matching items over every shard (`Select=COUNT` per shard, summed). A failed
@@ -809,8 +815,8 @@ impl<S: QuerySource, O> Query<S, O> {
     /// The count of each shard, in shard order: how evenly the logical key is spread. During
     /// a transition: one entry per partition read (the current shards, then the previous
     /// layout's other keys), each item counted once, where it is authoritative.
-    pub async fn count_by_shard(mut self) -> Result<Vec<u64>, Error> {
-        let (plan, _) = self.plan()?;
+    pub async fn count_by_shard(self) -> Result<Vec<u64>, Error> {
+        let plan = self.plan()?.plan;
         if plan.transition.is_none() {
             return scatter::count_by_shard(&plan).await;
         }

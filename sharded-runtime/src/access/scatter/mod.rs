@@ -1,5 +1,11 @@
 //! The scatter-gather engine: one logical Query over N shard partitions, merged in order.
 //!
+//! | file | what it holds |
+//! |---|---|
+//! | `mod.rs` | the plan and the merge/paging engine: heads, limits, the merge position, cursors' positions |
+//! | `request` | one shard's `Query` request (conditions, filters, expiry, projection) and counts |
+//! | `transition` | reading through a layout transition: old copies, lookups, legacy adoption |
+//!
 //! - **Concurrent, bounded.** The first page of every shard is requested concurrently, at
 //!   most `concurrency` at a time (never N unbounded tasks, never one after another), so the
 //!   latency of a top-K read is that of the slowest shard, not the sum.
@@ -28,26 +34,27 @@
 //! - **Honest.** A failed shard fails the query, naming the shard, unless the caller opted
 //!   into partial results, in which case every failure is listed. Never a silent zero.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select};
+use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use futures::stream::{self, StreamExt};
 use tracing::Instrument;
 
+mod request;
 mod transition;
 
+pub(crate) use request::{count_by_shard, Expiry};
 pub(crate) use transition::Transition;
+
+use request::{query_shard, ShardPage};
 
 use crate::access::condition::Condition;
 use crate::access::cursor::{MergePosition, Resume, ShardPosition};
 use crate::access::entity::entity_of;
 use crate::access::entity::Item;
 use crate::access::merge::{HeadHeap, SortValue};
-use crate::capacity::stats::record;
-use crate::capacity::units::Consistency;
 use crate::error::Error;
-use crate::keys::schema::ENTITY_ATTRIBUTE;
 
 /// A sort-key condition of a query, applied by DynamoDB in the key condition.
 ///
@@ -170,36 +177,6 @@ pub(crate) struct Plan {
     pub stats: Option<std::sync::Arc<crate::capacity::stats::HotKeyStats>>,
     /// The shard count of the queried key, when it is sharded (for grouping in the stats).
     pub shards: Option<u32>,
-}
-
-/// The expiry filter of an entity with a `#[sharded(ttl)]` field: an item is live when its
-/// expiry is missing, `NULL` (an `Option` field set to `None`: serde_dynamo stores `None` as
-/// `NULL`) or after `now`. The one place a query's expiry check is written: every request of
-/// a query (items, pages, streams, counts, collections, ranges) carries it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Expiry {
-    /// The attribute of the `ttl` field.
-    pub attribute: &'static str,
-    /// Now, in epoch seconds.
-    pub now: u64,
-}
-
-impl Expiry {
-    /// The filter fragment, with its placeholders added to `names` and `values`.
-    pub fn render(
-        &self,
-        names: &mut HashMap<String, String>,
-        values: &mut HashMap<String, AttributeValue>,
-    ) -> String {
-        names.insert("#ttl".to_owned(), self.attribute.to_owned());
-        values.insert(
-            ":ttl_now".to_owned(),
-            AttributeValue::N(self.now.to_string()),
-        );
-        values.insert(":ttl_null".to_owned(), AttributeValue::S("NULL".to_owned()));
-        "attribute_not_exists(#ttl) OR attribute_type(#ttl, :ttl_null) OR #ttl > :ttl_now"
-            .to_owned()
-    }
 }
 
 /// Extra room of a shard's first request over its fair share of the limit: a shard's share of
@@ -722,188 +699,6 @@ fn shard_failed(plan: &Plan, shard: usize, error: Error) -> Error {
         index: plan.index,
         source: Box::new(error),
     }
-}
-
-/// One page of one shard.
-pub(crate) struct ShardPage {
-    pub items: Vec<Item>,
-    pub last_evaluated_key: Option<Item>,
-    pub count: u64,
-}
-
-/// One Query request against one shard.
-pub(crate) async fn query_shard(
-    plan: &Plan,
-    shard: usize,
-    start: Option<Item>,
-    limit: Option<i32>,
-    count_only: bool,
-) -> Result<ShardPage, Error> {
-    let pk = &plan.partitions[shard];
-    let mut names = HashMap::from([("#pk".to_owned(), plan.pk_attribute.to_owned())]);
-    let mut values = HashMap::from([(":pk".to_owned(), AttributeValue::S(pk.clone()))]);
-    // DynamoDB refuses placeholders an expression does not use: each is added with its use.
-    let legacy = plan
-        .transition
-        .as_ref()
-        .is_some_and(|t| t.reads_untagged(shard));
-    let entity = (plan.filter_on_server || count_only || legacy).then(|| {
-        let filter = entity_filter(plan.entities, &mut names, &mut values);
-        if legacy {
-            format!("({filter}) OR attribute_not_exists(#et)")
-        } else {
-            filter
-        }
-    });
-    let user = match &plan.filter {
-        Some(filter) => Some(filter.render(&mut names, &mut values)?),
-        None => None,
-    };
-    let expiry = plan.expiry.map(|e| e.render(&mut names, &mut values));
-    let parts: Vec<String> = [entity, user, expiry].into_iter().flatten().collect();
-    let filter = match parts.as_slice() {
-        [] => None,
-        [one] => Some(one.clone()),
-        many => Some(
-            many.iter()
-                .map(|p| format!("({p})"))
-                .collect::<Vec<_>>()
-                .join(" AND "),
-        ),
-    };
-    let projection = match &plan.projection {
-        Some(attributes) if !count_only => Some(projection_expression(attributes, &mut names)),
-        _ => None,
-    };
-    let mut condition = "#pk = :pk".to_owned();
-    if let (Some(sort), Some(sk_attr)) = (&plan.condition, plan.sort_attribute) {
-        names.insert("#sk".to_owned(), sk_attr.to_owned());
-        for (i, v) in sort.values().into_iter().enumerate() {
-            values.insert(format!(":sk{i}"), AttributeValue::S(v.to_owned()));
-        }
-        condition.push_str(" AND ");
-        condition.push_str(sort.expression());
-    }
-    let request = plan
-        .client
-        .query()
-        .table_name(&plan.table)
-        .set_index_name(plan.index.map(str::to_owned))
-        .key_condition_expression(condition)
-        // Single-table: other entities may share the partition; only this entity's items
-        // come back (or, without the filter, are kept), so none is read as the wrong type.
-        .set_filter_expression(filter)
-        .set_projection_expression(projection)
-        .set_expression_attribute_names(Some(names))
-        .set_expression_attribute_values(Some(values))
-        .scan_index_forward(!plan.descending)
-        .set_limit(limit)
-        .set_consistent_read(plan.consistent.then_some(true))
-        .set_exclusive_start_key(start)
-        .set_select(count_only.then_some(Select::Count))
-        .set_return_consumed_capacity(plan.stats.as_ref().map(|_| ReturnConsumedCapacity::Total));
-    let span = tracing::debug_span!("sharded.shard_query", shard, partition_key = %pk, limit = limit.map(i64::from));
-    let result = request
-        .send()
-        .instrument(span)
-        .await
-        .map_err(|e| Error::dynamo("Query", &plan.table, e));
-    let answer = result.as_ref().map(|o| o.consumed_capacity.as_ref());
-    let consistency = Consistency::of_consistent_read(plan.consistent);
-    record::read(
-        plan.stats.as_ref(),
-        plan.index,
-        pk,
-        plan.shards,
-        consistency,
-        answer,
-    );
-    let output = result?;
-    Ok(ShardPage {
-        count: output.count().max(0) as u64,
-        last_evaluated_key: output.last_evaluated_key,
-        items: output.items.unwrap_or_default(),
-    })
-}
-
-/// `#et = :et`, or `#et IN (:et0, ...)` for a collection, with its placeholders.
-fn entity_filter(
-    entities: &[&str],
-    names: &mut HashMap<String, String>,
-    values: &mut HashMap<String, AttributeValue>,
-) -> String {
-    names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
-    if let [entity] = entities {
-        values.insert(":et".to_owned(), AttributeValue::S((*entity).to_owned()));
-        return "#et = :et".to_owned();
-    }
-    let placeholders: Vec<String> = entities
-        .iter()
-        .enumerate()
-        .map(|(i, entity)| {
-            let placeholder = format!(":et{i}");
-            values.insert(placeholder.clone(), AttributeValue::S((*entity).to_owned()));
-            placeholder
-        })
-        .collect();
-    format!("#et IN ({})", placeholders.join(", "))
-}
-
-/// `#a0, #a1, ...` naming `attributes` (placeholders, so reserved words such as `name` work).
-fn projection_expression(attributes: &[&str], names: &mut HashMap<String, String>) -> String {
-    let placeholders: Vec<String> = attributes
-        .iter()
-        .enumerate()
-        .map(|(i, attribute)| {
-            let placeholder = format!("#a{i}");
-            names.insert(placeholder.clone(), (*attribute).to_owned());
-            placeholder
-        })
-        .collect();
-    placeholders.join(", ")
-}
-
-/// Counts one shard's matching items, following its pages.
-pub(crate) async fn count_shard(plan: &Plan, shard: usize) -> Result<u64, Error> {
-    let mut total = 0;
-    let mut start = None;
-    loop {
-        let page = query_shard(plan, shard, start, None, true).await?;
-        total += page.count;
-        match page.last_evaluated_key {
-            Some(next) => start = Some(next),
-            None => return Ok(total),
-        }
-    }
-}
-
-/// `Select=COUNT` on every shard, concurrently and bounded: the count of each shard, in
-/// shard order. A failed shard fails the count, naming the shard: a partial sum would be a
-/// wrong number that looks right.
-pub(crate) async fn count_by_shard(plan: &Plan) -> Result<Vec<u64>, Error> {
-    let span = tracing::info_span!(
-        "sharded.count",
-        entity = plan.entity,
-        shards = plan.partitions.len()
-    );
-    let counts: Vec<(usize, Result<u64, Error>)> = stream::iter(0..plan.partitions.len())
-        .map(|shard| async move { (shard, count_shard(plan, shard).await) })
-        .buffer_unordered(plan.concurrency.max(1))
-        .collect()
-        .instrument(span)
-        .await;
-    let mut by_shard = vec![0; plan.partitions.len()];
-    for (shard, result) in counts {
-        by_shard[shard] = result.map_err(|e| {
-            // An invalid request is the query's error, not this shard's.
-            if e.is_validation() {
-                e
-            } else {
-                shard_failed(plan, shard, e)
-            }
-        })?;
-    }
-    Ok(by_shard)
 }
 
 /// Whether sort key `a` comes strictly before `b` in the query's order.

@@ -58,7 +58,9 @@ impl<K> Default for Inner<K> {
 
 #[derive(Debug, Clone, Copy)]
 struct Op {
-    put: bool,
+    /// What the write does to the key's presence: put (`Some(true)`), delete (`Some(false)`),
+    /// or nothing (`None`, a [`touch`](History::touch)).
+    put: Option<bool>,
     start: u64,
     /// When it was acknowledged; `None` while in flight, or forever when it failed (its
     /// effect is unknown).
@@ -133,7 +135,7 @@ impl<K: Ord + Clone + Debug> History<K> {
         inner.clock
     }
 
-    fn begin(&self, key: K, put: bool) -> Write<'_, K> {
+    fn begin(&self, key: K, put: Option<bool>) -> Write<'_, K> {
         let mut inner = self.lock();
         inner.clock += 1;
         let start = inner.clock;
@@ -160,7 +162,7 @@ impl<K: Ord + Clone + Debug> History<K> {
     /// write.done();
     /// ```
     pub fn put(&self, key: K) -> Write<'_, K> {
-        self.begin(key, true)
+        self.begin(key, Some(true))
     }
 
     /// A delete of `key` starting now (call before sending it).
@@ -172,7 +174,27 @@ impl<K: Ord + Clone + Debug> History<K> {
     /// assert!(history.present().unwrap().is_empty());
     /// ```
     pub fn delete(&self, key: K) -> Write<'_, K> {
-        self.begin(key, false)
+        self.begin(key, Some(false))
+    }
+
+    /// A write of `key` that leaves whether it is present as it was, starting now: an update,
+    /// which during a layout transition may move the item to its current place. A read it
+    /// overlaps may or may not show the key; before and after, the key is what the puts and
+    /// deletes made it. Acknowledged or not, it never makes the key's presence unknown.
+    ///
+    /// ```
+    /// use sharded_testkit::history::History;
+    /// let history = History::new();
+    /// history.put("k").done();
+    /// let started = history.now();
+    /// let update = history.touch("k"); // in flight during the read
+    /// let ended = history.now();
+    /// assert!(history.check(started, ended, &[] as &[&str], None, Ord::cmp).is_ok());
+    /// drop(update); // refused or failed: the key is still present
+    /// assert_eq!(history.present().unwrap().len(), 1);
+    /// ```
+    pub fn touch(&self, key: K) -> Write<'_, K> {
+        self.begin(key, None)
     }
 
     /// The keys present once every write has been acknowledged; an error naming the keys
@@ -189,9 +211,10 @@ impl<K: Ord + Clone + Debug> History<K> {
         let mut present = BTreeSet::new();
         let mut unknown = Vec::new();
         for (key, ops) in &inner.ops {
-            match ops.last() {
+            // Touches leave presence as the puts and deletes made it.
+            match ops.iter().rev().find(|op| op.put.is_some()) {
                 Some(op) if op.end.is_none() => unknown.push(key.clone()),
-                Some(op) if op.put => {
+                Some(op) if op.put == Some(true) => {
                     present.insert(key.clone());
                 }
                 _ => {}
@@ -209,13 +232,11 @@ impl<K: Ord + Clone + Debug> History<K> {
         for op in ops {
             match op.end {
                 // Acknowledged before the read started: the state it left.
-                Some(end) if end < started => {
-                    state = if op.put {
-                        During::Present
-                    } else {
-                        During::Absent
-                    };
-                }
+                Some(end) if end < started => match op.put {
+                    Some(true) => state = During::Present,
+                    Some(false) => state = During::Absent,
+                    None => {}
+                },
                 // Started before the read ended and not finished before it started: it may
                 // have taken effect at any moment of the read.
                 _ if op.start < ended => return During::Either,

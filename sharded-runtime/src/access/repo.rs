@@ -933,7 +933,9 @@ impl<E: ShardedEntity> Repo<E> {
     /// ```
     ///
     /// See [`Scan`] for the settings (segments, concurrency, consistency, rate limit, page
-    /// size) and how items come out.
+    /// size) and how items come out. A scan returns what is stored: items past their
+    /// `#[sharded(ttl)]` expiry that DynamoDB has not deleted yet (a query hides them), and,
+    /// during a layout transition, both copies of an item the migration is moving.
     pub fn scan(&self) -> Scan<E> {
         Scan::new(self.clone())
     }
@@ -1147,7 +1149,10 @@ impl<E: ShardedEntity> Repo<E> {
     /// it got. Empty keys and keys over DynamoDB's size limits are refused before sending.
     ///
     /// It reads exactly the physical keys given: during a layout transition, an item not yet
-    /// migrated is at its previous place, which only `get` (or a key of both places) finds.
+    /// migrated is at its previous place, which only `get` (or a key of both places) finds. An
+    /// untagged item the legacy service wrote at a key given (during a `legacy` transition) is
+    /// read as this entity when its keys parse as the legacy template's and the entity's, as
+    /// `get` reads it.
     ///
     /// ```no_run
     /// # use sharded::{Error, Repo, ShardedEntity};
@@ -1177,7 +1182,14 @@ impl<E: ShardedEntity> Repo<E> {
             self.shared.concurrency,
         )
         .await?;
-        items.into_iter().map(E::from_item).collect()
+        items
+            .into_iter()
+            .map(|mut item| {
+                // As `get` reads a previous place: an untagged item the legacy service wrote.
+                Placement::adopt_previous(E::SCHEMA, &mut item);
+                E::from_item(item)
+            })
+            .collect()
     }
 }
 

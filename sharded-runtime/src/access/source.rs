@@ -8,6 +8,7 @@
 use serde::de::DeserializeOwned;
 
 use crate::access::entity::{from_item_as, Item, ShardedEntity};
+use crate::access::placement::Placement;
 use crate::error::Error;
 use crate::keys::schema::EntitySchema;
 
@@ -63,12 +64,12 @@ impl<E: ShardedEntity> QuerySource for E {
 
     fn placement(item: &Item) -> Option<(String, Option<String>)> {
         let entity = E::from_item(item.clone()).ok()?;
-        let current = entity.item_keys().ok()?.pk;
-        // The previous place as the entity computes it (the writes' placement module answers
-        // the same question for point operations).
-        let previous = entity.previous_pk().ok().flatten();
-        let previous = previous.filter(|p| *p != current);
-        Some((current, previous))
+        // Where the item lives, as every point operation asks it.
+        let placement = Placement::of(&entity).ok()?;
+        Some((
+            placement.pk().to_owned(),
+            placement.previous().map(str::to_owned),
+        ))
     }
 }
 

@@ -28,6 +28,7 @@ pub enum ShardBy<'a> {
     Unsharded,
 }
 
+#[inline(always)]
 fn context(entity: &'static str, key: &PartitionKeySchema) -> KeyContext {
     KeyContext {
         entity,
@@ -51,7 +52,10 @@ fn context(entity: &'static str, key: &PartitionKeySchema) -> KeyContext {
 /// assert_eq!(key, "GAME#g1#0");
 /// # Ok::<(), sharded::KeyError>(())
 /// ```
-#[inline]
+// Always inlined into the generated builder, with `place`: there the schema is an immutable
+// static, so the shard count and the sharding kind fold to constants and `hash % n` becomes a
+// multiply, as it was when the count was a literal (BENCHMARKS.md, "Key building").
+#[inline(always)]
 pub fn item_key(
     entity: &'static str,
     key: &PartitionKeySchema,
@@ -80,7 +84,7 @@ pub fn previous_item_key(
 }
 
 /// The key of `values` placed by `by` over `shards` shards (`None`: unsharded).
-#[inline]
+#[inline(always)]
 fn place(
     entity: &'static str,
     key: &PartitionKeySchema,
@@ -110,7 +114,7 @@ fn place(
 
 /// The shard (`0..n`) the hashed fields' values give under `key`'s current layout (0 for a
 /// key that is not hash-sharded).
-#[inline]
+#[inline(always)]
 pub fn shard_for(
     entity: &'static str,
     key: &PartitionKeySchema,

@@ -127,6 +127,9 @@ impl Sharding {
     }
 
     /// The shard count, or `None` when unsharded.
+    // Inlined across crates: the generated key builders read it from their static schema, and
+    // a constant count is what turns `hash % n` into a multiply.
+    #[inline]
     pub fn shard_count(&self) -> Option<u32> {
         match *self {
             Sharding::None => None,

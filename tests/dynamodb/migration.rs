@@ -293,7 +293,12 @@ async fn writer<B: Board>(repo: Repo<B>, witness: Arc<Witness>, stop: Arc<Atomic
                     witness.plays.lock().unwrap().insert(new, plays);
                 }
                 30..=54 => {
+                    // An update leaves the item there, but of an item not yet migrated it is a
+                    // write of its place (it moves the item first, in one transaction): a read
+                    // it overlaps may or may not show the item (README, "A write races a query").
+                    let write = witness.history.touch((score, p.clone()));
                     B::add_play(&repo, &p, score).await.unwrap();
+                    write.done();
                     witness.plays.lock().unwrap().insert((score, p), plays + 1);
                 }
                 55..=74 => {

@@ -15,7 +15,12 @@
 //!   which DynamoDB applies per partition, so the current copy may be filtered out while its
 //!   stale old copy passes), the old copies of each page are looked up at their current place
 //!   (one `BatchGetItem` per page, strongly consistent when the query is) and hidden when it
-//!   holds the item, whatever its content.
+//!   holds the item. On the base table only when it holds *other content* (a write since):
+//!   a current copy with the old copy's content is the migration's copy, which passes the
+//!   filter the old copy passed, so the current partition's read returns it unless it was read
+//!   before the copy was made; the merge then decides as above, and an old copy whose current
+//!   partition was read past it without it is the item. Dropping it here would lose an item
+//!   copied between the two reads.
 //!
 //! During a transition from a legacy key, items of the legacy partition written before the
 //! table adopted `sharded` carry no entity attribute: those whose keys are the entity's are
@@ -116,10 +121,16 @@ pub(crate) async fn drop_looked_up_copies(plan: &Plan, items: &mut Vec<Item>) ->
         return Ok(());
     }
     let keys: Vec<Item> = old.iter().map(|(_, key)| key.clone()).collect();
-    let present = present_keys(plan, transition, keys).await?;
+    let present = present_items(plan, transition, keys).await?;
+    // On a GSI both copies sit in the same index partition and only the lookup can tell them
+    // apart; on the base table the merge can, for a copy with the same content.
+    let on_base_table = plan.index.is_none();
     let drop: HashSet<usize> = old
         .into_iter()
-        .filter(|(_, key)| present.contains(&key_text(transition, key)))
+        .filter(|(i, key)| match present.get(&key_text(transition, key)) {
+            None => false,
+            Some(current) => !on_base_table || !same_content(&items[*i], current, pk),
+        })
         .map(|(i, _)| i)
         .collect();
     let mut i = 0;
@@ -142,13 +153,22 @@ const LOOKUP_BATCH: usize = 100;
 /// Rounds of `UnprocessedKeys` retried before the lookup fails.
 const LOOKUP_ROUNDS: u32 = 8;
 
-/// Which of `keys` hold an item: `BatchGetItem` of the key attributes only, strongly
-/// consistent when the query is, unprocessed keys retried with a short backoff.
-async fn present_keys(
+/// Whether `current` holds what `old` holds: every attribute of the old copy but its
+/// partition key, with the same value (the migration's copy adds what the entity writes).
+fn same_content(old: &Item, current: &Item, pk: &str) -> bool {
+    old.iter()
+        .filter(|(name, _)| name.as_str() != pk)
+        .all(|(name, value)| current.get(name) == Some(value))
+}
+
+/// The items stored at `keys`, by key text: `BatchGetItem` (of the key attributes only on a
+/// GSI, whole on the base table, where their content is compared), strongly consistent when
+/// the query is, unprocessed keys retried with a short backoff.
+async fn present_items(
     plan: &Plan,
     transition: &Transition,
     keys: Vec<Item>,
-) -> Result<HashSet<String>, Error> {
+) -> Result<HashMap<String, Item>, Error> {
     let (pk, sk) = transition.base_keys;
     let mut names = HashMap::from([("#pk".to_owned(), pk.to_owned())]);
     let mut projection = "#pk".to_owned();
@@ -161,7 +181,7 @@ async fn present_keys(
         .into_iter()
         .filter(|key| seen.insert(key_text(transition, key)))
         .collect();
-    let mut present = HashSet::new();
+    let mut present = HashMap::new();
     for chunk in unique.chunks(LOOKUP_BATCH) {
         let mut pending = chunk.to_vec();
         let mut round = 0;
@@ -178,10 +198,11 @@ async fn present_keys(
                 tokio::time::sleep(Duration::from_millis(25 << round.min(6))).await;
             }
             round += 1;
+            let on_index = plan.index.is_some();
             let request = KeysAndAttributes::builder()
                 .set_keys(Some(std::mem::take(&mut pending)))
-                .projection_expression(projection.clone())
-                .set_expression_attribute_names(Some(names.clone()))
+                .set_projection_expression(on_index.then(|| projection.clone()))
+                .set_expression_attribute_names(on_index.then(|| names.clone()))
                 .set_consistent_read(plan.consistent.then_some(true))
                 .build()
                 .map_err(|e| Error::InvalidQuery(format!("a transition check: {e}")))?;
@@ -193,7 +214,11 @@ async fn present_keys(
                 .await
                 .map_err(|e| Error::dynamo("BatchGetItem", &plan.table, e))?;
             if let Some(found) = output.responses.and_then(|mut r| r.remove(&plan.table)) {
-                present.extend(found.iter().map(|item| key_text(transition, item)));
+                present.extend(
+                    found
+                        .into_iter()
+                        .map(|item| (key_text(transition, &item), item)),
+                );
             }
             if let Some(left) = output
                 .unprocessed_keys

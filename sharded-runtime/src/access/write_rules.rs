@@ -90,9 +90,7 @@ pub(crate) fn entity_guard(
     names: &mut Names,
     values: &mut Values,
 ) -> &'static str {
-    names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
-    own_entity(schema, names, values);
-    SAME_ENTITY_OR_NONE
+    keyed_guard(schema, names, values, SAME_ENTITY_OR_NONE)
 }
 
 /// The guard of an update: the item exists and is of this entity (an update never creates a
@@ -102,9 +100,20 @@ pub(crate) fn existing_entity(
     names: &mut Names,
     values: &mut Values,
 ) -> &'static str {
+    keyed_guard(schema, names, values, "attribute_exists(#pk) AND #et = :et")
+}
+
+/// Registers the placeholders every keyed guard uses (`#pk`, `#et`, `:et`) and returns
+/// `guard`, an expression over them.
+fn keyed_guard(
+    schema: &EntitySchema,
+    names: &mut Names,
+    values: &mut Values,
+    guard: &'static str,
+) -> &'static str {
     names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
     own_entity(schema, names, values);
-    "attribute_exists(#pk) AND #et = :et"
+    guard
 }
 
 /// The guard of a write that creates its item (`put_new`, the new half of a move): the key

@@ -333,27 +333,29 @@ fn placed<E: ShardedEntity + 'static>(
 ) -> Result<Placed, Error> {
     let schema = E::SCHEMA;
     let extra = match previous {
-        Previous::Delete => placement
-            .previous_delete(table)?
-            .map(|(key, delete)| Action {
-                kind: "delete",
-                entity: schema.entity,
-                schema,
-                size: item_size(&key),
+        Previous::Delete => placement.previous_delete(table)?.map(|(key, delete)| {
+            (
+                "delete",
                 key,
-                item: TransactWriteItem::builder().delete(delete).build(),
-            }),
-        Previous::Vacant => placement
-            .previous_vacancy(table)?
-            .map(|(key, check)| Action {
-                kind: "check",
-                entity: schema.entity,
-                schema,
-                size: item_size(&key),
+                TransactWriteItem::builder().delete(delete).build(),
+            )
+        }),
+        Previous::Vacant => placement.previous_vacancy(table)?.map(|(key, check)| {
+            (
+                "check",
                 key,
-                item: TransactWriteItem::builder().condition_check(check).build(),
-            }),
-    };
+                TransactWriteItem::builder().condition_check(check).build(),
+            )
+        }),
+    }
+    .map(|(kind, key, item)| Action {
+        kind,
+        entity: schema.entity,
+        schema,
+        size: item_size(&key),
+        key,
+        item,
+    });
     let settle = if settle {
         placement.pending_settle::<E>()
     } else {

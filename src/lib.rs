@@ -49,7 +49,8 @@
 //! | [`ShardedProjection`](derive@ShardedProjection) (derive) and [`Projection`] | reading some of an entity's attributes (`Query::project`) |
 //! | [`Condition`], [`Field`], [`Data`], [`PrimaryKey`], [`Operand`], [`Size`], [`Elements`] | typed conditions over an entity's fields (`Score::fields()`): query filters, update and transaction conditions |
 //! | [`Update`], [`Updatable`], [`Addable`], [`Removable`] | typed updates (`Score::update(&repo, ..)`) |
-//! | [`Transaction`], [`CanceledAction`], [`MAX_TRANSACTION_ACTIONS`], [`MAX_TRANSACTION_BYTES`] | all-or-nothing writes across entities and shards |
+//! | [`Transaction`], [`PreparedTransaction`], [`CanceledAction`], [`MAX_TRANSACTION_ACTIONS`], [`MAX_TRANSACTION_BYTES`] | all-or-nothing writes across entities and shards, retried as the identical request |
+//! | [`IDEMPOTENCY_WINDOW`], [`MAX_TOKEN_CHARS`] | how long DynamoDB remembers a `ClientRequestToken`, and its longest form |
 //! | [`TransactGet`], [`TransactGetAnswer`], [`Slot`], [`ItemKey`] | a transactional read of items by key (`Score::key(..)`) |
 //! | [`Scan`] | the parallel scan of one entity (`repo.scan()`): exports, backfills, analytics; bounded concurrency, a read-unit rate limit |
 //! | [`Migration`], [`MigrationProgress`], [`MigrationReport`], [`MigrationFailure`], [`MigrationCheckpoint`] | changing the layout (`previous_n`, `legacy`): moving every item to its current place (`repo.migrate()`), paced, resumable, observable |
@@ -73,11 +74,12 @@ pub use sharded_runtime::{
     BucketTime, CanceledAction, CollectionMember, Condition, Cursor, CursorError, CursorKey, Data,
     Elements, Error, Field, Granularity, Item, ItemKey, ItemKeyDisplay, ItemKeys, KeyError,
     KeyPart, KeyPartDecode, KeyPartError, Migration, MigrationCheckpoint, MigrationFailure,
-    MigrationProgress, MigrationReport, Operand, Page, Partial, Partitions, PrimaryKey, Projection,
-    Query, QuerySource, RangeQuery, Removable, Repo, RetryPolicy, Scan, ShardFailure, ShardKeys,
-    ShardedCollection, ShardedCounter, ShardedEntity, Size, Slot, SortCondition, SortKeyCondition,
-    TransactGet, TransactGetAnswer, Transaction, Updatable, Update, MAX_TRANSACTION_ACTIONS,
-    MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
+    MigrationProgress, MigrationReport, Operand, Page, Partial, Partitions, PreparedTransaction,
+    PrimaryKey, Projection, Query, QuerySource, RangeQuery, Removable, Repo, RetryPolicy, Scan,
+    ShardFailure, ShardKeys, ShardedCollection, ShardedCounter, ShardedEntity, Size, Slot,
+    SortCondition, SortKeyCondition, TransactGet, TransactGetAnswer, Transaction, Updatable,
+    Update, IDEMPOTENCY_WINDOW, MAX_TOKEN_CHARS, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
+    STREAM_PAGE_ITEMS,
 };
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

@@ -39,6 +39,7 @@ pub use access::condition::{Condition, Data, Elements, Field, Operand, PrimaryKe
 pub use access::counter::ShardedCounter;
 pub use access::cursor::{Cursor, CursorError, CursorKey};
 pub use access::entity::{Item, ItemKeys, ShardedEntity};
+pub use access::idempotent::{IDEMPOTENCY_WINDOW, MAX_TOKEN_CHARS};
 pub use access::migrate::{
     Migration, MigrationCheckpoint, MigrationFailure, MigrationProgress, MigrationReport,
 };
@@ -50,8 +51,8 @@ pub use access::scatter::{ShardFailure, SortCondition};
 pub use access::sort_condition::SortKeyCondition;
 pub use access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 pub use access::transaction::{
-    CanceledAction, ItemKey, Slot, TransactGet, TransactGetAnswer, Transaction,
-    MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
+    CanceledAction, ItemKey, PreparedTransaction, Slot, TransactGet, TransactGetAnswer,
+    Transaction, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
 };
 pub use access::update::{Addable, Removable, Updatable, Update};
 pub use error::Error;

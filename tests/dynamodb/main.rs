@@ -26,6 +26,7 @@ mod query;
 mod query_sort_key;
 mod read_path;
 mod repo;
+mod retries;
 mod scan;
 mod transaction;
 mod transition_reads;

@@ -2,14 +2,15 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use aws_sdk_dynamodb::Client;
 
 use crate::access::batch::{self, RetryPolicy};
 use crate::access::entity::Item;
+use crate::access::idempotent::{self, check_token, FirstSent, TokenRequest};
 use crate::access::placement::counter_shard_key;
-use crate::access::write_rules::random_token;
 use crate::error::Error;
+use crate::keys::hash::fnv1a64;
 use crate::keys::schema::{TableDefinition, ENTITY_ATTRIBUTE, MAX_SHARDS};
 use crate::keys::shards::{random_shard, ShardKeys};
 
@@ -131,18 +132,81 @@ impl ShardedCounter {
     /// written.
     ///
     /// The `ADD` is sent as a one-action `TransactWriteItems` with a fresh
-    /// `ClientRequestToken`. When DynamoDB applies it but the response is lost (a timeout, a
-    /// reset connection, a 5xx), the SDK's retry carries the same token, and DynamoDB answers
-    /// it without applying it again (it remembers a token for 10 minutes): the total counts
-    /// every `Ok` once. What it costs against [`increment_at_least_once`]: a transactional
-    /// write is charged twice the write units (2 per increment of an item under 1 KB instead
-    /// of 1), and its latency is a transaction's (BENCHMARKS.md, "Counters"). An `Err` means
-    /// the increment may or may not have been applied (the retries ran out): only an `Ok` is
-    /// a guarantee.
+    /// `ClientRequestToken`, built once and sent through the same sender as every
+    /// transaction. When DynamoDB applies it but the answer is lost (a timeout, a reset
+    /// connection, a 5xx), or cancels it because another increment held the same shard item
+    /// at that moment (`TransactionConflict`, which a hot counter meets on the real service),
+    /// or throttles it, the identical request is sent again under the same token, with
+    /// backoff, within the counter's [`RetryPolicy`] (see [`with_retry`](Self::with_retry)).
+    /// DynamoDB answers a token it has seen in the last 10 minutes without applying it again,
+    /// so the total counts every `Ok` once.
+    ///
+    /// **A retry stays on its shard.** Moving a conflicting retry to another shard would need a
+    /// new request, and a new request under the same token is refused
+    /// (`IdempotentParameterMismatch`) once an earlier send got through, while under a new
+    /// token it would count twice whenever an earlier send was applied and its answer lost:
+    /// a cancellation only proves that its own send was not applied, not the SDK's earlier
+    /// attempts with the token. Spreading comes from each new increment drawing its own shard
+    /// and from the retries' full-jitter backoff.
+    ///
+    /// What it costs against [`increment_at_least_once`]: a transactional write is charged
+    /// twice the write units (2 per increment of an item under 1 KB instead of 1), and its
+    /// latency is a transaction's (BENCHMARKS.md, "Counters"). An `Err` means the increment
+    /// may or may not have been applied (the retries ran out): only an `Ok` is a guarantee.
+    /// To retry across an `Err`, or from another process, use
+    /// [`increment_with_token`](Self::increment_with_token).
     ///
     /// [`increment_at_least_once`]: Self::increment_at_least_once
     pub async fn increment(&self, by: i64) -> Result<u32, Error> {
-        let (shard, add) = self.add_on_random_shard(by);
+        let shard = random_shard(self.n);
+        self.add_exactly_once(by, shard, TokenRequest::new).await
+    }
+
+    /// Adds `by` exactly once under your `token` (1 to 36 characters), on the shard the token
+    /// picks: calling it again with the same `by` and `token`, from this process or another,
+    /// within 10 minutes of the first call, sends the identical request, and DynamoDB applies
+    /// it at most once. Derive the token from what identifies the increment (a vote id), and
+    /// call again after an `Err`: an `Ok` means it is counted, once.
+    ///
+    /// A call with the same token and another `by` within the window is refused with
+    /// [`Error::IdempotentParameterMismatch`] (when the first got through). After 10 minutes
+    /// DynamoDB forgets the token, and the same call counts again.
+    ///
+    /// ```no_run
+    /// # async fn demo(votes: sharded::ShardedCounter) -> Result<(), sharded::Error> {
+    /// let vote_id = "vote-7f3a2c";
+    /// let mut result = votes.increment_with_token(1, vote_id).await;
+    /// if matches!(&result, Err(e) if e.outcome_unknown()) {
+    ///     result = votes.increment_with_token(1, vote_id).await; // counted at most once
+    /// }
+    /// result?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn increment_with_token(
+        &self,
+        by: i64,
+        token: impl Into<String>,
+    ) -> Result<u32, Error> {
+        let token = token.into();
+        check_token(&token)?;
+        // The shard is a function of the token, so every call with it is the same request.
+        let shard = (fnv1a64(token.as_bytes()) % u64::from(self.n)) as u32;
+        self.add_exactly_once(by, shard, |items| TokenRequest {
+            items,
+            token,
+            consumed_capacity: false,
+        })
+        .await
+    }
+
+    /// The one exactly-once `ADD` of `by` on `shard`, under the token `request` gives it.
+    async fn add_exactly_once(
+        &self,
+        by: i64,
+        shard: u32,
+        request: impl FnOnce(Vec<TransactWriteItem>) -> TokenRequest,
+    ) -> Result<u32, Error> {
+        let add = self.add_on(shard, by);
         let update = aws_sdk_dynamodb::types::Update::builder()
             .table_name(&self.table)
             .set_key(Some(add.key))
@@ -151,19 +215,21 @@ impl ShardedCounter {
             .set_expression_attribute_values(Some(add.values))
             .build()
             .map_err(|e| Error::InvalidQuery(format!("a counter increment: {e}")))?;
-        let token = random_token();
-        self.client
-            .transact_write_items()
-            .transact_items(
-                aws_sdk_dynamodb::types::TransactWriteItem::builder()
-                    .update(update)
-                    .build(),
-            )
-            .client_request_token(token)
-            .send()
+        let request = request(vec![TransactWriteItem::builder().update(update).build()]);
+        idempotent::send(&self.client, &request, &self.retry, &FirstSent::default())
             .await
-            .map_err(|e| Error::dynamo("TransactWriteItems", &self.table, e))?;
+            .map_err(|e| {
+                idempotent::sent_error(&self.table, &request.token, e.into_service_error())
+            })?;
         Ok(shard)
+    }
+
+    /// How many times, and with what backoff, an exactly-once increment is sent again while
+    /// its answer is unknown or it conflicted or was throttled (default:
+    /// [`RetryPolicy::default`], 10 sends); `total`'s batch reads use it too.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
     }
 
     /// Adds `by` on a random shard with one plain `UpdateItem ADD`: **at-least-once**.
@@ -173,7 +239,8 @@ impl ShardedCounter {
     /// write units of [`increment`](Self::increment), and the latency of a single write: for
     /// tallies where an occasional over-count is acceptable (likes, views).
     pub async fn increment_at_least_once(&self, by: i64) -> Result<u32, Error> {
-        let (shard, add) = self.add_on_random_shard(by);
+        let shard = random_shard(self.n);
+        let add = self.add_on(shard, by);
         self.client
             .update_item()
             .table_name(&self.table)
@@ -187,10 +254,9 @@ impl ShardedCounter {
         Ok(shard)
     }
 
-    /// The shard an increment goes to, and its key and placeholders (both kinds of increment
+    /// The key and placeholders of an increment of `by` on `shard` (both kinds of increment
     /// send the same `ADD`).
-    fn add_on_random_shard(&self, by: i64) -> (u32, Add) {
-        let shard = random_shard(self.n);
+    fn add_on(&self, shard: u32, by: i64) -> Add {
         let key = self.key(format!("{}#{shard}", self.logical_key));
         let names = HashMap::from([
             ("#count".to_owned(), self.attribute.clone()),
@@ -203,7 +269,7 @@ impl ShardedCounter {
                 AttributeValue::S(COUNTER_ENTITY.to_owned()),
             ),
         ]);
-        (shard, Add { key, names, values })
+        Add { key, names, values }
     }
 
     /// The value of every shard, in shard order (0 for a shard never written).

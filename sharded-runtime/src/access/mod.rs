@@ -13,6 +13,7 @@
 //! | [`cursor`] | the versioned, integrity-checked cross-shard cursor |
 //! | [`placement`] | where an item lives during a layout transition, and how each operation treats its previous place |
 //! | [`write_rules`] | the rules every write obeys: entity guard, version, timestamps, item and key sizes, tokens |
+//! | [`idempotent`] | the one way a transaction is sent: with a token, and sent again identical while its outcome is unknown |
 //! | [`batch`] | batch writes and reads with retries that lose nothing |
 //! | [`counter`] | `ShardedCounter`: the vote-counter pattern |
 //! | [`table`] | creating a table from a table definition |
@@ -23,6 +24,7 @@ pub mod condition;
 pub mod counter;
 pub mod cursor;
 pub mod entity;
+pub(crate) mod idempotent;
 pub mod merge;
 pub mod migrate;
 pub(crate) mod placement;

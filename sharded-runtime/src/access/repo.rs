@@ -16,13 +16,14 @@ use aws_sdk_dynamodb::Client;
 use crate::access::batch::{self, RetryPolicy};
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::{describe_key, entity_of, same_item, Item, ShardedEntity};
+use crate::access::idempotent;
 use crate::access::migrate::Migration;
 use crate::access::placement::Placement;
 use crate::access::query::Query;
 use crate::access::scan::Scan;
 use crate::access::write_rules::{
-    entity_guard, no_item, own_entity, physical_item, put_guard, random_token, stamp_write,
-    stored_version, with_condition,
+    entity_guard, no_item, own_entity, physical_item, put_guard, stamp_write, stored_version,
+    with_condition,
 };
 use crate::capacity::stats::{record, HotKeyStats};
 use crate::capacity::units::Consistency;
@@ -398,7 +399,7 @@ impl<E: ShardedEntity> Repo<E> {
         let result = self.transact(vec![write, delete]).await;
         match result {
             Ok(_) => Ok(Sent::Done),
-            Err(e) => match e.into_service_error() {
+            Err((token, e)) => match e.into_service_error() {
                 TransactWriteItemsError::TransactionCanceledException(canceled) => {
                     let reasons = canceled.cancellation_reasons();
                     let failed = |i: usize| {
@@ -417,66 +418,39 @@ impl<E: ShardedEntity> Repo<E> {
                             key: describe_key(E::SCHEMA, &previous_key),
                         });
                     }
-                    Err(Error::dynamo(
-                        "TransactWriteItems",
+                    Err(idempotent::sent_error(
                         &self.shared.table,
+                        &token,
                         TransactWriteItemsError::TransactionCanceledException(canceled),
                     ))
                 }
-                other => Err(Error::dynamo(
-                    "TransactWriteItems",
-                    &self.shared.table,
-                    other,
-                )),
+                other => Err(idempotent::sent_error(&self.shared.table, &token, other)),
             },
         }
     }
 
-    /// Sends the actions of one write and its previous place as one `TransactWriteItems`,
-    /// with an idempotency token (a retried commit whose answer was lost is not applied
-    /// twice). Canceled only for a conflict with another transaction on the same items (the
-    /// migration moving this item, say), it is sent again, a few times, after a short pause:
-    /// a plain `PutItem` would have waited its turn the same way.
+    /// Sends the actions of one write and its previous place as one `TransactWriteItems`
+    /// through the one token-carrying sender ([`idempotent::send`]): a commit whose answer was
+    /// lost, or that was canceled only for a conflict with another transaction on the same
+    /// items (the migration moving this item, say), is sent again, identical and under the
+    /// same token, within the repository's retry policy: a plain `PutItem` would have waited
+    /// its turn the same way, and the token keeps it applied at most once.
     async fn transact(
         &self,
         actions: Vec<TransactWriteItem>,
     ) -> Result<
         aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsOutput,
-        aws_sdk_dynamodb::error::SdkError<TransactWriteItemsError>,
+        (String, idempotent::SendError),
     > {
-        const ATTEMPTS: u64 = 5;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let result = self
-                .shared
-                .client
-                .transact_write_items()
-                .set_transact_items(Some(actions.clone()))
-                .client_request_token(random_token())
-                .send()
-                .await;
-            let conflict = match &result {
-                Err(e) => match e.as_service_error() {
-                    Some(TransactWriteItemsError::TransactionCanceledException(canceled)) => {
-                        let codes: Vec<_> = canceled
-                            .cancellation_reasons()
-                            .iter()
-                            .filter_map(|r| r.code())
-                            .collect();
-                        codes.contains(&"TransactionConflict")
-                            && !codes.contains(&"ConditionalCheckFailed")
-                    }
-                    _ => false,
-                },
-                Ok(_) => false,
-            };
-            if !conflict || attempt == ATTEMPTS {
-                return result;
-            }
-            let pause = 10 * attempt + fastrand::u64(0..10 * attempt);
-            tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
-        }
+        let request = idempotent::TokenRequest::new(actions);
+        idempotent::send(
+            &self.shared.client,
+            &request,
+            &self.shared.retry,
+            &idempotent::FirstSent::default(),
+        )
+        .await
+        .map_err(|e| (request.token, e))
     }
 
     /// The error for a write whose condition failed, from the item DynamoDB returned.
@@ -608,7 +582,7 @@ impl<E: ShardedEntity> Repo<E> {
             .await;
         match result {
             Ok(_) => Ok(()),
-            Err(e) => match e.into_service_error() {
+            Err((token, e)) => match e.into_service_error() {
                 TransactWriteItemsError::TransactionCanceledException(canceled)
                     if canceled
                         .cancellation_reasons()
@@ -635,11 +609,7 @@ impl<E: ShardedEntity> Repo<E> {
                         key,
                     })
                 }
-                other => Err(Error::dynamo(
-                    "TransactWriteItems",
-                    &self.shared.table,
-                    other,
-                )),
+                other => Err(idempotent::sent_error(&self.shared.table, &token, other)),
             },
         }
     }

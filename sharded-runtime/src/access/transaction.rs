@@ -10,12 +10,14 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
+use crate::access::batch::RetryPolicy;
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::idempotent::{self, FirstSent, TokenRequest};
 use crate::access::placement::{PendingSettle, Placement};
 use crate::access::update::{GsiRewrite, Update};
 use crate::access::write_rules::{
-    entity_guard, key_of, no_item, own_entity, physical_item, put_guard, random_token, stamp_write,
+    entity_guard, key_of, no_item, own_entity, physical_item, put_guard, stamp_write,
     with_condition,
 };
 use crate::capacity::units::item_size;
@@ -76,10 +78,13 @@ struct Action {
 /// plus a two-action transaction when the item was there), so the condition sees it.
 ///
 /// **Idempotent.** Each transaction carries a `ClientRequestToken` (random, or yours with
-/// [`with_token`](Self::with_token)); the SDK's retries resend the same request with the same
-/// token, so a commit whose response was lost is not applied twice (DynamoDB remembers a token
-/// for 10 minutes). A failed transaction is [`Error::TransactionCanceled`], listing each
-/// action DynamoDB gave a reason for, with its entity and key.
+/// [`with_token`](Self::with_token)). Its request is built once: every send, the SDK's
+/// retries and ours alike, is the identical request with the same token, so a commit whose
+/// answer was lost, or that another transaction conflicted with, is sent again and applied
+/// at most once (DynamoDB remembers a token for 10 minutes). To retry it yourself,
+/// [`prepare`](Self::prepare) it and commit the [`PreparedTransaction`] again. A failed
+/// condition is [`Error::TransactionCanceled`], listing each action DynamoDB gave a reason
+/// for, with its entity and key.
 #[must_use = "a transaction does nothing until it is committed"]
 pub struct Transaction {
     client: Client,
@@ -93,6 +98,7 @@ pub struct Transaction {
     calls: usize,
     /// Items to settle before the commit (conditional actions during a transition).
     settles: Vec<PendingSettle>,
+    retry: RetryPolicy,
     error: Option<Error>,
 }
 
@@ -114,14 +120,26 @@ impl Transaction {
             added_by: Vec::new(),
             calls: 0,
             settles: Vec::new(),
+            retry: RetryPolicy::default(),
             error: None,
         }
     }
 
-    /// Uses `token` as the `ClientRequestToken` (1 to 36 characters): give the same token
-    /// when your own code retries a commit, so it applies at most once.
+    /// Uses `token` as the `ClientRequestToken` (1 to 36 characters, else
+    /// [`Error::InvalidToken`] from `commit`) instead of a random one: a token derived from
+    /// what identifies the change (an order id) lets another process that retries it learn
+    /// that it was already sent ([`Error::IdempotentParameterMismatch`]) instead of applying
+    /// it twice. Within one process, retry with [`PreparedTransaction::commit`].
     pub fn with_token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(token.into());
+        self
+    }
+
+    /// How many times, and with what backoff, `commit` sends the identical request while its
+    /// answer is unknown or it was canceled only for conflicts or throttles (default:
+    /// [`RetryPolicy::default`]).
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
         self
     }
 
@@ -260,8 +278,50 @@ impl Transaction {
     }
 
     /// Checks the transaction, settles the items of its conditional actions during a layout
-    /// transition, and sends it as one `TransactWriteItems`.
+    /// transition, and sends it as one `TransactWriteItems`: [`prepare`](Self::prepare), then
+    /// [`PreparedTransaction::commit`] once.
+    ///
+    /// An answer that never came, a cancellation only for conflicts with other transactions
+    /// (`TransactionConflict`) or throttles, and an earlier send still in progress are sent
+    /// again, the identical request under the same token, within the [`RetryPolicy`]. An
+    /// `Err` other than [`Error::TransactionCanceled`] for a failed condition may leave the
+    /// outcome unknown: to retry it yourself, `prepare` and commit the prepared transaction
+    /// again (never a rebuilt one: see [`PreparedTransaction`]).
     pub async fn commit(self) -> Result<(), Error> {
+        self.prepare().await?.commit().await
+    }
+
+    /// Checks the transaction and settles the items of its conditional actions (during a
+    /// layout transition), then fixes the request: its items with their timestamps and
+    /// versions, and its token. The [`PreparedTransaction`] can be committed again after an
+    /// error, sending the identical request, so that DynamoDB applies it at most once.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity, Transaction};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "USER#{user_id}")]
+    /// # struct Wallet { user_id: String, coins: i64 }
+    /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+    /// let f = Wallet::fields();
+    /// let transfer = Transaction::new(repo.client(), repo.table())
+    ///     .update(Wallet::update(repo, "alice").add(f.coins, -5).condition(f.coins.ge(5)))
+    ///     .update(Wallet::update(repo, "bob").add(f.coins, 5))
+    ///     .prepare()
+    ///     .await?;
+    /// let mut outcome = transfer.commit().await;
+    /// for _ in 0..3 {
+    ///     match &outcome {
+    ///         // Unknown outcome (the network, a 5xx, still in progress): the same request
+    ///         // again is safe, DynamoDB applies it at most once.
+    ///         Err(e) if e.outcome_unknown() => outcome = transfer.commit().await,
+    ///         _ => break,
+    ///     }
+    /// }
+    /// outcome?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn prepare(self) -> Result<PreparedTransaction, Error> {
         if let Some(error) = self.error {
             return Err(error);
         }
@@ -269,43 +329,170 @@ impl Transaction {
         for settle in &self.settles {
             settle.run(&self.client, &self.table).await?;
         }
-        let token = self.token.unwrap_or_else(random_token);
-        let items: Vec<TransactWriteItem> = self.actions.iter().map(|a| a.item.clone()).collect();
-        let result = self
-            .client
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .client_request_token(token)
-            .send()
-            .await;
+        let items = self.actions.iter().map(|a| a.item.clone()).collect();
+        let request = match self.token {
+            Some(token) => TokenRequest::with_token(items, token)?,
+            None => TokenRequest::new(items),
+        };
+        let actions = self
+            .actions
+            .into_iter()
+            .zip(self.added_by)
+            .map(|(action, index)| ActionLabel {
+                index,
+                kind: action.kind,
+                entity: action.entity,
+                schema: action.schema,
+                key: action.key,
+            })
+            .collect();
+        Ok(PreparedTransaction {
+            client: self.client,
+            table: self.table,
+            request,
+            actions,
+            retry: self.retry,
+            first_sent: FirstSent::default(),
+        })
+    }
+}
+
+/// What a cancellation reports of one action.
+struct ActionLabel {
+    index: usize,
+    kind: &'static str,
+    entity: &'static str,
+    schema: &'static EntitySchema,
+    key: Item,
+}
+
+/// A transaction whose request is fixed: its items (timestamps and versions stamped once), its
+/// settles done, its `ClientRequestToken` chosen. [`commit`](Self::commit) sends it, and can be
+/// called again after an error: every send is the identical request under the same token, so
+/// DynamoDB applies it at most once.
+///
+/// **Why not rebuild and resend?** A rebuilt transaction stamps new `created_at`/`updated_at`
+/// values (and a new version of a versioned put): under the same token, DynamoDB refuses it
+/// with [`Error::IdempotentParameterMismatch`] (if the first request got through) instead of
+/// confirming the first one; under a new token it may apply the change twice.
+///
+/// **The 10-minute window.** DynamoDB remembers a token for 10 minutes
+/// ([`IDEMPOTENCY_WINDOW`](crate::access::idempotent::IDEMPOTENCY_WINDOW)). A prepared
+/// transaction first sent more than 9 minutes earlier is not sent again
+/// ([`Error::TokenExpired`]): read the items to see whether it was applied.
+///
+/// Across processes, give the transaction a token of your own
+/// ([`Transaction::with_token`]) derived from what identifies the change (an order id): a
+/// process that retries it rebuilds it with new timestamps, so DynamoDB answers
+/// [`Error::IdempotentParameterMismatch`] when the first process's request got through:
+/// a typed answer that says "already sent", never a double application.
+///
+/// ```no_run
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::{Error, Repo, ShardedEntity, Transaction};
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "USER#{user_id}")]
+/// # struct Wallet { user_id: String, coins: i64 }
+/// # async fn demo(repo: &Repo<Wallet>, wallet: Wallet) -> Result<(), Error> {
+/// let prepared = Transaction::new(repo.client(), repo.table()).put(&wallet).prepare().await?;
+/// println!("token {}", prepared.token());
+/// if let Err(e) = prepared.commit().await {
+///     if e.outcome_unknown() {
+///         prepared.commit().await?; // the identical request: applied at most once
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+#[must_use = "a prepared transaction does nothing until it is committed"]
+pub struct PreparedTransaction {
+    client: Client,
+    table: String,
+    request: TokenRequest,
+    actions: Vec<ActionLabel>,
+    retry: RetryPolicy,
+    first_sent: FirstSent,
+}
+
+impl std::fmt::Debug for PreparedTransaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedTransaction")
+            .field("table", &self.table)
+            .field("token", &self.request.token)
+            .field("actions", &self.actions.len())
+            .finish()
+    }
+}
+
+impl PreparedTransaction {
+    /// The `ClientRequestToken` every send carries.
+    pub fn token(&self) -> &str {
+        &self.request.token
+    }
+
+    /// The number of actions sent (with the previous places' deletes and checks during a
+    /// layout transition).
+    pub fn len(&self) -> usize {
+        self.request.items.len()
+    }
+
+    /// Whether there are no actions (never: an empty transaction is refused by `prepare`).
+    pub fn is_empty(&self) -> bool {
+        self.request.items.is_empty()
+    }
+
+    /// Sends the transaction, and sends it again (identical, same token) while its answer is
+    /// unknown or it was canceled only for conflicts or throttles, within the
+    /// [`RetryPolicy`]. Can be called again after an `Err`; refused with
+    /// [`Error::TokenExpired`] once the first send is more than 9 minutes old.
+    ///
+    /// A failed condition is [`Error::TransactionCanceled`], listing each action DynamoDB
+    /// gave a reason for, with its entity and key.
+    pub async fn commit(&self) -> Result<(), Error> {
+        if self.first_sent.past_horizon() {
+            return Err(Error::TokenExpired {
+                token: self.request.token.clone(),
+            });
+        }
+        let result =
+            idempotent::send(&self.client, &self.request, &self.retry, &self.first_sent).await;
         match result {
             Ok(_) => Ok(()),
-            Err(e) => match e.as_service_error() {
-                Some(TransactWriteItemsError::TransactionCanceledException(canceled)) => {
-                    let reasons = canceled.cancellation_reasons();
-                    let actions = self
-                        .actions
-                        .iter()
-                        .zip(&self.added_by)
-                        .zip(reasons)
-                        .filter_map(|((action, &index), reason)| {
-                            let code = reason.code()?;
-                            (code != "None").then(|| CanceledAction {
-                                index,
-                                kind: action.kind,
-                                entity: action.entity,
-                                key: describe_key(action.schema, &action.key),
-                                code: code.to_owned(),
-                                message: reason.message().map(str::to_owned),
-                                current: reason.item().cloned(),
-                            })
-                        })
-                        .collect();
-                    Err(Error::TransactionCanceled { actions })
+            Err(e) => match e.into_service_error() {
+                TransactWriteItemsError::TransactionCanceledException(canceled) => {
+                    Err(Error::TransactionCanceled {
+                        actions: self.canceled_actions(canceled.cancellation_reasons()),
+                    })
                 }
-                _ => Err(Error::dynamo("TransactWriteItems", &self.table, e)),
+                other => Err(idempotent::sent_error(
+                    &self.table,
+                    &self.request.token,
+                    other,
+                )),
             },
         }
+    }
+
+    /// The actions DynamoDB gave a reason for, labelled with the call that added each.
+    fn canceled_actions(
+        &self,
+        reasons: &[aws_sdk_dynamodb::types::CancellationReason],
+    ) -> Vec<CanceledAction> {
+        self.actions
+            .iter()
+            .zip(reasons)
+            .filter_map(|(action, reason)| {
+                let code = reason.code()?;
+                (code != "None").then(|| CanceledAction {
+                    index: action.index,
+                    kind: action.kind,
+                    entity: action.entity,
+                    key: describe_key(action.schema, &action.key),
+                    code: code.to_owned(),
+                    message: reason.message().map(str::to_owned),
+                    current: reason.item().cloned(),
+                })
+            })
+            .collect()
     }
 }
 
@@ -887,6 +1074,26 @@ mod tests {
             transaction = transaction.update(update(&repo, &format!("n{i}"), "x".repeat(390_000)));
         }
         check(&transaction.actions, &transaction.added_by).unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_prepared_transaction_is_not_sent_again_past_the_window() {
+        let note = Note {
+            id: "n1".into(),
+            text: "t".into(),
+        };
+        let prepared = Transaction::new(&client(), "notes")
+            .put(&note)
+            .prepare()
+            .await
+            .unwrap();
+        prepared.first_sent.sent_now();
+        tokio::time::advance(idempotent::RESEND_HORIZON).await;
+        let err = prepared.commit().await.unwrap_err();
+        assert!(
+            matches!(&err, Error::TokenExpired { token } if token == prepared.token()),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The rules every write obeys, whatever sends it (`Repo::put`, an `Update`, a batch, a
 //! `Transaction` action, a migration's move): the physical item and its key sizes, the entity
-//! guard, the version check and bump, the `created_at`/`updated_at` stamps, and the
-//! idempotency token of a `TransactWriteItems`. Each operation states only what is its own
+//! guard, the version check and bump, and the `created_at`/`updated_at` stamps (the idempotency
+//! token of a `TransactWriteItems` and its resends are [`idempotent`](super::idempotent)'s). Each operation states only what is its own
 //! (which guard, which condition); where an item lives is [`placement`](super::placement)'s.
 
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -245,10 +245,4 @@ pub(crate) fn expect_version(
 /// The version stored in `item`, if it has one.
 pub(crate) fn stored_version(item: Option<&Item>, attribute: &str) -> Option<u64> {
     item?.get(attribute)?.as_n().ok()?.parse().ok()
-}
-
-/// A fresh `ClientRequestToken`: 32 hex digits from 128 random bits. A `TransactWriteItems`
-/// carries one so that the SDK's retry of a commit whose answer was lost is not applied twice.
-pub(crate) fn random_token() -> String {
-    format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
 }

@@ -278,6 +278,51 @@ pub enum Error {
     /// key); nothing was sent.
     #[error("invalid transaction: {0}")]
     InvalidTransaction(String),
+    /// A `ClientRequestToken` DynamoDB would refuse (empty, or over 36 characters); nothing
+    /// was sent.
+    #[error("invalid ClientRequestToken `{token}`: {reason}")]
+    InvalidToken {
+        /// The token given.
+        token: String,
+        /// Why it is refused, and what to use instead.
+        reason: String,
+    },
+    /// DynamoDB refused a transaction because its `ClientRequestToken` was used, within the
+    /// last 10 minutes, for a request with other parameters
+    /// (`IdempotentParameterMismatchException`). This request was not applied; the earlier
+    /// one with this token reached DynamoDB and may have been. Typical cause: a retry that
+    /// rebuilt the transaction (new timestamps, other values) instead of sending the prepared
+    /// one again. Read the items to see whether the earlier request was applied; send a new
+    /// request under a new token.
+    #[error(
+        "the ClientRequestToken `{token}` was used in the last 10 minutes for a different          request, so DynamoDB refused this one (nothing of it was applied); the earlier request          with this token may have been: read the items to find out, and retry with the same          prepared transaction (`Transaction::prepare`), never a rebuilt one, or with a new token          for a new request"
+    )]
+    IdempotentParameterMismatch {
+        /// The token.
+        token: String,
+    },
+    /// An earlier send of this transaction (same `ClientRequestToken`) was still in progress
+    /// when this one arrived (`TransactionInProgressException`), and it was still so after
+    /// the retries. Nothing of this send was applied; the earlier one may yet be. Commit the
+    /// same prepared transaction again after a moment: it is applied at most once.
+    #[error(
+        "a transaction with ClientRequestToken `{token}` is still in progress at DynamoDB:          commit the same prepared transaction again in a moment (it applies at most once)"
+    )]
+    TransactionInProgress {
+        /// The token.
+        token: String,
+    },
+    /// A prepared transaction was first sent more than 9 minutes ago: DynamoDB remembers a
+    /// `ClientRequestToken` for 10 minutes, so sending it again could apply it twice. Nothing
+    /// was sent. Read the items to see whether the transaction was applied, and build a new
+    /// one if it was not.
+    #[error(
+        "the transaction with ClientRequestToken `{token}` was first sent more than 9 minutes          ago, and DynamoDB forgets a token after 10: sending it again could apply it twice, so it          was not sent; read the items to see whether it was applied, and build a new transaction          if not"
+    )]
+    TokenExpired {
+        /// The token.
+        token: String,
+    },
     /// DynamoDB canceled a transaction: nothing of it was applied. `actions` lists each action
     /// DynamoDB gave a reason for, with its entity and key.
     #[error(
@@ -460,6 +505,28 @@ impl Error {
                 ..
             } => source.is_validation(),
             Error::Dynamo { source, .. } => source.code() == Some(VALIDATION_ERROR_CODE),
+            _ => false,
+        }
+    }
+
+    /// Whether the error leaves unknown whether a write was applied: its answer never came (a
+    /// timeout, a dropped connection), DynamoDB failed on its side (a 5xx), or an earlier send
+    /// with the same token was still in progress. For a token-carrying write (a
+    /// [`PreparedTransaction`](crate::PreparedTransaction), a counter increment with a token)
+    /// sending the identical request again settles it: it is applied at most once.
+    ///
+    /// ```
+    /// let e = sharded::Error::TransactionInProgress { token: "t1".into() };
+    /// assert!(e.outcome_unknown());
+    /// assert!(!sharded::Error::InvalidQuery("x".into()).outcome_unknown());
+    /// ```
+    pub fn outcome_unknown(&self) -> bool {
+        match self {
+            Error::TransactionInProgress { .. } => true,
+            Error::Dynamo { source, .. } => match source.code() {
+                None => true,
+                Some(code) => matches!(code, "InternalServerError" | "ServiceUnavailable"),
+            },
             _ => false,
         }
     }

@@ -32,9 +32,11 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
+use crate::access::batch::RetryPolicy;
 use crate::access::condition::{Names, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
-use crate::access::write_rules::{key_of, random_token};
+use crate::access::idempotent::{self, FirstSent, TokenRequest};
+use crate::access::write_rules::key_of;
 use crate::capacity::units::{check_item_size, item_size, transactional_write_units, write_units};
 use crate::error::Error;
 use crate::keys::schema::{EntitySchema, PreviousLayout, ENTITY_ATTRIBUTE};
@@ -356,15 +358,16 @@ async fn with_put<E: ShardedEntity>(
     estimate: f64,
 ) -> Result<Sent, Error> {
     let put = prepared.put(repo.table(), E::SCHEMA.pk.attribute)?;
-    let result = repo
-        .client()
-        .transact_write_items()
-        .transact_items(TransactWriteItem::builder().put(put).build())
-        .transact_items(second)
-        .client_request_token(random_token())
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
-        .send()
-        .await;
+    let request = TokenRequest::new(vec![TransactWriteItem::builder().put(put).build(), second])
+        .reporting_capacity();
+    // One send, no resend here: the runner decides what a conflict costs (it counts attempts
+    // against `max_attempts` and reads the item again), and the SDK's own retries of a lost
+    // answer carry the token.
+    let once = RetryPolicy {
+        max_attempts: 1,
+        ..RetryPolicy::default()
+    };
+    let result = idempotent::send(repo.client(), &request, &once, &FirstSent::default()).await;
     Ok(match result {
         Ok(output) => Sent::Done(reported(output.consumed_capacity(), estimate)),
         Err(e) => match e.into_service_error() {

@@ -187,16 +187,17 @@ impl Faults {
         lock(&self.state.throttled).push((format!("\"{}\"", partition_key.into()), Some(why)));
     }
 
-    /// Cancels each `TransactWriteItems` with probability `rate` (0 to 1) with
-    /// `TransactionConflict`, before it reaches DynamoDB (nothing applied), as the real
-    /// service does when another transaction holds one of its items: what a hot counter's
-    /// exactly-once increments meet. Replaces an earlier rate.
+    /// Cancels each `TransactWriteItems` and `TransactGetItems`, with probability `rate`
+    /// (from 0 to 1), with `TransactionConflict` before it reaches DynamoDB (nothing applied),
+    /// as the real service does when another transaction holds one of its items: what a hot
+    /// counter's exactly-once increments meet. Replaces an earlier rate.
     pub fn conflict_transactions(&self, rate: f64) {
         lock(&self.state.conflicts).1 = rate.clamp(0.0, 1.0);
     }
 
-    /// Cancels the next `count` `TransactWriteItems` with `TransactionConflict` (before the
-    /// rate of [`conflict_transactions`](Self::conflict_transactions) applies).
+    /// Cancels the next `count` transactions (`TransactWriteItems` or `TransactGetItems`) with
+    /// `TransactionConflict` (before the rate of
+    /// [`conflict_transactions`](Self::conflict_transactions) applies).
     pub fn conflict_next_transactions(&self, count: u32) {
         lock(&self.state.conflicts).0 += count;
     }
@@ -299,7 +300,7 @@ impl Faults {
             return Some(queue.remove(0));
         }
         drop(errors);
-        if operation != "TransactWriteItems" {
+        if !matches!(operation, "TransactWriteItems" | "TransactGetItems") {
             return None;
         }
         let mut conflicts = lock(&self.state.conflicts);

@@ -335,3 +335,23 @@ async fn injected_throttles_name_their_reason_and_resource() {
         vec![("TableWriteMaxOnDemandThroughputExceeded".to_owned(), None)]
     );
 }
+
+#[tokio::test]
+async fn a_transactional_read_canceled_for_a_conflict_is_read_again() {
+    let plain = repo::<Account>("retry-transact-get").await;
+    plain.put(&account("kim", 9)).await.unwrap();
+    let faults = Faults::new();
+    let repo = through(&plain, &faults, 1).await;
+    faults.conflict_next_transactions(2);
+    let mut read = sharded::TransactGet::new(repo.client(), repo.table());
+    let kim = read.get(Account::key("kim").unwrap());
+    let mut answer = read.send().await.unwrap();
+    assert_eq!(answer.take(kim).unwrap().map(|a| a.coins), Some(9));
+    assert_eq!(
+        (
+            faults.requests("TransactGetItems"),
+            faults.injected("TransactGetItems")
+        ),
+        (3, 2)
+    );
+}

@@ -28,7 +28,7 @@ use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::{
     TransactWriteItemsError, TransactWriteItemsOutput,
 };
-use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, TransactWriteItem};
+use aws_sdk_dynamodb::types::{CancellationReason, ReturnConsumedCapacity, TransactWriteItem};
 use aws_sdk_dynamodb::Client;
 use tokio::time::Instant;
 
@@ -171,13 +171,7 @@ pub(crate) fn resendable(error: &SendError) -> bool {
         }
         SdkError::ServiceError(service) => match service.err() {
             TransactWriteItemsError::TransactionCanceledException(canceled) => {
-                let codes: Vec<&str> = canceled
-                    .cancellation_reasons()
-                    .iter()
-                    .map(|r| r.code().unwrap_or("None"))
-                    .filter(|code| *code != "None")
-                    .collect();
-                !codes.is_empty() && codes.iter().all(|code| passes(code))
+                cancellation_passes(canceled.cancellation_reasons())
             }
             TransactWriteItemsError::TransactionInProgressException(_) => true,
             TransactWriteItemsError::IdempotentParameterMismatchException(_) => false,
@@ -188,6 +182,18 @@ pub(crate) fn resendable(error: &SendError) -> bool {
         },
         _ => false,
     }
+}
+
+/// Whether a transaction (a write or a read) was canceled only for reasons that say nothing
+/// about its items' conditions, so that sending it again can succeed: at least one reason, and
+/// every one a conflict with another transaction or a throttle.
+pub(crate) fn cancellation_passes(reasons: &[CancellationReason]) -> bool {
+    let mut codes = reasons
+        .iter()
+        .map(|r| r.code().unwrap_or("None"))
+        .filter(|code| *code != "None")
+        .peekable();
+    codes.peek().is_some() && codes.all(passes)
 }
 
 /// A cancellation reason that says nothing about the items' conditions: sending again can
@@ -245,7 +251,6 @@ mod tests {
         IdempotentParameterMismatchException, TransactionCanceledException,
         TransactionInProgressException,
     };
-    use aws_sdk_dynamodb::types::CancellationReason;
     use aws_smithy_runtime_api::http::{Response, StatusCode};
     use aws_smithy_types::body::SdkBody;
 

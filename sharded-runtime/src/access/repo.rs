@@ -144,7 +144,9 @@ impl<E: ShardedEntity> Repo<E> {
         self
     }
 
-    /// The retry budget for unprocessed batch items.
+    /// The retry budget for unprocessed batch items, and for the transactions this repository
+    /// sends during a layout transition (a write and its previous place's delete), which are
+    /// sent again, identical and under one token, after a conflict or a lost answer.
     pub fn with_batch_retry(mut self, retry: RetryPolicy) -> Self {
         Arc::make_mut(&mut self.shared).retry = retry;
         self

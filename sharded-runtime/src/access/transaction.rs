@@ -903,7 +903,8 @@ impl TransactGet {
 
     /// Sends the read. At most [`MAX_TRANSACTION_ACTIONS`] gets, counting an item's previous
     /// place during a layout transition ([`Error::InvalidTransaction`] otherwise, before
-    /// sending).
+    /// sending). A read canceled only because a write transaction held one of its items
+    /// (`TransactionConflict`), or throttled, is sent again within [`RetryPolicy::default`].
     pub async fn send(self) -> Result<TransactGetAnswer, Error> {
         if let Some(error) = self.error {
             return Err(error);
@@ -932,13 +933,26 @@ impl TransactGet {
                     .map_err(build_error)
             })
             .collect::<Result<_, _>>()?;
-        let output = self
-            .client
-            .transact_get_items()
-            .set_transact_items(Some(gets))
-            .send()
-            .await
-            .map_err(|e| Error::dynamo("TransactGetItems", &self.table, e))?;
+        // A read changes nothing, so a read canceled only because a write transaction held
+        // one of its items (or for a throttle) is simply sent again, within the policy.
+        let retry = RetryPolicy::default();
+        let mut attempt = 0;
+        let output = loop {
+            let result = self
+                .client
+                .transact_get_items()
+                .set_transact_items(Some(gets.clone()))
+                .send()
+                .await;
+            attempt += 1;
+            match result {
+                Ok(output) => break output,
+                Err(e) if attempt < retry.max_attempts && read_canceled_for_passing_reasons(&e) => {
+                    tokio::time::sleep(retry.backoff(attempt - 1)).await;
+                }
+                Err(e) => return Err(Error::dynamo("TransactGetItems", &self.table, e)),
+            }
+        };
         let mut responses = output
             .responses
             .unwrap_or_default()
@@ -965,6 +979,22 @@ impl TransactGet {
             })
             .collect();
         Ok(TransactGetAnswer { items })
+    }
+}
+
+/// Whether a transactional read was canceled only for reasons that pass: a conflict with a
+/// write transaction on one of its items, or a throttle.
+fn read_canceled_for_passing_reasons(
+    error: &aws_sdk_dynamodb::error::SdkError<
+        aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsError,
+    >,
+) -> bool {
+    use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsError;
+    match error.as_service_error() {
+        Some(TransactGetItemsError::TransactionCanceledException(canceled)) => {
+            idempotent::cancellation_passes(canceled.cancellation_reasons())
+        }
+        _ => false,
     }
 }
 

@@ -91,11 +91,17 @@
 //! [`read_units`]: sharded_runtime::capacity::read_units
 //! [`transactional_write_units`]: sharded_runtime::capacity::transactional_write_units
 
-// The emulator by concern: `buckets` meters units per key (token buckets), `requests` turns
-// each operation into charges and answers it, `wire` reads and rewrites DynamoDB JSON.
+// The emulator by concern: `buckets` meters units per key (token buckets), `caps` adds the
+// table and index maxima, `requests` turns each operation into charges and answers it
+// (`transactions` and `scans` for those operations), `wire` reads and rewrites DynamoDB JSON.
 mod buckets;
+mod caps;
 mod requests;
+mod scans;
+mod transactions;
 mod wire;
+
+pub use caps::MaxThroughput;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -120,11 +126,15 @@ use requests::TableKeys;
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EmulatorCounts {
-    /// Metered writes and reads admitted (batch entries count one each).
+    /// Metered writes and reads admitted (batch entries count one each; a transaction or a
+    /// scan page counts one).
     pub admitted: u64,
-    /// Metered writes and reads throttled (batch entries count one each).
+    /// Metered writes and reads throttled (batch entries count one each; a transaction or a
+    /// scan page counts one).
     pub throttled: u64,
-    /// Throttles by reason (`TableWriteKeyRangeThroughputExceeded`, ...).
+    /// Throttles by reason (`TableWriteKeyRangeThroughputExceeded`,
+    /// `TableWriteMaxOnDemandThroughputExceeded`, ...): each throttle counts once, under the
+    /// reason of the first meter it was over.
     pub by_reason: BTreeMap<String, u64>,
     /// Requests on tables whose keys the emulator does not know (passed unmetered).
     pub unmetered: u64,
@@ -135,6 +145,8 @@ pub struct EmulatorCounts {
 struct State {
     tables: Mutex<HashMap<String, TableKeys>>,
     buckets: Mutex<HashMap<BucketKey, Bucket>>,
+    /// Table and index maxima (on-demand maximum throughput).
+    caps: Mutex<HashMap<caps::CapTarget, MaxThroughput>>,
     counts: Mutex<EmulatorCounts>,
 }
 
@@ -228,7 +240,7 @@ impl KeyLimitEmulator {
         lock(&self.state.counts).clone()
     }
 
-    /// Forgets counts and every key's bucket (tables stay known).
+    /// Forgets counts and every key's bucket (tables and their maxima stay known).
     pub fn reset(&self) {
         *lock(&self.state.counts) = EmulatorCounts::default();
         lock(&self.state.buckets).clear();
@@ -271,7 +283,9 @@ mod tests {
     use crate::item::item_from_json;
     use sharded_runtime::capacity::Consistency;
 
-    fn emulator(clock: &ManualClock) -> KeyLimitEmulator {
+    /// 10 write and 30 read units/s per key, 5 s of burst, on `clock`; table `t` (`pk`) with
+    /// GSI `gsi1` (`g`).
+    pub(super) fn emulator(clock: &ManualClock) -> KeyLimitEmulator {
         let e = KeyLimitEmulator::new(PerKeyLimits {
             write_units_per_second: 10.0,
             read_units_per_second: 30.0,
@@ -286,7 +300,7 @@ mod tests {
         e
     }
 
-    fn put(e: &KeyLimitEmulator, item: Value) -> Result<(), Charge> {
+    pub(super) fn put(e: &KeyLimitEmulator, item: Value) -> Result<(), Charge> {
         let keys = e.table("t").unwrap();
         e.admit(&e.put_charges("t", &keys, &item, false))
     }
@@ -407,7 +421,7 @@ mod tests {
     }
 
     /// An item on key `pk` of about `kb` KB (`kb` write units), carrying GSI key `g`.
-    fn sized(pk: &str, kb: usize, g: Option<&str>) -> Value {
+    pub(super) fn sized(pk: &str, kb: usize, g: Option<&str>) -> Value {
         let mut item = json!({"pk": {"S": pk}, "d": {"S": "x".repeat(kb * 1024 - 20)}});
         if let Some(g) = g {
             item["g"] = json!({"S": g});
@@ -415,7 +429,7 @@ mod tests {
         item
     }
 
-    fn units_on(charges: &[Charge]) -> Vec<(Option<&str>, &str, f64)> {
+    pub(super) fn units_on(charges: &[Charge]) -> Vec<(Option<&str>, &str, f64)> {
         charges
             .iter()
             .map(|c| (c.bucket.index.as_deref(), c.bucket.key.as_str(), c.units))

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::operation::scan::ScanError;
 use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
@@ -169,7 +171,13 @@ async fn transactions_pay_twice_per_item_and_are_throttled_whole() {
     // Key k has 1 unit left: a transaction putting on a cold key and on k is canceled whole.
     clock.advance(Duration::from_secs(1));
     assert_eq!(small_puts(&client, &table, "k", 9).await, 9);
-    let throttled_before = emulator.counts().throttled;
+    let before = emulator.counts();
+    let key_range = |c: &sharded_testkit::emulator::EmulatorCounts| {
+        c.by_reason
+            .get("TableWriteKeyRangeThroughputExceeded")
+            .copied()
+            .unwrap_or(0)
+    };
     let err = client
         .transact_write_items()
         .transact_items(put(&table, item("cold", "a", 100)))
@@ -188,8 +196,17 @@ async fn transactions_pay_twice_per_item_and_are_throttled_whole() {
         .map(|r| r.code().unwrap_or_default())
         .collect();
     assert_eq!(codes, ["None", "ThrottlingError"]);
-    assert_eq!(emulator.counts().throttled, throttled_before + 1);
-    assert!(emulator.counts().by_reason["TableWriteKeyRangeThroughputExceeded"] >= 1);
+    let after = emulator.counts();
+    assert_eq!(
+        after.throttled,
+        before.throttled + 1,
+        "one throttled request"
+    );
+    assert_eq!(
+        key_range(&after),
+        key_range(&before) + 1,
+        "named by its reason"
+    );
     let cold = plain
         .get_item()
         .table_name(&table)
@@ -282,15 +299,12 @@ async fn scans_are_charged_to_the_keys_they_return() {
         );
     }
     let err = scan().await.unwrap_err();
-    let reason = match err.as_service_error().map(|e| e.meta().code()) {
-        Some(Some("ProvisionedThroughputExceededException")) => {
-            let aws_sdk_dynamodb::operation::scan::ScanError::ProvisionedThroughputExceededException(e) =
-                err.as_service_error().unwrap()
-            else {
-                unreachable!()
-            };
-            e.throttling_reasons()[0].reason().map(str::to_owned)
-        }
+    let reason = match err.as_service_error() {
+        Some(ScanError::ProvisionedThroughputExceededException(e)) => e
+            .throttling_reasons()
+            .first()
+            .and_then(|r| r.reason())
+            .map(str::to_owned),
         _ => None,
     };
     assert_eq!(
@@ -328,11 +342,7 @@ async fn a_table_maximum_throttles_keys_each_under_their_limit() {
         .send()
         .await
         .unwrap_err();
-    let Some(
-        aws_sdk_dynamodb::operation::put_item::PutItemError::ProvisionedThroughputExceededException(
-            e,
-        ),
-    ) = err.as_service_error()
+    let Some(PutItemError::ProvisionedThroughputExceededException(e)) = err.as_service_error()
     else {
         panic!("expected a throttle, got {err:?}");
     };

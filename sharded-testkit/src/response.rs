@@ -8,6 +8,9 @@ use serde_json::{json, Value};
 
 /// DynamoDB's error code for a partition key (or table) over its throughput.
 pub(crate) const THROUGHPUT_EXCEEDED: &str = "ProvisionedThroughputExceededException";
+/// DynamoDB's error code for a transaction it canceled (nothing applied); the reason for each
+/// action is in `CancellationReasons`.
+pub(crate) const TRANSACTION_CANCELED: &str = "TransactionCanceledException";
 /// DynamoDB's error code for a failure on its side.
 pub(crate) const INTERNAL_SERVER_ERROR: &str = "InternalServerError";
 

@@ -10,6 +10,7 @@ mod batch;
 mod buckets;
 mod collection;
 mod counter;
+mod emulator_limits;
 mod entity_guard;
 mod filter;
 mod key_size;

@@ -1,5 +1,10 @@
-//! Meters per partition key value (and index, and reads or writes): what a request would
-//! charge, whether every meter it touches can take it, and settling estimates afterwards.
+//! Meters per partition key value (and index, and reads or writes), and per table or index
+//! where an on-demand maximum is set: what a request would charge, whether every meter it
+//! touches can take it, and settling estimates afterwards.
+//!
+//! A request states its per-key charges; [`KeyLimitEmulator::admit_all`] adds the charges
+//! they make on their table's and index's maximum (see [`caps`](super::caps)), so every
+//! metered operation meets the table caps without naming them.
 //!
 //! Each meter applies two rules, and a charge must pass both:
 //!
@@ -23,12 +28,22 @@ pub(super) enum Kind {
     Write,
 }
 
+/// What a meter limits: one partition key value, or a whole table or index (its on-demand
+/// maximum throughput).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Level {
+    Key,
+    Max,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) struct BucketKey {
     pub(super) table: String,
     pub(super) index: Option<String>,
+    /// The partition key value (empty for a table or index meter).
     pub(super) key: String,
     pub(super) kind: Kind,
+    pub(super) level: Level,
 }
 
 /// How long a charged unit counts against the per-second cap.
@@ -110,12 +125,20 @@ pub(super) struct Charge {
 }
 
 impl Charge {
+    /// DynamoDB's `ThrottlingReason` for this meter: resource type (`Table`, `Index`),
+    /// operation type (`Read`, `Write`) and limit type (`KeyRangeThroughputExceeded`,
+    /// `MaxOnDemandThroughputExceeded`), concatenated (the API reference's `ThrottlingReason`).
     pub(super) fn reason(&self) -> &'static str {
-        match (&self.bucket.index, self.bucket.kind) {
-            (None, Kind::Write) => "TableWriteKeyRangeThroughputExceeded",
-            (Some(_), Kind::Write) => "IndexWriteKeyRangeThroughputExceeded",
-            (None, Kind::Read) => "TableReadKeyRangeThroughputExceeded",
-            (Some(_), Kind::Read) => "IndexReadKeyRangeThroughputExceeded",
+        let b = &self.bucket;
+        match (b.level, b.index.is_some(), b.kind) {
+            (Level::Key, false, Kind::Write) => "TableWriteKeyRangeThroughputExceeded",
+            (Level::Key, true, Kind::Write) => "IndexWriteKeyRangeThroughputExceeded",
+            (Level::Key, false, Kind::Read) => "TableReadKeyRangeThroughputExceeded",
+            (Level::Key, true, Kind::Read) => "IndexReadKeyRangeThroughputExceeded",
+            (Level::Max, false, Kind::Write) => "TableWriteMaxOnDemandThroughputExceeded",
+            (Level::Max, true, Kind::Write) => "IndexWriteMaxOnDemandThroughputExceeded",
+            (Level::Max, false, Kind::Read) => "TableReadMaxOnDemandThroughputExceeded",
+            (Level::Max, true, Kind::Read) => "IndexReadMaxOnDemandThroughputExceeded",
         }
     }
 
@@ -146,46 +169,69 @@ pub(super) fn charge(
             index: index.map(str::to_owned),
             key,
             kind,
+            level: Level::Key,
         },
         units,
     }
 }
 
+/// A charge on the on-demand maximum of `table` (or its `index`).
+pub(super) fn max_charge(table: &str, index: Option<&str>, kind: Kind, units: f64) -> Charge {
+    let mut c = charge(table, index, String::new(), kind, units);
+    c.bucket.level = Level::Max;
+    c
+}
+
 impl KeyLimitEmulator {
-    fn capacity_and_rate(&self, kind: Kind) -> (f64, f64) {
-        let rate = match kind {
-            Kind::Write => self.limits.write_units_per_second,
-            Kind::Read => self.limits.read_units_per_second,
+    /// The burst capacity and the per-second cap of a meter; `None` for a table or index
+    /// without a maximum of that kind (not metered).
+    pub(super) fn capacity_and_rate(&self, bucket: &BucketKey) -> Option<(f64, f64)> {
+        let rate = match bucket.level {
+            Level::Key => match bucket.kind {
+                Kind::Write => self.limits.write_units_per_second,
+                Kind::Read => self.limits.read_units_per_second,
+            },
+            Level::Max => self.max_rate(&bucket.table, bucket.index.as_deref(), bucket.kind)?,
         };
-        (rate * self.burst_seconds.max(1.0), rate)
+        Some((rate * self.burst_seconds.max(1.0), rate))
     }
 
     /// Admits all `charges` (taking their units) or none (returning the first over its limit).
     pub(super) fn admit(&self, charges: &[Charge]) -> Result<(), Charge> {
+        self.admit_all(charges)
+            .map_err(|over| over.into_iter().next().expect("a refusal names a meter"))
+    }
+
+    /// Admits all `charges`, and what they charge the table and index maxima, or none:
+    /// then every meter over its limit is returned, once each, in the order first charged.
+    pub(super) fn admit_all(&self, charges: &[Charge]) -> Result<(), Vec<Charge>> {
+        let charges = self.with_caps(charges);
         let now = self.clock.now();
         let mut buckets = lock(&self.state.buckets);
-        let mut over = None;
-        for charge in charges {
-            let (capacity, rate) = self.capacity_and_rate(charge.bucket.kind);
+        let mut over: Vec<Charge> = Vec::new();
+        for (i, (charge, capacity, rate)) in charges.iter().enumerate() {
+            // Several charges of one request can land on one meter (a GSI key equal to
+            // another's, two actions of a transaction on one key): they must fit together.
+            if charges[..i].iter().any(|(c, ..)| c.bucket == charge.bucket) {
+                continue;
+            }
             let bucket = buckets
                 .entry(charge.bucket.clone())
-                .or_insert_with(|| Bucket::new(rate.min(capacity), now));
-            bucket.refresh(now, capacity, rate);
-            // Several charges of one request can land on one meter (a GSI key equal to
-            // another's): they must fit together.
+                .or_insert_with(|| Bucket::new(rate.min(*capacity), now));
+            bucket.refresh(now, *capacity, *rate);
             let units: f64 = charges
                 .iter()
-                .filter(|c| c.bucket == charge.bucket)
-                .map(|c| c.units)
+                .filter(|(c, ..)| c.bucket == charge.bucket)
+                .map(|(c, ..)| c.units)
                 .sum();
-            if over.is_none() && !bucket.can_take(units, capacity, rate) {
-                over = Some(charge.clone());
+            if !bucket.can_take(units, *capacity, *rate) {
+                over.push(charge.clone());
             }
         }
-        if let Some(charge) = over {
-            return Err(charge);
+        if !over.is_empty() {
+            return Err(over);
         }
-        for charge in charges {
+        for (charge, ..) in &charges {
             if let Some(bucket) = buckets.get_mut(&charge.bucket) {
                 bucket.take(charge.units, now);
             }
@@ -194,18 +240,28 @@ impl KeyLimitEmulator {
     }
 
     /// Charges `units` more (or refunds, when negative) after the fact, now: settled units
-    /// count against the per-second cap from now and against the balance.
+    /// count against the per-second cap from now and against the balance, on the meter and
+    /// on its table's or index's maximum, if one is set.
     pub(super) fn settle(&self, bucket: &BucketKey, units: f64) {
         if units == 0.0 {
             return;
         }
+        let mut meters = vec![bucket.clone()];
+        if bucket.level == Level::Key {
+            meters
+                .push(max_charge(&bucket.table, bucket.index.as_deref(), bucket.kind, 0.0).bucket);
+        }
         let now = self.clock.now();
-        let (capacity, rate) = self.capacity_and_rate(bucket.kind);
-        let mut buckets = lock(&self.state.buckets);
-        let b = buckets
-            .entry(bucket.clone())
-            .or_insert_with(|| Bucket::new(rate.min(capacity), now));
-        b.refresh(now, capacity, rate);
-        b.take(units, now);
+        for meter in meters {
+            let Some((capacity, rate)) = self.capacity_and_rate(&meter) else {
+                continue;
+            };
+            let mut buckets = lock(&self.state.buckets);
+            let b = buckets
+                .entry(meter)
+                .or_insert_with(|| Bucket::new(rate.min(capacity), now));
+            b.refresh(now, capacity, rate);
+            b.take(units, now);
+        }
     }
 }

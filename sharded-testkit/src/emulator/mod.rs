@@ -1,15 +1,22 @@
 //! A per-partition-key limit emulator for DynamoDB Local, which has no partitions and never
-//! throttles.
+//! throttles, with optional table- and index-level maxima.
 //!
 //! [`KeyLimitEmulator`] wraps the SDK's HTTP client (like [`faults`](crate::faults)), so the
 //! SDK's retries, its error parsing and our error classification run exactly as against
-//! DynamoDB. Every request is metered before it reaches DynamoDB Local:
+//! DynamoDB. Every request is metered before it reaches DynamoDB Local (reads that change
+//! nothing, scans and `TransactGetItems`, just after it, before their answer is returned):
 //!
 //! - **Limits per partition key value**: 1,000 write units/s and 3,000 read units/s by
 //!   default (the runtime's [`PerKeyLimits`]), on the base table and on each GSI separately
 //!   ([`PerKeyLimits::scaled`] shrinks them, so a 5x overload shows in seconds on a laptop).
-//! - **Units as DynamoDB computes them**, with the runtime's [`item_size`], [`write_units`]
-//!   and [`read_units`] (one home for the rules):
+//! - **Table and index maxima, opt-in**: an on-demand table's (or GSI's) maximum throughput,
+//!   from [`with_table_max`](KeyLimitEmulator::with_table_max),
+//!   [`with_index_max`](KeyLimitEmulator::with_index_max), or the `OnDemandThroughput` of a
+//!   `CreateTable` sent through the emulator. Every unit charged to a key of the table (or
+//!   index) also counts against its maximum, in the same sliding window, so a table can
+//!   throttle while each of its keys is under its own limit.
+//! - **Units as DynamoDB computes them**, with the runtime's [`item_size`], [`write_units`],
+//!   [`transactional_write_units`] and [`read_units`] (one home for the rules):
 //!   - `PutItem` and `BatchWriteItem` puts: the larger of the new item and the item it
 //!     replaces, on the base key; `DeleteItem` and batch deletes: the deleted item (one unit
 //!     when there was none). On each GSI, the entries that change: one write of the larger
@@ -23,53 +30,98 @@
 //!     item returned for it (`ceil(bytes / 4 KB)`, halved when eventually consistent).
 //!   - `UpdateItem`: admitted on one unit and settled with DynamoDB Local's
 //!     `ConsumedCapacity`, on the base key only.
+//!   - `TransactWriteItems`: DynamoDB writes every item twice (prepare and commit), so each
+//!     `Put`, `Update`, `Delete` and `ConditionCheck` costs its base key 2 units per KB of
+//!     the larger of the item stored and the item written (a check: of the item checked; an
+//!     action on no item: 2). The GSI entries a write changes are charged as above, at
+//!     ordinary units: DynamoDB writes them after the commit.
+//!   - `TransactGetItems`: each item costs its key twice a strongly consistent read of it (a
+//!     missing item, 2 units).
+//!   - `Scan` (of the table or a GSI): each page costs every partition key it returns items
+//!     of their share, `bytes / 4 KB` (halved when eventually consistent, unrounded since
+//!     DynamoDB rounds the page once), and the table's (or index's) maximum the page's whole
+//!     `ConsumedCapacity`.
 //! - **How old items are learned**: a `PutItem`/`DeleteItem` is sent with
 //!   `ReturnValues = ALL_OLD` (removed from the answer when the caller did not ask for it), so
 //!   the replaced item comes back atomically with the write; it is admitted on what the
-//!   request shows and settled on both items. `BatchWriteItem` has no `ReturnValues`: just
-//!   before it, the emulator reads the batch's keys with one strongly consistent
-//!   `BatchGetItem` sent past itself, and admits each entry on its exact charge.
-//! - **A hard cap per second**: the units charged to one key in any 1-second window
-//!   (sliding, not aligned to clock seconds) never exceed its limit, however long it was
-//!   idle: DynamoDB's per-partition cap holds regardless of burst capacity. A charge larger
-//!   than the whole cap (a large item on a scaled-down key) passes only on an empty window
-//!   and is charged in full.
+//!   request shows and settled on both items. `BatchWriteItem` and `TransactWriteItems` have
+//!   no `ReturnValues`: just before them, the emulator reads their keys with one strongly
+//!   consistent `BatchGetItem` sent past itself, and admits each entry (each action) on its
+//!   exact charge. A transaction's `Update` is admitted as if it left its item's size and GSI
+//!   keys unchanged; after the commit its items are read again and it is settled on what it
+//!   wrote.
+//! - **All or nothing for transactions**: a transaction is admitted only if every meter it
+//!   touches (each key, each GSI key, each maximum) can take its share; otherwise nothing of
+//!   it is sent or charged.
+//! - **A hard cap per second**: the units charged to one key (or a capped table) in any
+//!   1-second window (sliding, not aligned to clock seconds) never exceed its limit, however
+//!   long it was idle: DynamoDB's per-partition cap holds regardless of burst capacity. A
+//!   charge larger than the whole cap (a large item on a scaled-down key) passes only on an
+//!   empty window and is charged in full.
 //! - **Burst capacity, up to the cap only**: unused capacity accrues for up to
 //!   [`with_burst_seconds`](KeyLimitEmulator::with_burst_seconds) (300 s by default). Burst
 //!   can fill a key up to its per-second cap, never beyond: banked credit only pays for units
 //!   settled after a request was served, and a key without credit for them is throttled
 //!   until it has paid back at its limit. A key starts with one second's worth.
-//! - **Throttling like DynamoDB**: HTTP 400 `ProvisionedThroughputExceededException` with
-//!   `ThrottlingReasons` (`TableWriteKeyRangeThroughputExceeded`,
+//! - **Throttling like DynamoDB**, and every throttle says why: HTTP 400
+//!   `ProvisionedThroughputExceededException` with `ThrottlingReasons` (`reason` and the
+//!   table's or index's ARN-like `resource`): `TableWriteKeyRangeThroughputExceeded`,
 //!   `IndexWriteKeyRangeThroughputExceeded`, `TableReadKeyRangeThroughputExceeded`,
-//!   `IndexReadKeyRangeThroughputExceeded`). In a `BatchWriteItem`/`BatchGetItem`, throttled
-//!   entries come back as `UnprocessedItems`/`UnprocessedKeys` and only a batch throttled
-//!   entirely fails.
+//!   `IndexReadKeyRangeThroughputExceeded` for a key, `TableWriteMaxOnDemandThroughputExceeded`,
+//!   `IndexWriteMaxOnDemandThroughputExceeded`, `TableReadMaxOnDemandThroughputExceeded`,
+//!   `IndexReadMaxOnDemandThroughputExceeded` for a maximum. In a
+//!   `BatchWriteItem`/`BatchGetItem`, throttled entries come back as
+//!   `UnprocessedItems`/`UnprocessedKeys` and only a batch throttled entirely fails. A
+//!   throttled transaction fails as DynamoDB fails it: `TransactionCanceledException` with
+//!   `CancellationReasons` in action order, `ThrottlingError` for each action on a meter
+//!   over its limit and `None` for the others (the API reference's cancellation codes); the
+//!   emulator adds the `ThrottlingReasons` there too, which SDKs ignore.
 //!
 //! **Where it is still kinder than DynamoDB** (it may admit what DynamoDB would refuse):
 //!
-//! - Only per-key limits: no table-, account- or on-demand-level limits (a provisioned
-//!   table's capacity, an on-demand table's throughput ramp).
+//! - No account-level limits (the per-table quotas of an on-demand table), no provisioned
+//!   capacity mode, no on-demand throughput ramp or warm throughput (a new or idle on-demand
+//!   table serves less than its peak until it has scaled); table and index maxima only where
+//!   they are set.
+//! - No transaction conflicts: it never cancels a transaction with `TransactionConflict`, nor
+//!   answers `TransactionInProgressException` or `IdempotentParameterMismatchException`
+//!   ([`faults`](crate::faults) injects those).
 //! - A request admitted on an estimate (reads, `UpdateItem`, a single put or delete before
-//!   its old item is known) can take its key past the cap by its own underestimated cost;
-//!   the rest is settled afterwards (counted in the window from then on, and paid back).
+//!   its old item is known, a transaction's update) can take its key past the cap by its own
+//!   underestimated cost; the rest is settled afterwards (counted in the window from then
+//!   on, and paid back).
 //! - `UpdateItem` is charged on the base key only, at what DynamoDB Local reports; its GSI
 //!   writes are not charged.
-//! - Scans, transactions (`TransactWriteItems`/`TransactGetItems`, which would cost
-//!   [`transactional_write_units`] and twice the reads) and PartiQL pass unmetered.
-//! - A batch write's old items are read just before it: a write by another client in between
-//!   is not seen, and a read that fails charges the entries as new items (and is logged).
-//! - A `BatchGetItem` with a projection is settled on the projected items, smaller than what
-//!   DynamoDB charges (and not at all for items that leave out the partition key).
+//! - PartiQL (`ExecuteStatement`, `BatchExecuteStatement`, `ExecuteTransaction`) passes
+//!   unmetered.
+//! - The old items of a batch write or a transaction are read just before it (and a
+//!   transaction's updated items just after it): a write by another client in between is
+//!   not seen, and a read that fails charges the entries as new items (and is logged).
+//! - A `BatchGetItem` or `TransactGetItems` with a projection is charged on the projected
+//!   items, smaller than what DynamoDB charges (and a batch get not at all for items that
+//!   leave out the partition key).
+//! - A scan charges its keys only for the items it returns: items a filter dropped, and
+//!   attributes a projection left out, cost no key anything (the table's maximum still pays
+//!   them, through `ConsumedCapacity`), and items returned without their partition key are
+//!   charged to no key.
 //!
 //! **Where it is harsher**: no adaptive capacity and no split for heat (DynamoDB may give a
 //! hot key a partition of its own, or split a hot item collection by sort key, and then serve
 //! it above these figures); the cap is a strict sliding window, where DynamoDB's accounting
 //! may allow short excursions; GSI entries are sized as the whole item, where an index
-//! projecting fewer attributes costs less.
+//! projecting fewer attributes costs less; a transaction replayed with the same
+//! `ClientRequestToken` is charged as writes again, where DynamoDB charges a read of the
+//! stored result.
 //!
-//! Per key, for the operations it meters and outside the kinder cases above, real DynamoDB
-//! can only do as well or worse than this: if a design throttles here, it throttles there.
+//! **Where it only differs**: a maximum is reported with
+//! `ProvisionedThroughputExceededException`, as key throttles are; DynamoDB documents
+//! `ThrottlingReasons` on `ProvisionedThroughputExceededException`, `ThrottlingException` and
+//! `RequestLimitExceeded` without tying each cause to one of them, so code that must handle a
+//! real maximum should accept all three.
+//!
+//! Per key and per capped table or index, for the operations it meters and outside the
+//! kinder cases above, real DynamoDB can only do as well or worse than this: if a design
+//! throttles here, it throttles there.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -91,11 +143,17 @@
 //! [`read_units`]: sharded_runtime::capacity::read_units
 //! [`transactional_write_units`]: sharded_runtime::capacity::transactional_write_units
 
-// The emulator by concern: `buckets` meters units per key (token buckets), `requests` turns
-// each operation into charges and answers it, `wire` reads and rewrites DynamoDB JSON.
+// The emulator by concern: `buckets` meters units per key (token buckets), `caps` adds the
+// table and index maxima, `requests` turns each operation into charges and answers it
+// (`transactions` and `scans` for those operations), `wire` reads and rewrites DynamoDB JSON.
 mod buckets;
+mod caps;
 mod requests;
+mod scans;
+mod transactions;
 mod wire;
+
+pub use caps::MaxThroughput;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -120,11 +178,15 @@ use requests::TableKeys;
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EmulatorCounts {
-    /// Metered writes and reads admitted (batch entries count one each).
+    /// Metered writes and reads admitted (batch entries count one each; a transaction or a
+    /// scan page counts one).
     pub admitted: u64,
-    /// Metered writes and reads throttled (batch entries count one each).
+    /// Metered writes and reads throttled (batch entries count one each; a transaction or a
+    /// scan page counts one).
     pub throttled: u64,
-    /// Throttles by reason (`TableWriteKeyRangeThroughputExceeded`, ...).
+    /// Throttles by reason (`TableWriteKeyRangeThroughputExceeded`,
+    /// `TableWriteMaxOnDemandThroughputExceeded`, ...): each throttle counts once, under the
+    /// reason of the first meter it was over.
     pub by_reason: BTreeMap<String, u64>,
     /// Requests on tables whose keys the emulator does not know (passed unmetered).
     pub unmetered: u64,
@@ -135,6 +197,8 @@ pub struct EmulatorCounts {
 struct State {
     tables: Mutex<HashMap<String, TableKeys>>,
     buckets: Mutex<HashMap<BucketKey, Bucket>>,
+    /// Table and index maxima (on-demand maximum throughput).
+    caps: Mutex<HashMap<caps::CapTarget, MaxThroughput>>,
     counts: Mutex<EmulatorCounts>,
 }
 
@@ -228,7 +292,7 @@ impl KeyLimitEmulator {
         lock(&self.state.counts).clone()
     }
 
-    /// Forgets counts and every key's bucket (tables stay known).
+    /// Forgets counts and every key's bucket (tables and their maxima stay known).
     pub fn reset(&self) {
         *lock(&self.state.counts) = EmulatorCounts::default();
         lock(&self.state.buckets).clear();
@@ -271,7 +335,9 @@ mod tests {
     use crate::item::item_from_json;
     use sharded_runtime::capacity::Consistency;
 
-    fn emulator(clock: &ManualClock) -> KeyLimitEmulator {
+    /// 10 write and 30 read units/s per key, 5 s of burst, on `clock`; table `t` (`pk`) with
+    /// GSI `gsi1` (`g`).
+    pub(super) fn emulator(clock: &ManualClock) -> KeyLimitEmulator {
         let e = KeyLimitEmulator::new(PerKeyLimits {
             write_units_per_second: 10.0,
             read_units_per_second: 30.0,
@@ -286,7 +352,7 @@ mod tests {
         e
     }
 
-    fn put(e: &KeyLimitEmulator, item: Value) -> Result<(), Charge> {
+    pub(super) fn put(e: &KeyLimitEmulator, item: Value) -> Result<(), Charge> {
         let keys = e.table("t").unwrap();
         e.admit(&e.put_charges("t", &keys, &item, false))
     }
@@ -407,7 +473,7 @@ mod tests {
     }
 
     /// An item on key `pk` of about `kb` KB (`kb` write units), carrying GSI key `g`.
-    fn sized(pk: &str, kb: usize, g: Option<&str>) -> Value {
+    pub(super) fn sized(pk: &str, kb: usize, g: Option<&str>) -> Value {
         let mut item = json!({"pk": {"S": pk}, "d": {"S": "x".repeat(kb * 1024 - 20)}});
         if let Some(g) = g {
             item["g"] = json!({"S": g});
@@ -415,7 +481,7 @@ mod tests {
         item
     }
 
-    fn units_on(charges: &[Charge]) -> Vec<(Option<&str>, &str, f64)> {
+    pub(super) fn units_on(charges: &[Charge]) -> Vec<(Option<&str>, &str, f64)> {
         charges
             .iter()
             .map(|c| (c.bucket.index.as_deref(), c.bucket.key.as_str(), c.units))

@@ -122,6 +122,7 @@ impl KeyLimitEmulator {
         };
         if operation == "CreateTable" {
             self.learn(&body);
+            self.learn_caps(&body);
             return next.send(request).await;
         }
         let table_name = body["TableName"].as_str().map(str::to_owned);
@@ -202,6 +203,9 @@ impl KeyLimitEmulator {
             }
             "BatchWriteItem" => self.batch_write(next, request, body).await,
             "BatchGetItem" => self.batch_get(next, request, body).await,
+            "TransactWriteItems" => self.transact_write(next, request, body).await,
+            "TransactGetItems" => self.transact_get(next, request, body).await,
+            "Scan" => self.scan(next, request, body).await,
             _ => next.send(request).await,
         }
     }
@@ -280,47 +284,64 @@ impl KeyLimitEmulator {
         like: &HttpRequest,
         body: &Value,
     ) -> HashMap<(String, ItemKey), Value> {
-        let mut request_items = Map::new();
-        let mut wanted: HashMap<String, Vec<ItemKey>> = HashMap::new();
+        let mut wanted = Vec::new();
         for (table, entries) in body["RequestItems"].as_object().into_iter().flatten() {
-            let Some(keys) = self.table(table) else {
-                continue;
-            };
-            let mut list = Vec::new();
             for entry in entries.as_array().into_iter().flatten() {
                 let item = match entry.get("PutRequest") {
                     Some(put) => &put["Item"],
                     None => &entry["DeleteRequest"]["Key"],
                 };
-                let Some(id) = item_key(&keys, item) else {
-                    continue;
-                };
-                let seen = wanted.entry(table.clone()).or_default();
-                if seen.contains(&id) {
-                    continue;
-                }
-                seen.push(id);
-                let mut key = Map::new();
-                for attr in std::iter::once(&keys.partition_key).chain(keys.sort_key.as_ref()) {
-                    key.insert(attr.clone(), item[attr].clone());
-                }
-                list.push(Value::Object(key));
+                wanted.push((table.clone(), item));
             }
-            if !list.is_empty() {
-                request_items.insert(
-                    table.clone(),
-                    json!({ "Keys": list, "ConsistentRead": true }),
-                );
+        }
+        self.current_items(next, like, &wanted).await
+    }
+
+    /// The items stored under the keys `wanted` names (each a table and an item or key),
+    /// read strongly consistent with `BatchGetItem`s sent past the emulator (built from
+    /// `like`, a request of the same client), keyed by table and primary key. Tables the
+    /// emulator does not know are skipped; items not found are absent. A read that fails
+    /// leaves the rest unknown (and is logged).
+    pub(super) async fn current_items(
+        &self,
+        next: &Next,
+        like: &HttpRequest,
+        wanted: &[(String, &Value)],
+    ) -> HashMap<(String, ItemKey), Value> {
+        let mut request_items = Map::new();
+        let mut seen: HashMap<String, Vec<ItemKey>> = HashMap::new();
+        for (table, item) in wanted {
+            let Some(keys) = self.table(table) else {
+                continue;
+            };
+            let Some(id) = item_key(&keys, item) else {
+                continue;
+            };
+            let ids = seen.entry(table.clone()).or_default();
+            if ids.contains(&id) {
+                continue;
+            }
+            ids.push(id);
+            let mut key = Map::new();
+            for attr in std::iter::once(&keys.partition_key).chain(keys.sort_key.as_ref()) {
+                key.insert(attr.clone(), item[attr].clone());
+            }
+            let spec = request_items
+                .entry(table.clone())
+                .or_insert_with(|| json!({ "Keys": [], "ConsistentRead": true }));
+            if let Some(list) = spec["Keys"].as_array_mut() {
+                list.push(Value::Object(key));
             }
         }
         let mut found = HashMap::new();
-        // A batch write has at most 25 entries, so one read holds them; retry what is left.
+        // A `BatchGetItem` takes 100 keys: one batch write (25 entries) or one transaction
+        // (100 actions) fits in one read; retry what is left unprocessed.
         for _ in 0..3 {
             if request_items.is_empty() {
                 break;
             }
             let Some(mut read) = like.try_clone() else {
-                tracing::warn!("emulator: cannot clone a BatchWriteItem request to read old items");
+                tracing::warn!("emulator: cannot clone a request to read the items it writes");
                 break;
             };
             read.headers_mut()
@@ -331,7 +352,7 @@ impl KeyLimitEmulator {
                 Err(_) => None,
             };
             let Some(answer) = answer else {
-                tracing::warn!("emulator: reading the items a batch write replaces failed");
+                tracing::warn!("emulator: reading the items a write replaces failed");
                 break;
             };
             for (table, items) in answer["Responses"].as_object().into_iter().flatten() {
@@ -508,9 +529,9 @@ impl KeyLimitEmulator {
 }
 
 /// A table's primary key values in an item or key: partition key, then sort key.
-type ItemKey = (String, Option<String>);
+pub(super) type ItemKey = (String, Option<String>);
 
-fn item_key(keys: &TableKeys, item: &Value) -> Option<ItemKey> {
+pub(super) fn item_key(keys: &TableKeys, item: &Value) -> Option<ItemKey> {
     let pk = key_text(&item[&keys.partition_key])?;
     let sk = match &keys.sort_key {
         Some(attr) => Some(key_text(&item[attr])?),
@@ -542,7 +563,7 @@ pub(super) fn batch_read_extras(
         .collect()
 }
 
-fn size_of(item: Option<&Value>) -> u64 {
+pub(super) fn size_of(item: Option<&Value>) -> u64 {
     item.map_or(0, |i| item_size(&item_from_json(i)) as u64)
 }
 
@@ -552,6 +573,13 @@ fn size_of(item: Option<&Value>) -> u64 {
 /// entries that change: one write of the larger when both items carry the same index key,
 /// else a delete of the old entry and a put of the new one, each on its own key. GSI entries
 /// are sized as the whole item (tables made by `sharded` project every attribute).
+///
+/// `transactional`: a write inside `TransactWriteItems` costs the base key twice the units
+/// (DynamoDB prepares and commits each item: [`transactional_write_units`]); the GSI entries
+/// it changes are written after the commit, as ordinary writes ("changes made with
+/// transactions are propagated to global secondary indexes ... after the transaction
+/// completes", DynamoDB Developer Guide, "Amazon DynamoDB Transactions: How it works"), so
+/// they cost [`write_units`].
 pub(super) fn write_charges(
     table: &str,
     keys: &TableKeys,
@@ -560,7 +588,7 @@ pub(super) fn write_charges(
     new: Option<&Value>,
     transactional: bool,
 ) -> Vec<Charge> {
-    let units = |bytes: u64| {
+    let base_units = |bytes: u64| {
         let units = if transactional {
             transactional_write_units(bytes)
         } else {
@@ -568,6 +596,7 @@ pub(super) fn write_charges(
         };
         units as f64
     };
+    let units = |bytes: u64| write_units(bytes) as f64;
     let (old_bytes, new_bytes) = (size_of(old), size_of(new));
     let mut charges = Vec::new();
     if let Some(pk) = key_text(&key[&keys.partition_key]) {
@@ -576,7 +605,7 @@ pub(super) fn write_charges(
             None,
             pk,
             Kind::Write,
-            units(old_bytes.max(new_bytes)),
+            base_units(old_bytes.max(new_bytes)),
         ));
     }
     for (index, attr) in &keys.indexes {

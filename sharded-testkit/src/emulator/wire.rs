@@ -8,8 +8,10 @@ use aws_smithy_types::body::SdkBody;
 use aws_smithy_types::byte_stream::ByteStream;
 use serde_json::{json, Map, Value};
 
-use super::buckets::Charge;
-use crate::response::{bytes_response, error_body, json_response, THROUGHPUT_EXCEEDED};
+use super::buckets::{Charge, Level};
+use crate::response::{
+    bytes_response, error_body, json_response, THROUGHPUT_EXCEEDED, TRANSACTION_CANCELED,
+};
 
 /// The text of a key attribute value (`{"S": ..}`, `{"N": ..}` or `{"B": ..}`).
 pub(super) fn key_text(value: &Value) -> Option<String> {
@@ -51,15 +53,64 @@ pub(super) fn replace_body(request: &mut HttpRequest, body: &Value) {
     *request.body_mut() = SdkBody::from(bytes);
 }
 
-/// DynamoDB's answer to a hot key: 400, `ProvisionedThroughputExceededException`, and why.
+/// DynamoDB's answer to a hot key or a table over its maximum: 400,
+/// `ProvisionedThroughputExceededException`, and why (`ThrottlingReasons`).
 pub(super) fn throttled_response(over: &Charge) -> HttpResponse {
-    let message = format!(
-        "The level of configured provisioned throughput for the {} was exceeded for partition key value `{}` (emulated per-key limit)",
-        if over.bucket.index.is_some() { "index" } else { "table" },
-        over.bucket.key
-    );
+    let resource = if over.bucket.index.is_some() {
+        "index"
+    } else {
+        "table"
+    };
+    let message = match over.bucket.level {
+        Level::Key => format!(
+            "The level of configured provisioned throughput for the {resource} was exceeded for partition key value `{}` (emulated per-key limit)",
+            over.bucket.key
+        ),
+        Level::Max => format!(
+            "Throughput exceeds the maximum on-demand throughput configured for the {resource} (emulated {resource} maximum)"
+        ),
+    };
     let mut body = error_body(THROUGHPUT_EXCEEDED, &message);
-    body["ThrottlingReasons"] = json!([{ "reason": over.reason(), "resource": over.resource() }]);
+    body["ThrottlingReasons"] = throttling_reasons(std::slice::from_ref(over));
+    json_response(400, &body)
+}
+
+/// `ThrottlingReasons` as DynamoDB writes them: `[{"reason": .., "resource": <ARN>}]`.
+fn throttling_reasons(over: &[Charge]) -> Value {
+    over.iter()
+        .map(|c| json!({ "reason": c.reason(), "resource": c.resource() }))
+        .collect()
+}
+
+/// DynamoDB's answer to a transaction it cannot serve for capacity: 400
+/// `TransactionCanceledException`, with one `CancellationReasons` entry per action in request
+/// order: `ThrottlingError` for an action on a throttled meter (`throttled[i]` names it),
+/// `None` for the others. The codes and messages are those the API reference lists for
+/// `TransactionCanceledException` (`ThrottlingError`: "Throughput exceeds the current capacity
+/// of your table or index...", or "...for one or more global secondary indexes..."). The
+/// exception itself has no `ThrottlingReasons` field; the emulator adds one listing every meter
+/// over its limit (`over`), so that every throttle it writes says why (SDKs ignore it).
+pub(super) fn canceled_response(throttled: &[Option<&Charge>], over: &[Charge]) -> HttpResponse {
+    const TABLE: &str = "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your table or index so please try again shortly. If exceptions persist, check if you have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html.";
+    const INDEX: &str = "Throughput exceeds the current capacity for one or more global secondary indexes. DynamoDB is automatically scaling your index so please try again shortly.";
+    let reasons: Vec<Value> = throttled
+        .iter()
+        .map(|t| match t {
+            None => json!({ "Code": "None" }),
+            Some(c) => json!({
+                "Code": "ThrottlingError",
+                "Message": if c.bucket.index.is_some() { INDEX } else { TABLE },
+            }),
+        })
+        .collect();
+    let codes: Vec<&str> = reasons.iter().filter_map(|r| r["Code"].as_str()).collect();
+    let message = format!(
+        "Transaction cancelled, please refer cancellation reasons for specific reasons [{}]",
+        codes.join(", ")
+    );
+    let mut body = error_body(TRANSACTION_CANCELED, &message);
+    body["CancellationReasons"] = Value::Array(reasons);
+    body["ThrottlingReasons"] = throttling_reasons(over);
     json_response(400, &body)
 }
 

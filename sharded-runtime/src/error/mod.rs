@@ -456,34 +456,42 @@ impl Error {
                 vec![(UNPROCESSED_ITEMS.to_owned(), None)]
             }
             Error::Dynamo { source, .. } => match source.as_ref() {
+                // DynamoDB can name its reasons on each of its three throttling exceptions.
                 Sdk::ProvisionedThroughputExceededException(e) => {
-                    let reasons: Vec<(String, Option<String>)> = e
-                        .throttling_reasons()
-                        .iter()
-                        .map(|r| {
-                            let index = r
-                                .resource()
-                                .and_then(|arn| arn.split_once("/index/"))
-                                .map(|(_, index)| index.to_owned());
-                            (
-                                r.reason()
-                                    .unwrap_or("ProvisionedThroughputExceeded")
-                                    .to_owned(),
-                                index,
-                            )
-                        })
-                        .collect();
-                    if reasons.is_empty() {
-                        vec![("ProvisionedThroughputExceeded".to_owned(), None)]
-                    } else {
-                        reasons
-                    }
+                    named_reasons(e.throttling_reasons(), "ProvisionedThroughputExceeded")
                 }
+                Sdk::ThrottlingException(e) => {
+                    named_reasons(e.throttling_reasons(), "ThrottlingException")
+                }
+                Sdk::RequestLimitExceeded(e) => {
+                    named_reasons(e.throttling_reasons(), "RequestLimitExceeded")
+                }
+                // A transaction canceled (after its resends) because an item was throttled.
+                Sdk::TransactionCanceledException(e) => e
+                    .cancellation_reasons()
+                    .iter()
+                    .filter_map(|r| r.code())
+                    .filter(|code| {
+                        matches!(*code, "ThrottlingError" | "ProvisionedThroughputExceeded")
+                    })
+                    .map(|code| (code.to_owned(), None))
+                    .collect(),
                 other => match other.code() {
                     Some(code) if is_throttling_code(code) => vec![(code.to_owned(), None)],
                     _ => Vec::new(),
                 },
             },
+            // A transaction whose actions were throttled.
+            Error::TransactionCanceled { actions } => actions
+                .iter()
+                .filter(|a| {
+                    matches!(
+                        a.code.as_str(),
+                        "ThrottlingError" | "ProvisionedThroughputExceeded"
+                    )
+                })
+                .map(|a| (a.code.clone(), None))
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -656,6 +664,27 @@ fn sdk_error_text(error: &aws_sdk_dynamodb::Error) -> String {
     }
 }
 
+/// Each `ThrottlingReasons` entry as its reason and the index its resource names, if any;
+/// `fallback` (the exception's name) when DynamoDB gave none.
+fn named_reasons(
+    reasons: &[aws_sdk_dynamodb::types::ThrottlingReason],
+    fallback: &str,
+) -> Vec<(String, Option<String>)> {
+    if reasons.is_empty() {
+        return vec![(fallback.to_owned(), None)];
+    }
+    reasons
+        .iter()
+        .map(|r| {
+            let index = r
+                .resource()
+                .and_then(|arn| arn.split_once("/index/"))
+                .map(|(_, index)| index.to_owned());
+            (r.reason().unwrap_or(fallback).to_owned(), index)
+        })
+        .collect()
+}
+
 /// The error code with which DynamoDB refuses an invalid request (a malformed expression, a
 /// key condition it cannot evaluate, a bad `ExclusiveStartKey`).
 pub(crate) const VALIDATION_ERROR_CODE: &str = "ValidationException";
@@ -703,6 +732,49 @@ mod tests {
         ));
         assert!(!failed.is_throttling());
         assert!(THROTTLING_ERROR_CODES.iter().all(|c| is_throttling_code(c)));
+    }
+
+    #[test]
+    fn every_throttling_exception_names_its_reasons_and_throttled_transactions_count() {
+        use aws_sdk_dynamodb::types::{CancellationReason, ThrottlingReason};
+        let reason = ThrottlingReason::builder()
+            .reason("TableWriteMaxOnDemandThroughputExceeded")
+            .resource("arn:aws:dynamodb:us-east-1:1:table/t")
+            .build();
+        let throttled = dynamo(aws_sdk_dynamodb::Error::ThrottlingException(
+            ThrottlingException::builder()
+                .throttling_reasons(reason)
+                .meta(meta("ThrottlingException"))
+                .build(),
+        ));
+        assert_eq!(
+            throttled.throttling_reasons(),
+            vec![("TableWriteMaxOnDemandThroughputExceeded".to_owned(), None)]
+        );
+        let canceled = dynamo(aws_sdk_dynamodb::Error::TransactionCanceledException(
+            aws_sdk_dynamodb::types::error::TransactionCanceledException::builder()
+                .cancellation_reasons(CancellationReason::builder().code("None").build())
+                .cancellation_reasons(
+                    CancellationReason::builder()
+                        .code("ThrottlingError")
+                        .build(),
+                )
+                .meta(meta("TransactionCanceledException"))
+                .build(),
+        ));
+        assert!(canceled.is_throttling());
+        let typed = Error::TransactionCanceled {
+            actions: vec![transaction::CanceledAction {
+                index: 0,
+                kind: "put",
+                entity: "E",
+                key: ItemKeyDisplay::default(),
+                code: "ThrottlingError".to_owned(),
+                message: None,
+                current: None,
+            }],
+        };
+        assert!(typed.is_throttling());
     }
 
     #[test]

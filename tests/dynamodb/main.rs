@@ -27,6 +27,7 @@ mod query_sort_key;
 mod read_path;
 mod repo;
 mod scan;
+mod sealed_cursors;
 mod transaction;
 mod transition_reads;
 mod transition_writes;

@@ -1025,7 +1025,7 @@ mod tests {
             let error = decode(token, &q, 4, None).unwrap_err();
             assert_eq!(error, CursorError::Version(version));
             assert!(error.to_string().contains("reads version 4"), "{error}");
-            assert!(error.to_string().contains("earlier release"), "{error}");
+            assert!(error.to_string().contains("another release"), "{error}");
             assert_eq!(
                 decode_labeled(token, &q, 4, None),
                 Err(CursorError::Version(version))

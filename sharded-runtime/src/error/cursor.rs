@@ -32,8 +32,8 @@ pub enum CursorError {
     /// ```
     #[error(
         "the cursor has format version {0}, this version of sharded reads version {VERSION} \
-         (and {RANGE_VERSION} for range queries): it was issued by an earlier release; \
-         restart the listing"
+         (and {RANGE_VERSION} for range queries): it was issued by another release of sharded \
+         (versions 1 to 3 by earlier ones); restart the listing"
     )]
     Version(u8),
     /// The checksum of a plain cursor does not match: the token was changed.

@@ -54,7 +54,7 @@
 //! | [`TransactGet`], [`TransactGetAnswer`], [`Slot`], [`ItemKey`] | a transactional read of items by key (`Score::key(..)`) |
 //! | [`Scan`] | the parallel scan of one entity (`repo.scan()`): exports, backfills, analytics; bounded concurrency, a read-unit rate limit |
 //! | [`Migration`], [`MigrationProgress`], [`MigrationReport`], [`MigrationFailure`], [`MigrationCheckpoint`] | changing the layout (`previous_n`, `legacy`): moving every item to its current place (`repo.migrate()`), paced, resumable, observable |
-//! | [`CursorKey`] | the key that seals cursors handed to untrusted clients (`Query::seal_cursors`) |
+//! | [`CursorKey`], [`CursorKeyError`] | the key that seals cursors handed to untrusted clients (`Query::seal_cursors`), with the older keys it accepts during a rotation; why a secret was refused as a key |
 //! | [`ShardedCounter`] | the vote-counter pattern: a counter spread over shards |
 //! | [`RetryPolicy`] | the retry budget of batch writes and reads |
 //! | [`Error`], [`KeyError`], [`CursorError`], [`ItemKeyDisplay`] | what went wrong, with what the caller needs to recover |
@@ -71,15 +71,15 @@ pub use sharded_derive::{ShardedCollection, ShardedEntity, ShardedProjection};
 
 pub use sharded_runtime::{
     buckets_in_range, capacity, hash, schema, Addable, Bucket, BucketError, BucketRange,
-    BucketTime, CanceledAction, CollectionMember, Condition, Cursor, CursorError, CursorKey, Data,
-    Elements, Error, Field, Granularity, Item, ItemKey, ItemKeyDisplay, ItemKeys, KeyError,
-    KeyPart, KeyPartDecode, KeyPartError, Migration, MigrationCheckpoint, MigrationFailure,
-    MigrationProgress, MigrationReport, Operand, Page, Partial, Partitions, PreparedTransaction,
-    PrimaryKey, Projection, Query, QuerySource, RangeQuery, Removable, Repo, RetryPolicy, Scan,
-    ShardFailure, ShardKeys, ShardedCollection, ShardedCounter, ShardedEntity, Size, Slot,
-    SortCondition, SortKeyCondition, TransactGet, TransactGetAnswer, Transaction, Updatable,
-    Update, IDEMPOTENCY_WINDOW, MAX_TOKEN_CHARS, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
-    STREAM_PAGE_ITEMS,
+    BucketTime, CanceledAction, CollectionMember, Condition, Cursor, CursorError, CursorKey,
+    CursorKeyError, Data, Elements, Error, Field, Granularity, Item, ItemKey, ItemKeyDisplay,
+    ItemKeys, KeyError, KeyPart, KeyPartDecode, KeyPartError, Migration, MigrationCheckpoint,
+    MigrationFailure, MigrationProgress, MigrationReport, Operand, Page, Partial, Partitions,
+    PreparedTransaction, PrimaryKey, Projection, Query, QuerySource, RangeQuery, Removable, Repo,
+    RetryPolicy, Scan, ShardFailure, ShardKeys, ShardedCollection, ShardedCounter, ShardedEntity,
+    Size, Slot, SortCondition, SortKeyCondition, TransactGet, TransactGetAnswer, Transaction,
+    Updatable, Update, IDEMPOTENCY_WINDOW, MAX_TOKEN_CHARS, MAX_TRANSACTION_ACTIONS,
+    MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
 };
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

@@ -37,7 +37,7 @@ pub use keys::schema;
 pub use access::batch::RetryPolicy;
 pub use access::condition::{Condition, Data, Elements, Field, Operand, PrimaryKey, Size};
 pub use access::counter::ShardedCounter;
-pub use access::cursor::{Cursor, CursorError, CursorKey};
+pub use access::cursor::{Cursor, CursorError, CursorKey, CursorKeyError};
 pub use access::entity::{Item, ItemKeys, ShardedEntity};
 pub use access::idempotent::{IDEMPOTENCY_WINDOW, MAX_TOKEN_CHARS};
 pub use access::migrate::{

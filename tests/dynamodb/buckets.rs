@@ -442,7 +442,7 @@ async fn cursors_of_another_range_entity_or_order_are_refused() {
         "{err}"
     );
     // Sealed cursors: only with the key.
-    let key = sharded::CursorKey::new(b"0123456789abcdef0123456789abcdef");
+    let key = sharded::CursorKey::new(b"0123456789abcdef0123456789abcdef").unwrap();
     let sealed = OpsEntry::query_range(&repo, &from, &to)
         .seal_cursors(&key)
         .page(5, None)

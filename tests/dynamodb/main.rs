@@ -29,6 +29,7 @@ mod read_path;
 mod repo;
 mod retries;
 mod scan;
+mod sealed_cursors;
 mod transaction;
 mod transition_reads;
 mod transition_writes;

@@ -209,12 +209,12 @@ fn value(tag: u8, text: &str) -> Vec<u8> {
     out
 }
 
-/// A cursor written by hand from the documented format (version 2, plain), with a valid
+/// A cursor written by hand from the documented format (version 4, plain), with a valid
 /// FNV-1a checksum: the fingerprint is copied from a genuine cursor of the same query.
 fn forged_cursor(genuine: &Cursor, merge: &[u8], shards: &[Vec<u8>]) -> Cursor {
     let raw = unb64(genuine.as_str());
-    let mut body = raw[..14].to_vec(); // version, seal, fingerprint, shard count
-    assert_eq!(&body[..2], &[2, 0], "a plain version 2 cursor");
+    let mut body = raw[..22].to_vec(); // version, seal, 16-byte fingerprint, shard count
+    assert_eq!(&body[..2], &[4, 0], "a plain version 4 cursor");
     body.extend_from_slice(merge);
     for shard in shards {
         body.extend_from_slice(shard);
@@ -495,7 +495,7 @@ async fn sealed_cursors_page_and_refuse_tampering() {
         .map(|i| score("g1", &format!("p{i:02}"), i))
         .collect();
     repo.batch_put(&scores).await.unwrap();
-    let key = CursorKey::new(b"0123456789abcdef0123456789abcdef");
+    let key = CursorKey::new(b"0123456789abcdef0123456789abcdef").unwrap();
     let mut paged = Vec::new();
     let mut cursor: Option<Cursor> = None;
     let mut first_cursor = None;
@@ -531,7 +531,8 @@ async fn sealed_cursors_page_and_refuse_tampering() {
             "at {i}: {result:?}"
         );
     }
-    // Past the version and seal bytes, any edit is an unverified seal.
+    // Past the version, seal and fingerprint bytes (here: the shard count), any edit is an
+    // unverified seal.
     let mut raw = unb64(sealed.as_str());
     raw[20] ^= 1;
     let edited = Cursor::from(b64(&raw));
@@ -543,7 +544,7 @@ async fn sealed_cursors_page_and_refuse_tampering() {
         matches!(result, Err(Error::Cursor(CursorError::Unverified))),
         "{result:?}"
     );
-    let other = CursorKey::new(b"another key, another service....");
+    let other = CursorKey::new(b"another key, another service....").unwrap();
     let result = Score::query(&repo, "g1")
         .seal_cursors(&other)
         .page(7, Some(&sealed))

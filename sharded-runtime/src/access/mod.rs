@@ -11,6 +11,7 @@
 //! | [`scan`] | `Scan`: the parallel scan of one entity, with a read-unit rate limit |
 //! | [`merge`] | the k-way heap merge in DynamoDB's sort order |
 //! | [`cursor`] | the versioned, integrity-checked cross-shard cursor |
+//! | `description` | the canonical description of a query, which its cursors are bound to |
 //! | [`placement`] | where an item lives during a layout transition, and how each operation treats its previous place |
 //! | [`write_rules`] | the rules every write obeys: entity guard, version, timestamps, item and key sizes, tokens |
 //! | [`idempotent`] | the one way a transaction is sent: with a token, and sent again identical while its outcome is unknown |
@@ -23,6 +24,7 @@ pub mod clock_values;
 pub mod condition;
 pub mod counter;
 pub mod cursor;
+pub(crate) mod description;
 pub mod entity;
 pub(crate) mod idempotent;
 pub mod merge;

@@ -4,7 +4,8 @@
 use futures::Stream;
 
 use crate::access::condition::Condition;
-use crate::access::cursor::{self, Cursor, CursorKey, Fingerprint, Resume, ShardPosition};
+use crate::access::cursor::{self, Cursor, CursorKey, Resume, ShardPosition};
+use crate::access::description::{Description, KeyShape, QueryShape};
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::repo::Repo;
 use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, SortCondition, Transition};
@@ -59,13 +60,13 @@ pub struct Query<S, O = S> {
 /// a cursor of the query is checked against.
 struct Planned {
     plan: Plan,
-    /// The cursor fingerprint.
-    fingerprint: u64,
+    /// What the query's cursors are bound to.
+    description: Description,
     /// The layout the query runs under, as cursors record it.
     layout: String,
-    /// Other layouts of the same key, with their fingerprints and partition counts: a cursor
-    /// issued under one of them is refused as such.
-    other_layouts: Vec<(String, u64, u32)>,
+    /// Other layouts of the same key, with the query's description under each and their
+    /// partition counts: a cursor issued under one of them is refused as such.
+    other_layouts: Vec<(String, Description, u32)>,
 }
 
 impl Planned {
@@ -74,7 +75,7 @@ impl Planned {
     /// is refused as such.
     fn resume(&self, cursor: &Cursor, seal: Option<&CursorKey>) -> Result<Resume, Error> {
         let shards = self.plan.partitions.len() as u32;
-        let resume = match cursor::decode(cursor, self.fingerprint, shards, seal) {
+        let resume = match cursor::decode(cursor, &self.description, shards, seal) {
             Err(cursor::CursorError::WrongQuery) => {
                 return Err(self.other_layout(cursor, seal).into())
             }
@@ -107,10 +108,10 @@ impl Planned {
     /// Why a cursor this query did not issue is refused: issued under another layout of the
     /// same key (`n` changed, or a transition was declared or ended), or for another query.
     fn other_layout(&self, cursor: &Cursor, seal: Option<&CursorKey>) -> cursor::CursorError {
-        for (description, print, shards) in &self.other_layouts {
-            if cursor::decode(cursor, *print, *shards, seal).is_ok() {
+        for (shown, description, shards) in &self.other_layouts {
+            if cursor::decode(cursor, description, *shards, seal).is_ok() {
                 return cursor::CursorError::Layout {
-                    issued: description.clone(),
+                    issued: shown.clone(),
                     current: self.layout.clone(),
                 };
             }
@@ -474,10 +475,15 @@ impl<S: QuerySource, O> Query<S, O> {
     }
 
     /// Seals the cursors of [`page`](Self::page) with `key` (HMAC-SHA256), and accepts only
-    /// cursors sealed with it: for cursors handed to untrusted clients as API page tokens.
+    /// cursors sealed with it (or with an older key it accepts during a rotation:
+    /// [`CursorKey::accepting`]): for cursors handed to untrusted clients as API page tokens.
     ///
-    /// A cursor that was edited, made up, sealed with another key, or not sealed at all is
-    /// refused ([`CursorError::Unverified`](crate::CursorError::Unverified),
+    /// The seal covers the token and everything that shapes the query's answer (entity,
+    /// index, key, sort-key condition, filter with its values, projection, order, expired
+    /// items, layout): a cursor is accepted only by the very query that issued it. A cursor
+    /// that was edited, made up, sealed with another key, issued by another query, or not
+    /// sealed at all is refused ([`CursorError::Unverified`](crate::CursorError::Unverified),
+    /// [`CursorError::WrongQuery`](crate::CursorError::WrongQuery),
     /// [`CursorError::NotSealed`](crate::CursorError::NotSealed)) before any request is sent.
     /// What sealing adds and what it does not (it authenticates, it does not encrypt) is on
     /// [`Cursor`].
@@ -485,7 +491,7 @@ impl<S: QuerySource, O> Query<S, O> {
     /// ```no_run
     /// # use sharded::{Cursor, CursorKey, Error, Query, ShardedEntity};
     /// # async fn demo<E: ShardedEntity>(q: Query<E>, token: Option<String>) -> Result<(), Error> {
-    /// let key = CursorKey::new(b"32 random bytes from your secrets manager");
+    /// let key = CursorKey::new(b"32 random bytes from your secrets manager")?;
     /// let cursor = token.map(Cursor::from); // the client's page token, as it sent it
     /// let page = q.seal_cursors(&key).page(20, cursor.as_ref()).await?;
     /// let next_token: Option<String> = page.cursor.map(|c| c.to_string());
@@ -568,37 +574,37 @@ impl<S: QuerySource, O> Query<S, O> {
                 all.retain(|a| seen.insert(*a));
                 all
             });
-        let fingerprint = Fingerprint::new()
-            .part(S::NAME)
-            .part(index.unwrap_or(""))
-            .part(&logical)
-            .part(
-                &condition
-                    .as_ref()
-                    .map(SortCondition::fingerprint)
-                    .unwrap_or_default(),
-            )
-            .part(if self.descending { "desc" } else { "asc" });
-        // The transition is the last part: a cursor of this query under another layout of the
-        // same key is recognised, and refused as such (`CursorError::Layout`). A steady layout
+        let expiry = self.expiry();
+        // Everything that shapes the answer: what the query's cursors are bound to. The
+        // layout is the last part: a cursor of this query under another layout of the same
+        // key is recognised, and refused as such (`CursorError::Layout`). A steady layout
         // adds nothing (a change of `n` alone shows as the shard count, `ShardCount`).
         let layout = layout_description(schema, index, transition);
-        let other_layouts: Vec<(String, u64, u32)> = match index {
-            None => alternative_layouts(schema, &partitions)
-                .into_iter()
-                .filter(|(description, _, _)| *description != layout)
-                .map(|(description, part, shards)| {
-                    let print = fingerprint.clone().part(&part).finish();
-                    (description, print, shards)
-                })
-                .collect(),
-            Some(_) => Vec::new(),
+        let shape = QueryShape {
+            entity: S::NAME,
+            index: index.unwrap_or(""),
+            key: KeyShape::Logical(&logical),
+            sort: condition.as_ref(),
+            filter: self.filter.as_ref(),
+            projection: self.projection,
+            descending: self.descending,
+            expiry: expiry.as_ref().map(|e| e.attribute),
+            layout: "",
         };
         // The transition's description is the layout's (a base-table query in transition).
-        let fingerprint = fingerprint
-            .part(if transition { &layout } else { "" })
-            .finish();
-        let expiry = self.expiry();
+        let description = shape
+            .with_layout(if transition { &layout } else { "" })
+            .describe()?;
+        let other_layouts: Vec<(String, Description, u32)> = match index {
+            None => alternative_layouts(schema, &partitions)
+                .into_iter()
+                .filter(|(shown, _, _)| *shown != layout)
+                .map(|(shown, part, shards)| {
+                    Ok((shown, shape.with_layout(&part).describe()?, shards))
+                })
+                .collect::<Result<_, Error>>()?,
+            Some(_) => Vec::new(),
+        };
         let plan = Plan {
             client: self.repo.client().clone(),
             table: self.repo.table().to_owned(),
@@ -648,7 +654,7 @@ impl<S: QuerySource, O> Query<S, O> {
         };
         Ok(Planned {
             plan,
-            fingerprint,
+            description,
             layout,
             other_layouts,
         })
@@ -790,7 +796,7 @@ impl<S: QuerySource, O> Query<S, O> {
             None => Resume::start(planned.plan.partitions.len()),
         };
         let Planned {
-            plan, fingerprint, ..
+            plan, description, ..
         } = planned;
         let mut engine = Engine::new(plan, resume, Some(size), false);
         let mut items = Vec::with_capacity(size.min(1024));
@@ -799,7 +805,7 @@ impl<S: QuerySource, O> Query<S, O> {
         }
         engine.settle().await?;
         let cursor = (!engine.is_complete())
-            .then(|| cursor::encode(fingerprint, &engine.positions(), seal.as_ref()));
+            .then(|| cursor::encode(&description, &engine.positions(), seal.as_ref()));
         Ok(Page { items, cursor })
     }
 

@@ -33,7 +33,8 @@ use futures::future::Either;
 use futures::stream::{self, FuturesUnordered, StreamExt, TryStreamExt};
 use futures::Stream;
 
-use crate::access::cursor::{self, Cursor, CursorError, CursorKey, Fingerprint, Resume};
+use crate::access::cursor::{self, Cursor, CursorError, CursorKey, Resume};
+use crate::access::description::{Description, KeyShape, QueryShape};
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::query::{Page, Query, STREAM_PAGE_ITEMS};
 use crate::access::repo::Repo;
@@ -399,19 +400,37 @@ impl Range {
         })
     }
 
-    /// The fingerprint of a range query's cursors (see [`Cursor`], "Range cursors").
-    fn fingerprint(&self, entity: &str, index: &str, descending: bool) -> u64 {
-        Fingerprint::new()
-            .part("range")
-            .part(entity)
-            .part(index)
-            .part(&self.before)
-            .part(&self.after)
-            .part(self.granularity.name())
-            .part(&self.from_key)
-            .part(&self.to_key)
-            .part(if descending { "desc" } else { "asc" })
-            .finish()
+    /// The description of a range query's cursors (see [`Cursor`], "The query
+    /// description"): kind `range`, with the range as its key. A range query has no filter
+    /// and no projection; its expired items are hidden as a query's are (by the entity's
+    /// `ttl` field, when it has one), and during a resharding (`previous_n`) of the table's
+    /// key its layout is the transition.
+    fn description(
+        &self,
+        entity: &str,
+        index: &str,
+        descending: bool,
+        expiry: Option<&str>,
+        layout: &str,
+    ) -> Result<Description, Error> {
+        QueryShape {
+            entity,
+            index,
+            key: KeyShape::Buckets {
+                before: &self.before,
+                after: &self.after,
+                granularity: self.granularity.name(),
+                from: &self.from_key,
+                to: &self.to_key,
+            },
+            sort: None,
+            filter: None,
+            projection: None,
+            descending,
+            expiry,
+            layout,
+        }
+        .describe()
     }
 }
 
@@ -789,7 +808,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     /// ```no_run
     /// # use sharded::{CursorKey, Error, RangeQuery, ShardedEntity};
     /// # async fn demo<E: ShardedEntity>(range: RangeQuery<E>) -> Result<(), Error> {
-    /// let key = CursorKey::new(b"32 random bytes from your secrets manager");
+    /// let key = CursorKey::new(b"32 random bytes from your secrets manager")?;
     /// let page = range.seal_cursors(&key).page(20, None).await?;
     /// # Ok(()) }
     /// ```
@@ -881,7 +900,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     /// The cursor holds the label of the bucket the page stopped in and the position of that
     /// bucket's scatter-gather, as a [`Query`] cursor does (format version 3 on [`Cursor`]).
     /// It is accepted only by the same range query: another entity, index, logical key,
-    /// granularity, `from`, `to` or order is [`CursorError::WrongQuery`]. Sealing works as for
+    /// granularity, `from`, `to`, order or layout is [`CursorError::WrongQuery`]. Sealing works as for
     /// a [`Query`] ([`seal_cursors`](Self::seal_cursors)).
     ///
     /// The cursor is `None` when the page ended in the range's last bucket with every shard
@@ -917,13 +936,22 @@ impl<E: ShardedEntity> RangeQuery<E> {
             .index
             .and_then(|n| E::SCHEMA.gsi(n))
             .map_or("", |g| g.index_name);
-        let fingerprint = spec.range.fingerprint(E::SCHEMA.entity, index, descending);
+        let schema = E::SCHEMA;
+        // What each bucket's query hides (`Query::expiry`) and reads (`Query::plan`).
+        let expiry = schema.ttl;
+        let layout = match (spec.index, schema.pk.previous) {
+            (None, Some(PreviousLayout::Shards { .. })) => schema.pk.layout_description(),
+            _ => String::new(),
+        };
+        let description =
+            spec.range
+                .description(schema.entity, index, descending, expiry, &layout)?;
         let shards = spec.range.partitions_read() as u32;
         let (buckets, resume) = match cursor {
             None => (spec.range.buckets(descending), None),
             Some(cursor) => {
                 let (label, resume) =
-                    cursor::decode_labeled(cursor, fingerprint, shards, seal.as_ref())?;
+                    cursor::decode_labeled(cursor, &description, shards, seal.as_ref())?;
                 let bucket = Bucket::parse(spec.range.granularity, &label)
                     .map_err(|e| CursorError::Malformed(format!("the cursor's bucket: {e}")))?;
                 let buckets = spec
@@ -939,7 +967,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
             items.push(E::from_item(item)?);
         }
         let cursor = walk.cursor_position().await?.map(|(bucket, position)| {
-            cursor::encode_labeled(fingerprint, &bucket.label(), &position, seal.as_ref())
+            cursor::encode_labeled(&description, &bucket.label(), &position, seal.as_ref())
         });
         Ok(Page { items, cursor })
     }
@@ -1162,20 +1190,33 @@ mod tests {
     }
 
     #[test]
-    fn fingerprints_tell_ranges_apart() {
+    fn descriptions_tell_ranges_apart() {
         let a = range(&AT_ID, (D22, 0), (D22 + DAY, 0));
         let b = range(&AT_ID, (D22, 0), (D22 + DAY + 1, 0));
+        let of = |r: &Range, entity: &str, descending: bool, expiry: Option<&str>, layout: &str| {
+            r.description(entity, "", descending, expiry, layout)
+                .unwrap()
+        };
+        let base = of(&a, "Ops", false, None, "");
+        assert_eq!(base, of(&a, "Ops", false, None, ""), "the same range");
+        assert_ne!(base, of(&a, "Ops", true, None, ""), "another order");
+        assert_ne!(base, of(&b, "Ops", false, None, ""), "another `to`");
+        assert_ne!(base, of(&a, "Other", false, None, ""), "another entity");
         assert_ne!(
-            a.fingerprint("Ops", "", false),
-            a.fingerprint("Ops", "", true)
+            base,
+            of(&a, "Ops", false, Some("exp"), ""),
+            "expired items hidden"
         );
         assert_ne!(
-            a.fingerprint("Ops", "", false),
-            b.fingerprint("Ops", "", false)
-        );
-        assert_ne!(
-            a.fingerprint("Ops", "", false),
-            a.fingerprint("Other", "", false)
+            base,
+            of(
+                &a,
+                "Ops",
+                false,
+                None,
+                "OPS#{at:day}#<shard 0..4>, previously #<shard 0..2>"
+            ),
+            "a transition"
         );
     }
 }

@@ -1,8 +1,12 @@
 //! Why a cursor was refused: the error `Error::Cursor` carries, beside the error type so that
 //! it imports nothing from `access/` (the cursor codec, which raises it, is `access/cursor.rs`).
 
-/// The cursor format version written and read (a range query's cursor is the next one).
-pub(crate) const VERSION: u8 = 2;
+/// The cursor format version written and read by a query.
+pub(crate) const VERSION: u8 = 4;
+/// The cursor format version written and read by a range query.
+pub(crate) const RANGE_VERSION: u8 = 5;
+/// The shortest secret a [`CursorKey`](crate::CursorKey) accepts, in bytes.
+pub(crate) const MIN_KEY_LEN: usize = 16;
 
 /// Why a cursor was refused. Nothing is guessed: a refused cursor never yields a page.
 ///
@@ -19,8 +23,18 @@ pub enum CursorError {
         "the cursor is not a valid token ({0}); pass back the cursor exactly as a page returned it"
     )]
     Malformed(String),
-    /// A cursor format this version does not read.
-    #[error("the cursor has format version {0}, this version of sharded reads version {VERSION}; restart the listing")]
+    /// A cursor format this version does not read: versions 1 to 3 were written by earlier
+    /// releases, whose cursors were bound to a part of the query only.
+    ///
+    /// ```
+    /// let e = sharded::CursorError::Version(2);
+    /// assert!(e.to_string().contains("restart the listing"));
+    /// ```
+    #[error(
+        "the cursor has format version {0}, this version of sharded reads version {VERSION} \
+         (and {RANGE_VERSION} for range queries): it was issued by another release of sharded \
+         (versions 1 to 3 by earlier ones); restart the listing"
+    )]
     Version(u8),
     /// The checksum of a plain cursor does not match: the token was changed.
     #[error("the cursor was modified or corrupted (checksum mismatch); pass it back unchanged")]
@@ -32,7 +46,9 @@ pub enum CursorError {
     /// assert!(sharded::CursorError::Unverified.to_string().contains("another key"));
     /// ```
     #[error(
-        "the sealed cursor does not verify: it was modified, or sealed with another key          (was the key rotated?); pass it back unchanged to the service that issued it, or restart the listing"
+        "the sealed cursor does not verify: it was modified, or sealed with another key \
+         (was the key rotated? accept the old key too: `CursorKey::accepting`); pass it back \
+         unchanged to the service that issued it, or restart the listing"
     )]
     Unverified,
     /// A plain cursor given to a query that accepts only sealed cursors
@@ -73,11 +89,47 @@ pub enum CursorError {
         /// The layout the query reads now.
         current: String,
     },
-    /// The cursor belongs to another query.
+    /// The cursor belongs to another query: anything that shapes the answer differs (see
+    /// [`Cursor`](crate::Cursor), "The query description").
     #[error(
-        "the cursor belongs to another query (entity, index, partition key, sort-key condition or \
-         order differ, or the key's layout changed: a transition was declared or ended); use it \
-         only with the query that returned it, or restart the listing"
+        "the cursor belongs to another query (entity, index, partition key, sort-key condition, \
+         filter, projection, order or expired-items mode differ, or the key's layout changed: a \
+         transition was declared or ended); use it only with the query that returned it, or \
+         restart the listing"
     )]
     WrongQuery,
+}
+
+/// Why a secret was refused as a [`CursorKey`](crate::CursorKey): it is shorter than 16
+/// bytes, too short to keep anyone from guessing it.
+///
+/// ```
+/// let e = sharded::CursorKey::new(b"short").unwrap_err();
+/// assert_eq!(e.len(), 5);
+/// assert!(e.to_string().contains("at least 16 bytes"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a cursor key needs at least {MIN_KEY_LEN} bytes of secret and this one has {len}: \
+     generate 32 random bytes (`openssl rand -base64 32`, decoded), keep them in your secrets \
+     manager and pass the bytes to `CursorKey::new`"
+)]
+pub struct CursorKeyError {
+    len: usize,
+}
+
+impl CursorKeyError {
+    pub(crate) fn new(len: usize) -> Self {
+        CursorKeyError { len }
+    }
+
+    /// The length of the refused secret, in bytes.
+    ///
+    /// ```
+    /// assert_eq!(sharded::CursorKey::new([0u8; 3]).unwrap_err().len(), 3);
+    /// ```
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
 }

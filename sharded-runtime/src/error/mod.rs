@@ -162,6 +162,9 @@ pub enum Error {
     /// A cursor was refused.
     #[error(transparent)]
     Cursor(#[from] cursor::CursorError),
+    /// A secret was refused as a cursor key (shorter than 16 bytes).
+    #[error(transparent)]
+    CursorKey(#[from] cursor::CursorKeyError),
     /// A batch operation could not finish every item within its retry budget, or a request
     /// of it failed with an error retrying cannot fix. Nothing is lost: what was not done is
     /// in `unprocessed` and, for `BatchGetItem`, what was read is in `retrieved`.

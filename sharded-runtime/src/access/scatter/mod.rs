@@ -107,11 +107,6 @@ impl SortCondition {
             | SortCondition::Ge(v) => vec![v],
         }
     }
-
-    /// A stable text form, for the cursor fingerprint.
-    pub(crate) fn fingerprint(&self) -> String {
-        format!("{}|{}", self.expression(), self.values().join("\u{0}"))
-    }
 }
 
 /// One failed shard of a query run with partial results accepted.

@@ -42,7 +42,7 @@
 //! |---|---|
 //! | [`ShardedEntity`](derive@ShardedEntity) (derive) and [`ShardedEntity`] (trait) | declaring an entity's keys; the generated key builders and queries |
 //! | [`Repo`] | puts, point lookups, deletes and batches of one entity in one table |
-//! | [`Query`], [`Page`], [`Partial`], [`Cursor`], [`SortCondition`], [`SortKeyCondition`], [`ShardFailure`], [`STREAM_PAGE_ITEMS`] | scatter-gather queries: results, pages, partial answers |
+//! | [`Query`], [`Answer`], [`DEFAULT_CACHE_ITEMS`], [`Page`], [`Partial`], [`Cursor`], [`SortCondition`], [`SortKeyCondition`], [`ShardFailure`], [`STREAM_PAGE_ITEMS`] | scatter-gather queries: results, pages, partial answers, hot reads shared and cached |
 //! | [`RangeQuery`] | a time range over a time-bucketed partition key (`{at:day}`): every bucket of `[from, to)`, read concurrently and merged in time order, one cursor across buckets and shards |
 //! | [`Bucket`], [`Granularity`], [`BucketTime`], [`BucketError`], [`buckets_in_range`], [`BucketRange`] | time buckets: labels (`2026-11-22`), arithmetic, the times that can be bucketed |
 //! | [`ShardedCollection`](derive@ShardedCollection) (derive) and [`ShardedCollection`], [`CollectionMember`], [`QuerySource`] | several entities of one partition in one answer (`Query::collection`) |
@@ -70,7 +70,7 @@
 pub use sharded_derive::{ShardedCollection, ShardedEntity, ShardedProjection};
 
 pub use sharded_runtime::{
-    buckets_in_range, capacity, hash, schema, Addable, Bucket, BucketError, BucketRange,
+    buckets_in_range, capacity, hash, schema, Addable, Answer, Bucket, BucketError, BucketRange,
     BucketTime, CanceledAction, CollectionMember, Condition, Cursor, CursorError, CursorKey,
     CursorKeyError, Data, Elements, Error, Field, Granularity, Item, ItemKey, ItemKeyDisplay,
     ItemKeys, KeyError, KeyPart, KeyPartDecode, KeyPartError, Migration, MigrationCheckpoint,
@@ -78,8 +78,8 @@ pub use sharded_runtime::{
     PreparedTransaction, PrimaryKey, Projection, Query, QuerySource, RangeQuery, Removable, Repo,
     RetryPolicy, Scan, ShardFailure, ShardKeys, ShardedCollection, ShardedCounter, ShardedEntity,
     Size, Slot, SortCondition, SortKeyCondition, TransactGet, TransactGetAnswer, Transaction,
-    Updatable, Update, IDEMPOTENCY_WINDOW, MAX_TOKEN_CHARS, MAX_TRANSACTION_ACTIONS,
-    MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
+    Updatable, Update, DEFAULT_CACHE_ITEMS, IDEMPOTENCY_WINDOW, MAX_TOKEN_CHARS,
+    MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
 };
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

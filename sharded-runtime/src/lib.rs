@@ -43,8 +43,9 @@ pub use access::idempotent::{IDEMPOTENCY_WINDOW, MAX_TOKEN_CHARS};
 pub use access::migrate::{
     Migration, MigrationCheckpoint, MigrationFailure, MigrationProgress, MigrationReport,
 };
-pub use access::query::{Page, Partial, Query, STREAM_PAGE_ITEMS};
+pub use access::query::{Answer, Page, Partial, Query, STREAM_PAGE_ITEMS};
 pub use access::range::RangeQuery;
+pub use access::read_cache::DEFAULT_CACHE_ITEMS;
 pub use access::repo::Repo;
 pub use access::scan::Scan;
 pub use access::scatter::{ShardFailure, SortCondition};

@@ -13,6 +13,7 @@ mod counter;
 mod emulator_limits;
 mod entity_guard;
 mod filter;
+mod hot_reads;
 mod key_size;
 mod keys;
 mod layout;

@@ -90,7 +90,7 @@ impl Write {
         }
     }
 
-    fn item(&self) -> &Item {
+    pub(crate) fn item(&self) -> &Item {
         match self {
             Write::Put(item) | Write::Delete(item) => item,
         }

@@ -7,6 +7,7 @@
 //! | [`query`] | `Query`: the typed scatter-gather query builder |
 //! | [`range`] | `RangeQuery`: a time range over bucketed partition keys, bucket after bucket |
 //! | [`sort_condition`] | typed sort-key conditions: a field range turned into key bounds |
+//! | [`read_cache`] | hot reads: identical concurrent queries share one scatter-gather; answers of bounded age from a bounded cache |
 //! | [`scatter`] | the engine: bounded concurrent fan-out, lazy per-shard paging |
 //! | [`scan`] | `Scan`: the parallel scan of one entity, with a read-unit rate limit |
 //! | [`merge`] | the k-way heap merge in DynamoDB's sort order |
@@ -32,6 +33,7 @@ pub mod migrate;
 pub(crate) mod placement;
 pub mod query;
 pub mod range;
+pub(crate) mod read_cache;
 pub mod repo;
 pub mod scan;
 pub mod scatter;

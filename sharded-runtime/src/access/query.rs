@@ -1,12 +1,15 @@
 //! The typed query builder over a sharded logical key: what the generated `query*` functions
 //! return.
 
-use futures::Stream;
+use std::time::Duration;
+
+use futures::{FutureExt, Stream};
 
 use crate::access::condition::Condition;
 use crate::access::cursor::{self, Cursor, CursorKey, Resume, ShardPosition};
 use crate::access::description::{Description, KeyShape, QueryShape};
 use crate::access::entity::{Item, ShardedEntity};
+use crate::access::read_cache::ReadPolicy;
 use crate::access::repo::Repo;
 use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, SortCondition, Transition};
 use crate::access::sort_condition::SortKeyCondition;
@@ -54,6 +57,8 @@ pub struct Query<S, O = S> {
     filter: Option<Condition<()>>,
     /// Return items past their `#[sharded(ttl)]` too (DynamoDB deletes them lazily).
     include_expired: bool,
+    /// The age of a cached answer this query accepts (`max_staleness`), over the repository's.
+    max_staleness: Option<Duration>,
 }
 
 /// What [`Query::plan`] derives from a query, without changing it: the engine's plan and what
@@ -124,6 +129,28 @@ impl Planned {
 /// `page_size`: a bound on what the stream buffers per shard.
 pub const STREAM_PAGE_ITEMS: u32 = 1000;
 
+/// What [`Query::collect_answer`] returns: the items, and where they came from.
+///
+/// ```no_run
+/// # fn demo<E>(answer: sharded::Answer<E>) {
+/// if answer.shared {
+///     println!("{} items from another query's read, {:?} old", answer.items.len(), answer.age);
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Answer<O> {
+    /// The items, in sort-key order.
+    pub items: Vec<O>,
+    /// How old the answer is: zero when its scatter-gather has just completed (this query's,
+    /// or an identical one in flight that it joined), else the time since a cached answer
+    /// completed (at most the query's `max_staleness`).
+    pub age: Duration,
+    /// Whether another query's scatter-gather produced it (joined in flight, or cached).
+    pub shared: bool,
+}
+
 /// One page of a cursor-paged query.
 ///
 /// ```no_run
@@ -183,6 +210,7 @@ impl<S: QuerySource> Query<S> {
             invalid: None,
             filter: None,
             include_expired: false,
+            max_staleness: None,
         }
     }
 }
@@ -280,6 +308,7 @@ impl<E: ShardedEntity> Query<E> {
             invalid: self.invalid,
             filter: self.filter,
             include_expired: self.include_expired,
+            max_staleness: self.max_staleness,
         }
     }
 }
@@ -502,6 +531,61 @@ impl<S: QuerySource, O> Query<S, O> {
         self
     }
 
+    /// Lets [`collect`](Self::collect) answer from an answer of this query at most `bound`
+    /// old, kept by the repository (and stores this query's answer for the next callers):
+    /// for hot reads that tolerate a little staleness, such as a viral game's top 100 read by
+    /// thousands of clients. Overrides the repository's
+    /// [`with_max_staleness`](crate::Repo::with_max_staleness), and applies to a strongly
+    /// consistent query too (only when asked for here: a consistent query never reads the
+    /// cache otherwise). [`collect_answer`](Self::collect_answer) says how old the answer is.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # use std::time::Duration;
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// let top = Score::query(repo, "g1")
+    ///     .descending()
+    ///     .limit(100)
+    ///     .max_staleness(Duration::from_millis(250))
+    ///     .collect_answer()
+    ///     .await?;
+    /// println!("{} scores, {:?} old", top.items.len(), top.age);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// What it promises: the answer is one this query returned at most `bound` ago (on the
+    /// repository's clock), and no write through the same `Repo` (its clones and `for_entity`
+    /// siblings included) completed between that answer's start and now on the partitions it
+    /// read (a write drops the answers it could change; every write drops the GSI answers).
+    /// What it cannot: writes by other processes, other `Repo` values or a `Transaction` are
+    /// seen only once the answer is older than `bound`; an item whose `ttl` passed within the
+    /// bound may still be in it.
+    pub fn max_staleness(mut self, bound: Duration) -> Self {
+        self.max_staleness = Some(bound);
+        self
+    }
+
+    /// How [`collect`](Self::collect) may use the repository's single flight and cache.
+    fn read_policy(&self) -> ReadPolicy {
+        if self.consistent {
+            // Read-your-writes: only an explicit bound on this query shares a consistent read.
+            ReadPolicy {
+                coalesce: self.max_staleness.is_some(),
+                max_staleness: self.max_staleness,
+            }
+        } else {
+            ReadPolicy {
+                coalesce: self.repo.single_flight(),
+                max_staleness: self.max_staleness.or(self.repo.max_staleness()),
+            }
+        }
+    }
+
     /// The engine's plan of this query and what its cursors are checked against. Changes
     /// nothing: the same query plans the same way every time.
     fn plan(&self) -> Result<Planned, Error> {
@@ -697,14 +781,58 @@ impl<S: QuerySource, O> Query<S, O> {
 
     /// Runs the query and returns every item (up to `limit`) in sort-key order. A failed
     /// shard fails the query with [`Error::ShardFailed`].
+    ///
+    /// **Hot reads.** An eventually consistent query joins an identical query of the same
+    /// repository already in flight (same entity, index, key, sort condition, filter,
+    /// projection, order, expiry mode, `limit` and `page_size`) instead of sending its own
+    /// scatter-gather, unless no write through the repository completed since that one
+    /// started (then it sends its own); [`Repo::with_single_flight`] turns this off. A
+    /// strongly consistent query never joins another (read-your-writes), unless it asks for
+    /// [`max_staleness`](Self::max_staleness).
     pub async fn collect(self) -> Result<Vec<O>, Error> {
+        Ok(self.collect_answer().await?.items)
+    }
+
+    /// [`collect`](Self::collect), saying how old the answer is and whether another query's
+    /// scatter-gather (one in flight, or a cached answer under
+    /// [`max_staleness`](Self::max_staleness)) produced it.
+    pub async fn collect_answer(self) -> Result<Answer<O>, Error> {
         let limit = self.limit;
-        let mut engine = self.engine(limit, false)?;
-        let mut items = Vec::with_capacity(limit.unwrap_or(0).min(1024));
-        while let Some(item) = engine.next_item().await? {
-            items.push((self.decode)(item)?);
+        let policy = self.read_policy();
+        let planned = self.plan()?;
+        let plan = planned.plan;
+        // The answer depends on the description (what the cursors are bound to), on the
+        // limit, and, for its requests only, on the page size.
+        let mut key = planned.description.bytes().to_vec();
+        key.extend_from_slice(&(limit.map_or(u64::MAX, |l| l as u64)).to_be_bytes());
+        key.extend_from_slice(&plan.page_size.unwrap_or(0).to_be_bytes());
+        key.push(u8::from(self.consistent));
+        // A base-table answer is dropped by writes to the partitions it read.
+        let partitions = plan.index.is_none().then(|| plan.partitions.clone());
+        let resume = Resume::start(plan.partitions.len());
+        let mut engine = Engine::new(plan, resume, limit, false);
+        let run = async move {
+            let mut items = Vec::with_capacity(limit.unwrap_or(0).min(1024));
+            while let Some(item) = engine.next_item().await? {
+                items.push(item);
+            }
+            Ok(items)
         }
-        Ok(items)
+        .boxed();
+        let served = self
+            .repo
+            .read_cache()
+            .serve(key, partitions, policy, run)
+            .await?;
+        Ok(Answer {
+            items: served
+                .items
+                .into_iter()
+                .map(self.decode)
+                .collect::<Result<_, _>>()?,
+            age: served.age,
+            shared: served.shared,
+        })
     }
 
     /// Like [`collect`](Self::collect), but a failed shard is left out and listed in

@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Duration;
 
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
@@ -20,6 +21,7 @@ use crate::access::idempotent;
 use crate::access::migrate::Migration;
 use crate::access::placement::Placement;
 use crate::access::query::Query;
+use crate::access::read_cache::ReadCache;
 use crate::access::scan::Scan;
 use crate::access::write_rules::{
     entity_guard, no_item, own_entity, physical_item, put_guard, stamp_write, stored_version,
@@ -27,6 +29,7 @@ use crate::access::write_rules::{
 };
 use crate::capacity::stats::{record, HotKeyStats};
 use crate::capacity::units::Consistency;
+use crate::capacity::Clock;
 use crate::error::{Error, ItemKeyDisplay, KeyError};
 use crate::keys::shards::{Partitions, ShardKeys};
 
@@ -56,6 +59,20 @@ pub struct Repo<E> {
     _entity: PhantomData<fn() -> E>,
 }
 
+/// A write of the repository in progress: tells the read cache when it ends (see
+/// [`Repo::writing`]).
+pub(crate) struct Written<'a> {
+    cache: &'a ReadCache,
+    partition_keys: Vec<String>,
+}
+
+impl Drop for Written<'_> {
+    fn drop(&mut self) {
+        self.cache
+            .wrote(self.partition_keys.iter().map(String::as_str));
+    }
+}
+
 #[derive(Clone)]
 struct Shared {
     client: Client,
@@ -63,6 +80,26 @@ struct Shared {
     concurrency: usize,
     retry: RetryPolicy,
     stats: Option<Arc<HotKeyStats>>,
+    /// Hot reads: the single-flight map and answer cache every clone shares.
+    read_cache: Arc<ReadCache>,
+    /// Join identical eventually consistent queries in flight.
+    single_flight: bool,
+    /// The age of a cached answer eventually consistent queries accept, if any.
+    max_staleness: Option<Duration>,
+}
+
+impl<E> Repo<E> {
+    pub(crate) fn single_flight(&self) -> bool {
+        self.shared.single_flight
+    }
+
+    pub(crate) fn max_staleness(&self) -> Option<Duration> {
+        self.shared.max_staleness
+    }
+
+    pub(crate) fn read_cache(&self) -> &ReadCache {
+        &self.shared.read_cache
+    }
 }
 
 impl<E> Clone for Repo<E> {
@@ -124,6 +161,9 @@ impl<E: ShardedEntity> Repo<E> {
                 concurrency: DEFAULT_CONCURRENCY,
                 retry: RetryPolicy::default(),
                 stats: None,
+                read_cache: Arc::new(ReadCache::default()),
+                single_flight: true,
+                max_staleness: None,
             }),
             _entity: PhantomData,
         }
@@ -158,6 +198,59 @@ impl<E: ShardedEntity> Repo<E> {
     pub fn with_stats(mut self, stats: Arc<HotKeyStats>) -> Self {
         Arc::make_mut(&mut self.shared).stats = Some(stats);
         self
+    }
+
+    /// Whether identical eventually consistent queries (`collect`) in flight at the same time
+    /// share one scatter-gather (default `true`; see [`Query::collect`]). Strongly consistent
+    /// queries never do, unless they ask for a staleness bound.
+    pub fn with_single_flight(mut self, on: bool) -> Self {
+        Arc::make_mut(&mut self.shared).single_flight = on;
+        self
+    }
+
+    /// Lets eventually consistent queries' `collect` answer from an answer of the same query
+    /// at most `bound` old (off by default; strongly consistent queries are never answered
+    /// from it unless they ask with [`Query::max_staleness`], which also overrides this per
+    /// query). See [`Query::max_staleness`] for what it promises and what it cannot.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # fn demo(client: sharded::aws_sdk_dynamodb::Client) {
+    /// let repo: Repo<Score> = Repo::new(client, "leaderboard")
+    ///     .with_max_staleness(std::time::Duration::from_millis(250));
+    /// # }
+    /// ```
+    pub fn with_max_staleness(mut self, bound: Duration) -> Self {
+        Arc::make_mut(&mut self.shared).max_staleness = Some(bound);
+        self
+    }
+
+    /// Bounds the answer cache to `items` items in all (default
+    /// [`DEFAULT_CACHE_ITEMS`](crate::DEFAULT_CACHE_ITEMS); the oldest answers go first; an
+    /// answer larger than the whole bound is not cached), and reads its ages on `clock` (a
+    /// [`ManualClock`](crate::capacity::ManualClock) in tests). Starts an empty cache, shared
+    /// by the clones made from here on.
+    pub fn with_read_cache(mut self, items: usize, clock: Arc<dyn Clock>) -> Self {
+        Arc::make_mut(&mut self.shared).read_cache = Arc::new(ReadCache::new(clock, items));
+        self
+    }
+
+    /// The one hook every write of the repository holds while it runs: when it ends, however
+    /// it ends (a failed or abandoned write may have been applied), the read cache learns that
+    /// the item's partitions (current and previous place) were written.
+    pub(crate) fn writing(&self, placement: &Placement) -> Written<'_> {
+        Written {
+            cache: &self.shared.read_cache,
+            partition_keys: std::iter::once(placement.pk())
+                .chain(placement.previous())
+                .map(str::to_owned)
+                .collect(),
+        }
     }
 
     /// The same table and client, typed for another entity of the single-table design.
@@ -230,6 +323,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// ```
     pub async fn put_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
         let placement = Placement::of(entity)?;
+        let _written = self.writing(&placement);
         self.settle(&placement).await?;
         let mut item = physical_item(entity)?;
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
@@ -316,6 +410,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// (`delete_if`). During a transition, one `TransactWriteItems` with the guarded delete of
     /// the previous place; otherwise one `DeleteItem`.
     async fn send_delete(&self, placement: &Placement, guard: DeleteGuard<E>) -> Result<(), Error> {
+        let _written = self.writing(placement);
         let key = placement.current_key()?;
         let shown = describe_key(E::SCHEMA, &key);
         let (mut names, mut values) = (Names::new(), Values::new());
@@ -560,6 +655,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// `put_new` during a transition: one transaction that checks the previous place is empty
     /// and writes the item at its current place only if that is empty too.
     async fn put_new_in_transition(&self, entity: &E, placement: &Placement) -> Result<(), Error> {
+        let _written = self.writing(placement);
         let mut item = physical_item(entity)?;
         stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
@@ -621,6 +717,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// throttle) when stats are on.
     async fn send_put(&self, entity: &E, mode: PutMode) -> Result<(), Error> {
         let placement = Placement::of(entity)?;
+        let _written = self.writing(&placement);
         if mode == PutMode::Replace && E::SCHEMA.version.is_some() {
             self.settle(&placement).await?;
         }
@@ -1092,6 +1189,14 @@ impl<E: ShardedEntity> Repo<E> {
     /// they returned unprocessed.
     async fn run_batch(&self, writes: Vec<batch::Write>) -> Result<(), Error> {
         let writes = batch::last_write_per_key(writes, key_of::<E>);
+        let _written = Written {
+            cache: &self.shared.read_cache,
+            partition_keys: writes
+                .iter()
+                .filter_map(|w| w.item().get(E::SCHEMA.pk.attribute))
+                .filter_map(|v| v.as_s().ok().cloned())
+                .collect(),
+        };
         let recorded: Option<Vec<Item>> = self.shared.stats.as_ref().map(|_| {
             writes
                 .iter()

@@ -238,6 +238,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
         let schema = E::SCHEMA;
         let repo = self.repo.clone();
         let built = self.build()?;
+        let _written = repo.writing(&built.placement);
         // During a transition, an item still at its previous place is moved to its current
         // place first, so the update changes it there (instead of finding no item) and no
         // copy stays behind.

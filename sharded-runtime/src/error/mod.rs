@@ -116,6 +116,16 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// The query joined an identical query in flight (single flight), and that query failed
+    /// with `source`: the same error this query would most likely have met. Its checks
+    /// (`is_throttling`, `throttling_reasons`, `is_validation`, `outcome_unknown`) answer as
+    /// `source`'s.
+    #[error("{source} (the error of an identical query running at the same time, whose answer this query shared)")]
+    Coalesced {
+        /// The shared query's error.
+        #[source]
+        source: std::sync::Arc<Error>,
+    },
     /// A DynamoDB request failed (after the SDK's retries).
     #[error(
         "DynamoDB {operation} on table `{table}` failed: {}",
@@ -445,6 +455,7 @@ impl Error {
             Error::ShardFailed { source, .. } | Error::SegmentFailed { source, .. } => {
                 source.throttling_reasons()
             }
+            Error::Coalesced { source } => source.throttling_reasons(),
             Error::MigrationIncomplete {
                 source: Some(source),
                 ..
@@ -515,6 +526,7 @@ impl Error {
                 source: Some(source),
                 ..
             } => source.is_validation(),
+            Error::Coalesced { source } => source.is_validation(),
             Error::Dynamo { source, .. } => source.code() == Some(VALIDATION_ERROR_CODE),
             _ => false,
         }
@@ -533,6 +545,7 @@ impl Error {
     /// ```
     pub fn outcome_unknown(&self) -> bool {
         match self {
+            Error::Coalesced { source } => source.outcome_unknown(),
             Error::TransactionInProgress { .. } => true,
             Error::Dynamo { source, .. } => match source.code() {
                 None => true,

@@ -1,0 +1,528 @@
+//! Reading less for hot queries: identical concurrent queries share one scatter-gather
+//! (single flight), and, where the caller allows an answer of bounded age, repeated queries are
+//! answered from a bounded cache.
+//!
+//! Why: sharding spreads writes, not top-K reads. Every scatter-gather asks every shard, and
+//! the smallest Query costs half a read unit, so a hot top-100 read by many clients at once
+//! keeps every shard over its read limit whatever `n` is. Answering identical concurrent
+//! queries with one scatter-gather, and repeated ones from an answer a few hundred
+//! milliseconds old, is what reduces the reads themselves (the reason DAX exists).
+//!
+//! The rules, in one place:
+//! - **Which queries.** `collect()` of eventually consistent queries join an identical query in
+//!   flight (same entity, index, logical key, sort condition, filter, projection, order,
+//!   expiry mode, layout, `limit` and `page_size`: the query's description, which its cursors
+//!   are bound to too). Strongly consistent queries never join nor read the cache unless the
+//!   query itself asks for a staleness bound ([`Query::max_staleness`](crate::Query::max_staleness)).
+//! - **Writes through the repository.** Every write a `Repo` (or a clone, or
+//!   `for_entity` sibling) sends bumps the cache's write epoch when it completes: a query
+//!   that started before it is not joined, and its answer not cached, by queries that start
+//!   after. Cached base-table answers that read the written item's partition (its current or
+//!   previous place) are dropped, and cached GSI answers are all dropped (an index key is not
+//!   known from every write).
+//! - **What is not seen.** Writes by other processes or other `Repo` values (and
+//!   `Transaction`s built from a client) are bounded only by the staleness the caller allowed.
+//! - **Bounded.** The cache holds at most its capacity in items (oldest answers evicted first).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::{BoxFuture, FutureExt, Shared};
+
+use crate::access::entity::Item;
+use crate::capacity::{Clock, SystemClock};
+use crate::error::Error;
+
+/// The items a query may cache by default, across all its answers.
+pub const DEFAULT_CACHE_ITEMS: usize = 10_000;
+
+/// What a shared scatter-gather ends with: every waiter gets a clone.
+type SharedResult = Result<Arc<Vec<Item>>, Arc<Error>>;
+
+/// How a query may use the cache and the in-flight map.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadPolicy {
+    /// Join an identical query in flight.
+    pub(crate) coalesce: bool,
+    /// Serve an answer at most this old from the cache (and store this query's answer).
+    pub(crate) max_staleness: Option<Duration>,
+}
+
+/// One identical query in flight.
+struct InFlight {
+    id: u64,
+    epoch: u64,
+    future: Shared<BoxFuture<'static, SharedResult>>,
+}
+
+/// One cached answer.
+struct Answer {
+    /// When its scatter-gather completed, on the cache's clock.
+    at: Duration,
+    items: Arc<Vec<Item>>,
+    /// The partitions it read (physical keys), `None` for a GSI query.
+    partitions: Option<Vec<String>>,
+}
+
+#[derive(Default)]
+struct State {
+    in_flight: HashMap<Vec<u8>, InFlight>,
+    answers: HashMap<Vec<u8>, Answer>,
+    cached_items: usize,
+    /// Bumped by every completed write through the repository.
+    epoch: u64,
+    next_id: u64,
+}
+
+/// A repository's single-flight map and answer cache, shared by its clones.
+pub(crate) struct ReadCache {
+    clock: Arc<dyn Clock>,
+    capacity: usize,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for ReadCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.lock();
+        f.debug_struct("ReadCache")
+            .field("capacity", &self.capacity)
+            .field("in_flight", &state.in_flight.len())
+            .field("answers", &state.answers.len())
+            .field("cached_items", &state.cached_items)
+            .finish()
+    }
+}
+
+impl Default for ReadCache {
+    fn default() -> Self {
+        ReadCache::new(Arc::new(SystemClock::new()), DEFAULT_CACHE_ITEMS)
+    }
+}
+
+/// What a query got: the items, how old they are, and whether another query's scatter-gather
+/// produced them.
+pub(crate) struct Served {
+    pub(crate) items: Vec<Item>,
+    pub(crate) age: Duration,
+    pub(crate) shared: bool,
+}
+
+impl ReadCache {
+    pub(crate) fn new(clock: Arc<dyn Clock>, capacity: usize) -> Self {
+        ReadCache {
+            clock,
+            capacity,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic elsewhere must not take every later query down with it.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Answers the query `key` (its description and run parameters) under `policy`: from the
+    /// cache when an answer young enough is there, by joining an identical query in flight,
+    /// or by running `run` (and letting later identical queries join it).
+    pub(crate) async fn serve(
+        &self,
+        key: Vec<u8>,
+        partitions: Option<Vec<String>>,
+        policy: ReadPolicy,
+        run: BoxFuture<'static, Result<Vec<Item>, Error>>,
+    ) -> Result<Served, Error> {
+        let (future, id, epoch, leader) = {
+            let mut state = self.lock();
+            if let Some(bound) = policy.max_staleness {
+                let now = self.clock.now();
+                if let Some(answer) = state.answers.get(&key) {
+                    let age = now.saturating_sub(answer.at);
+                    if age <= bound {
+                        return Ok(Served {
+                            items: answer.items.as_ref().clone(),
+                            age,
+                            shared: true,
+                        });
+                    }
+                }
+            }
+            let epoch = state.epoch;
+            match state.in_flight.get(&key) {
+                Some(flight) if policy.coalesce && flight.epoch == epoch => {
+                    (flight.future.clone(), flight.id, epoch, false)
+                }
+                _ => {
+                    let future = run
+                        .map(|result| result.map(Arc::new).map_err(Arc::new))
+                        .boxed()
+                        .shared();
+                    let id = state.next_id;
+                    state.next_id += 1;
+                    if policy.coalesce {
+                        state.in_flight.insert(
+                            key.clone(),
+                            InFlight {
+                                id,
+                                epoch,
+                                future: future.clone(),
+                            },
+                        );
+                    }
+                    (future, id, epoch, true)
+                }
+            }
+        };
+        let result = future.await;
+        let mut state = self.lock();
+        if state.in_flight.get(&key).is_some_and(|f| f.id == id) {
+            state.in_flight.remove(&key);
+        }
+        match result {
+            Ok(items) => {
+                // Cached only when no write through the repository completed meanwhile.
+                if leader && policy.max_staleness.is_some() && state.epoch == epoch {
+                    let at = self.clock.now();
+                    self.store(&mut state, key, items.clone(), partitions, at);
+                }
+                drop(state);
+                let items = Arc::try_unwrap(items).unwrap_or_else(|shared| shared.as_ref().clone());
+                Ok(Served {
+                    items,
+                    age: Duration::ZERO,
+                    shared: !leader,
+                })
+            }
+            Err(error) => {
+                drop(state);
+                Err(match Arc::try_unwrap(error) {
+                    Ok(error) => error,
+                    Err(shared) => Error::Coalesced { source: shared },
+                })
+            }
+        }
+    }
+
+    fn store(
+        &self,
+        state: &mut State,
+        key: Vec<u8>,
+        items: Arc<Vec<Item>>,
+        partitions: Option<Vec<String>>,
+        at: Duration,
+    ) {
+        if items.len() > self.capacity {
+            return;
+        }
+        if let Some(old) = state.answers.remove(&key) {
+            state.cached_items -= old.items.len();
+        }
+        while state.cached_items + items.len() > self.capacity {
+            let Some(oldest) = state
+                .answers
+                .iter()
+                .min_by_key(|(_, a)| a.at)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some(evicted) = state.answers.remove(&oldest) {
+                state.cached_items -= evicted.items.len();
+            }
+        }
+        state.cached_items += items.len();
+        state.answers.insert(
+            key,
+            Answer {
+                at,
+                items,
+                partitions,
+            },
+        );
+    }
+
+    /// A write through the repository to the partitions `partition_keys` completed (or was
+    /// attempted): queries in flight are no longer joined, their answers not cached, and
+    /// cached answers that read these partitions (and every GSI answer) are dropped.
+    pub(crate) fn wrote<'a>(&self, partition_keys: impl IntoIterator<Item = &'a str>) {
+        let touched: Vec<&str> = partition_keys.into_iter().collect();
+        let mut state = self.lock();
+        state.epoch += 1;
+        let State {
+            answers,
+            cached_items,
+            ..
+        } = &mut *state;
+        answers.retain(|_, answer| {
+            let keep = answer
+                .partitions
+                .as_ref()
+                .is_some_and(|read| !read.iter().any(|p| touched.contains(&p.as_str())));
+            if !keep {
+                *cached_items -= answer.items.len();
+            }
+            keep
+        });
+    }
+
+    /// The items cached, for tests and `Debug`.
+    #[cfg(test)]
+    pub(crate) fn cached_items(&self) -> usize {
+        self.lock().cached_items
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use aws_sdk_dynamodb::types::AttributeValue;
+
+    use super::*;
+    use crate::capacity::ManualClock;
+
+    fn item(v: &str) -> Item {
+        Item::from([("pk".to_owned(), AttributeValue::S(v.to_owned()))])
+    }
+
+    fn counted(
+        runs: &Arc<AtomicUsize>,
+        value: &str,
+    ) -> BoxFuture<'static, Result<Vec<Item>, Error>> {
+        let runs = runs.clone();
+        let value = value.to_owned();
+        async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            // Long enough for every query started in the same poll round to join.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Ok(vec![item(&value)])
+        }
+        .boxed()
+    }
+
+    const COALESCE: ReadPolicy = ReadPolicy {
+        coalesce: true,
+        max_staleness: None,
+    };
+
+    fn stale(ms: u64) -> ReadPolicy {
+        ReadPolicy {
+            coalesce: true,
+            max_staleness: Some(Duration::from_millis(ms)),
+        }
+    }
+
+    #[tokio::test]
+    async fn identical_concurrent_queries_run_once() {
+        let cache = ReadCache::default();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let served = futures::future::join_all(
+            (0..8).map(|_| cache.serve(b"q".to_vec(), None, COALESCE, counted(&runs, "a"))),
+        )
+        .await;
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            served.iter().filter(|s| s.as_ref().unwrap().shared).count(),
+            7
+        );
+        // Not concurrent: run again (no staleness allowed).
+        cache
+            .serve(b"q".to_vec(), None, COALESCE, counted(&runs, "a"))
+            .await
+            .unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), 2);
+        assert_eq!(cache.cached_items(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_cached_answer_is_never_older_than_the_bound() {
+        let clock = Arc::new(ManualClock::new());
+        let cache = ReadCache::new(clock.clone(), 100);
+        let runs = Arc::new(AtomicUsize::new(0));
+        let first = cache
+            .serve(
+                b"q".to_vec(),
+                Some(vec!["P#0".into()]),
+                stale(250),
+                counted(&runs, "a"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(first.age, Duration::ZERO);
+        for step in [100, 150] {
+            clock.advance(Duration::from_millis(step));
+            let again = cache
+                .serve(
+                    b"q".to_vec(),
+                    Some(vec!["P#0".into()]),
+                    stale(250),
+                    counted(&runs, "b"),
+                )
+                .await
+                .unwrap();
+            assert!(again.age <= Duration::from_millis(250));
+            assert_eq!(again.items, vec![item("a")], "from the cache");
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        clock.advance(Duration::from_millis(1));
+        let fresh = cache
+            .serve(
+                b"q".to_vec(),
+                Some(vec!["P#0".into()]),
+                stale(250),
+                counted(&runs, "b"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(fresh.items, vec![item("b")], "251 ms is past the bound");
+        assert_eq!(runs.load(Ordering::SeqCst), 2);
+        // A tighter bound of another caller is honoured on the same answer.
+        clock.advance(Duration::from_millis(20));
+        let tight = cache
+            .serve(
+                b"q".to_vec(),
+                Some(vec!["P#0".into()]),
+                stale(10),
+                counted(&runs, "c"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(tight.items, vec![item("c")]);
+    }
+
+    #[tokio::test]
+    async fn a_write_drops_the_answers_that_read_its_partition() {
+        let cache = ReadCache::new(Arc::new(ManualClock::new()), 100);
+        let runs = Arc::new(AtomicUsize::new(0));
+        let parts = |p: &str| Some(vec![p.to_owned()]);
+        cache
+            .serve(
+                b"g1".to_vec(),
+                parts("G#1"),
+                stale(1000),
+                counted(&runs, "a"),
+            )
+            .await
+            .unwrap();
+        cache
+            .serve(
+                b"g2".to_vec(),
+                parts("G#2"),
+                stale(1000),
+                counted(&runs, "a"),
+            )
+            .await
+            .unwrap();
+        cache
+            .serve(b"gsi".to_vec(), None, stale(1000), counted(&runs, "a"))
+            .await
+            .unwrap();
+        assert_eq!(cache.cached_items(), 3);
+        cache.wrote(["G#1"]);
+        assert_eq!(
+            cache.cached_items(),
+            1,
+            "g1 and the GSI answer dropped, g2 kept"
+        );
+        cache
+            .serve(
+                b"g2".to_vec(),
+                parts("G#2"),
+                stale(1000),
+                counted(&runs, "b"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn a_query_in_flight_during_a_write_is_neither_joined_nor_cached() {
+        let cache = Arc::new(ReadCache::new(Arc::new(ManualClock::new()), 100));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let (release, wait) = tokio::sync::oneshot::channel::<()>();
+        let slow = {
+            let runs = runs.clone();
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                let _ = wait.await;
+                Ok(vec![item("old")])
+            }
+            .boxed()
+        };
+        let first = {
+            let cache = cache.clone();
+            tokio::spawn(async move { cache.serve(b"q".to_vec(), None, stale(1000), slow).await })
+        };
+        tokio::task::yield_now().await;
+        while runs.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        cache.wrote(["P#0"]);
+        let after = cache
+            .serve(b"q".to_vec(), None, stale(1000), counted(&runs, "new"))
+            .await
+            .unwrap();
+        assert_eq!(
+            after.items,
+            vec![item("new")],
+            "did not join the earlier query"
+        );
+        let _ = release.send(());
+        assert_eq!(first.await.unwrap().unwrap().items, vec![item("old")]);
+        let cached = cache
+            .serve(b"q".to_vec(), None, stale(1000), counted(&runs, "x"))
+            .await
+            .unwrap();
+        assert_eq!(
+            cached.items,
+            vec![item("new")],
+            "the older answer was not cached"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_cache_stays_within_its_capacity() {
+        let clock = Arc::new(ManualClock::new());
+        let cache = ReadCache::new(clock.clone(), 2);
+        let runs = Arc::new(AtomicUsize::new(0));
+        for key in [b"a", b"b", b"c"] {
+            clock.advance(Duration::from_millis(1));
+            cache
+                .serve(key.to_vec(), None, stale(1000), counted(&runs, "v"))
+                .await
+                .unwrap();
+        }
+        assert_eq!(cache.cached_items(), 2);
+        // The oldest ("a") went.
+        cache
+            .serve(b"a".to_vec(), None, stale(1000), counted(&runs, "v"))
+            .await
+            .unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), 4);
+    }
+
+    #[tokio::test]
+    async fn waiters_share_the_leaders_error() {
+        let cache = ReadCache::default();
+        let failing = || {
+            async {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                Err(Error::InvalidQuery("boom".into()))
+            }
+            .boxed()
+        };
+        let results = futures::future::join_all(
+            (0..3).map(|_| cache.serve(b"q".to_vec(), None, COALESCE, failing())),
+        )
+        .await;
+        assert!(results
+            .iter()
+            .all(|r| r.as_ref().is_err_and(|e| e.to_string().contains("boom"))));
+        assert!(results
+            .iter()
+            .any(|r| matches!(r, Err(Error::Coalesced { .. }))));
+    }
+}

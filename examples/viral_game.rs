@@ -195,10 +195,23 @@ async fn write_run<E: Scored>(
     })
 }
 
+/// How the read side's repository shares reads.
+#[derive(Debug, Clone, Copy)]
+enum Sharing {
+    /// Every query sends its own scatter-gather (single flight off).
+    None,
+    /// The defaults: identical concurrent queries share one scatter-gather.
+    SingleFlight,
+    /// Single flight plus answers up to this old from the repository's cache.
+    Staleness(Duration),
+}
+
 #[derive(Debug)]
 struct ReadRun {
     label: &'static str,
     ok_share: f64,
+    /// Read units consumed per complete top-100 (from ConsumedCapacity).
+    units_per_answer: f64,
     throttle_rate: f64,
     p50: Duration,
     p99: Duration,
@@ -209,6 +222,7 @@ async fn read_run<E: Scored>(
     local: &DynamoDbLocal,
     label: &'static str,
     page_size: Option<u32>,
+    sharing: Sharing,
     opts: &Options,
 ) -> Result<ReadRun, Box<dyn std::error::Error>> {
     let sdk = local.sdk_config().await;
@@ -221,7 +235,13 @@ async fn read_run<E: Scored>(
     plain.batch_put(&items).await?;
     let emulator = KeyLimitEmulator::new(LIMITS).with_burst_seconds(BURST_SECONDS);
     emulator.register_table(&table, &E::table_definition());
-    let repo: Repo<E> = Repo::new(emulator.client(&sdk), &table);
+    let stats = Arc::new(HotKeyStats::new(Duration::from_secs(600)));
+    let repo: Repo<E> = Repo::new(emulator.client(&sdk), &table).with_stats(stats.clone());
+    let repo = match sharing {
+        Sharing::None => repo.with_single_flight(false),
+        Sharing::SingleFlight => repo,
+        Sharing::Staleness(bound) => repo.with_max_staleness(bound),
+    };
 
     // An unsharded top-100 of ~110-byte items reads ~11 KB: 1.5 units (eventually consistent).
     let rate = LIMITS.read_units_per_second * opts.overload.min(4.0) / 1.5;
@@ -249,9 +269,13 @@ async fn read_run<E: Scored>(
     let mut latencies: Vec<Duration> = results.iter().map(|r| r.1).collect();
     latencies.sort();
     let counts = emulator.counts();
+    let report = stats.report();
+    let units: f64 = report.top(usize::MAX).iter().map(|k| k.read_units).sum();
+    let complete = results.iter().filter(|r| r.0).count();
     Ok(ReadRun {
         label,
-        ok_share: results.iter().filter(|r| r.0).count() as f64 / total.max(1) as f64,
+        ok_share: complete as f64 / total.max(1) as f64,
+        units_per_answer: units / complete.max(1) as f64,
         throttle_rate: counts.throttled as f64 / (counts.admitted + counts.throttled).max(1) as f64,
         p50: percentile(&latencies, 0.5),
         p99: percentile(&latencies, 0.99),
@@ -367,30 +391,56 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let reads = vec![
-        read_run::<Unsharded>(local, "unsharded, Query(Limit=100)", None, &opts).await?,
-        read_run::<Shards10>(
+        read_run::<Unsharded>(
             local,
-            "n = 10, defaults (adaptive: 10 x Query(Limit=17), refilled lazily)",
+            "unsharded, Query(Limit=100), single flight off",
             None,
+            Sharing::None,
             &opts,
         )
         .await?,
         read_run::<Shards10>(
             local,
-            "n = 10, old default: page_size(100) (10 x Query(Limit=100))",
+            "n = 10, single flight off (10 x Query(Limit=17), refilled lazily)",
+            None,
+            Sharing::None,
+            &opts,
+        )
+        .await?,
+        read_run::<Shards10>(
+            local,
+            "n = 10, defaults: single flight",
+            None,
+            Sharing::SingleFlight,
+            &opts,
+        )
+        .await?,
+        read_run::<Shards10>(
+            local,
+            "n = 10, single flight + max_staleness(250 ms)",
+            None,
+            Sharing::Staleness(Duration::from_millis(250)),
+            &opts,
+        )
+        .await?,
+        read_run::<Shards10>(
+            local,
+            "n = 10, page_size(100), single flight off (10 x Query(Limit=100))",
             Some(100),
+            Sharing::None,
             &opts,
         )
         .await?,
     ];
     println!("\ntop-100 reads at 4x the unsharded key's read limit:\n");
-    println!("| layout | complete top-100s | throttled requests | p50 | p99 |");
-    println!("|---|---|---|---|---|");
+    println!("| layout | complete top-100s | read units per complete top-100 | throttled requests | p50 | p99 |");
+    println!("|---|---|---|---|---|---|");
     for r in &reads {
         println!(
-            "| {} | {:.0}% | {:.1}% | {:.1?} | {:.1?} |",
+            "| {} | {:.0}% | {:.2} | {:.1}% | {:.1?} | {:.1?} |",
             r.label,
             r.ok_share * 100.0,
+            r.units_per_answer,
             r.throttle_rate * 100.0,
             r.p50,
             r.p99

@@ -140,6 +140,36 @@ async fn a_write_through_the_repository_is_seen_by_the_next_query() {
     assert_eq!(top(&repo).collect().await.unwrap()[0].at, "later");
     Score::delete(&repo, "g1", "new", 1_000).await.unwrap();
     assert_eq!(top(&repo).collect().await.unwrap()[0].score, 199);
+    repo.batch_put(&[score("g1", "batched", 1_500)])
+        .await
+        .unwrap();
+    assert_eq!(top(&repo).collect().await.unwrap()[0].player_id, "batched");
+    repo.put_new(&score("g1", "newer", 1_600)).await.unwrap();
+    assert_eq!(top(&repo).collect().await.unwrap()[0].player_id, "newer");
+    repo.batch_delete(&[score("g1", "batched", 1_500), score("g1", "newer", 1_600)])
+        .await
+        .unwrap();
+    assert_eq!(top(&repo).collect().await.unwrap()[0].score, 199);
+    // A sibling typed for another entity of the table shares the cache.
+    let sibling: Repo<crate::entities::Comment> = repo.for_entity();
+    top(&repo).collect().await.unwrap();
+    faults.reset_counts();
+    top(&repo).collect().await.unwrap();
+    assert_eq!(faults.requests("Query"), 0, "cached");
+    sibling
+        .put(&crate::entities::Comment {
+            game_id: "g1".into(),
+            player_id: "p1".into(),
+            id: "c1".into(),
+            text: "gg".into(),
+        })
+        .await
+        .unwrap();
+    top(&repo).collect().await.unwrap();
+    assert!(
+        faults.requests("Query") > 0,
+        "the sibling's write dropped the answer"
+    );
 
     // Through another Repo value: not seen while the cached answer is within its bound, as
     // documented; seen once it is past it.

@@ -26,6 +26,7 @@ mod paging;
 mod projection;
 mod query;
 mod query_sort_key;
+mod read_ahead;
 mod read_path;
 mod repo;
 mod retries;

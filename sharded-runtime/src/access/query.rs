@@ -760,7 +760,9 @@ impl<S: QuerySource, O> Query<S, O> {
     fn engine(&self, limit: Option<usize>, partial: bool) -> Result<Engine, Error> {
         let plan = self.plan()?.plan;
         let resume = Resume::start(plan.partitions.len());
-        Ok(Engine::new(plan, resume, limit, partial))
+        // A stream and a collect read the whole listing (or up to a limit, where read-ahead
+        // stays off): their shards read ahead.
+        Ok(Engine::new(plan, resume, limit, partial).reading_ahead())
     }
 
     /// The engine of this query resumed from `resume` (from the start when `None`), for a
@@ -810,7 +812,7 @@ impl<S: QuerySource, O> Query<S, O> {
         // A base-table answer is dropped by writes to the partitions it read.
         let partitions = plan.index.is_none().then(|| plan.partitions.clone());
         let resume = Resume::start(plan.partitions.len());
-        let mut engine = Engine::new(plan, resume, limit, false);
+        let mut engine = Engine::new(plan, resume, limit, false).reading_ahead();
         let run = async move {
             let mut items = Vec::with_capacity(limit.unwrap_or(0).min(1024));
             while let Some(item) = engine.next_item().await? {

@@ -13,7 +13,9 @@
 //!   request asks for about what it is expected to contribute, [`first_share`]
 //!   (`ceil(1.5·k/n) + 2`, at most `k`), not for `k`: a top-100 over 10 shards reads ~170
 //!   items, not 1,000. A shard's next page is fetched only when the merge needs its next item
-//!   (its buffer ran dry and its head could be the next smallest), asking for twice its last
+//!   (its buffer ran dry and its head could be the next smallest; a stream or a collect
+//!   without a limit reads ahead: a shard down to half its last page is asked for the next
+//!   one at once, see [`Engine::fill`]), asking for twice its last
 //!   `Limit`, or its share of what is still needed as the merge has seen it so far if that is
 //!   more (a shard that supplied every item is asked for all the rest), capped at what the
 //!   merge can still use: a shard holding all the winners costs one refill. Results are exact
@@ -38,7 +40,10 @@ use std::collections::VecDeque;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
-use futures::stream::{self, StreamExt};
+use std::sync::Arc;
+
+use futures::future::FutureExt;
+use futures::stream::{FuturesUnordered, StreamExt};
 use tracing::Instrument;
 
 mod request;
@@ -219,11 +224,26 @@ struct ShardState {
     /// Key values of the last emitted item.
     last_emitted: Option<Vec<AttributeValue>>,
     failed: bool,
+    /// A request for this shard's next page is in flight.
+    requested: bool,
+    /// Items in this shard's last page (after its filters): the read-ahead threshold's base.
+    last_page_items: usize,
 }
 
 impl ShardState {
+    /// The merge cannot pop before this shard has a head: it may hold the next item.
     fn needs_fetch(&self) -> bool {
         self.buffer.is_empty() && !self.exhausted && !self.failed
+    }
+
+    /// Worth reading ahead: it has a next page, none is on its way, and its buffer is down
+    /// to half of its last page or less.
+    fn runs_low(&self) -> bool {
+        !self.exhausted
+            && !self.failed
+            && !self.requested
+            && !self.buffer.is_empty()
+            && self.buffer.len() * 2 <= self.last_page_items
     }
 }
 
@@ -282,8 +302,14 @@ struct Position {
 /// own sort key whose previous place is the position's partition is the item emitted last,
 /// copied since: it is dropped, not repeated.
 pub(crate) struct Engine {
-    plan: Plan,
+    /// Shared with the shard requests in flight.
+    plan: Arc<Plan>,
     shards: Vec<ShardState>,
+    /// Shard requests sent and not yet applied: those the merge waits for, and, in a query
+    /// without a limit (a stream, a large collect), the read-ahead of shards running low.
+    in_flight: FuturesUnordered<ShardRequest>,
+    /// Read ahead (see [`Engine::fill`]): set for streams and collects without a limit.
+    read_ahead: bool,
     heads: HeadHeap<Option<SortValue>>,
     position: Option<Position>,
     remaining: Option<usize>,
@@ -362,19 +388,31 @@ impl Engine {
                     start,
                     last_emitted: None,
                     failed: false,
+                    requested: false,
+                    last_page_items: 0,
                 }
             })
             .collect();
         Engine {
             heads: HeadHeap::new(plan.descending),
-            plan,
+            plan: Arc::new(plan),
             shards,
+            in_flight: FuturesUnordered::new(),
+            read_ahead: false,
             position,
             remaining: limit,
             tolerate_failures,
             failures: Vec::new(),
             span,
         }
+    }
+
+    /// Reads ahead (see [`fill`](Self::fill)) when the query has no limit: what a stream and
+    /// a collect of a whole listing ask for. Engines run side by side under one concurrency
+    /// (a range query's buckets) do not, so that their requests stay within it.
+    pub fn reading_ahead(mut self) -> Self {
+        self.read_ahead = true;
+        self
     }
 
     /// Whether an item of `shard` with sort key `key` lies at or behind the merge position
@@ -504,75 +542,108 @@ impl Engine {
         self.shards.iter().map(|s| s.buffer.len()).sum()
     }
 
-    /// Fetches every shard whose buffer ran dry and that may still hold items, concurrently,
-    /// until each such shard has a head or is exhausted (filtered pages can come back empty).
+    /// Fetches every shard whose buffer ran dry and that may still hold items, concurrently
+    /// (at most `concurrency` requests in flight), until each such shard has a head or is
+    /// exhausted (filtered pages can come back empty).
+    ///
+    /// **Read-ahead** ([`reading_ahead`](Self::reading_ahead)). In a query without a limit (a
+    /// stream, a large collect), a shard whose
+    /// buffer is down to half of its last page is asked for its next page at once, within the
+    /// same concurrency, and the merge goes on with what is buffered: the page is usually
+    /// there before the merge needs it. A shard holds at most its buffer and one page on its
+    /// way, so the memory bound is shards x page size x 2 (pages of
+    /// [`STREAM_PAGE_ITEMS`](crate::STREAM_PAGE_ITEMS) in a stream by default).
     async fn fill(&mut self) -> Result<(), Error> {
         loop {
-            let needed: Vec<usize> = (0..self.shards.len())
-                .filter(|&s| self.shards[s].needs_fetch())
-                .collect();
-            if needed.is_empty() {
+            self.send_requests();
+            if !self.shards.iter().any(ShardState::needs_fetch) {
+                // Nothing to wait for: apply the read-ahead pages that already arrived.
+                while let Some(Some((shard, result))) = self.in_flight.next().now_or_never() {
+                    self.apply(shard, result)?;
+                }
                 return Ok(());
             }
-            let open = self.shards.iter().filter(|s| !s.exhausted).count();
-            let requests: Vec<(usize, Option<Item>, Option<i32>)> = needed
-                .iter()
-                .map(|&s| {
-                    let limit = self.request_limit(s, open);
-                    self.shards[s].last_limit = limit;
-                    let limit = limit.map(|l| l.clamp(1, i32::MAX as usize) as i32);
-                    (s, self.shards[s].next_start.clone(), limit)
-                })
-                .collect();
-            let plan = &self.plan;
-            let results: Vec<(usize, Result<ShardPage, Error>)> = stream::iter(requests)
-                .map(|(shard, start, limit)| async move {
-                    (shard, query_shard(plan, shard, start, limit, false).await)
-                })
-                .buffer_unordered(plan.concurrency.max(1))
+            let Some((shard, result)) = self.in_flight.next().instrument(self.span.clone()).await
+            else {
+                // Unreachable: a shard that needs a page has one requested.
+                return Ok(());
+            };
+            self.apply(shard, result)?;
+        }
+    }
+
+    /// Sends the requests there is room for: first for the shards the merge waits for, then,
+    /// in a query without a limit, the read-ahead of shards running low.
+    fn send_requests(&mut self) {
+        let concurrency = self.plan.concurrency.max(1);
+        let open = self.shards.iter().filter(|s| !s.exhausted).count();
+        let waiting: Vec<usize> = (0..self.shards.len())
+            .filter(|&s| self.shards[s].needs_fetch() && !self.shards[s].requested)
+            .collect();
+        let ahead: Vec<usize> = if self.read_ahead && self.remaining.is_none() {
+            (0..self.shards.len())
+                .filter(|&s| self.shards[s].runs_low())
                 .collect()
-                .instrument(self.span.clone())
-                .await;
-            for (shard, result) in results {
-                match result {
-                    Ok(mut page) => {
-                        if let Some(transition) = &self.plan.transition {
-                            transition.adopt(shard, &mut page.items);
-                        }
-                        // Without a server-side filter, another entity's item (one whose sort
-                        // key shares the prefix) is dropped here, as the filter would have.
-                        if !self.plan.filter_on_server {
-                            let entities = self.plan.entities;
-                            page.items.retain(|item| {
-                                entity_of(item).is_some_and(|e| entities.contains(&e))
-                            });
-                        }
-                        transition::drop_looked_up_copies(&self.plan, &mut page.items).await?;
-                        let state = &mut self.shards[shard];
-                        state.exhausted = page.last_evaluated_key.is_none();
-                        state.filtered_empty = page.items.is_empty() && !state.exhausted;
-                        state.next_start = page.last_evaluated_key;
-                        state.buffer.extend(page.items);
-                        if let Some(head) = state.buffer.front() {
-                            self.heads.push(sort_value(&self.plan, head), shard);
-                        }
-                    }
-                    // DynamoDB refused the request itself (an invalid expression or key): every
-                    // shard would say the same, so it is the query's error, reported once.
-                    Err(error) if error.is_validation() => return Err(error),
-                    Err(error) => {
-                        let partition_key = self.plan.partitions[shard].clone();
-                        if !self.tolerate_failures {
-                            return Err(shard_failed(&self.plan, shard, error));
-                        }
-                        self.shards[shard].failed = true;
-                        self.failures.push(ShardFailure {
-                            shard: shard as u32,
-                            partition_key,
-                            error,
-                        });
+        } else {
+            Vec::new()
+        };
+        for s in waiting.into_iter().chain(ahead) {
+            if self.in_flight.len() >= concurrency {
+                return;
+            }
+            let limit = self.request_limit(s, open);
+            let state = &mut self.shards[s];
+            state.last_limit = limit;
+            state.requested = true;
+            let limit = limit.map(|l| l.clamp(1, i32::MAX as usize) as i32);
+            let start = state.next_start.clone();
+            let plan = Arc::clone(&self.plan);
+            // Spawned, so that a page read ahead arrives while the caller is busy with the
+            // items it has (a future in the engine would only move when the engine is polled).
+            let task = tokio::spawn(
+                async move { fetch_page(&plan, s, start, limit).await }
+                    .instrument(self.span.clone()),
+            );
+            self.in_flight.push(ShardRequest { shard: s, task });
+        }
+    }
+
+    /// Applies the answer of one shard request: its page goes into the shard's buffer (and
+    /// its head into the heap if the buffer was empty), or its error fails the query (or, for
+    /// partial results, the shard).
+    fn apply(&mut self, shard: usize, result: Result<ShardPage, Error>) -> Result<(), Error> {
+        self.shards[shard].requested = false;
+        match result {
+            Ok(page) => {
+                let state = &mut self.shards[shard];
+                let was_empty = state.buffer.is_empty();
+                state.exhausted = page.last_evaluated_key.is_none();
+                state.filtered_empty = page.items.is_empty() && !state.exhausted;
+                state.next_start = page.last_evaluated_key;
+                state.last_page_items = page.items.len();
+                state.buffer.extend(page.items);
+                if was_empty {
+                    if let Some(head) = state.buffer.front() {
+                        self.heads.push(sort_value(&self.plan, head), shard);
                     }
                 }
+                Ok(())
+            }
+            // DynamoDB refused the request itself (an invalid expression or key): every
+            // shard would say the same, so it is the query's error, reported once.
+            Err(error) if error.is_validation() => Err(error),
+            Err(error) => {
+                let partition_key = self.plan.partitions[shard].clone();
+                if !self.tolerate_failures {
+                    return Err(shard_failed(&self.plan, shard, error));
+                }
+                self.shards[shard].failed = true;
+                self.failures.push(ShardFailure {
+                    shard: shard as u32,
+                    partition_key,
+                    error,
+                });
+                Ok(())
             }
         }
     }
@@ -684,6 +755,62 @@ impl Engine {
     pub fn take_failures(&mut self) -> Vec<ShardFailure> {
         std::mem::take(&mut self.failures)
     }
+}
+
+/// One shard request running as its own task: aborted when the engine is dropped (a query
+/// abandoned, a limit reached), so no request outlives its query.
+struct ShardRequest {
+    shard: usize,
+    task: tokio::task::JoinHandle<Result<ShardPage, Error>>,
+}
+
+impl std::future::Future for ShardRequest {
+    type Output = (usize, Result<ShardPage, Error>);
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let shard = self.shard;
+        std::pin::Pin::new(&mut self.task).poll(cx).map(|joined| {
+            let page = joined.unwrap_or_else(|stopped| {
+                Err(Error::InvalidQuery(format!(
+                    "the request of shard {shard} stopped before answering: {stopped}"
+                )))
+            });
+            (shard, page)
+        })
+    }
+}
+
+impl Drop for ShardRequest {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// One shard's page as the merge takes it: requested, its items adopted during a layout
+/// transition, other entities' items dropped where the server did not filter them, and old
+/// copies whose current place was looked up dropped.
+async fn fetch_page(
+    plan: &Plan,
+    shard: usize,
+    start: Option<Item>,
+    limit: Option<i32>,
+) -> Result<ShardPage, Error> {
+    let mut page = query_shard(plan, shard, start, limit, false).await?;
+    if let Some(transition) = &plan.transition {
+        transition.adopt(shard, &mut page.items);
+    }
+    // Without a server-side filter, another entity's item (one whose sort key shares the
+    // prefix) is dropped here, as the filter would have.
+    if !plan.filter_on_server {
+        let entities = plan.entities;
+        page.items
+            .retain(|item| entity_of(item).is_some_and(|e| entities.contains(&e)));
+    }
+    transition::drop_looked_up_copies(plan, &mut page.items).await?;
+    Ok(page)
 }
 
 fn shard_failed(plan: &Plan, shard: usize, error: Error) -> Error {

@@ -106,6 +106,7 @@
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
+mod case;
 mod collection;
 mod ctxt;
 mod expand;
@@ -113,8 +114,10 @@ mod model;
 mod parse;
 mod projection;
 mod resolve;
+mod serde_attr;
 mod suggest;
 mod symbol;
+mod types;
 mod validate;
 
 /// Derives `sharded::ShardedEntity` and typed key builders. See the crate docs for the

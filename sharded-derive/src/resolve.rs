@@ -1,5 +1,7 @@
 //! From the checked model to the one expansion reads: every field a key names is resolved to
-//! the struct's `Field` once, here, so code generation never looks a name up again.
+//! the struct's `Field` once, here, so code generation never looks a name up again; the
+//! counters (function name, shard count) and the maintained fields (attribute, time format)
+//! are settled here too, so expansion reads facts and re-parses nothing.
 //!
 //! Resolution also runs when validation refused the input: the surface emitted next to the
 //! errors must keep the shape the user meant (thiserror's `fallback.rs`, extended to every

@@ -174,12 +174,8 @@ fn key_and_update(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
 fn get_and_delete(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
     let rt = cx.rt;
     let ident = &cx.r.entity.ident;
-    let ItemArgs {
-        params,
-        pk_args,
-        sk_expr,
-        previous_expr,
-    } = item;
+    let (params, pk_args) = (&item.params, &item.pk_args);
+    let (sk_expr, previous_expr) = (&item.sk_expr, &item.previous_expr);
     let how = match (&pk.shard, &pk.previous) {
         (RShard::Hash(_), None) => "exactly one `GetItem`, on the shard its hash fields give",
         (RShard::Random(_), None) => "exactly one `GetItem`, on the shard its key hashes to",

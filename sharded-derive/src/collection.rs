@@ -143,9 +143,12 @@ fn expand(c: &Collection) -> TokenStream {
             return None;
         }
         seen.push(key);
+        // The bound (higher-ranked, so a member that is no entity makes the impl inapplicable
+        // instead of ill-formed) leaves "not a sharded entity" to the schema checks below,
+        // which report it once, at the member's type.
         Some(quote_spanned! {ty.span()=>
             #[automatically_derived]
-            impl #rt::CollectionMember<#ident> for #ty {}
+            impl #rt::CollectionMember<#ident> for #ty where for<'__a> #ty: #rt::ShardedEntity {}
         })
     });
     let first_schema = schema(first_ty);

@@ -3,10 +3,12 @@
 //! Use it through the `sharded` crate (`use sharded::ShardedEntity;`), which re-exports this
 //! derive together with the runtime the generated code calls.
 //!
-//! The macro is a small compiler: `parse` reads the attributes into a `model`, `validate`
-//! checks the model and reports every problem under the token that caused it, `resolve`
-//! binds every field a key names to the struct's field, and `expand` generates code from the
-//! resolved model alone.
+//! The macro is a small compiler: `parse` reads the attributes into a `model` (serde's
+//! attributes in `serde_attr`, its rename rules in `case`, type shapes in `types`),
+//! `validate` checks the model and reports every problem under the token that caused it,
+//! `resolve` binds every field a key names to the struct's field and settles the counters and
+//! maintained fields, and `expand/` generates code from the resolved model alone, one module
+//! per thing it generates.
 //!
 //! # What it generates
 //!
@@ -106,6 +108,7 @@
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
+mod case;
 mod collection;
 mod ctxt;
 mod expand;
@@ -113,8 +116,10 @@ mod model;
 mod parse;
 mod projection;
 mod resolve;
+mod serde_attr;
 mod suggest;
 mod symbol;
+mod types;
 mod validate;
 
 /// Derives `sharded::ShardedEntity` and typed key builders. See the crate docs for the

@@ -22,8 +22,8 @@ impl<T> Sp<T> {
 pub struct Counter {
     /// The counter's name: `votes` generates `votes_counter(..)`.
     pub name: LitStr,
-    /// Its shard count.
-    pub n: syn::LitInt,
+    /// Its shard count; `None` when it was missing or no number (already reported).
+    pub n: Option<Sp<u32>>,
 }
 
 pub struct Entity {

@@ -11,6 +11,7 @@ use crate::model::{
     Container, Entity, Field, FieldRole, Granularity, Gsi, PartitionKey, Previous, Segment,
     SerdeName, Shard, SortKey, Sp, Template,
 };
+use crate::serde_attr::{serde_field, serde_name, serde_rename_all};
 use crate::suggest::{did_you_mean, did_you_mean_keyword};
 use crate::symbol::*;
 
@@ -68,19 +69,11 @@ pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
         .filter_map(|f| {
             let ident = f.ident.clone()?;
             let serde = serde_field(&f.attrs);
-            let (serde_name, serde_source) = match serde.rename {
-                Some(rename) => (rename, SerdeName::Rename),
-                None => {
-                    let name = ident.to_string();
-                    let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
-                    match &rename_all {
-                        Some((rule, written)) => (
-                            Sp::new(apply_rename_all(*rule, &name), ident.span()),
-                            SerdeName::RenameAll(written.clone()),
-                        ),
-                        None => (Sp::new(name, ident.span()), SerdeName::Ident),
-                    }
-                }
+            let serde_name = serde_name(&ident, &serde, rename_all.as_ref());
+            let serde_source = match (&serde.rename, &rename_all) {
+                (Some(_), _) => SerdeName::Rename,
+                (None, Some((_, written))) => SerdeName::RenameAll(written.clone()),
+                (None, None) => SerdeName::Ident,
             };
             Some(Field {
                 ident,
@@ -782,143 +775,8 @@ fn bucket_granularity(
         .unwrap_or(Granularity::Day)
 }
 
-// ---------------------------------------------------------------------------------------------
-// serde names: a struct field must not serialise to a key attribute's name.
-
-/// What serde does with one field's attribute name.
-#[derive(Default)]
-pub(crate) struct SerdeField {
-    /// `rename = "x"` or `rename(serialize = "x")`.
-    pub rename: Option<Sp<String>>,
-    pub flatten: bool,
-    /// `skip`: neither written nor read.
-    pub skip: bool,
-    /// `with = ".."` or `serialize_with = ".."`.
-    pub with: bool,
-}
-
-pub(crate) fn serde_field(attrs: &[Attribute]) -> SerdeField {
-    let mut out = SerdeField::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        // Errors here are serde's to report; we only read what parses.
-        let _ = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("rename") {
-                out.rename = serialize_name(&meta)?.or(out.rename.take());
-            } else if meta.path.is_ident("flatten") {
-                out.flatten = true;
-            } else if meta.path.is_ident("skip") {
-                out.skip = true;
-            } else if meta.path.is_ident("with") || meta.path.is_ident("serialize_with") {
-                out.with = true;
-                skip(&meta)?;
-            } else {
-                skip(&meta)?;
-            }
-            Ok(())
-        });
-    }
-    out
-}
-
-/// The serialize name of `key = "x"` or `key(serialize = "x", deserialize = "y")`.
-fn serialize_name(meta: &ParseNestedMeta) -> syn::Result<Option<Sp<String>>> {
-    if meta.input.peek(syn::Token![=]) {
-        let lit: LitStr = meta.value()?.parse()?;
-        return Ok(Some(Sp::new(lit.value(), lit.span())));
-    }
-    let mut found = None;
-    if meta.input.peek(syn::token::Paren) {
-        meta.parse_nested_meta(|inner| {
-            if inner.path.is_ident("serialize") {
-                let lit: LitStr = inner.value()?.parse()?;
-                found = Some(Sp::new(lit.value(), lit.span()));
-            } else {
-                skip(&inner)?;
-            }
-            Ok(())
-        })?;
-    }
-    Ok(found)
-}
-
-#[derive(Clone, Copy)]
-pub(crate) enum RenameRule {
-    Lower,
-    Upper,
-    Pascal,
-    Camel,
-    Snake,
-    ScreamingSnake,
-    Kebab,
-    ScreamingKebab,
-}
-
-/// The container's `rename_all` rule for serialisation, with the rule as written.
-pub(crate) fn serde_rename_all(attrs: &[Attribute]) -> Option<(RenameRule, String)> {
-    let mut rule = None;
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let _ = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("rename_all") {
-                if let Some(written) = serialize_name(&meta)? {
-                    let parsed = match written.value.as_str() {
-                        "lowercase" => Some(RenameRule::Lower),
-                        "UPPERCASE" => Some(RenameRule::Upper),
-                        "PascalCase" => Some(RenameRule::Pascal),
-                        "camelCase" => Some(RenameRule::Camel),
-                        "snake_case" => Some(RenameRule::Snake),
-                        "SCREAMING_SNAKE_CASE" => Some(RenameRule::ScreamingSnake),
-                        "kebab-case" => Some(RenameRule::Kebab),
-                        "SCREAMING-KEBAB-CASE" => Some(RenameRule::ScreamingKebab),
-                        _ => None,
-                    };
-                    rule = parsed.map(|r| (r, written.value));
-                }
-            } else {
-                skip(&meta)?;
-            }
-            Ok(())
-        });
-    }
-    rule
-}
-
-/// serde's rules for fields (which are snake_case in Rust), as `serde_derive` applies them:
-/// ASCII case changes only, and camelCase is PascalCase with its first character lowered (so
-/// `_pk` becomes `pk`).
-pub(crate) fn apply_rename_all(rule: RenameRule, field: &str) -> String {
-    match rule {
-        RenameRule::Lower | RenameRule::Snake => field.to_owned(),
-        RenameRule::Upper | RenameRule::ScreamingSnake => field.to_ascii_uppercase(),
-        RenameRule::Kebab => field.replace('_', "-"),
-        RenameRule::ScreamingKebab => field.to_ascii_uppercase().replace('_', "-"),
-        RenameRule::Pascal => {
-            let mut out = String::new();
-            let mut upper = true;
-            for c in field.chars() {
-                if c == '_' {
-                    upper = true;
-                } else if upper {
-                    out.push(c.to_ascii_uppercase());
-                    upper = false;
-                } else {
-                    out.push(c);
-                }
-            }
-            out
-        }
-        RenameRule::Camel => {
-            let pascal = apply_rename_all(RenameRule::Pascal, field);
-            let mut chars = pascal.chars();
-            match chars.next() {
-                Some(first) => first.to_ascii_lowercase().to_string() + chars.as_str(),
-                None => pascal,
-            }
-        }
-    }
-}
-
 /// Consumes whatever value a nested meta item has, so unrelated serde keys parse.
-fn skip(meta: &ParseNestedMeta) -> syn::Result<()> {
+pub(crate) fn skip(meta: &ParseNestedMeta) -> syn::Result<()> {
     if meta.input.peek(syn::Token![=]) {
         meta.value()?.parse::<syn::Expr>()?;
     } else if meta.input.peek(syn::token::Paren) {
@@ -956,24 +814,6 @@ pub(crate) fn crate_path(cx: &Ctxt, attrs: &[Attribute], derive: &str) -> Option
         }
     }
     out.krate
-}
-
-/// The attribute name serde writes for a field: its `rename`, the container's `rename_all`
-/// applied to it, or its own name.
-pub(crate) fn serde_name(
-    ident: &Ident,
-    serde: &SerdeField,
-    rename_all: Option<&(RenameRule, String)>,
-) -> Sp<String> {
-    if let Some(rename) = &serde.rename {
-        return rename.clone();
-    }
-    let name = ident.to_string();
-    let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
-    match rename_all {
-        Some((rule, _)) => Sp::new(apply_rename_all(*rule, &name), ident.span()),
-        None => Sp::new(name, ident.span()),
-    }
 }
 
 /// `#[sharded(version)]`, `#[sharded(ttl)]`, `#[sharded(created_at)]` or
@@ -1025,10 +865,13 @@ fn field_role(cx: &Ctxt, attrs: &[Attribute]) -> Option<Sp<FieldRole>> {
     role
 }
 
-/// `#[counter(name = "votes", n = 10)]`.
+/// `#[counter(name = "votes", n = 10)]`. A missing key is reported once: not after an
+/// unknown key, which most likely was meant to be it (`shards = 10`). A counter without `n`
+/// (reported) is still modelled, so the surface emitted next to the error keeps its function.
 fn counter(cx: &Ctxt, attr: &Attribute) -> Option<Counter> {
     let mut name: Option<LitStr> = None;
     let mut n: Option<syn::LitInt> = None;
+    let mut unknown = false;
     let result = attr.parse_nested_meta(|meta| {
         match accepted_key(cx, &meta, COUNTER, COUNTER_KEYS)? {
             Some(NAME) => {
@@ -1039,7 +882,7 @@ fn counter(cx: &Ctxt, attr: &Attribute) -> Option<Counter> {
                 let lit: syn::LitInt = meta.value()?.parse()?;
                 set_once(cx, &meta, COUNTER, &mut n, lit);
             }
-            None => {}
+            None => unknown = true,
         }
         Ok(())
     });
@@ -1047,23 +890,32 @@ fn counter(cx: &Ctxt, attr: &Attribute) -> Option<Counter> {
         cx.syn_error(e);
         return None;
     }
-    match (name, n) {
-        (Some(name), Some(n)) => Some(Counter { name, n }),
-        (None, _) => {
+    let Some(name) = name else {
+        if !unknown {
             cx.error_spanned_by(
                 attr,
                 "#[counter(...)] needs `name = \"...\"`: it names the generated \
                  `<name>_counter` function, e.g. #[counter(name = \"votes\", n = 10)]",
             );
-            None
         }
-        (Some(_), None) => {
+        return None;
+    };
+    if n.is_none() && !unknown {
+        cx.error_spanned_by(
+            attr,
+            "#[counter(...)] needs `n = ..`: the number of shards its writes spread over, \
+             e.g. #[counter(name = \"votes\", n = 10)]",
+        );
+    }
+    let n = n.and_then(|lit| match lit.base10_parse::<u32>() {
+        Ok(value) => Some(Sp::new(value, lit.span())),
+        Err(_) => {
             cx.error_spanned_by(
-                attr,
-                "#[counter(...)] needs `n = ..`: the number of shards its writes spread over, \
-                 e.g. #[counter(name = \"votes\", n = 10)]",
+                &lit,
+                "a counter needs at least 1 shard: n = 10 spreads its writes over 10 items",
             );
             None
         }
-    }
+    });
+    Some(Counter { name, n })
 }

@@ -14,7 +14,8 @@ use syn::{Data, DeriveInput, Fields, Ident, Type};
 use crate::ctxt::Ctxt;
 use crate::expand::respan;
 use crate::model::Sp;
-use crate::parse::{crate_path, serde_field, serde_name, serde_rename_all};
+use crate::parse::crate_path;
+use crate::serde_attr::{serde_field, serde_name, serde_rename_all};
 
 const DERIVE: &str = "ShardedProjection";
 const PROJECTION: &str = "projection";

@@ -1,5 +1,7 @@
 //! From the checked model to the one expansion reads: every field a key names is resolved to
-//! the struct's `Field` once, here, so code generation never looks a name up again.
+//! the struct's `Field` once, here, so code generation never looks a name up again; the
+//! counters (function name, shard count) and the maintained fields (attribute, time format)
+//! are settled here too, so expansion reads facts and re-parses nothing.
 //!
 //! Resolution also runs when validation refused the input: the surface emitted next to the
 //! errors must keep the shape the user meant (thiserror's `fallback.rs`, extended to every
@@ -12,9 +14,12 @@ use quote::{format_ident, quote};
 use syn::{Ident, Type};
 
 use crate::model::{
-    Entity, Field, Granularity, Gsi, PartitionKey, Previous, Segment, Shard, SortKey, Template,
+    Entity, Field, FieldRole, Granularity, Gsi, PartitionKey, Previous, Segment, Shard, SortKey,
+    Sp, Template,
 };
 use crate::suggest::did_you_mean;
+use crate::types::{self, TimeShape};
+use crate::validate::is_counter_name;
 
 /// A field named by a key template or a shard expression.
 #[derive(Clone, Copy)]
@@ -157,9 +162,40 @@ pub struct RGsi<'a> {
     pub sk: Option<RSort<'a>>,
 }
 
+/// `#[counter(name = "votes", n = 10)]`, resolved: one per generated function.
+pub struct RCounter {
+    /// The name as written (`votes`), stored with the counter's items.
+    pub name: String,
+    /// The generated function, `votes_counter`, spanned at the name.
+    pub function: Ident,
+    /// The shard count, with the span of `n`'s literal (1 if it was missing, already
+    /// reported).
+    pub n: Sp<u32>,
+}
+
+/// How the runtime writes a time it maintains (`created_at`, `updated_at`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TimeFormat {
+    /// A `DateTime`, stored as serde stores it: RFC 3339 text.
+    Rfc3339,
+    /// An integer of epoch seconds.
+    EpochSeconds,
+}
+
+/// A field the runtime maintains (`#[sharded(version)]`, ..), resolved.
+pub struct RRole<'a> {
+    pub role: FieldRole,
+    /// The attribute serde stores the field as.
+    pub attribute: &'a str,
+    /// How a time is written, read from the field's type (an `Option` is looked through).
+    pub format: TimeFormat,
+}
+
 /// The entity as expansion reads it.
 pub struct Resolved<'a> {
     pub entity: &'a Entity,
+    /// The name written to the entity attribute (`#[sharded(entity = ..)]` or the struct's).
+    pub entity_name: String,
     /// The path generated code reaches the runtime through: `::sharded::__private`, or
     /// `<crate>::__private` with `#[sharded(crate = "...")]`.
     pub rt: TokenStream,
@@ -167,6 +203,11 @@ pub struct Resolved<'a> {
     pub pk: Option<RPartition<'a>>,
     pub sk: Option<RSort<'a>>,
     pub gsis: Vec<RGsi<'a>>,
+    /// The counters that generate a function: a refused name (reported) generates none, and a
+    /// repeated one (reported) only its first.
+    pub counters: Vec<RCounter>,
+    /// The fields the runtime maintains, in field order.
+    pub roles: Vec<RRole<'a>>,
 }
 
 impl<'a> Resolved<'a> {
@@ -218,6 +259,7 @@ pub fn resolve(entity: &Entity) -> Resolved<'_> {
     };
     Resolved {
         entity,
+        entity_name: entity.entity_name(),
         rt,
         pk: entity.pk.as_ref().map(|pk| {
             let mut pk = partition(entity, pk, None);
@@ -228,7 +270,48 @@ pub fn resolve(entity: &Entity) -> Resolved<'_> {
         }),
         sk: entity.sk.as_ref().map(|sk| sort(entity, sk)),
         gsis: entity.gsis.iter().map(|g| gsi(entity, g)).collect(),
+        counters: counters(entity),
+        roles: roles(entity),
     }
+}
+
+fn counters(entity: &Entity) -> Vec<RCounter> {
+    let mut out: Vec<RCounter> = Vec::new();
+    for counter in &entity.counters {
+        let name = counter.name.value();
+        if !is_counter_name(&name) || out.iter().any(|c| c.name == name) {
+            continue;
+        }
+        out.push(RCounter {
+            function: format_ident!("{}_counter", name, span = counter.name.span()),
+            n: counter
+                .n
+                .clone()
+                .unwrap_or_else(|| Sp::new(1, counter.name.span())),
+            name,
+        });
+    }
+    out
+}
+
+fn roles(entity: &Entity) -> Vec<RRole<'_>> {
+    entity
+        .fields
+        .iter()
+        .filter_map(|field| {
+            let role = field.role.as_ref()?;
+            let (inner, _) = types::peel_option(&field.ty);
+            let format = match types::time_shape(inner) {
+                TimeShape::DateTime => TimeFormat::Rfc3339,
+                _ => TimeFormat::EpochSeconds,
+            };
+            Some(RRole {
+                role: role.value,
+                attribute: &field.serde_name.value,
+                format,
+            })
+        })
+        .collect()
 }
 
 fn field<'a>(entity: &'a Entity, name: &'a Ident) -> KeyField<'a> {

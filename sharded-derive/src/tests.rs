@@ -260,8 +260,8 @@ fn confusable_keys_and_shard_expressions_are_explained() {
 use proc_macro2::{Delimiter, Group, TokenStream};
 use quote::quote;
 
-use crate::expand::{param_kind, Param};
 use crate::resolve::{resolve, KeyField, RSegment, RShard};
+use crate::types::{param_kind, Param};
 
 /// The generated code for `input`, as text without spaces (so assertions do not depend on
 /// how tokens are printed).
@@ -608,5 +608,81 @@ fn time_bucket_misuses_are_refused_with_the_fix() {
     assert!(
         gsi_hot[0].contains("the same for every write"),
         "{gsi_hot:?}"
+    );
+}
+
+#[test]
+fn counters_are_resolved_once_and_refused_once() {
+    // A repeated name: one error, and one function (not two, which rustc would refuse too).
+    let repeated: DeriveInput = parse_quote! {
+        #[pk(template = "E#{election}")]
+        #[sk(template = "C#{name}")]
+        #[counter(name = "votes", n = 10)]
+        #[counter(name = "votes", n = 4)]
+        struct Candidate { election: String, name: String }
+    };
+    assert_eq!(errors(repeated.clone()).len(), 1);
+    let cx = Ctxt::new();
+    let entity = parse::entity(&cx, &repeated).unwrap();
+    let _ = cx.check();
+    let resolved = resolve(&entity);
+    assert_eq!(resolved.counters.len(), 1);
+    assert_eq!(resolved.counters[0].n.value, 10);
+    assert_eq!(
+        generated(quote!(#repeated))
+            .matches("fnvotes_counter")
+            .count(),
+        1
+    );
+
+    // An unknown key (most likely `n`): that error alone, and the function stays.
+    let unknown: DeriveInput = parse_quote! {
+        #[pk(template = "E#{election}")]
+        #[sk(template = "C#{name}")]
+        #[counter(name = "votes", shards = 10)]
+        struct Candidate { election: String, name: String }
+    };
+    let messages = errors(unknown.clone());
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(messages[0].contains("unknown key `shards`"), "{messages:?}");
+    assert!(generated(quote!(#unknown)).contains("fnvotes_counter"));
+}
+
+#[test]
+fn field_roles_resolve_their_time_format() {
+    use crate::resolve::TimeFormat;
+    let input: DeriveInput = parse_quote! {
+        #[pk(template = "G#{id}")]
+        struct Game {
+            id: String,
+            #[sharded(created_at)]
+            created: Option<chrono::DateTime<chrono::Utc>>,
+            #[sharded(updated_at)]
+            updated: (u64),
+        }
+    };
+    assert!(errors(input.clone()).is_empty());
+    let cx = Ctxt::new();
+    let entity = parse::entity(&cx, &input).unwrap();
+    let formats: Vec<TimeFormat> = resolve(&entity).roles.iter().map(|r| r.format).collect();
+    assert_eq!(formats, [TimeFormat::Rfc3339, TimeFormat::EpochSeconds]);
+}
+
+#[test]
+fn a_bucketed_random_key_without_sort_key_is_one_error() {
+    let missing = errors(parse_quote! {
+        #[pk(template = "OPS#{at:day}", shard = "random", n = 4)]
+        struct S { at: i64, id: String }
+    });
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert!(missing[0].contains("it has no sort key"), "{missing:?}");
+    // Without a bucket, the random shard's own message says it.
+    let unbucketed = errors(parse_quote! {
+        #[pk(template = "OPS#{region}", shard = "random", n = 4)]
+        struct S { region: String, id: String }
+    });
+    assert!(
+        unbucketed[0].contains("spreads a logical key's items"),
+        "{unbucketed:?}"
     );
 }

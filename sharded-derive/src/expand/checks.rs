@@ -1,0 +1,97 @@
+//! Compile-time checks in the expansion, evaluated by the compiler in `const` items spanned
+//! at the user's tokens: key field types encode and decode, a bucketed field is a time, and
+//! the facts the runtime owns (the shard maximum, the entity attribute's name, the time-bucket
+//! names) hold for what the user wrote.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::params::Ctx;
+use crate::model::{Granularity, Previous};
+use crate::resolve::{RTemplate, Resolved};
+
+/// `KeyPart` and `KeyPartDecode` bounds for every key field, spanned at the field's type so an
+/// unsupported type is reported where the user wrote it.
+pub(super) fn type_assertions(cx: &Ctx) -> TokenStream {
+    let rt = cx.rt;
+    let checks = cx.r.key_fields().into_iter().filter_map(|field| {
+        let ty = field.ty()?;
+        let span = ty.span();
+        Some(quote_spanned! {span=>
+            const _: () = #rt::assert_key_part::<#ty>();
+            const _: () = #rt::assert_key_part_decode::<#ty>();
+        })
+    });
+    let buckets = bucketed_templates(cx.r).filter_map(|template| {
+        let (field, _) = template.bucket()?;
+        let ty = field.ty()?;
+        let span = ty.span();
+        Some(quote_spanned! {span=>
+            const _: () = #rt::assert_bucket_time::<#ty>();
+        })
+    });
+    let facts = runtime_fact_checks(cx);
+    quote!(#(#checks)* #(#buckets)* #facts)
+}
+
+/// `tokens` with every span set to `span`. A const-evaluation error is reported at the span
+/// of the failing call, which starts at the runtime path's first token: re-spanned, it points
+/// at the user's token instead of at `#[derive(ShardedEntity)]`.
+pub(crate) fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(&group.stream(), span));
+                inner.set_span(span);
+                return proc_macro2::TokenTree::Group(inner);
+            }
+            token.set_span(span);
+            token
+        })
+        .collect()
+}
+
+/// Checks against facts the runtime owns (the shard maximum, the entity attribute's name),
+/// evaluated by the compiler in `const` items spanned at the user's tokens: the derive holds
+/// no copy of either value, so the two can never disagree.
+fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
+    let rt = cx.rt;
+    let entity = cx.r.entity;
+    let counts = entity
+        .pk
+        .iter()
+        .chain(entity.gsis.iter().map(|g| &g.pk))
+        .filter_map(|pk| pk.n.as_ref())
+        .chain(entity.pk.iter().filter_map(|pk| match &pk.previous {
+            Some(Previous::Shards(old)) => Some(old),
+            _ => None,
+        }))
+        .map(|n| {
+            let value = n.value;
+            let rt = respan(rt, n.span);
+            quote_spanned! {n.span=> const _: () = #rt::assert_shard_count(#value); }
+        });
+    let attributes = entity.fields.iter().filter(|f| f.serde_attribute).map(|f| {
+        let name = &f.serde_name.value;
+        let rt = respan(rt, f.serde_name.span);
+        quote_spanned! {f.serde_name.span=> const _: () = #rt::assert_not_entity_attribute(#name); }
+    });
+    // The granularity names the derive accepts are the runtime's `Granularity::NAMES`.
+    let granularities = bucketed_templates(cx.r).next().map(|_| {
+        let names = Granularity::ALL.map(|g| g.name());
+        quote!(const _: () = #rt::assert_granularity_names(&[#(#names),*]);)
+    });
+    quote!(#(#counts)* #(#attributes)* #granularities)
+}
+
+/// The partition-key templates (base and GSIs) that have a time bucket.
+fn bucketed_templates<'r, 'a>(r: &'r Resolved<'a>) -> impl Iterator<Item = &'r RTemplate<'a>> {
+    r.pk.iter()
+        .chain(r.gsis.iter().map(|g| &g.pk))
+        .map(|pk| &pk.template)
+        .filter(|t| t.bucket().is_some())
+}

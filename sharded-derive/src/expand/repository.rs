@@ -1,0 +1,213 @@
+//! The repository functions: `get`, `delete`, `key`, `update` (and, for a randomly sharded
+//! key, `get_from_all_shards` and `delete_on_shard`), the counters, `query`/`query_gsiN` and
+//! the `<query>_range` of a time-bucketed key.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::counters::counter_methods;
+use super::params::Ctx;
+use crate::resolve::{push_new, KeyField, RPartition, RShard};
+
+/// What the functions of one item take and build: the primary key's parameters, the
+/// arguments of `Self::pk(..)`, the sort key and the previous partition key.
+pub(super) struct ItemArgs {
+    /// The physical partition key's fields, then the sort key's, as parameters.
+    pub params: Vec<TokenStream>,
+    /// The arguments of `Self::pk(..)`.
+    pub pk_args: Vec<TokenStream>,
+    /// `Option<String>`: the item's sort key.
+    pub sk_expr: TokenStream,
+    /// `Option<String>`: the item's partition key under the previous layout.
+    pub previous_expr: TokenStream,
+}
+
+fn item_args(cx: &Ctx, pk: &RPartition) -> ItemArgs {
+    let r = cx.r;
+    let sk_expr = match &r.sk {
+        Some(sk) => {
+            let args = cx.names(sk.template.fields());
+            quote!(::core::option::Option::Some(Self::sk(#(#args),*)?))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let mut args = pk.physical_args();
+    push_new(&mut args, r.sk.iter().flat_map(|sk| sk.template.fields()));
+    let pk_args = cx.names(pk.physical_args());
+    let previous_expr = if pk.previous.is_some() {
+        quote!(Self::pk_previous(#(#pk_args),*)?)
+    } else {
+        quote!(::core::option::Option::None)
+    };
+    ItemArgs {
+        params: cx.params(args),
+        pk_args,
+        sk_expr,
+        previous_expr,
+    }
+}
+
+/// `get`/`delete` (or, for random shards, also `get_from_all_shards`/`delete_on_shard`),
+/// the counters, `key` and `update`.
+pub(super) fn repository_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
+    let args = item_args(cx, pk);
+    let all_shard_path = all_shard_path(cx, pk, &args);
+    let counters = counter_methods(cx, pk, &args);
+    let key_and_update = key_and_update(cx, pk, &args);
+    let get_and_delete = get_and_delete(cx, pk, &args);
+    quote! {
+        #all_shard_path
+        #counters
+        #key_and_update
+        #get_and_delete
+    }
+}
+
+/// The explicit all-shard path of a randomly sharded entity, for items whose place is not
+/// known (written by other code, or before its place was the item's own hash).
+fn all_shard_path(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
+    if !matches!(pk.shard, RShard::Random(_)) {
+        return TokenStream::new();
+    }
+    let (rt, r) = (cx.rt, cx.r);
+    let ident = &r.entity.ident;
+    let sk_expr = &item.sk_expr;
+    let mut args: Vec<KeyField> = pk.template.fields().collect();
+    push_new(&mut args, r.sk.iter().flat_map(|sk| sk.template.fields()));
+    let params = cx.params(args);
+    let pk_args = cx.names(pk.template.fields());
+    let get_doc = format!(
+        "Reads `{ident}` items with this key from every shard, in one `BatchGetItem` per 100 \
+         shards, in shard order: the explicit all-shard path for items whose shard is not \
+         their own hash (written by other code). `get` reads the one shard an item is on."
+    );
+    let delete_doc = format!(
+        "Deletes the `{ident}` item with this key on one given shard (as `parse_pk` returns \
+         it): for items found by `get_from_all_shards`. `delete` removes an item from the \
+         shard it is on."
+    );
+    let get_body = cx.body(quote! {
+        let sk = #sk_expr;
+        #rt::get_from_all_shards(repo, Self::pk_all_shards(#(#pk_args),*)?, sk).await
+    });
+    let delete_body = cx.body(quote! {
+        let sk = #sk_expr;
+        #rt::delete_by_key(repo, Self::pk_on_shard(#(#pk_args,)* shard)?, sk).await
+    });
+    quote! {
+        #[doc = #get_doc]
+        pub async fn get_from_all_shards(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::Vec<Self>, #rt::Error> {
+            #get_body
+        }
+        #[doc = #delete_doc]
+        pub async fn delete_on_shard(repo: &#rt::Repo<Self>, #(#params,)* shard: u32) -> #rt::Result<(), #rt::Error> {
+            #delete_body
+        }
+    }
+}
+
+/// `key` (for transactional reads) and `update` (a typed `UpdateItem`).
+fn key_and_update(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
+    let (rt, r) = (cx.rt, cx.r);
+    let ident = &r.entity.ident;
+    let entity_name = &r.entity_name;
+    let ItemArgs {
+        params,
+        pk_args,
+        sk_expr,
+        previous_expr,
+    } = item;
+    let mut key_fields = pk.physical_args();
+    push_new(
+        &mut key_fields,
+        r.sk.iter().flat_map(|sk| sk.template.fields()),
+    );
+    let key_values = key_fields.iter().filter_map(|f| {
+        let KeyField::Field(field) = f else {
+            return None;
+        };
+        let (name, attribute) = (&field.ident, &field.serde_name.value);
+        Some(quote! {
+            (#attribute, #rt::stored_value(#entity_name, #attribute, &#name)?)
+        })
+    });
+    let update_body = cx.body(quote! {
+        let key = (|| -> #rt::Result<#rt::UpdateKey, #rt::Error> {
+            let sk = #sk_expr;
+            ::core::result::Result::Ok(#rt::UpdateKey {
+                pk: Self::pk(#(#pk_args),*)?,
+                sk,
+                key_values: ::std::collections::HashMap::from([#(#key_values),*]),
+                previous: #previous_expr,
+            })
+        })();
+        #rt::Update::new(repo, key)
+    });
+    let update_doc = format!(
+        "A typed `UpdateItem` of one `{ident}`, on the shard its key gives: chain \
+         `set`, `set_if_absent`, `add`, `append`, `remove` with fields of \
+         `{ident}::fields()`, then `send()` (see `sharded::Update`)."
+    );
+    let key_body = cx.body(quote! {
+        let sk = #sk_expr;
+        ::core::result::Result::Ok(#rt::ItemKey::in_layout(Self::pk(#(#pk_args),*)?, #previous_expr, sk))
+    });
+    let key_doc = format!(
+        "The primary key of one `{ident}`, on the shard its key gives (and, during a declared \
+         layout transition, its previous place): for transactional reads \
+         (`sharded::TransactGet`), which read both places."
+    );
+    quote! {
+        #[doc = #key_doc]
+        pub fn key(#(#params),*) -> #rt::Result<#rt::ItemKey<Self>, #rt::KeyError> {
+            #key_body
+        }
+        #[doc = #update_doc]
+        pub fn update(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Update<Self> {
+            #update_body
+        }
+    }
+}
+
+/// `get` and `delete`, at the item's current place and, during a declared transition, its
+/// previous one.
+fn get_and_delete(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
+    let rt = cx.rt;
+    let ident = &cx.r.entity.ident;
+    let (params, pk_args) = (&item.params, &item.pk_args);
+    let (sk_expr, previous_expr) = (&item.sk_expr, &item.previous_expr);
+    let how = match (&pk.shard, &pk.previous) {
+        (RShard::Hash(_), None) => "exactly one `GetItem`, on the shard its hash fields give",
+        (RShard::Random(_), None) => "exactly one `GetItem`, on the shard its key hashes to",
+        (_, None) => "one `GetItem`",
+        (_, Some(_)) => {
+            "one `GetItem` on its current shard, and, when nothing is there \
+                         during the declared transition, one at its previous place"
+        }
+    };
+    let get_doc =
+        format!("Reads one `{ident}` by its key: {how}. `None` if there is no such item.");
+    let delete_doc = if pk.previous.is_some() {
+        format!("Deletes one `{ident}` by its key, at its current place and at its previous one (no error if there is none).")
+    } else {
+        format!("Deletes one `{ident}` by its key (no error if there is none).")
+    };
+    let get_body = cx.body(quote! {
+        let sk = #sk_expr;
+        #rt::get_in_layout(repo, Self::pk(#(#pk_args),*)?, #previous_expr, sk).await
+    });
+    let delete_body = cx.body(quote! {
+        let sk = #sk_expr;
+        #rt::delete_in_layout(repo, Self::pk(#(#pk_args),*)?, #previous_expr, sk).await
+    });
+    quote! {
+        #[doc = #get_doc]
+        pub async fn get(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<::core::option::Option<Self>, #rt::Error> {
+            #get_body
+        }
+        #[doc = #delete_doc]
+        pub async fn delete(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<(), #rt::Error> {
+            #delete_body
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! The schema static: `__SCHEMA`, the `EntitySchema` the runtime reads every key, shard
+//! count and maintained field from, its key templates, and the `EntityShape` facts the
+//! collection and projection derives check against.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::{Ident, Type};
+
+use super::params::Ctx;
+use crate::model::FieldRole;
+use crate::resolve::{RPartition, RPrevious, RSegment, RShard, RTemplate, TimeFormat};
+
+/// The key templates and `__SCHEMA` of a valid entity, whose base partition key is `pk`.
+pub(super) fn schema_static(cx: &Ctx, pk: &RPartition) -> TokenStream {
+    let (rt, r) = (cx.rt, cx.r);
+    let entity_name = &r.entity_name;
+    let table = match &r.entity.container.table {
+        Some(t) => quote!(::core::option::Option::Some(#t)),
+        None => quote!(::core::option::Option::None),
+    };
+    let templates = templates(cx, pk);
+    let pk_schema = partition_schema(rt, pk, &format_ident!("__PK_TEMPLATE"));
+    let pk_schema = match &pk.previous {
+        None => pk_schema,
+        Some(RPrevious::Shards(old)) => {
+            quote!(#pk_schema.with_previous(#rt::PreviousLayout::shards(#old)))
+        }
+        Some(RPrevious::Legacy(_)) => {
+            quote!(#pk_schema.with_previous(#rt::PreviousLayout::legacy(&__PK_LEGACY_TEMPLATE)))
+        }
+    };
+    let sk_schema = match &r.sk {
+        Some(sk) => {
+            let attr = sk.attribute;
+            quote!(::core::option::Option::Some(#rt::SortKeySchema::new(#attr, &__SK_TEMPLATE)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let gsi_schemas = r.gsis.iter().map(|g| {
+        let number = g.number;
+        let index = g.index_name;
+        let pk_s = partition_schema(rt, &g.pk, &format_ident!("__GSI{}_PK_TEMPLATE", number));
+        let sk_s = match &g.sk {
+            Some(sk) => {
+                let attr = sk.attribute;
+                let t = format_ident!("__GSI{}_SK_TEMPLATE", number);
+                quote!(::core::option::Option::Some(#rt::SortKeySchema::new(#attr, &#t)))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        quote!(#rt::GsiSchema::new(#number, #index, #pk_s, #sk_s))
+    });
+    let roles = role_schema(cx);
+    quote! {
+        #(#templates)*
+
+        static __SCHEMA: #rt::EntitySchema = #rt::EntitySchema::new(
+            #entity_name,
+            #table,
+            #pk_schema,
+            #sk_schema,
+            &[#(#gsi_schemas),*],
+        )#roles;
+    }
+}
+
+/// The `KeyTemplate` statics: `__PK_TEMPLATE`, `__PK_LEGACY_TEMPLATE`, `__SK_TEMPLATE`,
+/// `__GSI1_PK_TEMPLATE`, ..
+fn templates(cx: &Ctx, pk: &RPartition) -> Vec<TokenStream> {
+    let (rt, r) = (cx.rt, cx.r);
+    let mut templates = vec![template_static(rt, "__PK_TEMPLATE", &pk.template)];
+    if let Some(RPrevious::Legacy(legacy)) = &pk.previous {
+        templates.push(template_static(rt, "__PK_LEGACY_TEMPLATE", legacy));
+    }
+    if let Some(sk) = &r.sk {
+        templates.push(template_static(rt, "__SK_TEMPLATE", &sk.template));
+    }
+    for g in &r.gsis {
+        let number = g.number;
+        templates.push(template_static(
+            rt,
+            &format!("__GSI{number}_PK_TEMPLATE"),
+            &g.pk.template,
+        ));
+        if let Some(sk) = &g.sk {
+            templates.push(template_static(
+                rt,
+                &format!("__GSI{number}_SK_TEMPLATE"),
+                &sk.template,
+            ));
+        }
+    }
+    templates
+}
+
+fn template_static(rt: &TokenStream, name: &str, template: &RTemplate) -> TokenStream {
+    let name = Ident::new(name, Span::call_site());
+    let source = template.source();
+    let segments = template.segments.iter().map(|s| match s {
+        RSegment::Literal(text) => quote!(#rt::Segment::literal(#text)),
+        RSegment::Field(f) => {
+            let f = f.ident().to_string();
+            quote!(#rt::Segment::field(#f))
+        }
+        RSegment::Bucket(f, granularity) => {
+            let f = f.ident().to_string();
+            let variant = Ident::new(granularity.variant(), Span::call_site());
+            quote!(#rt::Segment::bucket(#f, #rt::Granularity::#variant))
+        }
+    });
+    quote! {
+        static #name: #rt::KeyTemplate = #rt::KeyTemplate::new(#source, &[#(#segments),*]);
+    }
+}
+
+fn partition_schema(rt: &TokenStream, pk: &RPartition, template: &Ident) -> TokenStream {
+    let attribute = pk.attribute;
+    let n = pk.n;
+    let sharding = match &pk.shard {
+        RShard::None => quote!(#rt::Sharding::None),
+        RShard::Hash(fields) => {
+            let names = fields.iter().map(|f| f.ident().to_string());
+            quote!(#rt::Sharding::hash(&[#(#names),*], #n))
+        }
+        RShard::Random(_) => quote!(#rt::Sharding::random(#n)),
+        RShard::Identity => quote!(#rt::Sharding::identity(#n)),
+    };
+    quote!(#rt::PartitionKeySchema::new(#attribute, &#template, #sharding))
+}
+
+/// `.with_version(..)`, `.with_ttl(..)`, ... on the schema, for the fields that have a role.
+fn role_schema(cx: &Ctx) -> TokenStream {
+    let rt = cx.rt;
+    let setters = cx.r.roles.iter().map(|role| {
+        let attribute = role.attribute;
+        let format = match role.format {
+            TimeFormat::Rfc3339 => quote!(#rt::TimeFormat::Rfc3339),
+            TimeFormat::EpochSeconds => quote!(#rt::TimeFormat::EpochSeconds),
+        };
+        match role.role {
+            FieldRole::Version => quote!(.with_version(#attribute)),
+            FieldRole::Ttl => quote!(.with_ttl(#attribute)),
+            FieldRole::CreatedAt => {
+                quote!(.with_created_at(#rt::TimeAttribute::new(#attribute, #format)))
+            }
+            FieldRole::UpdatedAt => {
+                quote!(.with_updated_at(#rt::TimeAttribute::new(#attribute, #format)))
+            }
+        }
+    });
+    quote!(#(#setters)*)
+}
+
+/// The facts the collection and projection derives check against: the partition-key field
+/// types (members of a collection must agree) and the stored attribute names (a projection
+/// may only name those).
+pub(super) fn entity_shape(cx: &Ctx) -> TokenStream {
+    let rt = cx.rt;
+    let ident = &cx.r.entity.ident;
+    // After a refused input a template may name no field: its type is unknown, and nothing
+    // is checked against a crate that does not compile anyway.
+    let types: Option<Vec<&Type>> =
+        cx.r.pk
+            .as_ref()
+            .and_then(|pk| pk.template.fields().map(|f| f.ty()).collect());
+    let types = types.unwrap_or_default();
+    let fields = &cx.r.entity.fields;
+    let names = fields
+        .iter()
+        .filter(|f| f.serde_attribute)
+        .map(|f| &f.serde_name.value);
+    let open = fields.iter().any(|f| f.serde_flatten);
+    quote! {
+        #[automatically_derived]
+        impl #rt::EntityShape for #ident {
+            type PartitionTypes = (#(#types,)*);
+            const ATTRIBUTES: &'static [&'static str] = &[#(#names),*];
+            const OPEN: bool = #open;
+        }
+    }
+}

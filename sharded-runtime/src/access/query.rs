@@ -858,7 +858,9 @@ impl<S: QuerySource, O> Query<S, O> {
     /// # Memory
     ///
     /// A merge holds every unfinished shard's current page (it needs each shard's next item),
-    /// so a stream's memory is bounded by `shards x page`, whatever the result's size. Without
+    /// and, reading ahead, at most one more page per shard on its way (a shard down to half of
+    /// its last page is asked for the next one while the merge goes on), so a stream's memory
+    /// is bounded by `shards x page x 2`, whatever the result's size. Without
     /// a `limit` or a [`page_size`](Self::page_size), a stream asks each shard for
     /// [`STREAM_PAGE_ITEMS`] items per request (not DynamoDB's 1 MB page, which over 100
     /// shards would hold 100 MB): measured over 100,000 items on 10 shards in BENCHMARKS.md

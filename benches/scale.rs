@@ -1,7 +1,8 @@
 //! How the cost of a read grows with the work (issue 10, "Scale"), in one run at 10 ms of
 //! injected latency per request.
 //!
-//! `cargo bench --bench scale` (rounds: `SCALE_ROUNDS=15`, default 9).
+//! `cargo bench --bench scale` (rounds: `SCALE_ROUNDS=15`, default 9; `SCALE_PARTS=1` or `2`
+//! runs one part only).
 //!
 //! **Part 1, top-100 at n = 10, 100 and 1,000 shards.** One table on DynamoDB Local
 //! (`sharded_testkit::local::DynamoDbLocal::shared()`) holds the same 5,000 scores of game
@@ -26,6 +27,9 @@
 //! - **peak heap**: a counting `#[global_allocator]` in this binary (current and peak bytes);
 //!   the peak is reset to the current heap before each query, and the figure is the peak above
 //!   the heap at the start of the query (median over the rounds), the answer included;
+//! - **the physical limit**: in the same rounds, each sharded configuration's `n` shard
+//!   Queries (the engine's key condition and first `Limit`) issued all at once with
+//!   `join_all` and nothing merged, against which the default fan-out is compared;
 //! - beside them, the latency floor (`ceil(requests / max in flight) x 10 ms`: no schedule of
 //!   that many requests, that many at once, can be faster) and the CPU per run of this process
 //!   and of the DynamoDB Local JVM (`benches/cpu`), which tell what the rest of the time is.
@@ -411,6 +415,44 @@ impl Repos {
         (answer, elapsed, peak)
     }
 
+    /// The physical limit of configuration `c`'s fan-out on this machine: its `n` shard
+    /// Queries (the key condition and first `Limit` the engine sends), all issued at once
+    /// with `join_all`, nothing merged. The wall time.
+    async fn raw(&self, c: usize) -> Duration {
+        let n = CONFIGS[c].shards;
+        let limit = first_share(TOP, n) as i32;
+        let client = self.flat.client();
+        let table = self.flat.table();
+        let start = Instant::now();
+        let pages = futures::future::join_all((0..n).map(|shard| {
+            client
+                .query()
+                .table_name(table)
+                .key_condition_expression("#pk = :pk AND begins_with(#sk, :p)")
+                .expression_attribute_names("#pk", "pk")
+                .expression_attribute_names("#sk", "sk")
+                .expression_attribute_values(
+                    ":pk",
+                    aws_sdk_dynamodb::types::AttributeValue::S(format!("S{n}#{GAME}#{shard}")),
+                )
+                .expression_attribute_values(
+                    ":p",
+                    aws_sdk_dynamodb::types::AttributeValue::S("SCORE#".to_owned()),
+                )
+                .scan_index_forward(false)
+                .limit(limit)
+                .send()
+        }))
+        .await;
+        let elapsed = start.elapsed();
+        let items: usize = pages
+            .into_iter()
+            .map(|page| page.expect("raw shard query").items().len())
+            .sum();
+        assert!(items >= TOP, "{}: raw fan-out read {items} items", CONFIGS[c].name);
+        elapsed
+    }
+
     /// Items on each shard of configuration `c`.
     async fn per_shard(&self, c: usize) -> Vec<u64> {
         match c {
@@ -519,8 +561,11 @@ async fn part_one(local: &DynamoDbLocal, rounds: usize) {
     let client = counter.on(&faults.client(&sdk));
     let repos = Repos::new(client, &table);
     println!(
-        "  concurrency: {} (the repository's default), {} ms injected per request",
-        repos.s10.concurrency(),
+        "  fan-out: {} / {} / {} requests at once at n = 10 / 100 / 1,000 (the repository's \
+         default), {} ms injected per request",
+        repos.s10.fan_out(10),
+        repos.s100.fan_out(100),
+        repos.s1000.fan_out(1000),
         LATENCY.as_millis()
     );
     faults.set_latency(LATENCY);
@@ -561,7 +606,12 @@ async fn part_one(local: &DynamoDbLocal, rounds: usize) {
             std::hint::black_box(repos.top(c).await);
         }
     }
+    // The raw fan-out of each sharded configuration, timed in the same rounds.
+    let mut raw_ms: Vec<Vec<f64>> = vec![Vec::new(); CONFIGS.len()];
     for round in 0..rounds {
+        for c in 1..CONFIGS.len() {
+            raw_ms[c].push(repos.raw(c).await.as_secs_f64() * 1000.0);
+        }
         for j in 0..CONFIGS.len() {
             let c = (round + j) % CONFIGS.len();
             faults.reset_counts();
@@ -622,6 +672,22 @@ async fn part_one(local: &DynamoDbLocal, rounds: usize) {
             kib(median(&m.heaps)),
             kib(*m.heaps.iter().max().expect("rounds")),
             if m.stable { "yes" } else { "no" },
+        );
+    }
+    println!(
+        "\n### Fan-out against the physical limit (same rounds)\n\n\
+         | configuration | ours, defaults (median ms) | max in flight | raw `join_all` of the same \
+         n Queries (median ms) | ours / raw | ours / unsharded |\n|---|---:|---:|---:|---:|---:|"
+    );
+    for c in 1..CONFIGS.len() {
+        let ours = median(&measured[c].times_ms);
+        let raw = median(&raw_ms[c]);
+        println!(
+            "| {} | {ours:.1} | {} | {raw:.1} | {:.2}x | {:.2}x |",
+            CONFIGS[c].name,
+            measured[c].max_in_flight,
+            ours / raw,
+            ours / base
         );
     }
 }
@@ -934,8 +1000,14 @@ async fn bench() {
         .await
         .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));
     println!("DynamoDB Local at {}", local.endpoint());
-    part_one(local, rounds).await;
-    part_two(local).await;
+    // `SCALE_PARTS=1` (or `2`) runs one part only.
+    let parts = std::env::var("SCALE_PARTS").unwrap_or_else(|_| "12".to_owned());
+    if parts.contains('1') {
+        part_one(local, rounds).await;
+    }
+    if parts.contains('2') {
+        part_two(local).await;
+    }
 }
 
 fn main() {

@@ -41,7 +41,7 @@
 //! | item | what it is for |
 //! |---|---|
 //! | [`ShardedEntity`](derive@ShardedEntity) (derive) and [`ShardedEntity`] (trait) | declaring an entity's keys; the generated key builders and queries |
-//! | [`Repo`] | puts, point lookups, deletes and batches of one entity in one table |
+//! | [`Repo`], [`MAX_FAN_OUT`] | puts, point lookups, deletes and batches of one entity in one table; how wide a query fans out by default |
 //! | [`Query`], [`Answer`], [`DEFAULT_CACHE_ITEMS`], [`Page`], [`Partial`], [`Cursor`], [`SortCondition`], [`SortKeyCondition`], [`ShardFailure`], [`STREAM_PAGE_ITEMS`] | scatter-gather queries: results, pages, partial answers, hot reads shared and cached |
 //! | [`RangeQuery`] | a time range over a time-bucketed partition key (`{at:day}`): every bucket of `[from, to)`, read concurrently and merged in time order, one cursor across buckets and shards |
 //! | [`Bucket`], [`Granularity`], [`BucketTime`], [`BucketError`], [`buckets_in_range`], [`BucketRange`] | time buckets: labels (`2026-11-22`), arithmetic, the times that can be bucketed |
@@ -74,7 +74,7 @@ pub use sharded_runtime::{
     BucketTime, CanceledAction, CollectionMember, Condition, Cursor, CursorError, CursorKey,
     CursorKeyError, Data, Elements, Error, Field, Granularity, Item, ItemKey, ItemKeyDisplay,
     ItemKeys, KeyError, KeyPart, KeyPartDecode, KeyPartError, Migration, MigrationCheckpoint,
-    MigrationFailure, MigrationProgress, MigrationReport, Operand, Page, Partial, Partitions,
+    MigrationFailure, MigrationProgress, MigrationReport, MAX_FAN_OUT, Operand, Page, Partial, Partitions,
     PreparedTransaction, PrimaryKey, Projection, Query, QuerySource, RangeQuery, Removable, Repo,
     RetryPolicy, Scan, ShardFailure, ShardKeys, ShardedCollection, ShardedCounter, ShardedEntity,
     Size, Slot, SortCondition, SortKeyCondition, TransactGet, TransactGetAnswer, Transaction,

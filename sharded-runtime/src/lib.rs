@@ -46,7 +46,7 @@ pub use access::migrate::{
 pub use access::query::{Answer, Page, Partial, Query, STREAM_PAGE_ITEMS};
 pub use access::range::RangeQuery;
 pub use access::read_cache::DEFAULT_CACHE_ITEMS;
-pub use access::repo::Repo;
+pub use access::repo::{Repo, MAX_FAN_OUT};
 pub use access::scan::Scan;
 pub use access::scatter::{ShardFailure, SortCondition};
 pub use access::sort_condition::SortKeyCondition;

@@ -725,8 +725,13 @@ impl<S: QuerySource, O> Query<S, O> {
             descending: self.descending,
             consistent: self.consistent,
             page_size: self.page_size,
-            concurrency: self.repo.concurrency(),
+            concurrency: self.repo.fan_out(if transition {
+                partitions.all().len()
+            } else {
+                partitions.current_count()
+            }),
             stats: self.repo.stats().cloned(),
+            learned_shares: None,
             shards: match index {
                 None => schema.pk.sharding.shard_count(),
                 Some(name) => schema
@@ -812,20 +817,28 @@ impl<S: QuerySource, O> Query<S, O> {
         // A base-table answer is dropped by writes to the partitions it read.
         let partitions = plan.index.is_none().then(|| plan.partitions.clone());
         let resume = Resume::start(plan.partitions.len());
+        let cache = std::sync::Arc::clone(self.repo.read_cache());
+        // A top-k learns where its answer came from: the next run asks a shard that held
+        // more than its share for that much at once (skewed data costs one round, not two).
+        let learn_key = limit.map(|_| key.clone());
+        let mut plan = plan;
+        if let Some(learn_key) = &learn_key {
+            plan.learned_shares = cache.learned_shares(learn_key);
+        }
         let mut engine = Engine::new(plan, resume, limit, false).reading_ahead();
+        let learner = std::sync::Arc::clone(&cache);
         let run = async move {
             let mut items = Vec::with_capacity(limit.unwrap_or(0).min(1024));
             while let Some(item) = engine.next_item().await? {
                 items.push(item);
             }
+            if let Some(learn_key) = learn_key.filter(|_| !items.is_empty()) {
+                learner.learn_shares(learn_key, engine.shares());
+            }
             Ok(items)
         }
         .boxed();
-        let served = self
-            .repo
-            .read_cache()
-            .serve(key, partitions, policy, run)
-            .await?;
+        let served = cache.serve(key, partitions, policy, run).await?;
         Ok(Answer {
             items: served
                 .items

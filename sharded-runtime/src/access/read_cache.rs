@@ -75,11 +75,18 @@ struct State {
     next_id: u64,
 }
 
-/// A repository's single-flight map and answer cache, shared by its clones.
+/// The most queries whose skew a repository remembers (the map is emptied when it is full:
+/// learning again costs one query's extra round trips).
+const LEARNED_QUERIES: usize = 1024;
+
+/// A repository's single-flight map and answer cache, shared by its clones, and what it
+/// learned of its top-k queries' skew.
 pub(crate) struct ReadCache {
     clock: Arc<dyn Clock>,
     capacity: usize,
     state: Mutex<State>,
+    /// Per query (its description and limit), what each shard supplied of its last answer.
+    learned: Mutex<HashMap<Vec<u8>, Arc<[f64]>>>,
 }
 
 impl std::fmt::Debug for ReadCache {
@@ -114,6 +121,7 @@ impl ReadCache {
             clock,
             capacity,
             state: Mutex::new(State::default()),
+            learned: Mutex::new(HashMap::new()),
         }
     }
 
@@ -265,6 +273,27 @@ impl ReadCache {
             }
             keep
         });
+    }
+
+    /// What each shard supplied of query `key`'s last answer, if known.
+    pub(crate) fn learned_shares(&self, key: &[u8]) -> Option<Arc<[f64]>> {
+        self.learned
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(key)
+            .cloned()
+    }
+
+    /// Remembers what each shard supplied of query `key`'s answer.
+    pub(crate) fn learn_shares(&self, key: Vec<u8>, shares: Vec<f64>) {
+        let mut learned = self
+            .learned
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if learned.len() >= LEARNED_QUERIES && !learned.contains_key(&key) {
+            learned.clear();
+        }
+        learned.insert(key, shares.into());
     }
 
     /// The items cached, for tests and `Debug`.

@@ -33,10 +33,16 @@ use crate::capacity::Clock;
 use crate::error::{Error, ItemKeyDisplay, KeyError};
 use crate::keys::shards::{Partitions, ShardKeys};
 
-/// Default bound on concurrent shard requests of one query: all shards at once up to 32,
-/// which covers the usual 10 to 20 shards in one round trip and keeps 200 shards to
-/// 7 rounds without opening 200 connections.
+/// The concurrency of what a repository runs besides a query's fan-out (a range query's
+/// bucket window, batches, scans), unless `with_concurrency` sets it.
 pub(crate) const DEFAULT_CONCURRENCY: usize = 32;
+
+/// The most shard requests a scatter-gather keeps in flight by default: every partition of
+/// the query at once (a layout transition reads up to twice `MAX_SHARDS`). Each request is on
+/// its own partition, so DynamoDB serves them side by side, and the SDK's HTTP client opens
+/// connections as they are needed (its pool has no fixed size): a bound below the partition
+/// count only adds round trips (1,000 shards at 32 at a time took 32 of them).
+pub const MAX_FAN_OUT: usize = 2 * crate::keys::schema::MAX_SHARDS as usize;
 
 /// A typed repository of entity `E` in one table.
 ///
@@ -77,7 +83,8 @@ impl Drop for Written<'_> {
 struct Shared {
     client: Client,
     table: String,
-    concurrency: usize,
+    /// Set by `with_concurrency`; `None`: the defaults (see `fan_out` and `concurrency`).
+    concurrency: Option<usize>,
     retry: RetryPolicy,
     stats: Option<Arc<HotKeyStats>>,
     /// Hot reads: the single-flight map and answer cache every clone shares.
@@ -97,7 +104,7 @@ impl<E> Repo<E> {
         self.shared.max_staleness
     }
 
-    pub(crate) fn read_cache(&self) -> &ReadCache {
+    pub(crate) fn read_cache(&self) -> &Arc<ReadCache> {
         &self.shared.read_cache
     }
 }
@@ -132,9 +139,35 @@ impl<E> Repo<E> {
         &self.shared.table
     }
 
-    /// The concurrency bound of queries.
+    /// The concurrency `with_concurrency` set, or 32 by default:
+    /// the bound of a range query's bucket window, of batches and of scans. A scatter-gather's
+    /// own fan-out is [`fan_out`](Self::fan_out).
     pub fn concurrency(&self) -> usize {
-        self.shared.concurrency
+        self.shared.concurrency.unwrap_or(DEFAULT_CONCURRENCY)
+    }
+
+    /// The most shard requests a scatter-gather over `partitions` partitions keeps in flight:
+    /// the value `with_concurrency` set, or by default all of them at once (at most
+    /// [`MAX_FAN_OUT`]), so that a top-k over 100 or 1,000 shards costs about one round trip
+    /// (with a concurrency of 32 it took `n / 32`).
+    ///
+    /// ```
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # struct Score { game_id: String, player_id: String }
+    /// # fn demo(client: sharded::aws_sdk_dynamodb::Client) {
+    /// let repo: Repo<Score> = Repo::new(client, "leaderboard");
+    /// assert_eq!(repo.fan_out(1_000), 1_000);
+    /// assert_eq!(repo.clone().with_concurrency(16).fan_out(1_000), 16);
+    /// # }
+    /// ```
+    pub fn fan_out(&self, partitions: usize) -> usize {
+        match self.shared.concurrency {
+            Some(set) => set,
+            None => partitions.clamp(1, MAX_FAN_OUT),
+        }
     }
 
     /// The hot-key statistics this repository records into, if any.
@@ -158,7 +191,7 @@ impl<E: ShardedEntity> Repo<E> {
             shared: Arc::new(Shared {
                 client,
                 table: table.into(),
-                concurrency: DEFAULT_CONCURRENCY,
+                concurrency: None,
                 retry: RetryPolicy::default(),
                 stats: None,
                 read_cache: Arc::new(ReadCache::default()),
@@ -178,9 +211,12 @@ impl<E: ShardedEntity> Repo<E> {
         Ok(Repo::new(client, table))
     }
 
-    /// Bounds the number of concurrent shard requests of one query (at least 1).
+    /// Bounds the number of concurrent shard requests of one query (at least 1), and the
+    /// concurrency of range-query windows, batches and scans. Without it, a scatter-gather
+    /// sends every shard's request at once ([`fan_out`](Self::fan_out)), and the rest runs 32
+    /// at a time.
     pub fn with_concurrency(mut self, concurrency: usize) -> Self {
-        Arc::make_mut(&mut self.shared).concurrency = concurrency.max(1);
+        Arc::make_mut(&mut self.shared).concurrency = Some(concurrency.max(1));
         self
     }
 
@@ -898,7 +934,7 @@ impl<E: ShardedEntity> Repo<E> {
             &self.shared.table,
             keys,
             &self.shared.retry,
-            self.shared.concurrency,
+            self.concurrency(),
         )
         .await?;
         let position = |item: &Item| {
@@ -1209,7 +1245,7 @@ impl<E: ShardedEntity> Repo<E> {
             &self.shared.table,
             writes,
             &self.shared.retry,
-            self.shared.concurrency,
+            self.concurrency(),
         )
         .await;
         let items = recorded.as_deref().unwrap_or_default();
@@ -1256,7 +1292,7 @@ impl<E: ShardedEntity> Repo<E> {
             &self.shared.table,
             keys,
             &self.shared.retry,
-            self.shared.concurrency,
+            self.concurrency(),
         )
         .await?;
         items

@@ -177,6 +177,10 @@ pub(crate) struct Plan {
     pub stats: Option<std::sync::Arc<crate::capacity::stats::HotKeyStats>>,
     /// The shard count of the queried key, when it is sharded (for grouping in the stats).
     pub shards: Option<u32>,
+    /// What each shard supplied of the same query's answer last time (a fraction per
+    /// partition), when the repository has seen it: a shard that held more than its share of
+    /// the top `k` is asked for that much in its first request (see `request_limit`).
+    pub learned_shares: Option<Arc<[f64]>>,
 }
 
 /// Extra room of a shard's first request over its fair share of the limit: a shard's share of
@@ -674,7 +678,21 @@ impl Engine {
             ),
             (_, Some(p), remaining) => Some(remaining.map_or(p, |r| r.min(p))),
             (_, None, None) => None,
-            (None, None, Some(remaining)) => Some(first_share(remaining, open)),
+            (None, None, Some(remaining)) => {
+                // A shard that supplied a large part of the same query's answer last time
+                // (skewed data: the top 100 all on one shard) is asked for that part at once,
+                // with the first request's margin, instead of being refilled round after round.
+                let learned = self
+                    .plan
+                    .learned_shares
+                    .as_ref()
+                    .filter(|shares| shares.len() == self.shards.len())
+                    .map_or(0, |shares| {
+                        let expected = shares[s] * remaining as f64;
+                        (expected * 1.5).ceil() as usize + FIRST_SHARE_EXTRA
+                    });
+                Some(first_share(remaining, open).max(learned).min(remaining))
+            }
             (Some(last), None, Some(remaining)) => {
                 let emitted = self.emitted();
                 let by_share = if emitted == 0 {
@@ -737,6 +755,16 @@ impl Engine {
             }),
             shards,
         }
+    }
+
+    /// What each shard supplied of the items emitted so far, as fractions (all zero when
+    /// nothing was emitted): what a repository learns of a query's skew.
+    pub fn shares(&self) -> Vec<f64> {
+        let total = self.emitted().max(1) as f64;
+        self.shards
+            .iter()
+            .map(|s| s.emitted as f64 / total)
+            .collect()
     }
 
     /// Items emitted so far (this page), over every shard.
@@ -928,6 +956,7 @@ mod tests {
             concurrency: 32,
             stats: None,
             shards: Some(shards as u32),
+            learned_shares: None,
         };
         Engine::new(plan, Resume::start(shards), limit, false)
     }
@@ -978,6 +1007,23 @@ mod tests {
         emitted(&mut e, 17, 34);
         e.remaining = Some(50);
         assert_eq!(e.request_limit(0, 10), Some(40));
+    }
+
+    #[test]
+    fn a_shard_that_held_the_winners_last_time_is_asked_for_them_first() {
+        let e = engine(10, Some(100), None);
+        let mut plan = Arc::try_unwrap(e.plan).unwrap_or_else(|_| unreachable!());
+        let mut shares = vec![0.0; 10];
+        shares[3] = 1.0;
+        plan.learned_shares = Some(shares.into());
+        let e = Engine::new(plan, Resume::start(10), Some(100), false);
+        assert_eq!(e.request_limit(3, 10), Some(100), "all of them, in one round");
+        assert_eq!(e.request_limit(0, 10), Some(17), "the others keep their share");
+        // What another shard count learned does not apply.
+        let mut plan = Arc::try_unwrap(e.plan).unwrap_or_else(|_| unreachable!());
+        plan.learned_shares = Some(vec![1.0; 4].into());
+        let e = Engine::new(plan, Resume::start(10), Some(100), false);
+        assert_eq!(e.request_limit(0, 10), Some(17));
     }
 
     #[test]

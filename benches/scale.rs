@@ -449,7 +449,11 @@ impl Repos {
             .into_iter()
             .map(|page| page.expect("raw shard query").items().len())
             .sum();
-        assert!(items >= TOP, "{}: raw fan-out read {items} items", CONFIGS[c].name);
+        assert!(
+            items >= TOP,
+            "{}: raw fan-out read {items} items",
+            CONFIGS[c].name
+        );
         elapsed
     }
 

@@ -74,11 +74,11 @@ pub use sharded_runtime::{
     BucketTime, CanceledAction, CollectionMember, Condition, Cursor, CursorError, CursorKey,
     CursorKeyError, Data, Elements, Error, Field, Granularity, Item, ItemKey, ItemKeyDisplay,
     ItemKeys, KeyError, KeyPart, KeyPartDecode, KeyPartError, Migration, MigrationCheckpoint,
-    MigrationFailure, MigrationProgress, MigrationReport, MAX_FAN_OUT, Operand, Page, Partial, Partitions,
+    MigrationFailure, MigrationProgress, MigrationReport, Operand, Page, Partial, Partitions,
     PreparedTransaction, PrimaryKey, Projection, Query, QuerySource, RangeQuery, Removable, Repo,
     RetryPolicy, Scan, ShardFailure, ShardKeys, ShardedCollection, ShardedCounter, ShardedEntity,
     Size, Slot, SortCondition, SortKeyCondition, TransactGet, TransactGetAnswer, Transaction,
-    Updatable, Update, DEFAULT_CACHE_ITEMS, IDEMPOTENCY_WINDOW, MAX_TOKEN_CHARS,
+    Updatable, Update, DEFAULT_CACHE_ITEMS, IDEMPOTENCY_WINDOW, MAX_FAN_OUT, MAX_TOKEN_CHARS,
     MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
 };
 

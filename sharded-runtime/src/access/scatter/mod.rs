@@ -1017,8 +1017,16 @@ mod tests {
         shares[3] = 1.0;
         plan.learned_shares = Some(shares.into());
         let e = Engine::new(plan, Resume::start(10), Some(100), false);
-        assert_eq!(e.request_limit(3, 10), Some(100), "all of them, in one round");
-        assert_eq!(e.request_limit(0, 10), Some(17), "the others keep their share");
+        assert_eq!(
+            e.request_limit(3, 10),
+            Some(100),
+            "all of them, in one round"
+        );
+        assert_eq!(
+            e.request_limit(0, 10),
+            Some(17),
+            "the others keep their share"
+        );
         // What another shard count learned does not apply.
         let mut plan = Arc::try_unwrap(e.plan).unwrap_or_else(|_| unreachable!());
         plan.learned_shares = Some(vec![1.0; 4].into());

@@ -12,6 +12,7 @@ mod collection;
 mod counter;
 mod emulator_limits;
 mod entity_guard;
+mod fan_out;
 mod filter;
 mod hot_reads;
 mod key_size;

@@ -613,8 +613,8 @@ async fn part_one(local: &DynamoDbLocal, rounds: usize) {
     // The raw fan-out of each sharded configuration, timed in the same rounds.
     let mut raw_ms: Vec<Vec<f64>> = vec![Vec::new(); CONFIGS.len()];
     for round in 0..rounds {
-        for c in 1..CONFIGS.len() {
-            raw_ms[c].push(repos.raw(c).await.as_secs_f64() * 1000.0);
+        for (c, times) in raw_ms.iter_mut().enumerate().skip(1) {
+            times.push(repos.raw(c).await.as_secs_f64() * 1000.0);
         }
         for j in 0..CONFIGS.len() {
             let c = (round + j) % CONFIGS.len();
@@ -683,9 +683,9 @@ async fn part_one(local: &DynamoDbLocal, rounds: usize) {
          | configuration | ours, defaults (median ms) | max in flight | raw `join_all` of the same \
          n Queries (median ms) | ours / raw | ours / unsharded |\n|---|---:|---:|---:|---:|---:|"
     );
-    for c in 1..CONFIGS.len() {
+    for (c, raw_times) in raw_ms.iter().enumerate().skip(1) {
         let ours = median(&measured[c].times_ms);
-        let raw = median(&raw_ms[c]);
+        let raw = median(raw_times);
         println!(
             "| {} | {ours:.1} | {} | {raw:.1} | {:.2}x | {:.2}x |",
             CONFIGS[c].name,

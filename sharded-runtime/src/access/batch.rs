@@ -149,7 +149,7 @@ pub(crate) fn last_write_per_key<K: Eq + std::hash::Hash>(
 
 /// Errors worth retrying: throttling, limits, server errors, timeouts and dropped
 /// connections. A validation error will fail the same way every time.
-fn retryable<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> bool {
+pub(crate) fn retryable<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> bool {
     match err {
         SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
             true

@@ -32,8 +32,8 @@ use aws_sdk_dynamodb::types::{CancellationReason, ReturnConsumedCapacity, Transa
 use aws_sdk_dynamodb::Client;
 use tokio::time::Instant;
 
-use crate::access::batch::RetryPolicy;
-use crate::error::{is_throttling_code, Error};
+use crate::access::batch::{self, RetryPolicy};
+use crate::error::Error;
 
 /// How long DynamoDB remembers a `ClientRequestToken` after the request that first used it:
 /// within it, the identical request sent again is not applied again.
@@ -165,22 +165,14 @@ pub(crate) async fn send(
 /// with the token is still in progress, or the request was throttled or failed on
 /// DynamoDB's side.
 pub(crate) fn resendable(error: &SendError) -> bool {
-    match error {
-        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
-            true
+    match error.as_service_error() {
+        Some(TransactWriteItemsError::TransactionCanceledException(canceled)) => {
+            cancellation_passes(canceled.cancellation_reasons())
         }
-        SdkError::ServiceError(service) => match service.err() {
-            TransactWriteItemsError::TransactionCanceledException(canceled) => {
-                cancellation_passes(canceled.cancellation_reasons())
-            }
-            TransactWriteItemsError::TransactionInProgressException(_) => true,
-            TransactWriteItemsError::IdempotentParameterMismatchException(_) => false,
-            other => other.code().is_some_and(|code| {
-                is_throttling_code(code)
-                    || matches!(code, "InternalServerError" | "ServiceUnavailable")
-            }),
-        },
-        _ => false,
+        Some(TransactWriteItemsError::TransactionInProgressException(_)) => true,
+        Some(TransactWriteItemsError::IdempotentParameterMismatchException(_)) => false,
+        // A lost answer, a throttle, a failure on DynamoDB's side: what every request retries.
+        _ => batch::retryable(error),
     }
 }
 

@@ -280,12 +280,14 @@ impl<E: ShardedEntity> Repo<E> {
     /// it ends (a failed or abandoned write may have been applied), the read cache learns that
     /// the item's partitions (current and previous place) were written.
     pub(crate) fn writing(&self, placement: &Placement) -> Written<'_> {
+        self.writing_to(std::iter::once(placement.pk()).chain(placement.previous()))
+    }
+
+    /// [`writing`](Self::writing) for writes to these partitions (a batch's).
+    fn writing_to<'k>(&self, partition_keys: impl IntoIterator<Item = &'k str>) -> Written<'_> {
         Written {
             cache: &self.shared.read_cache,
-            partition_keys: std::iter::once(placement.pk())
-                .chain(placement.previous())
-                .map(str::to_owned)
-                .collect(),
+            partition_keys: partition_keys.into_iter().map(str::to_owned).collect(),
         }
     }
 
@@ -1225,14 +1227,13 @@ impl<E: ShardedEntity> Repo<E> {
     /// they returned unprocessed.
     async fn run_batch(&self, writes: Vec<batch::Write>) -> Result<(), Error> {
         let writes = batch::last_write_per_key(writes, key_of::<E>);
-        let _written = Written {
-            cache: &self.shared.read_cache,
-            partition_keys: writes
+        let _written = self.writing_to(
+            writes
                 .iter()
                 .filter_map(|w| w.item().get(E::SCHEMA.pk.attribute))
-                .filter_map(|v| v.as_s().ok().cloned())
-                .collect(),
-        };
+                .filter_map(|v| v.as_s().ok())
+                .map(String::as_str),
+        );
         let recorded: Option<Vec<Item>> = self.shared.stats.as_ref().map(|_| {
             writes
                 .iter()

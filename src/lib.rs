@@ -67,6 +67,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod guide;
+
 pub use sharded_derive::{ShardedCollection, ShardedEntity, ShardedProjection};
 
 pub use sharded_runtime::{
@@ -94,3 +96,8 @@ pub use aws_sdk_dynamodb;
 
 #[doc(hidden)]
 pub use sharded_runtime::__private;
+
+/// The README's code blocks, compiled by `cargo test` so the front page cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,48 @@
+//! The guide, by task: what to read when you want to do something.
+//!
+//! Each chapter is a page of this module, and every code block in it is compiled by
+//! `cargo test` (those that need a table are compiled, not run). The same chapters are the
+//! Markdown files under `docs/guide/` in the repository.
+//!
+//! | you want to | read |
+//! |---|---|
+//! | add the crate, declare an entity, create the table, write and read, test against DynamoDB Local | [`getting_started`] |
+//! | know every attribute, every generated function, and what does not compile | [`declaring`] |
+//! | compute a key or a shard from another language | [`keys`] |
+//! | read a hot key: top-k, sort-key ranges, filters, several entities at once, some attributes, pages for a web client | [`reading`] |
+//! | serve the same hot read to many callers | [`hot_reads`] |
+//! | log by time (a daily ops log) and read time ranges | [`time_buckets`] |
+//! | export or backfill every item of an entity | [`scanning`] |
+//! | write: conditions, versions, timestamps, expiry, typed updates, transactions, exactly-once retries, the vote-counter pattern | [`writing`] |
+//! | change `n`, or shard a key that was written unsharded, while the service runs | [`changing_layout`] |
+//! | find hot partitions before production, and choose `n` | [`hot_partitions`] |
+
+#[doc = include_str!("../docs/guide/getting_started.md")]
+pub mod getting_started {}
+
+#[doc = include_str!("../docs/guide/declaring.md")]
+pub mod declaring {}
+
+#[doc = include_str!("../docs/guide/keys.md")]
+pub mod keys {}
+
+#[doc = include_str!("../docs/guide/reading.md")]
+pub mod reading {}
+
+#[doc = include_str!("../docs/guide/hot_reads.md")]
+pub mod hot_reads {}
+
+#[doc = include_str!("../docs/guide/time_buckets.md")]
+pub mod time_buckets {}
+
+#[doc = include_str!("../docs/guide/scanning.md")]
+pub mod scanning {}
+
+#[doc = include_str!("../docs/guide/writing.md")]
+pub mod writing {}
+
+#[doc = include_str!("../docs/guide/changing_layout.md")]
+pub mod changing_layout {}
+
+#[doc = include_str!("../docs/guide/hot_partitions.md")]
+pub mod hot_partitions {}

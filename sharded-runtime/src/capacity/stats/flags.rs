@@ -199,7 +199,7 @@ impl<'a> Traffic<'a> {
 }
 
 /// `(logical key, shard)` of a physical key `<logical>#<shard>` of a key with `n` shards.
-fn split_shard(key: &str, n: u32) -> Option<(&str, u32)> {
+pub(super) fn split_shard(key: &str, n: u32) -> Option<(&str, u32)> {
     let (logical, shard) = key.rsplit_once('#')?;
     let shard: u32 = shard.parse().ok()?;
     (!logical.is_empty() && shard < n).then_some((logical, shard))
@@ -377,4 +377,19 @@ fn dominant_keys(t: &Traffic<'_>) -> Vec<HotKeyFlag> {
         }
     }
     flags
+}
+
+impl HotKeyFlag {
+    /// Rewrites every key the flag names with `redact(key, shard count)`.
+    pub(super) fn redact_keys(&mut self, redact: impl Fn(&str, Option<u32>) -> String) {
+        match self {
+            HotKeyFlag::NearLimit { key, shards, .. } => *key = redact(key, *shards),
+            HotKeyFlag::DominantKey { key, .. }
+            | HotKeyFlag::HotGsiKey { key, .. }
+            | HotKeyFlag::Throttled { key, .. } => *key = redact(key, None),
+            HotKeyFlag::UnevenShards { logical_key, .. } => {
+                *logical_key = redact(logical_key, None)
+            }
+        }
+    }
 }

@@ -34,7 +34,9 @@
 
 mod advice;
 mod flags;
+mod logical;
 pub(crate) mod record;
+mod recording;
 mod report;
 #[cfg(test)]
 mod tests;
@@ -47,9 +49,13 @@ use std::time::Duration;
 
 use crate::capacity::clock::{Clock, SystemClock};
 use crate::capacity::limits::PerKeyLimits;
-use window::{Bucket, State};
+use window::{Bucket, KeyEntry, State};
 
 pub use flags::{HotKeyFlag, HotKeyThresholds};
+pub use logical::{
+    Advice, HotKeyPattern, LoadSummary, LogicalKeyReport, ShardSpread, ThrottleCount,
+};
+pub use recording::{InsightRule, RecordedKey, RecordedSecond, Recording, RecordingError};
 pub use report::{HotKeyReport, KeyActivity};
 
 /// Collects capacity units per partition key over a sliding window and reports hot keys.
@@ -176,7 +182,7 @@ impl HotKeyStats {
         index: Option<&str>,
         key: &str,
         shards: Option<u32>,
-        apply: impl FnOnce(&mut Bucket),
+        apply: impl FnOnce(&mut KeyEntry, &mut Bucket),
     ) {
         let now = self.clock.now().as_secs();
         self.lock()
@@ -188,7 +194,29 @@ impl HotKeyStats {
     /// logical key with `n` shards, so the report can group the shards.
     pub fn record_write(&self, index: Option<&str>, key: &str, units: f64, shards: Option<u32>) {
         if units.is_finite() && units > 0.0 {
-            self.record(index, key, shards, |b| b.write += units);
+            self.record(index, key, shards, |_, b| {
+                b.write += units;
+                b.writes += 1;
+            });
+        }
+    }
+
+    /// [`record_write`](Self::record_write) of a write that names its item (`item`: a hash
+    /// of the item's primary key), so the report can tell one hot item from a hot key.
+    pub(crate) fn record_item_write(
+        &self,
+        index: Option<&str>,
+        key: &str,
+        item: u64,
+        units: f64,
+        shards: Option<u32>,
+    ) {
+        if units.is_finite() && units > 0.0 {
+            self.record(index, key, shards, |entry, b| {
+                entry.items.add(item);
+                b.write += units;
+                b.writes += 1;
+            });
         }
     }
 
@@ -196,7 +224,10 @@ impl HotKeyStats {
     /// [`record_write`](Self::record_write).
     pub fn record_read(&self, index: Option<&str>, key: &str, units: f64, shards: Option<u32>) {
         if units.is_finite() && units > 0.0 {
-            self.record(index, key, shards, |b| b.read += units);
+            self.record(index, key, shards, |_, b| {
+                b.read += units;
+                b.reads += 1;
+            });
         }
     }
 
@@ -209,7 +240,7 @@ impl HotKeyStats {
         reason: &str,
         shards: Option<u32>,
     ) {
-        self.record(index, key, shards, |b| {
+        self.record(index, key, shards, |_, b| {
             match b.throttles.iter_mut().find(|(r, _)| r == reason) {
                 Some((_, count)) => *count += 1,
                 None => b.throttles.push((reason.to_owned(), 1)),
@@ -225,10 +256,24 @@ impl HotKeyStats {
         let seconds = age.clamp(1.0, self.window_secs as f64);
         let limits = self.limits;
 
-        let keys = {
+        // The seconds of the window, since the collector started: at a whole second the
+        // current second has not begun to count, between seconds it has.
+        let first = now_sec
+            .saturating_sub(self.window_secs)
+            .max(self.start.as_secs());
+        let last = if now.subsec_nanos() == 0 {
+            now_sec.saturating_sub(1).max(first)
+        } else {
+            now_sec
+        };
+        let measured = (first, last, seconds);
+        let (keys, logical_keys) = {
             let mut state = self.lock();
             state.sweep(now_sec, self.window_secs);
-            report::activities(&state, seconds, limits)
+            (
+                report::activities(&state, seconds, limits),
+                logical::roll_up(&state, measured, limits, &self.thresholds),
+            )
         };
         let flags = flags::raise(&keys, limits, &self.thresholds);
         HotKeyReport {
@@ -236,7 +281,9 @@ impl HotKeyStats {
             measured_over: Duration::from_secs_f64(seconds),
             limits,
             keys,
+            logical_keys,
             flags,
+            redacted: false,
         }
     }
 }

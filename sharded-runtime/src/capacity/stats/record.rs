@@ -53,7 +53,9 @@ pub(crate) fn write(
             .and_then(|c| c.table.as_ref())
             .and_then(|t| t.capacity_units);
         let shards = schema.pk.sharding.shard_count();
-        stats.record_write(None, &key, units.unwrap_or(by_size), shards);
+        let sort_key = schema.sk.as_ref().and_then(|sk| text(sk.attribute));
+        let item_id = item_identity(&key, sort_key.as_deref());
+        stats.record_item_write(None, &key, item_id, units.unwrap_or(by_size), shards);
     }
     for gsi in schema.gsis {
         let Some(key) = text(gsi.pk.attribute) else {
@@ -131,6 +133,15 @@ pub(crate) fn batch_writes(
             _ => write(Some(stats), schema, item, Ok(None)),
         }
     }
+}
+
+/// A hash of an item's primary key, to tell "every write went to one item" from "many items
+/// of one key" without keeping the keys.
+fn item_identity(pk: &str, sk: Option<&str>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (pk, sk).hash(&mut hasher);
+    hasher.finish()
 }
 
 #[cfg(test)]

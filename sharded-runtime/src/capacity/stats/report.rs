@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use crate::capacity::format::{fmt_num, percent};
 use crate::capacity::limits::PerKeyLimits;
-use crate::capacity::stats::flags::HotKeyFlag;
+use crate::capacity::stats::flags::{split_shard, HotKeyFlag};
+use crate::capacity::stats::logical::LogicalKeyReport;
 use crate::capacity::stats::window::{State, BASE};
+use crate::capacity::table_caps::TableCaps;
 
 /// One partition key's traffic in the window.
 ///
@@ -93,8 +95,13 @@ pub struct HotKeyReport {
     /// Every key with traffic or throttles in the window, by write units then read units,
     /// highest first.
     pub keys: Vec<KeyActivity>,
+    /// Every logical key (a sharded key's shards rolled up into one row) with its peak, p99,
+    /// throttles by reason, shard spread, pattern and advice; hottest first.
+    pub logical_keys: Vec<LogicalKeyReport>,
     /// What to act on.
     pub flags: Vec<HotKeyFlag>,
+    /// Whether the keys were replaced by hashes ([`redact`](Self::redact)).
+    pub redacted: bool,
 }
 
 /// Rows `Display` prints.
@@ -112,6 +119,146 @@ impl HotKeyReport {
             .iter()
             .find(|k| k.index.as_deref() == index && k.key == key)
     }
+
+    /// The rollup of one logical key (`GAME#g1` for the shards `GAME#g1#0..`), if it had
+    /// traffic in the window.
+    pub fn logical_key(&self, index: Option<&str>, logical_key: &str) -> Option<&LogicalKeyReport> {
+        self.logical_keys
+            .iter()
+            .find(|k| k.index.as_deref() == index && k.logical_key == logical_key)
+    }
+
+    /// Compares each logical key's peak with what the table takes at once (its warm
+    /// throughput, on-demand maximum or provisioned capacity: [`TableCaps::describe`] reads
+    /// them) and fills in [`Advice::table_gap`] with the `UpdateTable` that lifts the cap.
+    pub fn with_table_caps(mut self, caps: &TableCaps) -> Self {
+        for row in &mut self.logical_keys {
+            row.advice.table_gap =
+                caps.gap(row.write.peak_units_per_sec, row.read.peak_units_per_sec);
+        }
+        self
+    }
+
+    /// The report with every key replaced by a hash (`h:` and 16 hex digits of the SHA-256
+    /// of `salt` and the key), so it can leave the account: a shard suffix stays readable
+    /// (`h:1f..#3`), the same key always hashes the same under one salt (reports compare),
+    /// and without the salt a key cannot be confirmed by guessing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sharded::capacity::HotKeyStats;
+    /// let stats = HotKeyStats::new(Duration::from_secs(60));
+    /// stats.record_write(None, "GAME#g1#3", 10.0, Some(10));
+    /// let report = stats.report().redact("our-salt");
+    /// assert!(report.keys[0].key.starts_with("h:") && report.keys[0].key.ends_with("#3"));
+    /// assert!(!report.to_json().contains("GAME#g1"));
+    /// ```
+    pub fn redact(mut self, salt: &str) -> Self {
+        // A flag may not carry its key's shard count: the key's row does.
+        let shards: BTreeMap<String, Option<u32>> = self
+            .keys
+            .iter()
+            .map(|k| (k.key.clone(), k.shards))
+            .collect();
+        for flag in &mut self.flags {
+            flag.redact_keys(|key, n| {
+                redact_key(salt, key, n.or_else(|| shards.get(key).copied().flatten()))
+            });
+        }
+        for k in &mut self.keys {
+            k.key = redact_key(salt, &k.key, k.shards);
+        }
+        for row in &mut self.logical_keys {
+            row.logical_key = hashed(salt, &row.logical_key);
+        }
+        self.redacted = true;
+        self
+    }
+
+    /// The report as JSON, for tools and dashboards. The schema (version 1):
+    ///
+    /// ```text
+    /// { "schema": 1,
+    ///   "window_seconds": 60, "measured_seconds": 60.0, "redacted": false,
+    ///   "limits": { "write_units_per_second": 1000.0, "read_units_per_second": 3000.0 },
+    ///   "logical_keys": [ {                          // LogicalKeyReport, hottest first
+    ///       "index": null | "gsi1", "logical_key": "GAME#g1", "shards": 10 | null,
+    ///       "physical_keys": 10,
+    ///       "write": { "units", "requests", "units_per_request", "mean_units_per_sec",
+    ///                  "peak_units_per_sec", "p99_units_per_sec",
+    ///                  "hottest_key_peak_units_per_sec", "limit_units_per_sec",
+    ///                  "peak_utilization", "seconds_over_limit" },
+    ///       "read": { ...the same },
+    ///       "throttles": [ { "reason", "resource", "count", "meaning" } ],
+    ///       "spread": null | { "kind": "write" | "read", "max_over_mean",
+    ///                          "coefficient_of_variation", "hottest_shard" },
+    ///       "pattern": "not_hot" | "one_hot_item" | "low_cardinality_gsi_key"
+    ///                | "rolling_time_key" | "transient_burst" | "sustained_hot_key",
+    ///       "advice": { "action", "recommended_n", "scatter_read_units",
+    ///                   "scatter_read_round_trips", "table_gap" } } ],
+    ///   "keys": [ { "index", "key", "shards", "write_units", "read_units",
+    ///               "write_units_per_sec", "read_units_per_sec", "write_share",
+    ///               "read_share", "write_utilization", "read_utilization",
+    ///               "throttles": { "<reason>": count } } ],
+    ///   "flags": [ "<each flag's advice, as Display prints it>" ] }
+    /// ```
+    ///
+    /// Fields are only ever added within a schema version.
+    pub fn to_json(&self) -> String {
+        let keys: Vec<serde_json::Value> = self
+            .keys
+            .iter()
+            .map(|k| {
+                serde_json::json!({
+                    "index": k.index,
+                    "key": k.key,
+                    "shards": k.shards,
+                    "write_units": k.write_units,
+                    "read_units": k.read_units,
+                    "write_units_per_sec": k.write_units_per_sec,
+                    "read_units_per_sec": k.read_units_per_sec,
+                    "write_share": k.write_share,
+                    "read_share": k.read_share,
+                    "write_utilization": k.write_utilization,
+                    "read_utilization": k.read_utilization,
+                    "throttles": k.throttles,
+                })
+            })
+            .collect();
+        let json = serde_json::json!({
+            "schema": 1,
+            "window_seconds": self.window.as_secs(),
+            "measured_seconds": self.measured_over.as_secs_f64(),
+            "redacted": self.redacted,
+            "limits": {
+                "write_units_per_second": self.limits.write_units_per_second,
+                "read_units_per_second": self.limits.read_units_per_second,
+            },
+            "logical_keys": self.logical_keys,
+            "keys": keys,
+            "flags": self.flags.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        });
+        serde_json::to_string_pretty(&json).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+}
+
+/// A physical key redacted: the logical part hashed, a shard suffix kept.
+fn redact_key(salt: &str, key: &str, shards: Option<u32>) -> String {
+    match shards.and_then(|n| split_shard(key, n)) {
+        Some((logical, shard)) => format!("{}#{shard}", hashed(salt, logical)),
+        None => hashed(salt, key),
+    }
+}
+
+fn hashed(salt: &str, key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(salt.as_bytes())
+        .chain_update([0u8])
+        .chain_update(key.as_bytes())
+        .finalize();
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("h:{hex}")
 }
 
 impl fmt::Display for HotKeyReport {
@@ -200,6 +347,7 @@ impl fmt::Display for HotKeyReport {
                 )?;
             }
         }
+        write_logical_keys(f, &self.logical_keys)?;
         if self.flags.is_empty() {
             writeln!(f, "flags: none")
         } else {
@@ -272,4 +420,65 @@ fn share(part: f64, total: f64) -> f64 {
     } else {
         0.0
     }
+}
+
+/// The logical keys that are hot (or throttled) as a table, then each one's advice.
+fn write_logical_keys(f: &mut fmt::Formatter<'_>, rows: &[LogicalKeyReport]) -> fmt::Result {
+    let hot: Vec<&LogicalKeyReport> = rows
+        .iter()
+        .filter(|r| r.pattern != crate::capacity::stats::logical::HotKeyPattern::NotHot)
+        .take(DISPLAY_TOP)
+        .collect();
+    if hot.is_empty() {
+        return writeln!(f, "hot logical keys: none");
+    }
+    writeln!(f, "hot logical keys (shards rolled up; peaks per second):")?;
+    for r in hot {
+        let where_ = r.index.as_deref().unwrap_or("base");
+        let shards = r
+            .shards
+            .map_or("unsharded".to_owned(), |n| format!("n = {n}"));
+        writeln!(
+            f,
+            "  {where_} {} ({shards}, {} keys): {:?}",
+            r.logical_key, r.physical_keys, r.pattern
+        )?;
+        for (kind, load) in [("write", &r.write), ("read", &r.read)] {
+            if load.units > 0.0 {
+                writeln!(
+                    f,
+                    "    {kind}: peak {} u/s, p99 {}, mean {}; hottest key peak {} of its {} u/s                      limit ({} s over it); {} u/request",
+                    fmt_num(load.peak_units_per_sec),
+                    fmt_num(load.p99_units_per_sec),
+                    fmt_num(load.mean_units_per_sec),
+                    percent(load.peak_utilization),
+                    fmt_num(load.limit_units_per_sec),
+                    load.seconds_over_limit,
+                    fmt_num(load.units_per_request),
+                )?;
+            }
+        }
+        if let Some(spread) = &r.spread {
+            writeln!(
+                f,
+                "    spread ({}): max/mean {}, cv {}, hottest shard {}",
+                spread.kind,
+                fmt_num(spread.max_over_mean),
+                fmt_num(spread.coefficient_of_variation),
+                spread.hottest_shard
+            )?;
+        }
+        for t in &r.throttles {
+            writeln!(
+                f,
+                "    throttled {} x {} on {}: {}",
+                t.count, t.reason, t.resource, t.meaning
+            )?;
+        }
+        writeln!(f, "    advice: {}", r.advice.action)?;
+        if let Some(gap) = &r.advice.table_gap {
+            writeln!(f, "    table: {gap}")?;
+        }
+    }
+    Ok(())
 }

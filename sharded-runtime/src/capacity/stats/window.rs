@@ -13,13 +13,42 @@ pub(super) struct Bucket {
     pub(super) second: u64,
     pub(super) read: f64,
     pub(super) write: f64,
+    /// Requests behind `read` and `write`: units per request is the item size's cost.
+    pub(super) reads: u64,
+    pub(super) writes: u64,
     pub(super) throttles: Vec<(String, u64)>,
+}
+
+/// Which items a key's writes touched in the window, as far as it matters: one item taking
+/// every write (a counter, a "latest" row) is a pattern sharding the key does not fix.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(super) enum ItemsWritten {
+    /// No write named its item (writes recorded through the public API).
+    #[default]
+    Unknown,
+    /// Every write that named its item named this one (a hash of its key).
+    One(u64),
+    /// At least two different items.
+    Many,
+}
+
+impl ItemsWritten {
+    pub(super) fn add(&mut self, item: u64) {
+        *self = match *self {
+            ItemsWritten::Unknown => ItemsWritten::One(item),
+            ItemsWritten::One(seen) if seen == item => ItemsWritten::One(seen),
+            _ => ItemsWritten::Many,
+        };
+    }
 }
 
 /// One key's traffic in the window, oldest second first.
 #[derive(Debug, Default)]
 pub(super) struct KeyEntry {
     pub(super) shards: Option<u32>,
+    /// Since the key entered the window (not pruned per second: one item hot for part of
+    /// the window still reads as one item, which is what the label means).
+    pub(super) items: ItemsWritten,
     pub(super) buckets: VecDeque<Bucket>,
 }
 
@@ -67,7 +96,7 @@ impl State {
         key: &str,
         shards: Option<u32>,
         (now_sec, window_secs): (u64, u64),
-        apply: impl FnOnce(&mut Bucket),
+        apply: impl FnOnce(&mut KeyEntry, &mut Bucket),
     ) {
         if now_sec >= self.last_sweep.saturating_add(window_secs) {
             self.sweep(now_sec, window_secs);
@@ -79,17 +108,18 @@ impl State {
                 }
                 entry.prune(now_sec, window_secs);
                 // A clock that went backwards adds to the newest bucket.
-                match entry.buckets.back_mut() {
-                    Some(last) if last.second >= now_sec => apply(last),
-                    _ => {
-                        let mut bucket = Bucket {
+                let mut bucket = match entry.buckets.pop_back() {
+                    Some(last) if last.second >= now_sec => last,
+                    last => {
+                        entry.buckets.extend(last);
+                        Bucket {
                             second: now_sec,
                             ..Bucket::default()
-                        };
-                        apply(&mut bucket);
-                        entry.buckets.push_back(bucket);
+                        }
                     }
-                }
+                };
+                apply(entry, &mut bucket);
+                entry.buckets.push_back(bucket);
             });
         });
     }

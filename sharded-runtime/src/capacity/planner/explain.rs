@@ -217,6 +217,7 @@ impl fmt::Display for PlanWarning {
                 "the {index} key takes more writes than one key's budget: shard the GSI key: \
                  #[{index}(..., shard = {n})] (or `index = \"{index}\"` with `shard = {n}`)"
             ),
+            PlanWarning::TableCapBelowLoad { gap } => write!(f, "the table caps this load: {gap}"),
             PlanWarning::ReadsOverBudget {
                 read_units_per_shard,
                 budget,

@@ -13,6 +13,7 @@ mod tests;
 mod validate;
 
 use crate::capacity::limits::PerKeyLimits;
+use crate::capacity::table_caps::TableCaps;
 use crate::capacity::units::{Consistency, ITEM_SIZE_LIMIT};
 use crate::keys::schema::MAX_SHARDS;
 
@@ -115,6 +116,9 @@ pub struct PlanInput {
     pub consistency: Consistency,
     /// The per-key limits to plan against.
     pub limits: PerKeyLimits,
+    /// What the table takes at once, if known ([`TableCaps::describe`] reads it): the plan
+    /// warns when the planned load exceeds it, with the `UpdateTable` that lifts it.
+    pub table: Option<TableCaps>,
 }
 
 impl PlanInput {
@@ -131,7 +135,24 @@ impl PlanInput {
             headroom: DEFAULT_HEADROOM,
             consistency: Consistency::Strong,
             limits: PerKeyLimits::DYNAMODB,
+            table: None,
         }
+    }
+
+    /// Checks the plan against the table's warm throughput, on-demand maximum or provisioned
+    /// capacity: sharding lifts the per-key limit, not these.
+    ///
+    /// ```
+    /// use sharded::capacity::{plan, PlanInput, PlanWarning, TableCaps};
+    /// let caps = TableCaps::new("scores").warm(4_000.0, 12_000.0);
+    /// let p = plan(&PlanInput::new(7_000.0, 1_024).table(caps))?;
+    /// assert!(p.warnings.iter().any(|w| matches!(w, PlanWarning::TableCapBelowLoad { .. })));
+    /// assert!(p.to_string().contains("--warm-throughput WriteUnitsPerSecond=7000"));
+    /// # Ok::<(), sharded::capacity::PlanError>(())
+    /// ```
+    pub fn table(mut self, caps: TableCaps) -> Self {
+        self.table = Some(caps);
+        self
     }
 
     /// Sets the peak scatter-gather reads per second (each reads every shard).
@@ -310,6 +331,12 @@ pub enum PlanWarning {
         /// The per-key read limit.
         limit: f64,
     },
+    /// The planned load exceeds what the table takes at once (its warm throughput, on-demand
+    /// maximum or provisioned capacity): throttled whatever `n` is, until `UpdateTable`.
+    TableCapBelowLoad {
+        /// Which cap, by how much, and the command that lifts it.
+        gap: String,
+    },
 }
 
 /// The result of [`plan`]: `n` for the base key and each GSI, the arithmetic, and warnings.
@@ -430,5 +457,14 @@ pub fn plan(input: &PlanInput) -> Result<ShardPlan, PlanError> {
         write_units_per_put_total: numbers.write_units_per_put_total,
         total_write_units_per_sec: numbers.total_write_units_per_sec,
         warnings: numbers.warnings,
+    })
+    .map(|mut plan: ShardPlan| {
+        if let Some(caps) = &input.table {
+            let reads = plan.read_units_per_shard * plan.base.n as f64;
+            if let Some(gap) = caps.gap(plan.total_write_units_per_sec, reads) {
+                plan.warnings.push(PlanWarning::TableCapBelowLoad { gap });
+            }
+        }
+        plan
     })
 }

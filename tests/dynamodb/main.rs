@@ -33,6 +33,7 @@ mod repo;
 mod retries;
 mod scan;
 mod sealed_cursors;
+mod table_caps;
 mod transaction;
 mod transition_reads;
 mod transition_writes;

@@ -23,6 +23,7 @@ mod limits;
 mod lost_responses;
 mod migration;
 mod model;
+mod ops_cli;
 mod paging;
 mod projection;
 mod query;

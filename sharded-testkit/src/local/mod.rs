@@ -83,9 +83,12 @@ const POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// keeps one database per access key and region, so all clients must agree on them to
 /// see each other's tables. Since DynamoDB Local 2.0 access keys may only contain
 /// letters and digits.
-const REGION: &str = "us-east-1";
-const ACCESS_KEY_ID: &str = "shardedlocal";
-const SECRET_ACCESS_KEY: &str = "shardedlocal";
+/// Other processes (an ops command line, the AWS CLI) see the same tables with these.
+pub const REGION: &str = "us-east-1";
+/// The access key every client of the harness uses; see [`REGION`].
+pub const ACCESS_KEY_ID: &str = "shardedlocal";
+/// The secret key every client of the harness uses; see [`REGION`].
+pub const SECRET_ACCESS_KEY: &str = "shardedlocal";
 
 /// DynamoDB's limits on table names: `[a-zA-Z0-9_.-]{3,255}`.
 const MAX_TABLE_NAME_LEN: usize = 255;

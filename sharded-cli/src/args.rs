@@ -1,0 +1,170 @@
+//! The command line's arguments, named as the AWS CLI names them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "Operate DynamoDB tables written with sharded: plan, describe, report, migrate",
+    version
+)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) aws: AwsArgs,
+    /// Output format.
+    #[arg(long, global = true, value_enum, default_value_t = Output::Table)]
+    pub(crate) output: Output,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Where DynamoDB is; anything not given comes from the standard AWS configuration chain.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct AwsArgs {
+    /// AWS region (otherwise AWS_REGION, the profile, ...).
+    #[arg(long, global = true)]
+    pub(crate) region: Option<String>,
+    /// A DynamoDB endpoint, e.g. DynamoDB Local's http://127.0.0.1:8000 (otherwise
+    /// AWS_ENDPOINT_URL).
+    #[arg(long, global = true)]
+    pub(crate) endpoint_url: Option<String>,
+    /// A named profile from ~/.aws/config.
+    #[arg(long, global = true)]
+    pub(crate) profile: Option<String>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Output {
+    /// For people.
+    Table,
+    /// For tools.
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Start DynamoDB Local for development and print its endpoint (Ctrl-C stops it).
+    Local {
+        /// Print the endpoint and exit instead of waiting for Ctrl-C (the instance stops).
+        #[arg(long)]
+        check: bool,
+    },
+    /// Plan the shard count of a logical key from its peak load.
+    Plan(PlanArgs),
+    /// Show each entity's key layout, GSIs and transition, and the CreateTable they need.
+    Describe {
+        /// Only this entity (default: all).
+        #[arg(long)]
+        entity: Option<String>,
+        /// The table name to put in the CreateTable.
+        #[arg(long, default_value = "<table>")]
+        table: String,
+    },
+    /// The hot-key report from a recording or a Contributor Insights rule report.
+    Report(ReportArgs),
+    /// Move an entity's items to their current layout.
+    Migrate(MigrateArgs),
+    /// Count an entity's items still at their previous layout's place.
+    Remaining {
+        /// The entity (as `describe` lists it).
+        #[arg(long)]
+        entity: String,
+        /// The table.
+        #[arg(long)]
+        table: String,
+    },
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct PlanArgs {
+    /// Peak puts per second on the logical key.
+    #[arg(long)]
+    pub(crate) peak_writes: f64,
+    /// Average item size in bytes.
+    #[arg(long)]
+    pub(crate) item_bytes: u64,
+    /// Peak scatter-gather reads per second of the logical key.
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) scatter_reads: f64,
+    /// Peak point reads per second.
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) point_reads: f64,
+    /// Items one scatter-gather read takes from each shard.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) items_per_read: u32,
+    /// Fraction of the per-key limits kept free.
+    #[arg(long, default_value_t = sharded::capacity::DEFAULT_HEADROOM)]
+    pub(crate) headroom: f64,
+    /// Check the plan against this table's warm throughput and on-demand maximum
+    /// (one DescribeTable).
+    #[arg(long)]
+    pub(crate) table: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ReportArgs {
+    /// A recording written by `HotKeyStats::recording().to_json()`.
+    #[arg(
+        long,
+        conflicts_with = "contributor_insights",
+        required_unless_present = "contributor_insights"
+    )]
+    pub(crate) recording: Option<PathBuf>,
+    /// The JSON of `aws cloudwatch get-insight-rule-report` for a DynamoDB rule.
+    #[arg(long)]
+    pub(crate) contributor_insights: Option<PathBuf>,
+    /// What the Contributor Insights rule counted.
+    #[arg(long, value_enum, default_value_t = Rule::AccessedWrites)]
+    pub(crate) rule: Rule,
+    /// The GSI a Contributor Insights report is of (default: the table).
+    #[arg(long)]
+    pub(crate) index: Option<String>,
+    /// The shard count of a Contributor Insights report's keys, to roll them up.
+    #[arg(long)]
+    pub(crate) shards: Option<u32>,
+    /// Replace every key by a salted hash (share the report without the keys).
+    #[arg(long, value_name = "SALT")]
+    pub(crate) redact: Option<String>,
+    /// Compare with this table's warm throughput and on-demand maximum (one DescribeTable).
+    #[arg(long)]
+    pub(crate) table: Option<String>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rule {
+    /// A most-accessed rule, counted as write units.
+    AccessedWrites,
+    /// A most-accessed rule, counted as read units.
+    AccessedReads,
+    /// A most-throttled rule.
+    Throttled,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct MigrateArgs {
+    /// The entity (as `describe` lists it).
+    #[arg(long)]
+    pub(crate) entity: String,
+    /// The table.
+    #[arg(long)]
+    pub(crate) table: String,
+    /// Write units per second the migration may use.
+    #[arg(long)]
+    pub(crate) write_units_per_second: Option<f64>,
+    /// Read units per second the migration's scan may use.
+    #[arg(long)]
+    pub(crate) read_units_per_second: Option<f64>,
+    /// Scan segments.
+    #[arg(long)]
+    pub(crate) segments: Option<u32>,
+    /// Where the checkpoint is written after every page (and read with --resume).
+    #[arg(long)]
+    pub(crate) checkpoint: Option<PathBuf>,
+    /// Resume from the checkpoint file instead of starting over.
+    #[arg(long, requires = "checkpoint")]
+    pub(crate) resume: bool,
+    /// No progress bar (for logs).
+    #[arg(long)]
+    pub(crate) quiet: bool,
+}

@@ -1,0 +1,375 @@
+//! One function per subcommand; each returns the exit code or a [`Failure`].
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use sharded::aws_sdk_dynamodb::Client;
+use sharded::capacity::{plan, InsightRule, PerKeyLimits, PlanInput, Recording, TableCaps};
+use sharded::schema::{EntitySchema, TableDefinition};
+use sharded::{Error, MigrationCheckpoint};
+
+use crate::args::{AwsArgs, Cli, Command, MigrateArgs, Output, PlanArgs, ReportArgs, Rule};
+use crate::entities::{find, EntityOps, MigrateOptions};
+use crate::output::{create_table_json, describe_entity};
+use crate::{Failure, EXIT_INCOMPLETE, EXIT_OK};
+
+pub(crate) async fn run(entities: &[Box<dyn EntityOps>], cli: Cli) -> Result<u8, Failure> {
+    let output = cli.output;
+    match cli.command {
+        Command::Local { check } => local(output, check).await,
+        Command::Plan(args) => plan_command(&cli.aws, output, args).await,
+        Command::Describe { entity, table } => describe(entities, output, entity, &table),
+        Command::Report(args) => report(&cli.aws, output, args).await,
+        Command::Migrate(args) => migrate(entities, &cli.aws, output, args).await,
+        Command::Remaining { entity, table } => {
+            let entity = find(entities, &entity)?;
+            let client = client(&cli.aws).await;
+            let left = entity
+                .remaining(client, table.clone())
+                .await
+                .map_err(|e| dynamo_failure(&table, e))?;
+            match output {
+                Output::Json => println!("{}", json!({ "table": table, "remaining": left })),
+                Output::Table => println!(
+                    "{left} items of {} still at their previous place",
+                    entity.schema().entity
+                ),
+            }
+            Ok(if left == 0 { EXIT_OK } else { EXIT_INCOMPLETE })
+        }
+    }
+}
+
+/// A client from the standard AWS configuration chain, with the flags on top. Connecting
+/// gives up after a few seconds, so an unreachable endpoint is an error, not a hang.
+async fn client(aws: &AwsArgs) -> Client {
+    use aws_config::timeout::TimeoutConfig;
+    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest()).timeout_config(
+        TimeoutConfig::builder()
+            .connect_timeout(Duration::from_secs(3))
+            .operation_timeout(Duration::from_secs(60))
+            .build(),
+    );
+    if let Some(region) = &aws.region {
+        loader = loader.region(aws_config::Region::new(region.clone()));
+    }
+    if let Some(endpoint) = &aws.endpoint_url {
+        loader = loader.endpoint_url(endpoint);
+    }
+    if let Some(profile) = &aws.profile {
+        loader = loader.profile_name(profile);
+    }
+    Client::new(&loader.load().await)
+}
+
+fn dynamo_failure(table: &str, error: Error) -> Failure {
+    Failure::failed(format!("table `{table}`: {error}"))
+}
+
+#[cfg(feature = "local")]
+async fn local(output: Output, check: bool) -> Result<u8, Failure> {
+    use sharded_testkit::local::{ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY};
+    let local = sharded_testkit::local::DynamoDbLocal::shared()
+        .await
+        .map_err(|e| Failure::failed(format!("cannot start DynamoDB Local: {e}")))?;
+    match output {
+        Output::Json => println!(
+            "{}",
+            json!({
+                "endpoint": local.endpoint(),
+                "region": REGION,
+                "access_key_id": ACCESS_KEY_ID,
+                "secret_access_key": SECRET_ACCESS_KEY,
+            })
+        ),
+        Output::Table => {
+            println!("DynamoDB Local at {}", local.endpoint());
+            // DynamoDB Local keeps one database per access key and region.
+            println!(
+                "export AWS_ENDPOINT_URL={} AWS_REGION={REGION} AWS_ACCESS_KEY_ID={ACCESS_KEY_ID} \
+                 AWS_SECRET_ACCESS_KEY={SECRET_ACCESS_KEY}",
+                local.endpoint()
+            );
+        }
+    }
+    if !check {
+        eprintln!("Ctrl-C stops it");
+        tokio::signal::ctrl_c()
+            .await
+            .map_err(|e| Failure::failed(format!("waiting for Ctrl-C: {e}")))?;
+    }
+    Ok(EXIT_OK)
+}
+
+#[cfg(not(feature = "local"))]
+async fn local(_: Output, _: bool) -> Result<u8, Failure> {
+    Err(Failure::usage(
+        "this command line was built without the `local` feature of sharded-cli",
+    ))
+}
+
+async fn plan_command(aws: &AwsArgs, output: Output, args: PlanArgs) -> Result<u8, Failure> {
+    let mut input = PlanInput::new(args.peak_writes, args.item_bytes)
+        .scatter_reads_per_sec(args.scatter_reads)
+        .point_reads_per_sec(args.point_reads)
+        .items_per_read(args.items_per_read)
+        .headroom(args.headroom);
+    if let Some(table) = &args.table {
+        let caps = TableCaps::describe(&client(aws).await, table)
+            .await
+            .map_err(|e| dynamo_failure(table, e))?;
+        input = input.table(caps);
+    }
+    let plan = plan(&input).map_err(|e| Failure::usage(e.to_string()))?;
+    match output {
+        Output::Table => print!("{plan}"),
+        Output::Json => {
+            let key = |k: &sharded::capacity::KeyPlan| {
+                json!({
+                    "index": k.index,
+                    "n": k.n,
+                    "derive_n": k.derive_n(),
+                    "write_units_per_put": k.write_units_per_put,
+                    "write_units_per_sec": k.write_units_per_sec,
+                    "write_units_per_shard": k.write_units_per_shard,
+                    "arithmetic": k.lines,
+                })
+            };
+            let json = json!({
+                "base": key(&plan.base),
+                "gsis": plan.gsis.iter().map(key).collect::<Vec<_>>(),
+                "read_units_per_shard": plan.read_units_per_shard,
+                "total_write_units_per_sec": plan.total_write_units_per_sec,
+                "warnings": plan.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            });
+            println!("{json:#}");
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+fn describe(
+    entities: &[Box<dyn EntityOps>],
+    output: Output,
+    only: Option<String>,
+    table: &str,
+) -> Result<u8, Failure> {
+    let chosen: Vec<&'static EntitySchema> = match &only {
+        Some(name) => vec![find(entities, name)?.schema()],
+        None => entities.iter().map(|e| e.schema()).collect(),
+    };
+    let mut definition: Option<TableDefinition> = None;
+    for schema in &chosen {
+        let own = schema.table_definition();
+        definition = Some(match definition {
+            None => own,
+            Some(merged) => merged.merge(&own).map_err(|conflict| {
+                Failure::usage(format!(
+                    "these entities cannot share one table: {}",
+                    conflict.0
+                ))
+            })?,
+        });
+    }
+    let create_table = definition.map(|d| create_table_json(&d, table));
+    match output {
+        Output::Json => {
+            let json = json!({
+                "entities": chosen.iter().map(|s| describe_entity(s)).collect::<Vec<_>>(),
+                "create_table": create_table,
+            });
+            println!("{json:#}");
+        }
+        Output::Table => {
+            for schema in &chosen {
+                let d = describe_entity(schema);
+                println!("{}", d["entity"].as_str().unwrap_or_default());
+                println!(
+                    "  partition key  {} = {}",
+                    d["pk"]["attribute"].as_str().unwrap_or_default(),
+                    d["pk"]["layout"].as_str().unwrap_or_default()
+                );
+                if let Some(sk) = d["sk"].as_object() {
+                    println!(
+                        "  sort key       {} = {}",
+                        sk["attribute"].as_str().unwrap_or_default(),
+                        sk["template"].as_str().unwrap_or_default()
+                    );
+                }
+                for gsi in d["gsis"].as_array().into_iter().flatten() {
+                    println!(
+                        "  {:<14} {} = {}",
+                        gsi["index"].as_str().unwrap_or_default(),
+                        gsi["pk_attribute"].as_str().unwrap_or_default(),
+                        gsi["pk_layout"].as_str().unwrap_or_default()
+                    );
+                }
+                println!(
+                    "  transition     {}",
+                    d["transition"].as_str().unwrap_or("none")
+                );
+            }
+            if let Some(create) = create_table {
+                println!("CreateTable (aws dynamodb create-table --cli-input-json):");
+                println!("{create:#}");
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+async fn report(aws: &AwsArgs, output: Output, args: ReportArgs) -> Result<u8, Failure> {
+    let recording = match (&args.recording, &args.contributor_insights) {
+        (Some(path), _) => Recording::from_json(&read(path)?)
+            .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?,
+        (None, Some(path)) => {
+            let rule = match args.rule {
+                Rule::AccessedWrites => InsightRule::AccessedWrites,
+                Rule::AccessedReads => InsightRule::AccessedReads,
+                Rule::Throttled => InsightRule::Throttled,
+            };
+            Recording::from_contributor_insights(
+                &read(path)?,
+                args.index.as_deref(),
+                rule,
+                args.shards,
+            )
+            .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?
+        }
+        (None, None) => return Err(Failure::usage("give --recording or --contributor-insights")),
+    };
+    let mut report = recording.report(PerKeyLimits::DYNAMODB);
+    if let Some(table) = &args.table {
+        let caps = TableCaps::describe(&client(aws).await, table)
+            .await
+            .map_err(|e| dynamo_failure(table, e))?;
+        report = report.with_table_caps(&caps);
+    }
+    if let Some(salt) = &args.redact {
+        report = report.redact(salt);
+    }
+    match output {
+        Output::Json => println!("{}", report.to_json()),
+        Output::Table => print!("{report}"),
+    }
+    Ok(EXIT_OK)
+}
+
+fn read(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path)
+        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))
+}
+
+async fn migrate(
+    entities: &[Box<dyn EntityOps>],
+    aws: &AwsArgs,
+    output: Output,
+    args: MigrateArgs,
+) -> Result<u8, Failure> {
+    let entity = find(entities, &args.entity)?;
+    // Everything the flags name is checked before the first request: a corrupt or foreign
+    // checkpoint changes nothing.
+    let resume_from = match (&args.checkpoint, args.resume) {
+        (Some(path), true) => {
+            let checkpoint = MigrationCheckpoint::from_token(&read(path)?)
+                .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
+            if checkpoint.table() != args.table {
+                return Err(Failure::usage(format!(
+                    "{} is a checkpoint of table `{}`, not `{}`: nothing was changed",
+                    path.display(),
+                    checkpoint.table(),
+                    args.table
+                )));
+            }
+            Some(checkpoint)
+        }
+        _ => None,
+    };
+    let bar = if args.quiet || output == Output::Json {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    };
+    let shown = bar.clone();
+    let checkpoint_path = args.checkpoint.clone();
+    let checkpoint_error: Arc<Mutex<Option<String>>> = Arc::default();
+    let write_error = checkpoint_error.clone();
+    let options = MigrateOptions {
+        write_units_per_second: args.write_units_per_second,
+        read_units_per_second: args.read_units_per_second,
+        segments: args.segments,
+        resume_from,
+        on_progress: Arc::new(move |p| shown.set_message(p.to_string())),
+        on_checkpoint: Arc::new(move |c| {
+            if let Some(path) = &checkpoint_path {
+                // Written whole, then renamed: a crash never leaves half a checkpoint.
+                let temporary = path.with_extension("partial");
+                let written = std::fs::write(&temporary, c.to_token())
+                    .and_then(|()| std::fs::rename(&temporary, path));
+                if let Err(e) = written {
+                    *write_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!(
+                        "cannot write the checkpoint {}: {e}",
+                        path.display()
+                    ));
+                }
+            }
+        }),
+    };
+    let client = client(aws).await;
+    let result = entity.migrate(client, args.table.clone(), options).await;
+    bar.finish_and_clear();
+    if let Some(message) = checkpoint_error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+    {
+        eprintln!("warning: {message}");
+    }
+    let (report, code) = match result {
+        Ok(report) => (report, EXIT_OK),
+        Err(Error::MigrationIncomplete { report, source }) => {
+            if let Some(source) = source {
+                eprintln!("stopped: {source}");
+            }
+            (*report, EXIT_INCOMPLETE)
+        }
+        Err(e) => return Err(dynamo_failure(&args.table, e)),
+    };
+    match output {
+        Output::Json => {
+            let p = &report.progress;
+            let json = json!({
+                "table": args.table,
+                "entity": entity.schema().entity,
+                "scanned": p.scanned, "moved": p.moved, "superseded": p.superseded,
+                "in_place": p.in_place, "gone": p.gone, "conflicts": p.conflicts,
+                "failed": p.failed, "write_units": p.write_units, "read_units": p.read_units,
+                "seconds": p.elapsed.as_secs_f64(),
+                "complete": report.checkpoint.is_complete(),
+                "failures": report.failed.iter().map(|f| json!({"key": f.key.to_string(), "reason": f.reason})).collect::<Vec<_>>(),
+            });
+            println!("{json:#}");
+        }
+        Output::Table => {
+            println!("{}", report.progress);
+            for failure in &report.failed {
+                println!("not moved: {}: {}", failure.key, failure.reason);
+            }
+            if code != EXIT_OK {
+                if let Some(path) = &args.checkpoint {
+                    println!("resume with --checkpoint {} --resume", path.display());
+                }
+            }
+        }
+    }
+    Ok(code)
+}

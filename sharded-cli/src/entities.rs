@@ -1,0 +1,110 @@
+//! The entities a command line was built with, behind one object-safe trait, so subcommands
+//! can pick one by name at run time.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use sharded::aws_sdk_dynamodb::Client;
+use sharded::schema::EntitySchema;
+use sharded::{
+    Error, MigrationCheckpoint, MigrationProgress, MigrationReport, Repo, ShardedEntity,
+};
+
+/// How a migration runs, from the command line's flags.
+pub(crate) struct MigrateOptions {
+    pub(crate) write_units_per_second: Option<f64>,
+    pub(crate) read_units_per_second: Option<f64>,
+    pub(crate) segments: Option<u32>,
+    pub(crate) resume_from: Option<MigrationCheckpoint>,
+    pub(crate) on_progress: Arc<dyn Fn(&MigrationProgress) + Send + Sync>,
+    pub(crate) on_checkpoint: Arc<dyn Fn(&MigrationCheckpoint) + Send + Sync>,
+}
+
+/// What the subcommands do with one entity.
+pub(crate) trait EntityOps: Send + Sync {
+    fn schema(&self) -> &'static EntitySchema;
+
+    fn migrate(
+        &self,
+        client: Client,
+        table: String,
+        options: MigrateOptions,
+    ) -> BoxFuture<'static, Result<MigrationReport, Error>>;
+
+    fn remaining(&self, client: Client, table: String) -> BoxFuture<'static, Result<u64, Error>>;
+}
+
+pub(crate) struct Registered<E>(PhantomData<fn() -> E>);
+
+impl<E> Registered<E> {
+    pub(crate) fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<E: ShardedEntity> EntityOps for Registered<E> {
+    fn schema(&self) -> &'static EntitySchema {
+        E::SCHEMA
+    }
+
+    fn migrate(
+        &self,
+        client: Client,
+        table: String,
+        options: MigrateOptions,
+    ) -> BoxFuture<'static, Result<MigrationReport, Error>> {
+        Box::pin(async move {
+            let repo: Repo<E> = Repo::new(client, table);
+            let mut migration = repo.migrate();
+            if let Some(w) = options.write_units_per_second {
+                migration = migration.write_units_per_second(w);
+            }
+            if let Some(r) = options.read_units_per_second {
+                migration = migration.read_units_per_second(r);
+            }
+            if let Some(segments) = options.segments {
+                migration = migration.segments(segments);
+            }
+            if let Some(checkpoint) = options.resume_from {
+                migration = migration.resume_from(checkpoint);
+            }
+            let progress = options.on_progress;
+            let checkpoint = options.on_checkpoint;
+            migration
+                .on_progress(move |p| progress(p))
+                .on_checkpoint(move |c| checkpoint(c))
+                .run()
+                .await
+        })
+    }
+
+    fn remaining(&self, client: Client, table: String) -> BoxFuture<'static, Result<u64, Error>> {
+        Box::pin(async move {
+            let repo: Repo<E> = Repo::new(client, table);
+            repo.migration_remaining().await
+        })
+    }
+}
+
+/// The entity named `name`, or a usage error listing the known ones.
+pub(crate) fn find<'a>(
+    entities: &'a [Box<dyn EntityOps>],
+    name: &str,
+) -> Result<&'a dyn EntityOps, crate::Failure> {
+    entities
+        .iter()
+        .find(|e| e.schema().entity == name)
+        .map(|e| e.as_ref())
+        .ok_or_else(|| {
+            let known: Vec<&str> = entities.iter().map(|e| e.schema().entity).collect();
+            crate::Failure::usage(format!(
+                "unknown entity `{name}`: this command line knows {}",
+                if known.is_empty() {
+                    "no entities (add them with Ops::entity)".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ))
+        })
+}

@@ -1,0 +1,148 @@
+//! An ops command line for tables written with [`sharded`], built into your own binary so it
+//! knows your entities:
+//!
+//! ```no_run
+//! use serde::{Deserialize, Serialize};
+//! use sharded::ShardedEntity;
+//!
+//! #[derive(ShardedEntity, Serialize, Deserialize)]
+//! #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 20, previous_n = 10)]
+//! #[sk(template = "SCORE#{score}#{player_id}")]
+//! struct Score { game_id: String, player_id: String, score: u64 }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     sharded_cli::Ops::new("ops").entity::<Score>().run()
+//! }
+//! ```
+//!
+//! The subcommands follow the AWS CLI's habits (`--table`, `--region`, `--endpoint-url`,
+//! `--profile`, `--output json|table`; region, credentials and endpoint otherwise come from
+//! the standard AWS configuration chain):
+//!
+//! | subcommand | what it does |
+//! |---|---|
+//! | `local` | starts DynamoDB Local for development and prints its endpoint (feature `local`) |
+//! | `plan` | the shard planner: `n` from a peak load, item size and read pattern, checked against the table's caps with `--table` |
+//! | `describe` | each entity's key layout, GSIs and transition, and the `CreateTable` they need |
+//! | `report` | the hot-key report from a recording (`HotKeyStats::recording`) or a Contributor Insights rule report |
+//! | `migrate` | moves an entity's items to their current layout: a progress bar, a write budget, a checkpoint file and `--resume` |
+//! | `remaining` | how many items are still at the previous layout's place |
+//!
+//! Exit codes scripts can trust: [`EXIT_OK`] (0), [`EXIT_FAILED`] (1: the command could not
+//! do its work, e.g. the endpoint is unreachable), [`EXIT_USAGE`] (2: bad arguments, an
+//! unknown entity, an unreadable file; nothing was changed), [`EXIT_INCOMPLETE`] (3: a
+//! migration finished with items it could not move, or `remaining` found items left).
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod args;
+mod commands;
+mod entities;
+mod output;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::Parser;
+use sharded::ShardedEntity;
+
+use crate::entities::{EntityOps, Registered};
+
+/// Success.
+pub const EXIT_OK: u8 = 0;
+/// The command could not do its work (DynamoDB unreachable or refusing, a migration error);
+/// the message says what failed.
+pub const EXIT_FAILED: u8 = 1;
+/// Bad arguments, an unknown entity, a file that cannot be read or is not what it should be:
+/// refused before anything was changed.
+pub const EXIT_USAGE: u8 = 2;
+/// Work remains: a migration finished with items it could not move, or `remaining` counted
+/// items still at their previous place.
+pub const EXIT_INCOMPLETE: u8 = 3;
+
+/// An ops command line over a set of entities: name them with [`entity`](Self::entity), then
+/// [`run`](Self::run) it from `main`.
+pub struct Ops {
+    name: String,
+    entities: Vec<Box<dyn EntityOps>>,
+}
+
+impl Ops {
+    /// A command line called `name` (shown in its help), with no entities yet.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            entities: Vec::new(),
+        }
+    }
+
+    /// Adds an entity: `describe`, `migrate` and `remaining` take its name
+    /// (`--entity Score`, the value of `#[sharded(entity = "..")]` or the struct's name).
+    pub fn entity<E: ShardedEntity + 'static>(mut self) -> Self {
+        self.entities.push(Box::new(Registered::<E>::new()));
+        self
+    }
+
+    /// Runs the command line on the process's arguments and returns its exit code.
+    pub fn run(self) -> ExitCode {
+        self.run_from(std::env::args_os())
+    }
+
+    /// Runs the command line on `args` (the first is the program name), printing to stdout
+    /// and stderr, and returns its exit code.
+    pub fn run_from<I, T>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let cli = match args::Cli::try_parse_from(args) {
+            Ok(cli) => cli,
+            Err(e) => {
+                let _ = e.print();
+                return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
+            }
+        };
+        let runtime = match tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                eprintln!("{}: cannot start the async runtime: {e}", self.name);
+                return ExitCode::from(EXIT_FAILED);
+            }
+        };
+        let code = runtime.block_on(commands::run(&self.entities, cli));
+        match code {
+            Ok(code) => ExitCode::from(code),
+            Err(failure) => {
+                eprintln!("{}: {}", self.name, failure.message);
+                ExitCode::from(failure.code)
+            }
+        }
+    }
+}
+
+/// Why a command stopped: the message for stderr and the exit code.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) code: u8,
+    pub(crate) message: String,
+}
+
+impl Failure {
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        Self {
+            code: EXIT_USAGE,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn failed(message: impl Into<String>) -> Self {
+        Self {
+            code: EXIT_FAILED,
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! `examples/ops.rs`, an ops command line built on `sharded_cli`, run as a process against
+//! DynamoDB Local: output and exit codes of each subcommand, bad input included.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+use sharded::{Repo, ShardedEntity};
+use sharded_testkit::local::{unique_table_name, ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY};
+
+use crate::support::{client, local};
+
+/// The example's `Score` before its 10 -> 20 transition: what the table held.
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone)]
+#[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+#[sk(template = "SCORE#{score}#{player_id}")]
+#[gsi1(pk = "PLAYER#{player_id}", sk = "GAME#{game_id}", shard = 4)]
+#[sharded(entity = "Score")]
+struct ScoreOn10 {
+    game_id: String,
+    player_id: String,
+    score: u64,
+}
+
+/// The example's `Score` as it declares itself.
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone)]
+#[pk(
+    template = "GAME#{game_id}",
+    shard = "hash(player_id)",
+    n = 20,
+    previous_n = 10
+)]
+#[sk(template = "SCORE#{score}#{player_id}")]
+#[gsi1(pk = "PLAYER#{player_id}", sk = "GAME#{game_id}", shard = 4)]
+#[sharded(entity = "Score")]
+struct ScoreOn20 {
+    game_id: String,
+    player_id: String,
+    score: u64,
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// The example's binary: `cargo test` builds examples before it runs tests; a filtered run
+/// (`cargo test --test dynamodb ops_cli`) builds it here.
+fn binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let debug = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps");
+    let ops = debug
+        .join("examples")
+        .join(format!("ops{}", std::env::consts::EXE_SUFFIX));
+    if !ops.exists() {
+        let built = Command::new(env!("CARGO"))
+            .args(["build", "--example", "ops"])
+            .status()
+            .expect("cargo build --example ops");
+        assert!(built.success(), "building the ops example failed");
+    }
+    ops
+}
+
+async fn ops(args: &[&str]) -> Run {
+    let endpoint = local().await.endpoint().to_owned();
+    let out = Command::new(binary())
+        .args(args)
+        .env("AWS_ENDPOINT_URL", &endpoint)
+        .env("AWS_REGION", REGION)
+        .env("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY)
+        .env("DYNAMODB_ENDPOINT", &endpoint)
+        .env_remove("AWS_PROFILE")
+        .output()
+        .expect("run the ops example");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn json(run: &Run) -> serde_json::Value {
+    serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", run.stdout, run.stderr))
+}
+
+#[tokio::test]
+async fn plan_and_describe_print_what_the_readme_shows() {
+    let plan = ops(&["plan", "--peak-writes", "7000", "--item-bytes", "1024"]).await;
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    assert!(
+        plan.stdout.contains("n = ceil(7,000 / 700) = 10"),
+        "{}",
+        plan.stdout
+    );
+    let plan = ops(&[
+        "plan",
+        "--peak-writes",
+        "7000",
+        "--item-bytes",
+        "1024",
+        "--output",
+        "json",
+    ])
+    .await;
+    assert_eq!(json(&plan)["base"]["n"], 10);
+
+    let bad = ops(&["plan", "--peak-writes=-5", "--item-bytes", "1024"]).await;
+    assert_eq!(bad.code, 2, "a negative rate is bad input");
+    assert!(bad.stderr.contains("peak_writes_per_sec"), "{}", bad.stderr);
+
+    let describe = ops(&["describe", "--table", "leaderboard", "--output", "json"]).await;
+    assert_eq!(describe.code, 0, "{}", describe.stderr);
+    let d = json(&describe);
+    assert_eq!(d["entities"][0]["entity"], "Score");
+    assert_eq!(d["entities"][0]["pk"]["shards"], 20);
+    assert!(d["entities"][0]["transition"]
+        .as_str()
+        .unwrap()
+        .contains("from 10 to 20"));
+    assert_eq!(d["entities"][1]["entity"], "PersonalBest");
+    assert_eq!(d["create_table"]["TableName"], "leaderboard");
+    assert_eq!(
+        d["create_table"]["GlobalSecondaryIndexes"][0]["IndexName"],
+        "gsi1"
+    );
+    let text = ops(&["describe", "--entity", "PersonalBest"]).await;
+    assert!(
+        text.stdout.contains("sort key       sk = BEST#{player_id}"),
+        "{}",
+        text.stdout
+    );
+}
+
+#[tokio::test]
+async fn report_reads_a_recording_and_redacts_on_request() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/hot_keys_recording.json"
+    );
+    let report = ops(&["report", "--recording", fixture, "--output", "json"]).await;
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    let r = json(&report);
+    assert_eq!(r["logical_keys"].as_array().unwrap().len(), 6);
+    assert_eq!(r["logical_keys"][0]["pattern"], "transient_burst");
+
+    let redacted = ops(&["report", "--recording", fixture, "--redact", "salt"]).await;
+    assert_eq!(redacted.code, 0);
+    assert!(!redacted.stdout.contains("GAME#g1"), "{}", redacted.stdout);
+    assert!(
+        redacted.stdout.contains("hot logical keys"),
+        "{}",
+        redacted.stdout
+    );
+
+    let missing = ops(&["report", "--recording", "/no/such/file.json"]).await;
+    assert_eq!(missing.code, 2);
+    assert!(
+        missing.stderr.contains("cannot read /no/such/file.json"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[tokio::test]
+async fn migrate_moves_every_item_and_remaining_says_when_it_is_done() {
+    let table = unique_table_name("ops");
+    let before: Repo<ScoreOn10> = Repo::new(client().await, table.clone());
+    before.create_table().await.unwrap();
+    let scores: Vec<ScoreOn10> = (0..120)
+        .map(|i| ScoreOn10 {
+            game_id: "g1".into(),
+            player_id: format!("p{i}"),
+            score: i * 7,
+        })
+        .collect();
+    before.batch_put(&scores).await.unwrap();
+    let after: Repo<ScoreOn20> = Repo::new(client().await, table.clone());
+    let left = after.migration_remaining().await.unwrap();
+    assert!(left > 0, "some items hash to the 10 new shards");
+
+    let remaining = ops(&[
+        "remaining",
+        "--entity",
+        "Score",
+        "--table",
+        &table,
+        "--output",
+        "json",
+    ])
+    .await;
+    assert_eq!(remaining.code, 3, "work remains: {}", remaining.stderr);
+    assert_eq!(json(&remaining)["remaining"], left);
+
+    // A corrupt checkpoint is refused before anything moves.
+    let dir = std::env::temp_dir().join(unique_table_name("ops-checkpoint"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let checkpoint = dir.join("migrate.checkpoint");
+    std::fs::write(&checkpoint, "not a checkpoint").unwrap();
+    let checkpoint_arg = checkpoint.to_str().unwrap();
+    let corrupt = ops(&[
+        "migrate",
+        "--entity",
+        "Score",
+        "--table",
+        &table,
+        "--checkpoint",
+        checkpoint_arg,
+        "--resume",
+    ])
+    .await;
+    assert_eq!(corrupt.code, 2, "{}", corrupt.stderr);
+    assert!(
+        corrupt.stderr.contains("not a migration checkpoint"),
+        "{}",
+        corrupt.stderr
+    );
+    assert_eq!(
+        after.migration_remaining().await.unwrap(),
+        left,
+        "nothing changed"
+    );
+
+    let migrate = ops(&[
+        "migrate",
+        "--entity",
+        "Score",
+        "--table",
+        &table,
+        "--checkpoint",
+        checkpoint_arg,
+        "--quiet",
+        "--output",
+        "json",
+    ])
+    .await;
+    assert_eq!(migrate.code, 0, "{}\n{}", migrate.stdout, migrate.stderr);
+    let m = json(&migrate);
+    assert_eq!(m["moved"], left);
+    assert_eq!(m["complete"], true);
+    let saved = std::fs::read_to_string(&checkpoint).unwrap();
+    assert!(
+        sharded::MigrationCheckpoint::from_token(&saved)
+            .unwrap()
+            .is_complete(),
+        "the checkpoint file holds the finished position"
+    );
+
+    let done = ops(&["remaining", "--entity", "Score", "--table", &table]).await;
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    assert!(done.stdout.starts_with("0 items"), "{}", done.stdout);
+    let all = ScoreOn20::query(&after, "g1").collect().await.unwrap();
+    assert_eq!(all.len(), 120, "every score is still read exactly once");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn bad_input_is_a_clear_error_and_changes_nothing() {
+    let unknown = ops(&["remaining", "--entity", "Nope", "--table", "t"]).await;
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains("unknown entity `Nope`"),
+        "{}",
+        unknown.stderr
+    );
+    assert!(
+        unknown.stderr.contains("Score, PersonalBest"),
+        "{}",
+        unknown.stderr
+    );
+
+    let unreachable = ops(&[
+        "remaining",
+        "--entity",
+        "Score",
+        "--table",
+        "t",
+        "--endpoint-url",
+        "http://127.0.0.1:9",
+    ])
+    .await;
+    assert_eq!(unreachable.code, 1, "{}", unreachable.stderr);
+    assert!(
+        unreachable.stderr.contains("table `t`"),
+        "{}",
+        unreachable.stderr
+    );
+
+    let usage = ops(&["migrate", "--entity", "Score"]).await;
+    assert_eq!(usage.code, 2, "a missing --table is a usage error");
+    assert!(usage.stderr.contains("--table"), "{}", usage.stderr);
+
+    let local = ops(&["local", "--check", "--output", "json"]).await;
+    assert_eq!(local.code, 0, "{}", local.stderr);
+    assert_eq!(
+        json(&local)["endpoint"],
+        crate::support::local().await.endpoint()
+    );
+}

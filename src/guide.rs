@@ -16,6 +16,7 @@
 //! | write: conditions, versions, timestamps, expiry, typed updates, transactions, exactly-once retries, the vote-counter pattern | [`writing`] |
 //! | change `n`, or shard a key that was written unsharded, while the service runs | [`changing_layout`] |
 //! | find hot partitions before production, and choose `n` | [`hot_partitions`] |
+//! | run the table: the hot-key report by logical key, table caps, the ops command line | [`operating`] |
 
 #[doc = include_str!("../docs/guide/getting_started.md")]
 pub mod getting_started {}
@@ -46,3 +47,6 @@ pub mod changing_layout {}
 
 #[doc = include_str!("../docs/guide/hot_partitions.md")]
 pub mod hot_partitions {}
+
+#[doc = include_str!("../docs/guide/operating.md")]
+pub mod operating {}

@@ -34,6 +34,7 @@ mod retries;
 mod scan;
 mod sealed_cursors;
 mod transaction;
+mod transition_first_requests;
 mod transition_reads;
 mod transition_writes;
 mod update;

@@ -195,6 +195,24 @@ pub(crate) struct Plan {
     pub learned_shares: Option<Arc<[f64]>>,
 }
 
+/// Whether streams and collects read ahead: always, unless the project's own benchmarks
+/// turned it off to measure the difference side by side (feature `bench-internals`,
+/// `__bench::set_read_ahead`).
+#[cfg(feature = "bench-internals")]
+pub(crate) static READ_AHEAD: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(true);
+
+fn read_ahead_enabled() -> bool {
+    #[cfg(feature = "bench-internals")]
+    {
+        READ_AHEAD.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(feature = "bench-internals"))]
+    {
+        true
+    }
+}
+
 /// Extra room of a shard's first request over its fair share of the limit: a shard's share of
 /// a top-`k` over `n` hash-spread shards is binomial (mean `k/n`, deviation about
 /// `sqrt(k/n)`), so `1.5·k/n + 2` covers about two deviations at `k/n = 10` and all of them
@@ -435,7 +453,7 @@ impl Engine {
     /// a collect of a whole listing ask for. Engines run side by side under one concurrency
     /// (a range query's buckets) do not, so that their requests stay within it.
     pub fn reading_ahead(mut self) -> Self {
-        self.read_ahead = true;
+        self.read_ahead = read_ahead_enabled();
         self
     }
 

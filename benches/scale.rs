@@ -2,7 +2,8 @@
 //! injected latency per request.
 //!
 //! `cargo bench --bench scale` (rounds: `SCALE_ROUNDS=15`, default 9; `SCALE_PARTS=1` or `2`
-//! runs one part only).
+//! runs one part only; in part 2, `SCALE_SIDES=stream,stream-no-read-ahead` runs the named
+//! sides only and `SCALE_STREAM_RUNS=3` runs them that many times, interleaved).
 //!
 //! **Part 1, top-100 at n = 10, 100 and 1,000 shards.** One table on DynamoDB Local
 //! (`sharded_testkit::local::DynamoDbLocal::shared()`) holds the same 5,000 scores of game
@@ -719,9 +720,12 @@ const CHILD_ENV: &str = "SCALE_CHILD";
 const TABLE_ENV: &str = "SCALE_TABLE";
 /// The sides of part 2, each run in a process of its own: `-paged` adds `.page_size(1000)`,
 /// `-half` reads only the first half of the log (`seq < 50,000`), `-c2` runs the query with
-/// `Repo::with_concurrency(2)`.
-const SIDES: [(&str, &str); 7] = [
+/// `Repo::with_concurrency(2)`, `-no-read-ahead` turns the engine's read-ahead off
+/// (`sharded_runtime::__bench::set_read_ahead(false)`: a shard's next page is asked for only
+/// when the merge has used its whole buffer, as before streams read ahead).
+const SIDES: [(&str, &str); 8] = [
     ("stream", "stream(), defaults (1,000-item pages)"),
+    ("stream-no-read-ahead", "stream(), defaults, read-ahead off"),
     ("collect", "collect(), defaults (1 MB pages)"),
     ("stream-paged", "stream(), .page_size(1000)"),
     ("collect-paged", "collect(), .page_size(1000)"),
@@ -836,6 +840,9 @@ async fn child(mode: &str) {
     if mode.ends_with("-c2") {
         repo = repo.with_concurrency(2);
     }
+    if mode.ends_with("-no-read-ahead") {
+        sharded_runtime::__bench::set_read_ahead(false);
+    }
     faults.set_latency(LATENCY);
     let paged = mode.contains("-paged");
     let half = mode.ends_with("-half");
@@ -940,7 +947,20 @@ async fn part_two(local: &DynamoDbLocal) {
     let exe = std::env::current_exe().expect("current_exe");
     let meter = CpuMeter::new();
     let mut reports = Vec::new();
-    for (mode, name) in SIDES {
+    // `SCALE_SIDES=stream,stream-no-read-ahead` runs those sides only; `SCALE_STREAM_RUNS=3`
+    // runs the chosen sides three times, interleaved (a row per run).
+    let chosen: Option<Vec<String>> = std::env::var("SCALE_SIDES")
+        .ok()
+        .map(|v| v.split(',').map(|m| m.trim().to_owned()).collect());
+    let runs: usize = std::env::var("SCALE_STREAM_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1);
+    let sides: Vec<(&str, &str)> = SIDES
+        .into_iter()
+        .filter(|(mode, _)| chosen.as_ref().is_none_or(|c| c.iter().any(|m| m == mode)))
+        .collect();
+    for (mode, name) in (0..runs).flat_map(|_| sides.iter().copied()) {
         // DynamoDB Local's CPU over the child's whole life (it is idle while the child starts).
         let before = meter.read();
         let output = std::process::Command::new(&exe)
@@ -985,6 +1005,29 @@ async fn part_two(local: &DynamoDbLocal) {
             r.rss_before_kib as f64 / 1024.0,
             r.hwm_kib as f64 / 1024.0,
             r.hwm_kib.saturating_sub(r.rss_before_kib) as f64 / 1024.0,
+        );
+    }
+    // Read-ahead on against off, when both ran: medians over their runs.
+    let median_of = |side: &str, value: fn(&ChildReport) -> f64| {
+        let mut values: Vec<f64> = reports
+            .iter()
+            .filter(|(name, _, _)| *name == side)
+            .map(|(_, r, _)| value(r))
+            .collect();
+        values.sort_by(f64::total_cmp);
+        values.get(values.len() / 2).copied()
+    };
+    let (on, off) = (SIDES[0].1, SIDES[1].1);
+    if let (Some(ahead), Some(sequential)) =
+        (median_of(on, |r| r.wall_ms), median_of(off, |r| r.wall_ms))
+    {
+        let heap = |side| median_of(side, |r| r.heap_peak as f64).unwrap_or(f64::NAN);
+        println!(
+            "\nRead-ahead: median {ahead:.0} ms against {sequential:.0} ms with it off: {:.2}x \
+             faster; peak heap {:.1} MiB against {:.1} MiB (the bound: shards x page x 2 items)",
+            sequential / ahead,
+            heap(on) / 1_048_576.0,
+            heap(off) / 1_048_576.0
         );
     }
     if reports.iter().any(|(_, r, _)| !r.hwm_reset) {

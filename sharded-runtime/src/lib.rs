@@ -75,4 +75,10 @@ pub mod __private;
 #[doc(hidden)]
 pub mod __bench {
     pub use crate::access::merge::{top_k, SortValue};
+
+    /// Turns the read-ahead of streams and collects off (`false`) or back on, for this
+    /// process: the "before" side of the stream benchmark (`benches/scale.rs`).
+    pub fn set_read_ahead(on: bool) {
+        crate::access::scatter::READ_AHEAD.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
 }

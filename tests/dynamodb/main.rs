@@ -36,6 +36,7 @@ mod scan;
 mod sealed_cursors;
 mod table_caps;
 mod transaction;
+mod transition_first_requests;
 mod transition_reads;
 mod transition_writes;
 mod update;

@@ -720,6 +720,20 @@ impl<S: QuerySource, O> Query<S, O> {
                 // The current copy of an old copy is not in an index page, and a filter may
                 // hide it: old copies are then looked up at their current place.
                 lookup: index_transition || self.filter.is_some() || expiry.is_some(),
+                // Where the items sit until they are migrated: the previous layout's
+                // partitions (a GSI's partitions do not change with the base layout).
+                in_previous: match partitions.previous().filter(|_| transition) {
+                    Some(previous) => {
+                        let previous: std::collections::HashSet<String> =
+                            previous.clone().collect();
+                        partitions
+                            .all()
+                            .iter()
+                            .map(|p| previous.contains(p))
+                            .collect()
+                    }
+                    None => Vec::new(),
+                },
             }),
             condition,
             descending: self.descending,

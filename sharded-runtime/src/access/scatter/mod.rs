@@ -21,6 +21,18 @@
 //!   merge can still use: a shard holding all the winners costs one refill. Results are exact
 //!   whatever the limits: the merge never pops while a shard that may hold a smaller item has
 //!   an empty buffer. The engine stops as soon as the requested number of items is emitted.
+//! - **Through a layout transition, sized by where the items sit.** While `previous_n` or
+//!   `legacy` is declared, a base-table top-k reads both layouts' partitions, but its first
+//!   requests are sized as if only the partitions holding items existed
+//!   ([`Engine::first_limit`]): before anything is learned, the previous layout's (the items
+//!   are not migrated yet), each asked for its share of them; a partition only the new layout
+//!   has is asked for a probe of [`PROBE_LIMIT`] item. Once the repository has learned what
+//!   each partition supplied of the same query, that decides instead: a partition that
+//!   supplied nothing is probed. A 10 -> 20 top-100 before its migration is then a 10-shard
+//!   top-100 plus 10 one-item probes of empty partitions, one round. A wrong guess costs a
+//!   round, never an item: a probe that found items is refilled with its fair share when
+//!   the merge reaches it, and the other probes that found items are refilled in the same
+//!   round.
 //! - **Filters never stall.** DynamoDB applies `Limit` before the filter (the entity filter
 //!   of a single-table design), so a page can come back empty with a `LastEvaluatedKey`. The
 //!   shard's next `Limit` then grows x4, up to [`MAX_FILTERED_LIMIT`], independent of what the
@@ -183,12 +195,34 @@ pub(crate) struct Plan {
     pub learned_shares: Option<Arc<[f64]>>,
 }
 
+/// Whether streams and collects read ahead: always, unless the project's own benchmarks
+/// turned it off to measure the difference side by side (feature `bench-internals`,
+/// `__bench::set_read_ahead`).
+#[cfg(feature = "bench-internals")]
+pub(crate) static READ_AHEAD: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(true);
+
+fn read_ahead_enabled() -> bool {
+    #[cfg(feature = "bench-internals")]
+    {
+        READ_AHEAD.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(feature = "bench-internals"))]
+    {
+        true
+    }
+}
+
 /// Extra room of a shard's first request over its fair share of the limit: a shard's share of
 /// a top-`k` over `n` hash-spread shards is binomial (mean `k/n`, deviation about
 /// `sqrt(k/n)`), so `1.5·k/n + 2` covers about two deviations at `k/n = 10` and all of them
 /// at small shares; the rare shard that holds more is refilled lazily.
 const FIRST_SHARE_FACTOR: (usize, usize) = (3, 2);
 const FIRST_SHARE_EXTRA: usize = 2;
+/// The first `Limit` of a partition expected to hold nothing during a layout transition: enough
+/// to learn whether it is empty (DynamoDB then answers without a `LastEvaluatedKey`) and, if it
+/// is not, its head, so the merge stays exact.
+const PROBE_LIMIT: usize = 1;
 /// How much a refill asks for over the shard's previous `Limit` (capped by what the merge can
 /// still use).
 const REFILL_GROWTH: usize = 2;
@@ -232,6 +266,9 @@ struct ShardState {
     requested: bool,
     /// Items in this shard's last page (after its filters): the read-ahead threshold's base.
     last_page_items: usize,
+    /// The last request was a probe: during a layout transition, a partition expected to hold
+    /// nothing is first asked for [`PROBE_LIMIT`] items (see [`Engine::first_limit`]).
+    probed: bool,
 }
 
 impl ShardState {
@@ -394,6 +431,7 @@ impl Engine {
                     failed: false,
                     requested: false,
                     last_page_items: 0,
+                    probed: false,
                 }
             })
             .collect();
@@ -415,7 +453,7 @@ impl Engine {
     /// a collect of a whole listing ask for. Engines run side by side under one concurrency
     /// (a range query's buckets) do not, so that their requests stay within it.
     pub fn reading_ahead(mut self) -> Self {
-        self.read_ahead = true;
+        self.read_ahead = read_ahead_enabled();
         self
     }
 
@@ -581,9 +619,26 @@ impl Engine {
     fn send_requests(&mut self) {
         let concurrency = self.plan.concurrency.max(1);
         let open = self.shards.iter().filter(|s| !s.exhausted).count();
-        let waiting: Vec<usize> = (0..self.shards.len())
+        let mut waiting: Vec<usize> = (0..self.shards.len())
             .filter(|&s| self.shards[s].needs_fetch() && !self.shards[s].requested)
             .collect();
+        // A probe the merge ran through proves the transition's guess wrong (the migration
+        // ran, or items were written there): the other probes that found items are refilled
+        // in the same round, not one round trip after another as the merge reaches each.
+        if waiting
+            .iter()
+            .any(|&s| self.shards[s].probed && !self.shards[s].filtered_empty)
+        {
+            let missed = (0..self.shards.len()).filter(|&s| {
+                let state = &self.shards[s];
+                state.probed
+                    && !state.requested
+                    && !state.exhausted
+                    && !state.failed
+                    && !state.buffer.is_empty()
+            });
+            waiting.extend(missed.collect::<Vec<_>>());
+        }
         let ahead: Vec<usize> = if self.read_ahead && self.remaining.is_none() {
             (0..self.shards.len())
                 .filter(|&s| self.shards[s].runs_low())
@@ -596,8 +651,10 @@ impl Engine {
                 return;
             }
             let limit = self.request_limit(s, open);
+            let probe = self.shards[s].last_limit.is_none() && self.probes(s);
             let state = &mut self.shards[s];
             state.last_limit = limit;
+            state.probed = probe && limit.is_some();
             state.requested = true;
             let limit = limit.map(|l| l.clamp(1, i32::MAX as usize) as i32);
             let start = state.next_start.clone();
@@ -678,24 +735,15 @@ impl Engine {
             ),
             (_, Some(p), remaining) => Some(remaining.map_or(p, |r| r.min(p))),
             (_, None, None) => None,
-            (None, None, Some(remaining)) => {
-                // A shard that supplied a large part of the same query's answer last time
-                // (skewed data: the top 100 all on one shard) is asked for that part at once,
-                // with the first request's margin, instead of being refilled round after round.
-                let learned = self
-                    .plan
-                    .learned_shares
-                    .as_ref()
-                    .filter(|shares| shares.len() == self.shards.len())
-                    .map_or(0, |shares| {
-                        let expected = shares[s] * remaining as f64;
-                        (expected * 1.5).ceil() as usize + FIRST_SHARE_EXTRA
-                    });
-                Some(first_share(remaining, open).max(learned).min(remaining))
-            }
+            (None, None, Some(remaining)) => Some(self.first_limit(s, remaining, open)),
             (Some(last), None, Some(remaining)) => {
                 let emitted = self.emitted();
-                let by_share = if emitted == 0 {
+                let by_share = if state.probed {
+                    // A probe that found items, refilled as soon as the merge reaches it (one
+                    // item emitted of a few: too little to extrapolate from): the shard holds
+                    // its fair share after all.
+                    first_share(remaining, open)
+                } else if emitted == 0 {
                     0
                 } else {
                     first_share(remaining.saturating_mul(state.emitted), emitted)
@@ -708,6 +756,75 @@ impl Engine {
             }
         };
         limit.map(|l| l.max(1))
+    }
+
+    /// What shard `s` supplied of the same query's last answer, per partition, when the
+    /// repository learned it for this plan's partitions.
+    fn learned(&self) -> Option<&[f64]> {
+        self.plan
+            .learned_shares
+            .as_deref()
+            .filter(|shares| shares.len() == self.shards.len())
+    }
+
+    /// Whether shard `s`'s first request in a top-k is a probe ([`PROBE_LIMIT`]): during a
+    /// layout transition, a partition that supplied nothing of the same query's last answer,
+    /// or, before anything is learned, one the items have not been migrated to yet
+    /// ([`Transition::expects_items`]).
+    fn probes(&self, s: usize) -> bool {
+        let Some(transition) = self
+            .plan
+            .transition
+            .as_ref()
+            .filter(|t| t.sizes_first_requests())
+        else {
+            return false;
+        };
+        if self.remaining.is_none() || self.plan.page_size.is_some() {
+            return false;
+        }
+        match self.learned() {
+            Some(shares) => shares[s] == 0.0,
+            None => !transition.expects_items(s),
+        }
+    }
+
+    /// The first `Limit` of shard `s` in a query that still wants `remaining` items, `open`
+    /// shards unfinished, without a page size.
+    ///
+    /// Steady layout: the shard's [`first_share`], or, when the shard supplied a large part
+    /// of the same query's last answer (skewed data: the top 100 all on one shard), that part
+    /// with the first request's margin, so it costs one round, not several refills.
+    ///
+    /// During a layout transition (base table), sized by where the items sit: a partition
+    /// that [`probes`](Self::probes) asks for [`PROBE_LIMIT`]; the others for their share of
+    /// the partitions that hold items (those that supplied part of the last answer, or, before
+    /// anything is learned, the previous layout's), as in a steady layout of that many shards.
+    /// A 10 -> 20 transition before its migration reads like 10 shards plus 10 empty probes.
+    fn first_limit(&self, s: usize, remaining: usize, open: usize) -> usize {
+        if self.probes(s) {
+            return PROBE_LIMIT.min(remaining);
+        }
+        let learned = self.learned();
+        let holding = match &self.plan.transition {
+            Some(t) if t.sizes_first_requests() => {
+                let holds = |i: usize| match learned {
+                    Some(shares) => shares[i] > 0.0,
+                    None => t.expects_items(i),
+                };
+                (0..self.shards.len())
+                    .filter(|&i| holds(i) && !self.shards[i].exhausted)
+                    .count()
+            }
+            _ => open,
+        };
+        let by_learned = learned.map_or(0, |shares| {
+            let expected = shares[s] * remaining as f64;
+            (expected * 1.5).ceil() as usize + FIRST_SHARE_EXTRA
+        });
+        first_share(remaining, holding)
+            .max(by_learned)
+            .min(remaining)
     }
 
     /// Makes sure a shard that looks unfinished really holds more, so a last page carries no
@@ -1032,6 +1149,128 @@ mod tests {
         plan.learned_shares = Some(vec![1.0; 4].into());
         let e = Engine::new(plan, Resume::start(10), Some(100), false);
         assert_eq!(e.request_limit(0, 10), Some(17));
+    }
+
+    /// An engine over `shards` partitions during a layout transition whose previous layout
+    /// has the partitions marked `true` in `in_previous` (empty: a GSI query), with `learned`
+    /// shares if any.
+    fn transition_engine(
+        shards: usize,
+        in_previous: Vec<bool>,
+        limit: Option<usize>,
+        page_size: Option<u32>,
+        learned: Option<Vec<f64>>,
+    ) -> Engine {
+        let e = engine(shards, limit, page_size);
+        let mut plan = Arc::try_unwrap(e.plan).unwrap_or_else(|_| unreachable!());
+        plan.transition = Some(Transition {
+            placement: |_| None,
+            current_partitions: shards,
+            legacy: None,
+            base_keys: ("pk", Some("sk")),
+            lookup: false,
+            in_previous,
+        });
+        plan.learned_shares = learned.map(Into::into);
+        Engine::new(plan, Resume::start(shards), limit, false)
+    }
+
+    /// 10 -> 20: the first 10 partitions are in both layouts.
+    fn ten_to_twenty() -> Vec<bool> {
+        (0..20).map(|s| s < 10).collect()
+    }
+
+    #[test]
+    fn a_transition_asks_where_the_items_sit_and_probes_the_rest() {
+        let e = transition_engine(20, ten_to_twenty(), Some(100), None, None);
+        // The previous layout's 10 partitions: a steady 10-shard top-100's first request.
+        for s in 0..10 {
+            assert_eq!(e.request_limit(s, 20), Some(17), "partition {s}");
+            assert!(!e.probes(s));
+        }
+        // Partitions only the new layout has: a probe.
+        for s in 10..20 {
+            assert_eq!(e.request_limit(s, 20), Some(PROBE_LIMIT), "partition {s}");
+            assert!(e.probes(s));
+        }
+        // Adopting shards over a legacy key: the legacy partition holds everything.
+        let legacy: Vec<bool> = (0..11).map(|s| s == 10).collect();
+        let e = transition_engine(11, legacy, Some(100), None, None);
+        assert_eq!(e.request_limit(10, 11), Some(100));
+        assert_eq!(e.request_limit(0, 11), Some(PROBE_LIMIT));
+        // A shrinking layout: every partition is the previous layout's, all share alike.
+        let e = transition_engine(20, vec![true; 20], Some(100), None, None);
+        assert_eq!(e.request_limit(15, 20), Some(10));
+    }
+
+    #[test]
+    fn without_a_limit_with_a_page_size_or_on_a_gsi_nothing_is_probed() {
+        let e = transition_engine(20, ten_to_twenty(), None, None, None);
+        assert_eq!(e.request_limit(15, 20), None, "a stream reads pages");
+        assert!(!e.probes(15));
+        let e = transition_engine(20, ten_to_twenty(), Some(100), Some(100), None);
+        assert_eq!(e.request_limit(15, 20), Some(100), "the caller's page size");
+        assert!(!e.probes(15));
+        // A GSI's partitions do not move with the base layout: the steady share over all.
+        let e = transition_engine(20, Vec::new(), Some(100), None, None);
+        assert_eq!(e.request_limit(15, 20), Some(10));
+        assert!(!e.probes(15));
+    }
+
+    #[test]
+    fn learned_shares_overrule_the_prior_during_a_transition() {
+        // Migrated: every partition supplied its part last time; none is probed.
+        let e = transition_engine(20, ten_to_twenty(), Some(100), None, Some(vec![0.05; 20]));
+        for s in 0..20 {
+            assert_eq!(e.request_limit(s, 20), Some(10), "partition {s}");
+        }
+        // Items written since the transition on partition 12 only, none left on 4.
+        let mut shares = vec![0.1; 20];
+        shares[4] = 0.0;
+        for share in &mut shares[10..] {
+            *share = 0.0;
+        }
+        shares[12] = 0.1;
+        let e = transition_engine(20, ten_to_twenty(), Some(100), None, Some(shares));
+        assert_eq!(
+            e.request_limit(4, 20),
+            Some(PROBE_LIMIT),
+            "answered nothing"
+        );
+        assert_eq!(e.request_limit(12, 20), Some(17), "its share of 10");
+        assert_eq!(e.request_limit(15, 20), Some(PROBE_LIMIT));
+        // Nothing learned in a steady layout is probed.
+        let mut shares = vec![0.0; 10];
+        shares[3] = 1.0;
+        let e = engine(10, Some(100), None);
+        let mut plan = Arc::try_unwrap(e.plan).unwrap_or_else(|_| unreachable!());
+        plan.learned_shares = Some(shares.into());
+        let e = Engine::new(plan, Resume::start(10), Some(100), false);
+        assert_eq!(e.request_limit(0, 10), Some(17));
+    }
+
+    #[test]
+    fn a_probe_that_found_items_is_refilled_with_its_share() {
+        let mut e = transition_engine(20, ten_to_twenty(), Some(100), None, None);
+        let first = e.request_limit(15, 20);
+        let state = &mut e.shards[15];
+        state.last_limit = first;
+        state.probed = true;
+        state.exhausted = false;
+        state.emitted = 1;
+        e.shards[0].emitted = 4;
+        e.remaining = Some(95);
+        // Its fair share of the open partitions (1.5 x 95 / 20 + 2 = 10), not twice 1, nor
+        // its share of the 5 items emitted so far (1.5 x 95 / 5 + 2 = 31): one item of five
+        // says little.
+        assert_eq!(e.request_limit(15, 20), Some(10));
+        e.shards[15].emitted = 0;
+        assert_eq!(e.request_limit(15, 20), Some(10));
+        // Not a probe: doubling, or its share of what was emitted, as before.
+        e.shards[15].probed = false;
+        assert_eq!(e.request_limit(15, 20), Some(2));
+        e.shards[15].emitted = 1;
+        assert_eq!(e.request_limit(15, 20), Some(31));
     }
 
     #[test]

@@ -59,6 +59,11 @@ pub(crate) struct Transition {
     /// Whether old copies are looked up at their current place (see the module docs): a GSI
     /// query, or a query with a filter.
     pub lookup: bool,
+    /// Per partition of the plan, whether the previous layout has it too, on a base-table
+    /// query whose layout changes (empty on a GSI, whose partitions stay where they are): where
+    /// the items sit until the migration moves them, so what a top-k's first requests ask of
+    /// each partition (see [`Transition::expects_items`]).
+    pub in_previous: Vec<bool>,
 }
 
 impl Transition {
@@ -66,6 +71,21 @@ impl Transition {
     /// shard a shrinking layout drops).
     pub fn previous_only(&self, shard: usize) -> bool {
         shard >= self.current_partitions
+    }
+
+    /// Whether first requests are sized by where the items sit (see
+    /// [`expects_items`](Self::expects_items)): a base-table query whose layout changes.
+    pub fn sizes_first_requests(&self) -> bool {
+        !self.in_previous.is_empty()
+    }
+
+    /// Whether `shard` holds items before anything is learned of this query: the prior is
+    /// "not migrated yet", so the previous layout's partitions hold them and a partition only
+    /// the current layout has holds none (it is asked for a probe-sized `Limit`). A wrong
+    /// prior (the migration ran, or items were written there since the transition began)
+    /// costs a refill, never an item: the engine's refills read what the probe did not.
+    pub fn expects_items(&self, shard: usize) -> bool {
+        self.in_previous.get(shard).copied().unwrap_or(true)
     }
 
     /// Whether untagged items of `shard` may be the entity's (a legacy partition).

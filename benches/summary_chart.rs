@@ -80,7 +80,9 @@ fn panel(
             if (y - i).abs() > 1e-6 || i < 0.0 {
                 return String::new();
             }
-            rows.get(i as usize).map(|r| r.label.clone()).unwrap_or_default()
+            rows.get(i as usize)
+                .map(|r| r.label.clone())
+                .unwrap_or_default()
         })
         .x_label_formatter(&|x| format!("{x:.1}x"))
         .label_style(("sans-serif", 14))

@@ -42,7 +42,7 @@
 //! |---|---|
 //! | [`ShardedEntity`](derive@ShardedEntity) (derive) and [`ShardedEntity`] (trait) | declaring an entity's keys; the generated key builders and queries |
 //! | [`Repo`], [`MAX_FAN_OUT`] | puts, point lookups, deletes and batches of one entity in one table; how wide a query fans out by default |
-//! | [`Query`], [`Answer`], [`DEFAULT_CACHE_ITEMS`], [`Page`], [`Partial`], [`Cursor`], [`SortCondition`], [`SortKeyCondition`], [`ShardFailure`], [`STREAM_PAGE_ITEMS`] | scatter-gather queries: results, pages, partial answers, hot reads shared and cached |
+//! | [`Query`], [`Answer`], [`DEFAULT_CACHE_ITEMS`], [`Page`], [`Partial`], [`Cursor`], [`SortKeyCondition`], [`ShardFailure`], [`STREAM_PAGE_ITEMS`] | scatter-gather queries: results, pages, partial answers, hot reads shared and cached |
 //! | [`RangeQuery`] | a time range over a time-bucketed partition key (`{at:day}`): every bucket of `[from, to)`, read concurrently and merged in time order, one cursor across buckets and shards |
 //! | [`Bucket`], [`Granularity`], [`BucketTime`], [`BucketError`], [`buckets_in_range`], [`BucketRange`] | time buckets: labels (`2026-11-22`), arithmetic, the times that can be bucketed |
 //! | [`ShardedCollection`](derive@ShardedCollection) (derive) and [`ShardedCollection`], [`CollectionMember`], [`QuerySource`] | several entities of one partition in one answer (`Query::collection`) |
@@ -51,7 +51,7 @@
 //! | [`Update`], [`Updatable`], [`Addable`], [`Removable`] | typed updates (`Score::update(&repo, ..)`) |
 //! | [`Transaction`], [`PreparedTransaction`], [`CanceledAction`], [`MAX_TRANSACTION_ACTIONS`], [`MAX_TRANSACTION_BYTES`] | all-or-nothing writes across entities and shards, retried as the identical request |
 //! | [`IDEMPOTENCY_WINDOW`], [`MAX_TOKEN_CHARS`] | how long DynamoDB remembers a `ClientRequestToken`, and its longest form |
-//! | [`TransactGet`], [`TransactGetAnswer`], [`Slot`], [`ItemKey`] | a transactional read of items by key (`Score::key(..)`) |
+//! | [`TransactGet`], [`TransactGetAnswer`], [`ItemKey`] | a transactional read of items by key (`Score::key(..)`) |
 //! | [`Scan`] | the parallel scan of one entity (`repo.scan()`): exports, backfills, analytics; bounded concurrency, a read-unit rate limit |
 //! | [`Migration`], [`MigrationProgress`], [`MigrationReport`], [`MigrationFailure`], [`MigrationCheckpoint`] | changing the layout (`previous_n`, `legacy`): moving every item to its current place (`repo.migrate()`), paced, resumable, observable |
 //! | [`CursorKey`], [`CursorKeyError`] | the key that seals cursors handed to untrusted clients (`Query::seal_cursors`), with the older keys it accepts during a rotation; why a secret was refused as a key |
@@ -77,9 +77,9 @@ pub use sharded_runtime::{
     MigrationFailure, MigrationProgress, MigrationReport, Operand, Page, Partial, Partitions,
     PreparedTransaction, PrimaryKey, Projection, Query, QuerySource, RangeQuery, Removable, Repo,
     RetryPolicy, Scan, ShardFailure, ShardKeys, ShardedCollection, ShardedCounter, ShardedEntity,
-    Size, Slot, SortCondition, SortKeyCondition, TransactGet, TransactGetAnswer, Transaction,
-    Updatable, Update, DEFAULT_CACHE_ITEMS, IDEMPOTENCY_WINDOW, MAX_FAN_OUT, MAX_TOKEN_CHARS,
-    MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
+    Size, SortKeyCondition, TransactGet, TransactGetAnswer, Transaction, Updatable, Update,
+    DEFAULT_CACHE_ITEMS, IDEMPOTENCY_WINDOW, MAX_FAN_OUT, MAX_TOKEN_CHARS, MAX_TRANSACTION_ACTIONS,
+    MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
 };
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

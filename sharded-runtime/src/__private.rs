@@ -8,7 +8,9 @@ pub use crate::access::entity::{Item, ItemKeys, ShardedEntity};
 pub use crate::access::query::Query;
 pub use crate::access::range::{range_query, RangeBound, RangeQuery};
 pub use crate::access::repo::Repo;
-pub use crate::access::sort_condition::{sort_key_condition, SortKeyCondition, SortOp};
+pub use crate::access::sort_condition::{
+    sort_key_condition, sort_key_prefix_condition, SortKeyCondition, SortOp,
+};
 pub use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 pub use crate::access::transaction::ItemKey;
 pub use crate::access::update::{GsiRewrite, Update, UpdateKey};

@@ -48,12 +48,12 @@ pub use access::range::RangeQuery;
 pub use access::read_cache::DEFAULT_CACHE_ITEMS;
 pub use access::repo::{Repo, MAX_FAN_OUT};
 pub use access::scan::Scan;
-pub use access::scatter::{ShardFailure, SortCondition};
+pub use access::scatter::ShardFailure;
 pub use access::sort_condition::SortKeyCondition;
 pub use access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
 pub use access::transaction::{
-    CanceledAction, ItemKey, PreparedTransaction, Slot, TransactGet, TransactGetAnswer,
-    Transaction, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
+    CanceledAction, ItemKey, PreparedTransaction, TransactGet, TransactGetAnswer, Transaction,
+    MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
 };
 pub use access::update::{Addable, Removable, Updatable, Update};
 pub use error::Error;

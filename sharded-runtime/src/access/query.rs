@@ -354,7 +354,9 @@ impl<S: QuerySource, O> Query<S, O> {
 
     /// Only items whose sort key satisfies a typed condition, built by the entity's generated
     /// `sk_<field>_<op>` functions (`gsiN_sk_<field>_<op>` for a GSI query): a range on one
-    /// field of the sort-key template, with the fields before it held equal.
+    /// field of the sort-key template, with the fields before it held equal. `sk_all()`
+    /// (every key of the entity: its template's leading literal) picks one member's items out
+    /// of a [`collection`](Self::collection). This is the one way to set a sort-key condition.
     ///
     /// ```no_run
     /// # use serde::{Deserialize, Serialize};
@@ -392,7 +394,7 @@ impl<S: QuerySource, O> Query<S, O> {
             other => other,
         };
         match condition {
-            Ok(condition) => self.condition(condition),
+            Ok(condition) => self.with_sort_condition(condition),
             Err(error) => {
                 // The query already carries the result of building its keys: the first error
                 // is the one it reports when run.
@@ -447,38 +449,8 @@ impl<S: QuerySource, O> Query<S, O> {
         self
     }
 
-    /// Only items whose sort key begins with `prefix` (e.g. `Score::sk_prefix_score(100)?`).
-    pub fn sk_begins_with(self, prefix: impl Into<String>) -> Self {
-        self.condition(SortCondition::BeginsWith(prefix.into()))
-    }
-
-    /// Only items with `low <= sort key <= high`.
-    pub fn sk_between(self, low: impl Into<String>, high: impl Into<String>) -> Self {
-        self.condition(SortCondition::Between(low.into(), high.into()))
-    }
-
-    /// Only items with sort key `< value`.
-    pub fn sk_lt(self, value: impl Into<String>) -> Self {
-        self.condition(SortCondition::Lt(value.into()))
-    }
-
-    /// Only items with sort key `<= value`.
-    pub fn sk_le(self, value: impl Into<String>) -> Self {
-        self.condition(SortCondition::Le(value.into()))
-    }
-
-    /// Only items with sort key `> value`.
-    pub fn sk_gt(self, value: impl Into<String>) -> Self {
-        self.condition(SortCondition::Gt(value.into()))
-    }
-
-    /// Only items with sort key `>= value`.
-    pub fn sk_ge(self, value: impl Into<String>) -> Self {
-        self.condition(SortCondition::Ge(value.into()))
-    }
-
-    /// Any [`SortCondition`].
-    pub fn condition(mut self, condition: SortCondition) -> Self {
+    /// The sort-key condition of a typed [`sk`](Self::sk) condition or a range query's bucket.
+    pub(crate) fn with_sort_condition(mut self, condition: SortCondition) -> Self {
         self.condition = Some(condition);
         self
     }
@@ -592,9 +564,6 @@ impl<S: QuerySource, O> Query<S, O> {
         let schema = S::LAYOUT;
         if let Some(invalid) = &self.invalid {
             return Err(Error::InvalidQuery(invalid.clone()));
-        }
-        if let Some(condition) = &self.condition {
-            check_condition(condition)?;
         }
         let partitions = self.partitions.clone()?;
         let logical = partitions.logical_key().to_owned();
@@ -1066,19 +1035,4 @@ fn next_prefix(prefix: &str) -> Option<String> {
     let next = char::from_u32(u32::from(last) + 1)?;
     chars.push(next);
     Some(chars.into_iter().collect())
-}
-
-/// Refuses a sort-key condition DynamoDB would reject, before anything is sent: an inverted
-/// `BETWEEN` is an error of the query, not of whichever shard answers first.
-fn check_condition(condition: &SortCondition) -> Result<(), Error> {
-    if let SortCondition::Between(low, high) = condition {
-        // DynamoDB orders string keys by their UTF-8 bytes, as `str`'s `Ord` does.
-        if low > high {
-            return Err(Error::InvalidQuery(format!(
-                "sk_between({low:?}, {high:?}): the low bound sorts after the high bound \
-                 (sort keys compare byte by byte), so no item could match; swap the bounds"
-            )));
-        }
-    }
-    Ok(())
 }

@@ -479,7 +479,7 @@ impl<E: ShardedEntity> Spec<E> {
             .consistent_read(self.consistent);
         let (condition, skip) = range.condition(E::SCHEMA.entity, bucket)?;
         if let Some(condition) = condition {
-            query = query.condition(condition);
+            query = query.with_sort_condition(condition);
         }
         if self.descending {
             query = query.descending();
@@ -497,7 +497,7 @@ impl<E: ShardedEntity> Spec<E> {
         if let Some(skip) = skip {
             // `BETWEEN` counted the items at exactly `to` as well.
             let (query, _) = self.bucket_query(&bucket)?;
-            let at_to = query.condition(SortCondition::Between(skip.clone(), skip));
+            let at_to = query.with_sort_condition(SortCondition::Between(skip.clone(), skip));
             count = count.saturating_sub(at_to.count().await?);
         }
         Ok((bucket.label(), count))

@@ -23,6 +23,7 @@ use crate::access::placement::Placement;
 use crate::access::query::Query;
 use crate::access::read_cache::ReadCache;
 use crate::access::scan::Scan;
+use crate::access::transaction::{TransactGet, Transaction};
 use crate::access::write_rules::{
     entity_guard, no_item, own_entity, physical_item, put_guard, stamp_write, stored_version,
     with_condition,
@@ -173,6 +174,48 @@ impl<E> Repo<E> {
     /// The hot-key statistics this repository records into, if any.
     pub fn stats(&self) -> Option<&Arc<HotKeyStats>> {
         self.shared.stats.as_ref()
+    }
+
+    /// An empty write transaction on this repository's table: puts, updates, deletes and
+    /// condition checks of any entities, on any shards, applied all or nothing. See
+    /// [`Transaction`].
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "USER#{user_id}")]
+    /// # struct Wallet { user_id: String, coins: i64 }
+    /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+    /// let f = Wallet::fields();
+    /// repo.transaction()
+    ///     .update(Wallet::update(repo, "alice").add(f.coins, -5).condition(f.coins.ge(5)))
+    ///     .update(Wallet::update(repo, "bob").add(f.coins, 5))
+    ///     .commit()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn transaction(&self) -> Transaction {
+        Transaction::new(self.client(), self.table())
+    }
+
+    /// An empty transactional read on this repository's table: up to 100 items of any
+    /// entities and shards in one snapshot. See [`TransactGet`].
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "USER#{user_id}")]
+    /// # struct Wallet { user_id: String, coins: i64 }
+    /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+    /// let (alice, bob) = (Wallet::key("alice")?, Wallet::key("bob")?);
+    /// let mut answer = repo.transact_get().get(&alice).get(&bob).send().await?;
+    /// let total = answer.take(&alice)?.map_or(0, |w| w.coins) + answer.take(&bob)?.map_or(0, |w| w.coins);
+    /// # Ok(()) }
+    /// ```
+    pub fn transact_get(&self) -> TransactGet {
+        TransactGet::new(self.client(), self.table())
     }
 
     /// The same handle, typed for what a query reads (a collection of entities).

@@ -30,6 +30,7 @@ pub mod entity;
 pub(crate) mod idempotent;
 pub mod merge;
 pub mod migrate;
+pub(crate) mod options;
 pub(crate) mod placement;
 pub mod query;
 pub mod range;

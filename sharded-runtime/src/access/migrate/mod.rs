@@ -25,6 +25,7 @@ pub use crate::error::migration::report::{MigrationFailure, MigrationProgress, M
 pub(crate) use moves::{adopt_untagged, move_item, MoveOutcome, Store};
 
 use crate::access::entity::ShardedEntity;
+use crate::access::options::{scan_setters, ScanOptions};
 use crate::access::repo::Repo;
 use crate::capacity::PerKeyLimits;
 use crate::error::Error;
@@ -40,11 +41,11 @@ pub(crate) const DEFAULT_WRITE_UNITS_PER_SECOND: f64 =
 const DEFAULT_SEGMENTS: u32 = 4;
 
 /// Requests in flight at once unless `.concurrency(n)` says otherwise.
-const DEFAULT_CONCURRENCY: usize = 8;
+pub(super) const DEFAULT_CONCURRENCY: usize = 8;
 
 /// Items per page unless `.page_size(n)` says otherwise: small enough that a checkpoint
 /// comes often and a resumed run repeats little.
-const DEFAULT_PAGE_SIZE: u32 = 100;
+pub(super) const DEFAULT_PAGE_SIZE: u32 = 100;
 
 /// How long an old copy stays after its item was copied, unless `.delete_delay(d)` says
 /// otherwise: longer than a query's fan-out takes.
@@ -108,11 +109,10 @@ type CheckpointHook = Arc<dyn Fn(&MigrationCheckpoint) + Send + Sync>;
 pub struct Migration<E> {
     repo: Repo<E>,
     only: Option<Partitions>,
-    segments: Option<u32>,
-    concurrency: usize,
-    page_size: u32,
+    /// Segments, concurrency, page size, read-unit rate: the settings `Scan` shares (`None`
+    /// is this builder's default).
+    options: ScanOptions,
     write_units_per_second: f64,
-    read_units_per_second: Option<f64>,
     delete_delay: Duration,
     max_attempts: u32,
     on_progress: Option<ProgressHook>,
@@ -125,11 +125,8 @@ impl<E> std::fmt::Debug for Migration<E> {
         f.debug_struct("Migration")
             .field("repo", &self.repo)
             .field("only", &self.only)
-            .field("segments", &self.segments)
-            .field("concurrency", &self.concurrency)
-            .field("page_size", &self.page_size)
+            .field("options", &self.options)
             .field("write_units_per_second", &self.write_units_per_second)
-            .field("read_units_per_second", &self.read_units_per_second)
             .field("delete_delay", &self.delete_delay)
             .field("max_attempts", &self.max_attempts)
             .field("resume", &self.resume.as_ref().map(|c| c.to_token()))
@@ -142,11 +139,8 @@ impl<E: ShardedEntity> Migration<E> {
         Migration {
             repo,
             only: None,
-            segments: None,
-            concurrency: DEFAULT_CONCURRENCY,
-            page_size: DEFAULT_PAGE_SIZE,
+            options: ScanOptions::default(),
             write_units_per_second: DEFAULT_WRITE_UNITS_PER_SECOND,
-            read_units_per_second: None,
             delete_delay: DEFAULT_DELETE_DELAY,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             on_progress: None,
@@ -179,51 +173,33 @@ impl<E: ShardedEntity> Migration<E> {
         self
     }
 
-    /// Splits the table scan into `n` segments (DynamoDB's `TotalSegments`), read in
-    /// parallel; 4 by default. Checkpoints hold one position per segment, so a migration
-    /// resumes with the segment count it started with (a different one is refused).
-    ///
-    /// DynamoDB allows 1 to 1,000,000; any other value is [`Error::InvalidQuery`] when the
-    /// migration runs. Ignored with [`only`](Self::only) (one part per partition).
-    ///
-    /// ```no_run
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// repo.migrate().segments(16).concurrency(16).run().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn segments(mut self, n: u32) -> Self {
-        self.segments = Some(n);
-        self
-    }
-
-    /// At most `n` requests in flight at once (moves, and pages of the segments being read);
-    /// 8 by default. At least 1 (0 is [`Error::InvalidQuery`] when the migration runs).
-    ///
-    /// The write budget, not this, is what bounds the load on the table; this bounds the
-    /// connections and the items held in memory (one page per segment in flight).
-    ///
-    /// ```no_run
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// repo.migrate().concurrency(32).write_units_per_second(2_000.0).run().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn concurrency(mut self, n: usize) -> Self {
-        self.concurrency = n;
-        self
-    }
-
-    /// Reads at most `p` items per request (`Limit`); 100 by default. A checkpoint comes
-    /// after every page, so smaller pages mean less to read again after a crash. 1 to
-    /// 2,147,483,647; anything else is [`Error::InvalidQuery`] when the migration runs.
-    ///
-    /// ```no_run
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// repo.migrate().page_size(25).run().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn page_size(mut self, p: u32) -> Self {
-        self.page_size = p;
-        self
+    scan_setters! {
+        demo = "# async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {",
+        start = "let report = repo.migrate()",
+        run = ".run().await?",
+        segments = [
+            ///
+            /// 4 by default. Checkpoints hold one position per segment, so a migration resumes
+            /// with the segment count it started with (a different one is refused). Ignored
+            /// with [`only`](Self::only) (one part per partition).
+        ],
+        concurrency = [
+            ///
+            /// 8 by default; moves count as requests too. The write budget, not this, is what
+            /// bounds the load on the table; this bounds the connections and the items held in
+            /// memory (one page per segment in flight).
+        ],
+        page_size = [
+            ///
+            /// 100 by default. A checkpoint comes after every page, so smaller pages mean less
+            /// to read again after a crash.
+        ],
+        read_units_per_second = [
+            ///
+            /// Covers the scan, or the Queries of [`only`](Self::only). Unlimited by default,
+            /// since the write budget paces the pages too (a page is read once its items are
+            /// moved).
+        ],
     }
 
     /// Spends at most about `w` write units per second on moving items, over all segments;
@@ -245,22 +221,6 @@ impl<E: ShardedEntity> Migration<E> {
     /// ```
     pub fn write_units_per_second(mut self, w: f64) -> Self {
         self.write_units_per_second = w;
-        self
-    }
-
-    /// Reads at most about `r` read units per second (the scan, or the Queries of
-    /// [`only`](Self::only)); unlimited by default, since the write budget paces the pages
-    /// too (a page is read once its items are moved). A rate that is not a positive, finite
-    /// number is [`Error::InvalidQuery`] when the migration runs.
-    ///
-    /// ```no_run
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// // A count of what is left that takes at most 100 read units/s.
-    /// let left = repo.migrate().read_units_per_second(100.0).remaining().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn read_units_per_second(mut self, r: f64) -> Self {
-        self.read_units_per_second = Some(r);
         self
     }
 

@@ -17,7 +17,7 @@ use super::moves::{
     DeleteOutcome, MoveOutcome, Store,
 };
 use super::pages::{PageSource, Parts};
-use super::{CheckpointHook, Migration, ProgressHook};
+use super::{CheckpointHook, Migration, ProgressHook, DEFAULT_CONCURRENCY, DEFAULT_PAGE_SIZE};
 use crate::access::entity::{describe_key, entity_of, Item, ShardedEntity};
 use crate::access::repo::Repo;
 use crate::access::scan::MAX_SEGMENTS;
@@ -140,17 +140,19 @@ impl<E: ShardedEntity> Runner<E> {
                 schema.entity
             ));
         }
-        if migration.concurrency == 0 {
+        let concurrency = migration.options.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
+        if concurrency == 0 {
             return invalid(
                 "concurrency(0): no item could ever be moved; use at least 1".to_owned(),
             );
         }
-        let page_size = match i32::try_from(migration.page_size) {
+        let asked_page_size = migration.options.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
+        let page_size = match i32::try_from(asked_page_size) {
             Ok(limit) if limit > 0 => limit,
             _ => {
                 return invalid(format!(
                     "page_size({}): DynamoDB's Limit is 1 to {}; use a size in that range",
-                    migration.page_size,
+                    asked_page_size,
                     i32::MAX
                 ))
             }
@@ -162,7 +164,7 @@ impl<E: ShardedEntity> Runner<E> {
                  per second (f64::INFINITY for none)"
             ));
         }
-        if let Some(r) = migration.read_units_per_second {
+        if let Some(r) = migration.options.read_units_per_second {
             if !(r.is_finite() && r > 0.0) {
                 return invalid(format!(
                     "read_units_per_second({r}): a rate must be a positive, finite number of read \
@@ -178,7 +180,7 @@ impl<E: ShardedEntity> Runner<E> {
         let layout = schema.pk.layout_description();
         let (scope, parts) = match &migration.only {
             None => {
-                let segments = match (migration.segments, &migration.resume) {
+                let segments = match (migration.options.segments, &migration.resume) {
                     (Some(n), _) => n,
                     // Resuming: the checkpoint's segment count, unless one was asked for.
                     (None, Some(resume)) if resume.scope == Scope::Table => {
@@ -251,19 +253,20 @@ impl<E: ShardedEntity> Runner<E> {
             page_size: Some(page_size),
             parts,
             budget: migration
+                .options
                 .read_units_per_second
                 .map(|r| UnitBudget::new(r, Arc::clone(&clock))),
         };
         Ok(Runner {
             repo: migration.repo,
             source,
-            concurrency: migration.concurrency,
+            concurrency,
             delete_delay: migration.delete_delay,
             max_attempts: migration.max_attempts,
             writes: w
                 .is_finite()
                 .then(|| UnitBudget::new(w, Arc::clone(&clock))),
-            permits: Semaphore::new(migration.concurrency),
+            permits: Semaphore::new(concurrency),
             clock,
             started,
             on_progress: migration.on_progress,

@@ -215,7 +215,7 @@ fn table_definition_has_keys_and_gsis() {
 #[test]
 fn keys_over_dynamodb_limits_are_refused_naming_the_attribute() {
     use sharded::schema::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
-    let refused = |item: Result<sharded::Item, Error>| match item {
+    let refused = |item: Result<sharded::keys::Item, Error>| match item {
         Err(Error::Key(KeyError::KeyTooLong {
             entity,
             attribute,
@@ -347,7 +347,7 @@ mod C {
 
 #[test]
 fn typed_sort_key_conditions_are_generated_per_field() {
-    let cond = |c: sharded::SortKeyCondition| -> Sent {
+    let cond = |c: sharded::query::SortKeyCondition| -> Sent {
         let values = c.values().unwrap().into_iter().map(str::to_owned).collect();
         (c.expression().unwrap(), values)
     };

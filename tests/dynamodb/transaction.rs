@@ -2,7 +2,7 @@
 //! key, moves of an item to a new key, and the request token that makes a retry harmless.
 
 use serde::{Deserialize, Serialize};
-use sharded::{Error, Repo, ShardedEntity, Transaction};
+use sharded::{transaction::Transaction, Error, Repo, ShardedEntity};
 
 use crate::support::repo;
 

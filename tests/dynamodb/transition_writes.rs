@@ -267,7 +267,7 @@ async fn a_batch_delete_whose_previous_deletes_stay_unprocessed_keeps_the_curren
     let Error::BatchIncomplete { unprocessed, .. } = &err else {
         panic!("expected BatchIncomplete, got {err:?}");
     };
-    let pk_of = |item: &sharded::Item| item["pk"].as_s().unwrap().clone();
+    let pk_of = |item: &sharded::keys::Item| item["pk"].as_s().unwrap().clone();
     for d in &docs {
         assert_eq!(previous_copy(&plain, &d.id).await.as_deref(), Some("v1"));
         assert_eq!(

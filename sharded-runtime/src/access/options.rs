@@ -104,7 +104,7 @@ macro_rules! read_setters {
         /// encrypt) is on [`Cursor`](crate::access::cursor::Cursor).
         $(#[$seal])*
         ///
-        #[doc = concat!("```no_run\n", $demo, "\nlet key = sharded::CursorKey::new(b\"32 random bytes from your secrets manager\")?;\nlet token: Option<String> = None; // the client's page token, as it sent it\nlet cursor = token.map(sharded::Cursor::from);\nlet page = q.seal_cursors(&key).page(20, cursor.as_ref()).await?;\nlet next_token: Option<String> = page.cursor.map(|c| c.to_string());\n# Ok(()) }\n```")]
+        #[doc = concat!("```no_run\n", $demo, "\nlet key = sharded::cursor::CursorKey::new(b\"32 random bytes from your secrets manager\")?;\nlet token: Option<String> = None; // the client's page token, as it sent it\nlet cursor = token.map(sharded::Cursor::from);\nlet page = q.seal_cursors(&key).page(20, cursor.as_ref()).await?;\nlet next_token: Option<String> = page.cursor.map(|c| c.to_string());\n# Ok(()) }\n```")]
         pub fn seal_cursors(mut self, key: &$crate::access::cursor::CursorKey) -> Self {
             self.options.seal = Some(key.clone());
             self

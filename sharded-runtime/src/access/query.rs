@@ -14,7 +14,7 @@ use crate::access::read_cache::ReadPolicy;
 use crate::access::repo::Repo;
 use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, SortCondition, Transition};
 use crate::access::sort_condition::SortKeyCondition;
-use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
+use crate::access::source::{CollectionMember, QuerySource, ShardedCollection, ShardedProjection};
 use crate::error::{Error, KeyError};
 use crate::keys::schema::{EntitySchema, SortKeySchema, ENTITY_ATTRIBUTE};
 use crate::keys::shards::Partitions;
@@ -130,7 +130,7 @@ pub const STREAM_PAGE_ITEMS: u32 = 1000;
 /// What [`Query::collect_answer`] returns: the items, and where they came from.
 ///
 /// ```no_run
-/// # fn demo<E>(answer: sharded::Answer<E>) {
+/// # fn demo<E>(answer: sharded::query::Answer<E>) {
 /// if answer.shared {
 ///     println!("{} items from another query's read, {:?} old", answer.items.len(), answer.age);
 /// }
@@ -172,7 +172,7 @@ pub struct Page<E> {
 /// The results of a query run with partial results accepted, and the shards that failed.
 ///
 /// ```no_run
-/// # fn demo<E>(p: sharded::Partial<E>) {
+/// # fn demo<E>(p: sharded::query::Partial<E>) {
 /// if !p.failures.is_empty() {
 ///     eprintln!("{} shard(s) missing from this answer", p.failures.len());
 /// }
@@ -277,7 +277,7 @@ impl<E: ShardedEntity> Query<E> {
     /// let top: Vec<ScoreLine> = Score::query(repo, "g1").project::<ScoreLine>().descending().limit(10).collect().await?;
     /// # Ok(()) }
     /// ```
-    pub fn project<P: Projection<Entity = E>>(self) -> Query<E, P> {
+    pub fn project<P: ShardedProjection<Entity = E>>(self) -> Query<E, P> {
         self.retarget(P::from_item, Some(P::ATTRIBUTES))
     }
 

@@ -730,7 +730,7 @@ async fn drive(
 
 impl<E: ShardedEntity> RangeQuery<E> {
     read_setters! {
-        demo = "# async fn demo<E: sharded::ShardedEntity>(q: sharded::RangeQuery<E>) -> Result<(), sharded::Error> {",
+        demo = "# async fn demo<E: sharded::ShardedEntity>(q: sharded::query::RangeQuery<E>) -> Result<(), sharded::Error> {",
         limit = [],
         descending = [
             ///
@@ -769,7 +769,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     /// Every item of the range (up to the limit), in the query's order.
     ///
     /// ```no_run
-    /// # use sharded::{Error, RangeQuery, ShardedEntity};
+    /// # use sharded::{Error, query::RangeQuery, ShardedEntity};
     /// # async fn demo<E: ShardedEntity>(range: RangeQuery<E>) -> Result<(), Error> {
     /// let items: Vec<E> = range.collect().await?;
     /// # Ok(()) }
@@ -792,7 +792,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     ///
     /// ```no_run
     /// # use futures::TryStreamExt;
-    /// # use sharded::{Error, RangeQuery, ShardedEntity};
+    /// # use sharded::{Error, query::RangeQuery, ShardedEntity};
     /// # async fn demo<E: ShardedEntity + Send + 'static>(range: RangeQuery<E>) -> Result<(), Error> {
     /// let mut items = std::pin::pin!(range.stream());
     /// while let Some(item) = items.try_next().await? {
@@ -836,7 +836,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     /// costs one Query per shard of each such bucket). `size` 0 is an [`Error::InvalidQuery`].
     ///
     /// ```no_run
-    /// # use sharded::{Cursor, Error, RangeQuery, ShardedEntity};
+    /// # use sharded::{Cursor, Error, query::RangeQuery, ShardedEntity};
     /// # async fn demo<E: ShardedEntity>(make: impl Fn() -> RangeQuery<E>) -> Result<(), Error> {
     /// let mut cursor: Option<Cursor> = None;
     /// loop {
@@ -903,7 +903,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     /// Counts the items of the range: `Select=COUNT` on every shard of every bucket, summed.
     ///
     /// ```no_run
-    /// # use sharded::{Error, RangeQuery, ShardedEntity};
+    /// # use sharded::{Error, query::RangeQuery, ShardedEntity};
     /// # async fn demo<E: ShardedEntity>(range: RangeQuery<E>) -> Result<(), Error> {
     /// let total: u64 = range.count().await?;
     /// # Ok(()) }
@@ -926,7 +926,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     /// count.
     ///
     /// ```no_run
-    /// # use sharded::{Error, RangeQuery, ShardedEntity};
+    /// # use sharded::{Error, query::RangeQuery, ShardedEntity};
     /// # async fn demo<E: ShardedEntity>(range: RangeQuery<E>) -> Result<(), Error> {
     /// for (day, count) in range.count_by_bucket().await? {
     ///     println!("{day}: {count}");

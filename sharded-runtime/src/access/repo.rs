@@ -310,7 +310,7 @@ impl<E: ShardedEntity> Repo<E> {
     }
 
     /// Bounds the answer cache to `items` items in all (default
-    /// [`DEFAULT_CACHE_ITEMS`](crate::DEFAULT_CACHE_ITEMS); the oldest answers go first; an
+    /// [`DEFAULT_CACHE_ITEMS`](crate::query::DEFAULT_CACHE_ITEMS); the oldest answers go first; an
     /// answer larger than the whole bound is not cached), and reads its ages on `clock` (a
     /// [`ManualClock`](crate::capacity::ManualClock) in tests). Starts an empty cache, shared
     /// by the clones made from here on.
@@ -1146,7 +1146,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// A versioned entity (`#[sharded(version)]`) is refused before anything is sent
     /// ([`Error::VersionedBatch`]): a batch can neither check the version read nor bump it, so
     /// it would undo a racing writer's change. Write those with `put`, or in a
-    /// [`Transaction`](crate::Transaction).
+    /// [`Transaction`](crate::transaction::Transaction).
     ///
     /// During a layout transition (`previous_n`, `legacy`), the puts are written first, then
     /// the copies at their items' previous places are deleted (a second round of

@@ -24,7 +24,7 @@ use tracing::Instrument;
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::options::{scan_setters, ScanOptions};
 use crate::access::repo::Repo;
-use crate::access::source::Projection;
+use crate::access::source::ShardedProjection;
 use crate::capacity::budget::UnitBudget;
 use crate::capacity::units::{item_size, read_units, Consistency};
 use crate::capacity::SystemClock;
@@ -123,7 +123,7 @@ impl<E: ShardedEntity> Scan<E> {
     /// let lines: Vec<ScoreLine> = repo.scan().project::<ScoreLine>().collect().await?;
     /// # Ok(()) }
     /// ```
-    pub fn project<P: Projection<Entity = E>>(self) -> Scan<E, P> {
+    pub fn project<P: ShardedProjection<Entity = E>>(self) -> Scan<E, P> {
         Scan {
             repo: self.repo,
             options: self.options,

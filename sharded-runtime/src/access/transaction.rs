@@ -840,7 +840,7 @@ impl<E: ShardedEntity> ItemKey<E> {
 /// A transactional read of up to 100 items of any entities and shards: one
 /// `TransactGetItems`, a snapshot no concurrent transaction is half-applied in.
 ///
-/// Started from the repository ([`Repo::transact_get`]); each item is added with its key
+/// Started from the repository ([`Repo::transact_get`](crate::Repo::transact_get)); each item is added with its key
 /// and taken from the answer with the same key.
 ///
 /// ```no_run

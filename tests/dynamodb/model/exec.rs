@@ -8,7 +8,7 @@ use std::time::Duration;
 use aws_sdk_dynamodb::types::AttributeValue as V;
 use aws_sdk_dynamodb::Client;
 use futures::StreamExt;
-use sharded::{Cursor, Error, MigrationProgress, Repo, ShardedEntity, Transaction};
+use sharded::{migrate, transaction::Transaction, Cursor, Error, Repo, ShardedEntity};
 use sharded_testkit::history::History;
 
 use super::layouts::{group_name, id_name, Layout, ModelEntity, UpdateSpec, A3, S3, S5, T3, T5};
@@ -640,7 +640,7 @@ impl Run {
                     .concurrency(1)
                     .page_size(4)
                     .delete_delay(Duration::from_millis(30))
-                    .on_progress(move |p: &MigrationProgress| {
+                    .on_progress(move |p: &migrate::Progress| {
                         if p.moved >= k {
                             hook.notify_one();
                         }

@@ -8,8 +8,8 @@
 //! | `pages` | where items come from: scan segments, or one logical key's partitions |
 //! | `moves` | one item's move: in one transaction, or copied first and deleted later |
 //!
-//! What a run hands back, [`MigrationCheckpoint`] (the resumable position, as an opaque
-//! token), [`MigrationProgress`], [`MigrationReport`] and [`MigrationFailure`], lives in
+//! What a run hands back, [`Checkpoint`] (the resumable position, as an opaque
+//! token), [`Progress`], [`Report`] and [`Failure`], lives in
 //! `error/migration/`: `Error::MigrationIncomplete` carries the report, and the error type
 //! imports nothing from `access/`.
 
@@ -20,8 +20,8 @@ mod runner;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::error::migration::checkpoint::MigrationCheckpoint;
-pub use crate::error::migration::report::{MigrationFailure, MigrationProgress, MigrationReport};
+pub use crate::error::migration::checkpoint::Checkpoint;
+pub use crate::error::migration::report::{Failure, Progress, Report};
 pub(crate) use moves::{adopt_untagged, move_item, MoveOutcome, Store};
 
 use crate::access::entity::ShardedEntity;
@@ -54,8 +54,8 @@ const DEFAULT_DELETE_DELAY: Duration = Duration::from_secs(1);
 /// Attempts at one item unless `.max_attempts(n)` says otherwise.
 const DEFAULT_MAX_ATTEMPTS: u32 = 5;
 
-type ProgressHook = Arc<dyn Fn(&MigrationProgress) + Send + Sync>;
-type CheckpointHook = Arc<dyn Fn(&MigrationCheckpoint) + Send + Sync>;
+type ProgressHook = Arc<dyn Fn(&Progress) + Send + Sync>;
+type CheckpointHook = Arc<dyn Fn(&Checkpoint) + Send + Sync>;
 
 /// A migration of entity `E` from its previous layout to its current one: built by
 /// [`Repo::migrate`], refined, then [`run`](Self::run).
@@ -75,7 +75,7 @@ type CheckpointHook = Arc<dyn Fn(&MigrationCheckpoint) + Send + Sync>;
 /// - **Paced**: a budget of write units per second ([`write_units_per_second`](Self::write_units_per_second),
 ///   500 by default), charged with the units DynamoDB reports for each move, so the
 ///   migration never makes a key hot.
-/// - **Resumable**: after every page it offers a [`MigrationCheckpoint`]
+/// - **Resumable**: after every page it offers a [`Checkpoint`]
 ///   ([`on_checkpoint`](Self::on_checkpoint)); [`resume_from`](Self::resume_from) goes on from
 ///   there. Items between the checkpoint and a crash are read again, and moving is idempotent:
 ///   an item already moved is at its current place and is skipped.
@@ -83,7 +83,7 @@ type CheckpointHook = Arc<dyn Fn(&MigrationCheckpoint) + Send + Sync>;
 ///   every item.
 /// - **Honest**: an item that changed while it was moved is read again and retried (at most
 ///   [`max_attempts`](Self::max_attempts) times); one that still cannot be moved is listed,
-///   with the reason, in the [`MigrationReport`] that [`Error::MigrationIncomplete`] carries.
+///   with the reason, in the [`Report`] that [`Error::MigrationIncomplete`] carries.
 ///
 /// ```no_run
 /// # use serde::{Deserialize, Serialize};
@@ -117,7 +117,7 @@ pub struct Migration<E> {
     max_attempts: u32,
     on_progress: Option<ProgressHook>,
     on_checkpoint: Option<CheckpointHook>,
-    resume: Option<MigrationCheckpoint>,
+    resume: Option<Checkpoint>,
 }
 
 impl<E> std::fmt::Debug for Migration<E> {
@@ -271,7 +271,7 @@ impl<E: ShardedEntity> Migration<E> {
     ///
     /// ```no_run
     /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// let (tx, mut rx) = tokio::sync::watch::channel(sharded::MigrationProgress::default());
+    /// let (tx, mut rx) = tokio::sync::watch::channel(sharded::migrate::Progress::default());
     /// tokio::spawn(async move {
     ///     while rx.changed().await.is_ok() {
     ///         let p = rx.borrow().clone();
@@ -281,16 +281,13 @@ impl<E: ShardedEntity> Migration<E> {
     /// repo.migrate().on_progress(move |p| { let _ = tx.send(p.clone()); }).run().await?;
     /// # Ok(()) }
     /// ```
-    pub fn on_progress(
-        mut self,
-        hook: impl Fn(&MigrationProgress) + Send + Sync + 'static,
-    ) -> Self {
+    pub fn on_progress(mut self, hook: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
         self.on_progress = Some(Arc::new(hook));
         self
     }
 
     /// Calls `hook` with the migration's position after every page whose items have all been
-    /// dealt with: save it (its [`to_token`](MigrationCheckpoint::to_token)) and give it to
+    /// dealt with: save it (its [`to_token`](Checkpoint::to_token)) and give it to
     /// [`resume_from`](Self::resume_from) after a crash.
     ///
     /// ```no_run
@@ -305,10 +302,7 @@ impl<E: ShardedEntity> Migration<E> {
     ///     .await?;
     /// # Ok(()) }
     /// ```
-    pub fn on_checkpoint(
-        mut self,
-        hook: impl Fn(&MigrationCheckpoint) + Send + Sync + 'static,
-    ) -> Self {
+    pub fn on_checkpoint(mut self, hook: impl Fn(&Checkpoint) + Send + Sync + 'static) -> Self {
         self.on_checkpoint = Some(Arc::new(hook));
         self
     }
@@ -330,7 +324,7 @@ impl<E: ShardedEntity> Migration<E> {
     /// migration.run().await?;
     /// # Ok(()) }
     /// ```
-    pub fn resume_from(mut self, checkpoint: MigrationCheckpoint) -> Self {
+    pub fn resume_from(mut self, checkpoint: Checkpoint) -> Self {
         self.resume = Some(checkpoint);
         self
     }
@@ -360,7 +354,7 @@ impl<E: ShardedEntity> Migration<E> {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn run(self) -> Result<MigrationReport, Error> {
+    pub async fn run(self) -> Result<Report, Error> {
         runner::Runner::new(self, false)?.run().await
     }
 

@@ -106,7 +106,7 @@ impl SortCondition {
 /// One failed shard of a query run with partial results accepted.
 ///
 /// ```
-/// # fn show(f: &sharded::ShardFailure) -> String {
+/// # fn show(f: &sharded::query::ShardFailure) -> String {
 /// format!("shard {} ({}) failed: {}", f.shard, f.partition_key, f.error)
 /// # }
 /// ```

@@ -41,7 +41,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, TimeZone, Utc};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-use sharded::{Item, Repo, ShardedEntity};
+use sharded::{keys::Item, Repo, ShardedEntity};
 use sharded_testkit::faults::Faults;
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 

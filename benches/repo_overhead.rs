@@ -38,7 +38,7 @@ use std::time::Instant;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
-use sharded::{Item, Repo, ShardedEntity};
+use sharded::{keys::Item, Repo, ShardedEntity};
 use sharded_runtime::__bench::{top_k, SortValue};
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 

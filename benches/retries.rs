@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
-use sharded::{Repo, RetryPolicy, ShardedEntity, Transaction};
+use sharded::{Repo, RetryPolicy, ShardedEntity};
 use sharded_testkit::faults::Faults;
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
@@ -149,7 +149,7 @@ async fn main() {
     // One SDK attempt per send: the resend measured is ours.
     let repo: Repo<Wallet> = Repo::new(faulty_client(&faults, &sdk, 1), wallets.table());
     let transfer = |i: usize| {
-        Transaction::new(repo.client(), repo.table())
+        repo.transaction()
             .put(&Wallet {
                 user_id: format!("a{i}"),
                 coins: 1,

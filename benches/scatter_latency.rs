@@ -49,7 +49,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::capacity::HotKeyStats;
-use sharded::{Item, Repo, ShardedEntity};
+use sharded::{keys::Item, Repo, ShardedEntity};
 use sharded_testkit::faults::Faults;
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 

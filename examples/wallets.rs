@@ -8,7 +8,7 @@
 //! ```
 
 use serde::{Deserialize, Serialize};
-use sharded::{Error, Repo, ShardedEntity, Transaction};
+use sharded::{Error, Repo, ShardedEntity};
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 /// A player's coins, sharded by player under the game; indexed by league and coins.
@@ -75,7 +75,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A transfer of 30 coins: both updates or neither. Coins are in gsi1's key, so the
     // transfer sets the new balances (read first) under a condition that they did not move.
     let transfer = |from: &Wallet, to: &Wallet, amount: u64| {
-        Transaction::new(repo.client(), repo.table())
+        repo.transaction()
             .update(
                 Wallet::update(&repo, "g1", &from.player_id)
                     .set(f.league, from.league.as_str())
@@ -114,10 +114,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         player_id: "bobby".into(),
         ..bo.clone()
     };
-    Transaction::new(repo.client(), repo.table())
-        .move_item(&bo, &renamed)
-        .commit()
-        .await?;
+    repo.transaction().move_item(&bo, &renamed).commit().await?;
     println!(
         "bo moved to bobby: bo {:?}, bobby {:?}",
         Wallet::get(&repo, "g1", "bo").await?.map(|w| w.coins),

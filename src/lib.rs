@@ -36,34 +36,34 @@
 //!
 //! The derive's attributes are documented on [`ShardedEntity`](derive@ShardedEntity).
 //!
-//! # What this crate exports
+//! # Map
 //!
-//! | item | what it is for |
+//! The root holds what nearly every user names; the rest is in modules named for what you are
+//! doing. Each public name has exactly one path.
+//!
+//! | at the root | what it is for |
 //! |---|---|
-//! | [`ShardedEntity`](derive@ShardedEntity) (derive) and [`ShardedEntity`] (trait) | declaring an entity's keys; the generated key builders and queries |
-//! | [`Repo`], [`MAX_FAN_OUT`] | puts, point lookups, deletes and batches of one entity in one table; how wide a query fans out by default |
-//! | [`Query`], [`Answer`], [`DEFAULT_CACHE_ITEMS`], [`Page`], [`Partial`], [`Cursor`], [`SortCondition`], [`SortKeyCondition`], [`ShardFailure`], [`STREAM_PAGE_ITEMS`] | scatter-gather queries: results, pages, partial answers, hot reads shared and cached |
-//! | [`RangeQuery`] | a time range over a time-bucketed partition key (`{at:day}`): every bucket of `[from, to)`, read concurrently and merged in time order, one cursor across buckets and shards |
-//! | [`Bucket`], [`Granularity`], [`BucketTime`], [`BucketError`], [`buckets_in_range`], [`BucketRange`] | time buckets: labels (`2026-11-22`), arithmetic, the times that can be bucketed |
-//! | [`ShardedCollection`](derive@ShardedCollection) (derive) and [`ShardedCollection`], [`CollectionMember`], [`QuerySource`] | several entities of one partition in one answer (`Query::collection`) |
-//! | [`ShardedProjection`](derive@ShardedProjection) (derive) and [`Projection`] | reading some of an entity's attributes (`Query::project`) |
-//! | [`Condition`], [`Field`], [`Data`], [`PrimaryKey`], [`Operand`], [`Size`], [`Elements`] | typed conditions over an entity's fields (`Score::fields()`): query filters, update and transaction conditions |
-//! | [`Update`], [`Updatable`], [`Addable`], [`Removable`] | typed updates (`Score::update(&repo, ..)`) |
-//! | [`Transaction`], [`PreparedTransaction`], [`CanceledAction`], [`MAX_TRANSACTION_ACTIONS`], [`MAX_TRANSACTION_BYTES`] | all-or-nothing writes across entities and shards, retried as the identical request |
-//! | [`IDEMPOTENCY_WINDOW`], [`MAX_TOKEN_CHARS`] | how long DynamoDB remembers a `ClientRequestToken`, and its longest form |
-//! | [`TransactGet`], [`TransactGetAnswer`], [`Slot`], [`ItemKey`] | a transactional read of items by key (`Score::key(..)`) |
-//! | [`Scan`] | the parallel scan of one entity (`repo.scan()`): exports, backfills, analytics; bounded concurrency, a read-unit rate limit |
-//! | [`Migration`], [`MigrationProgress`], [`MigrationReport`], [`MigrationFailure`], [`MigrationCheckpoint`] | changing the layout (`previous_n`, `legacy`): moving every item to its current place (`repo.migrate()`), paced, resumable, observable |
-//! | [`CursorKey`], [`CursorKeyError`] | the key that seals cursors handed to untrusted clients (`Query::seal_cursors`), with the older keys it accepts during a rotation; why a secret was refused as a key |
-//! | [`ShardedCounter`] | the vote-counter pattern: a counter spread over shards |
-//! | [`RetryPolicy`] | the retry budget of batch writes and reads |
-//! | [`Error`], [`KeyError`], [`CursorError`], [`ItemKeyDisplay`] | what went wrong, with what the caller needs to recover |
-//! | [`KeyPart`], [`KeyPartDecode`], [`KeyPartError`] | how a value is written into a key; implement them for your own key types |
-//! | [`ShardKeys`], [`Partitions`], [`Item`], [`ItemKeys`] | the physical keys of a logical key (with a previous layout's, during a transition); an item and its key attributes |
+//! | [`ShardedEntity`](derive@ShardedEntity), [`ShardedCollection`](derive@ShardedCollection), [`ShardedProjection`](derive@ShardedProjection) (derives and their traits) | declaring an entity's keys; several entities read together; some of an entity's fields |
+//! | [`Repo`] | puts, point lookups, deletes, batches, scans, transactions and migrations of one entity in one table |
+//! | [`Query`], [`Page`], [`Cursor`] | scatter-gather queries, cursor pages, the page token |
+//! | [`Condition`], [`Update`] | typed conditions (`Score::fields()`) and updates (`Score::update(&repo, ..)`) |
+//! | [`Error`], [`KeyError`] | what went wrong, with what the caller needs to recover |
+//! | [`ShardedCounter`], [`RetryPolicy`] | the vote-counter pattern; the retry budget of batches |
+//! | [`aws_sdk_dynamodb`] | the SDK crate `Repo` is built on, at the matching version |
+//!
+//! | module | what you are doing |
+//! |---|---|
+//! | [`query`] | reading beyond one query: time ranges ([`RangeQuery`](query::RangeQuery)), scans, partial and shared answers, sort-key conditions, collections |
+//! | [`cursor`] | handing page tokens to untrusted clients: sealing keys, why a cursor was refused |
+//! | [`condition`] | the parts of typed conditions: fields, operands, sizes |
+//! | [`update`] | what typed updates accept |
+//! | [`transaction`] | all-or-nothing writes and snapshot reads (`repo.transaction()`, `repo.transact_get()`) |
+//! | [`migrate`] | changing a key's layout (`previous_n`, `legacy`): the runner, its progress, report and checkpoints |
+//! | [`bucket`] | time buckets of time-bucketed keys (`{at:day}`) |
+//! | [`keys`] | how values become keys (`KeyPart` for your own types), the physical keys of a logical key, items |
 //! | [`hash`] | the shard hash specification, with test vectors and a reference implementation |
 //! | [`schema`] | the static description of an entity's keys; table definitions |
 //! | [`capacity`] | item size and units, per-key limits, the hot-key report, the shard planner |
-//! | [`aws_sdk_dynamodb`] | the SDK crate `Repo` is built on, at the matching version |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -72,16 +72,12 @@ pub mod guide;
 pub use sharded_derive::{ShardedCollection, ShardedEntity, ShardedProjection};
 
 pub use sharded_runtime::{
-    buckets_in_range, capacity, hash, schema, Addable, Answer, Bucket, BucketError, BucketRange,
-    BucketTime, CanceledAction, CollectionMember, Condition, Cursor, CursorError, CursorKey,
-    CursorKeyError, Data, Elements, Error, Field, Granularity, Item, ItemKey, ItemKeyDisplay,
-    ItemKeys, KeyError, KeyPart, KeyPartDecode, KeyPartError, Migration, MigrationCheckpoint,
-    MigrationFailure, MigrationProgress, MigrationReport, Operand, Page, Partial, Partitions,
-    PreparedTransaction, PrimaryKey, Projection, Query, QuerySource, RangeQuery, Removable, Repo,
-    RetryPolicy, Scan, ShardFailure, ShardKeys, ShardedCollection, ShardedCounter, ShardedEntity,
-    Size, Slot, SortCondition, SortKeyCondition, TransactGet, TransactGetAnswer, Transaction,
-    Updatable, Update, DEFAULT_CACHE_ITEMS, IDEMPOTENCY_WINDOW, MAX_FAN_OUT, MAX_TOKEN_CHARS,
-    MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES, STREAM_PAGE_ITEMS,
+    Condition, Cursor, Error, KeyError, Page, Query, Repo, RetryPolicy, ShardedCollection,
+    ShardedCounter, ShardedEntity, ShardedProjection, Update,
+};
+
+pub use sharded_runtime::{
+    bucket, capacity, condition, cursor, hash, keys, migrate, query, schema, transaction, update,
 };
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

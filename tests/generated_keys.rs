@@ -215,7 +215,7 @@ fn table_definition_has_keys_and_gsis() {
 #[test]
 fn keys_over_dynamodb_limits_are_refused_naming_the_attribute() {
     use sharded::schema::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
-    let refused = |item: Result<sharded::Item, Error>| match item {
+    let refused = |item: Result<sharded::keys::Item, Error>| match item {
         Err(Error::Key(KeyError::KeyTooLong {
             entity,
             attribute,
@@ -320,10 +320,37 @@ struct Reading {
     seq: u32,
 }
 
+/// What DynamoDB is sent for a sort-key condition: the key-condition expression and its values.
+type Sent = (&'static str, Vec<String>);
+
+/// The conditions DynamoDB knows, as [`Sent`].
+#[allow(non_snake_case)]
+mod C {
+    use super::Sent;
+
+    pub fn Between(low: String, high: String) -> Sent {
+        ("#sk BETWEEN :sk0 AND :sk1", vec![low, high])
+    }
+    pub fn BeginsWith(prefix: String) -> Sent {
+        ("begins_with(#sk, :sk0)", vec![prefix])
+    }
+    pub fn Lt(value: String) -> Sent {
+        ("#sk < :sk0", vec![value])
+    }
+    pub fn Le(value: String) -> Sent {
+        ("#sk <= :sk0", vec![value])
+    }
+    pub fn Ge(value: String) -> Sent {
+        ("#sk >= :sk0", vec![value])
+    }
+}
+
 #[test]
 fn typed_sort_key_conditions_are_generated_per_field() {
-    use sharded::SortCondition as C;
-    let cond = |c: sharded::SortKeyCondition| c.condition().cloned().unwrap();
+    let cond = |c: sharded::query::SortKeyCondition| -> Sent {
+        let values = c.values().unwrap().into_iter().map(str::to_owned).collect();
+        (c.expression().unwrap(), values)
+    };
     let s = |v: u64| {
         Score::sk_prefix_score(v)
             .unwrap()
@@ -363,6 +390,8 @@ fn typed_sort_key_conditions_are_generated_per_field() {
         C::Lt("GAME#g2".into())
     );
     assert_eq!(Score::gsi1_sk_game_id_ge("g2").attribute(), "gsi1sk");
+    // Every key of the entity: its template's leading literal.
+    assert_eq!(cond(Score::sk_all()), C::BeginsWith("SCORE#".into()));
     // No literal prefix: open at one end; a literal after the last field.
     assert_eq!(cond(Reading::sk_at_ge("t1")), C::Ge("t1".into()));
     assert_eq!(cond(Reading::sk_at_lt("t1")), C::Le("t1".into()));
@@ -376,14 +405,14 @@ fn typed_sort_key_conditions_are_generated_per_field() {
     );
     // Errors wait for the query.
     assert!(matches!(
-        Score::sk_player_id_gt(100, "").condition(),
+        Score::sk_player_id_gt(100, "").expression(),
         Err(KeyError::EmptyValue {
             field: "player_id",
             ..
         })
     ));
     assert!(matches!(
-        Score::sk_score_between(2, 1).condition(),
+        Score::sk_score_between(2, 1).expression(),
         Err(KeyError::InvertedRange { field: "score", .. })
     ));
 }

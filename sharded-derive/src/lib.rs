@@ -28,7 +28,7 @@
 //! - `Score::get(&repo, game_id, player_id, score)` and `delete` (with `shard = "random"`:
 //!   `get_from_all_shards` and `delete_on_shard`), `Score::query(&repo, game_id)` and
 //!   `query_gsiN`; for a time-bucketed partition key (`{at:day}`) also `query_range` (and
-//!   `query_gsiN_range`), a `sharded::RangeQuery` over every bucket of `[from, to)`;
+//!   `query_gsiN_range`), a `sharded::query::RangeQuery` over every bucket of `[from, to)`;
 //! - the `ShardedEntity` impl that `Repo::put` and friends use.
 //!
 //! ## How key fields are passed
@@ -58,7 +58,7 @@
 //! - `template`: literal text and `{field}`s. A field must end the template or be followed by
 //!   `#` (the separator no encoded value contains). `{at:day}` (or `hour`, `week`, `month`)
 //!   writes the label of the time bucket `at` falls in (`2026-11-22`); `at` must be a time
-//!   (`sharded::BucketTime`), the sort key must start with `{at}`, and the key gets a range
+//!   (`sharded::bucket::BucketTime`), the sort key must start with `{at}`, and the key gets a range
 //!   query, `query_range(repo, .., from, to)` (`<query>_range` when renamed).
 //! - `shard = "hash(f1, f2, ...)"`: the shard is the stable hash of those fields mod `n`, so a
 //!   point lookup knows its shard. At least one hashed field must not be in the template.
@@ -144,7 +144,7 @@ pub fn derive_sharded_collection(input: TokenStream) -> TokenStream {
     collection::derive(&input).into()
 }
 
-/// Derives `sharded::Projection` on a struct of some of an entity's fields, named by
+/// Derives `sharded::ShardedProjection` on a struct of some of an entity's fields, named by
 /// `#[projection(of = Entity)]`. See the trait's docs.
 #[proc_macro_derive(ShardedProjection, attributes(projection, sharded))]
 pub fn derive_sharded_projection(input: TokenStream) -> TokenStream {

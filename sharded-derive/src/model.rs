@@ -116,7 +116,7 @@ pub enum Segment {
 }
 
 /// The time-bucket sizes of `{field:granularity}`, named as written in templates. The
-/// runtime owns them (`sharded::Granularity`); the expansion checks this list against its
+/// runtime owns them (`sharded::bucket::Granularity`); the expansion checks this list against its
 /// `Granularity::NAMES` at compile time, so the two cannot drift apart.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Granularity {

@@ -175,7 +175,7 @@ fn expand(p: &Projection) -> TokenStream {
         #[allow(non_upper_case_globals, clippy::all)]
         const _: () = {
             #[automatically_derived]
-            impl #rt::Projection for #ident {
+            impl #rt::ShardedProjection for #ident {
                 type Entity = #entity;
                 const ATTRIBUTES: &'static [&'static str] = &[#(#names),*];
             }

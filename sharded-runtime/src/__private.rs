@@ -8,15 +8,24 @@ pub use crate::access::entity::{Item, ItemKeys, ShardedEntity};
 pub use crate::access::query::Query;
 pub use crate::access::range::{range_query, RangeBound, RangeQuery};
 pub use crate::access::repo::Repo;
-pub use crate::access::sort_condition::{sort_key_condition, SortKeyCondition, SortOp};
-pub use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
+pub use crate::access::sort_condition::{
+    sort_key_condition, sort_key_prefix_condition, SortKeyCondition, SortOp,
+};
+pub use crate::access::source::{
+    CollectionMember, QuerySource, ShardedCollection, ShardedProjection,
+};
 pub use crate::access::transaction::ItemKey;
 pub use crate::access::update::{GsiRewrite, Update, UpdateKey};
 pub use crate::error::Error;
 pub use crate::keys::bucket::{Bucket, BucketTime, Granularity};
 pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
 pub use crate::keys::error::KeyError;
-pub use crate::keys::layout::{self, ShardBy};
+pub use crate::keys::layout::ShardBy;
+
+/// The key model's layout functions generated code calls (`layout::identity_shard`, ...).
+pub mod layout {
+    pub use crate::keys::layout::*;
+}
 pub use crate::keys::schema::{
     EntitySchema, GsiSchema, PartitionKeySchema, PreviousLayout, Sharding, SortKeySchema,
     TimeAttribute, TimeFormat,

@@ -15,7 +15,7 @@ pub type Item = HashMap<String, AttributeValue>;
 /// The key attributes of an item, printed as `pk=..., sk=...` in error messages.
 ///
 /// ```
-/// use sharded::ItemKeyDisplay;
+/// use sharded::keys::ItemKeyDisplay;
 /// let k = ItemKeyDisplay { pk: Some("GAME#g1#3".into()), sk: Some("SCORE#1".into()) };
 /// assert_eq!(k.to_string(), "(pk=GAME#g1#3, sk=SCORE#1)");
 /// ```

@@ -5,14 +5,17 @@
 //! Use it through the `sharded` facade crate, which re-exports this crate's public items; this
 //! crate is split out so generated code stays thin and the logic is written (and tested) once.
 //!
-//! The public surface is the list of re-exports below; the modules behind it are private, so
-//! files can move without breaking anyone. Three concerns, three folders:
+//! The public surface is what this file declares: the everyday names at the root, and the
+//! modules named for what a user is doing (the `sharded` facade re-exports exactly these, so
+//! each public name has one path). The folders behind them are private, so files can move
+//! without breaking anyone. Three concerns, three folders:
 //!
 //! | folder | what it holds | public as |
 //! |---|---|---|
-//! | `keys/` | the key model: encoding, templates, time buckets, the shard hash, schemas. No AWS types, no network | [`KeyPart`], [`Bucket`], [`Granularity`], [`ShardKeys`], [`KeyError`], [`hash`], [`schema`] |
-//! | `access/` | data access: repository, query, range query over time buckets, scatter-gather engine, merge, cursor, parallel scan, batches, counter | [`Repo`], [`Query`], [`RangeQuery`], [`Page`], [`Cursor`], [`Scan`], [`ShardedCounter`], ... |
+//! | `keys/` | the key model: encoding, templates, time buckets, the shard hash, schemas. No AWS types, no network | [`KeyError`], [`keys`], [`bucket`], [`hash`], [`schema`] |
+//! | `access/` | data access: repository, query, range query over time buckets, scatter-gather engine, merge, cursor, parallel scan, batches, transactions, migration, counter | [`Repo`], [`Query`], [`Page`], [`Cursor`], [`Condition`], [`Update`], [`ShardedCounter`], [`RetryPolicy`], [`query`], [`cursor`], [`condition`], [`update`], [`transaction`], [`migrate`] |
 //! | `capacity/` | item size and units, per-key limits, the hot-key report, the planner | [`capacity`] |
+//! | `error/` | the crate's error enum and the errors of cursors, transactions and migrations | [`Error`], [`cursor::CursorError`], [`migrate::Failure`] |
 //!
 //! Test tooling (DynamoDB Local, fault injection, the per-key limit emulator) lives in the
 //! `sharded-testkit` crate, so the code users deploy holds no process management and no
@@ -29,41 +32,188 @@ mod access;
 pub mod capacity;
 mod error;
 mod item;
-mod keys;
+pub mod keys;
 
-pub use keys::hash;
-pub use keys::schema;
+#[path = "keys/hash.rs"]
+pub mod hash;
+#[path = "keys/schema.rs"]
+pub mod schema;
 
 pub use access::batch::RetryPolicy;
-pub use access::condition::{Condition, Data, Elements, Field, Operand, PrimaryKey, Size};
+pub use access::condition::Condition;
 pub use access::counter::ShardedCounter;
-pub use access::cursor::{Cursor, CursorError, CursorKey, CursorKeyError};
-pub use access::entity::{Item, ItemKeys, ShardedEntity};
-pub use access::idempotent::{IDEMPOTENCY_WINDOW, MAX_TOKEN_CHARS};
-pub use access::migrate::{
-    Migration, MigrationCheckpoint, MigrationFailure, MigrationProgress, MigrationReport,
-};
-pub use access::query::{Answer, Page, Partial, Query, STREAM_PAGE_ITEMS};
-pub use access::range::RangeQuery;
-pub use access::read_cache::DEFAULT_CACHE_ITEMS;
-pub use access::repo::{Repo, MAX_FAN_OUT};
-pub use access::scan::Scan;
-pub use access::scatter::{ShardFailure, SortCondition};
-pub use access::sort_condition::SortKeyCondition;
-pub use access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
-pub use access::transaction::{
-    CanceledAction, ItemKey, PreparedTransaction, Slot, TransactGet, TransactGetAnswer,
-    Transaction, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
-};
-pub use access::update::{Addable, Removable, Updatable, Update};
+pub use access::cursor::Cursor;
+pub use access::entity::ShardedEntity;
+pub use access::query::{Page, Query};
+pub use access::repo::Repo;
+pub use access::source::{ShardedCollection, ShardedProjection};
+pub use access::update::Update;
 pub use error::Error;
-pub use item::ItemKeyDisplay;
-pub use keys::bucket::{
-    buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity,
-};
-pub use keys::encoding::{KeyPart, KeyPartDecode, KeyPartError};
 pub use keys::error::KeyError;
-pub use keys::shards::{Partitions, ShardKeys};
+
+/// Reading: range queries over time buckets, scans, partial and shared answers, sort-key
+/// conditions, and the bounds of a scatter-gather.
+///
+/// A [`Query`] comes from an entity's generated `query*` functions; the rest of
+/// reading is here. [`RangeQuery`](crate::query::RangeQuery) reads a time range of a bucketed key
+/// (`Entity::range(..)`), [`Scan`](crate::query::Scan) the whole table (`repo.scan()`), and a
+/// [`SortKeyCondition`](crate::query::SortKeyCondition) (`Entity::sk_<field>_<op>(..)`) narrows a query to a range of its
+/// sort key.
+///
+/// ```no_run
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::{Error, Repo, ShardedEntity};
+/// use sharded::query::Partial;
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+/// # #[sk(template = "SCORE#{score}#{player_id}")]
+/// # struct Score { game_id: String, player_id: String, score: u64 }
+/// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+/// // The top 10 of scores 100 to 200, with what the shards that answered hold if one fails.
+/// let top: Partial<Score> = Score::query(repo, "g1")
+///     .sk(Score::sk_score_between(100, 200))
+///     .descending()
+///     .limit(10)
+///     .collect_partial()
+///     .await?;
+/// for failure in &top.failures {
+///     eprintln!("shard {} is missing: {}", failure.shard, failure.error);
+/// }
+/// # Ok(()) }
+/// ```
+pub mod query {
+    pub use crate::access::query::{Answer, Partial, STREAM_PAGE_ITEMS};
+    pub use crate::access::range::RangeQuery;
+    pub use crate::access::read_cache::DEFAULT_CACHE_ITEMS;
+    pub use crate::access::repo::MAX_FAN_OUT;
+    pub use crate::access::scan::Scan;
+    pub use crate::access::scatter::ShardFailure;
+    pub use crate::access::sort_condition::SortKeyCondition;
+    pub use crate::access::source::{CollectionMember, QuerySource};
+}
+
+/// Cursors handed to clients: sealing them with a key, and why one was refused.
+///
+/// A [`Cursor`] is the page token of [`Query::page`](crate::Query::page);
+/// [`CursorKey`](crate::cursor::CursorKey) seals the cursors handed to untrusted clients
+/// ([`Query::seal_cursors`](crate::Query::seal_cursors)), and [`CursorError`](crate::cursor::CursorError) says why a
+/// cursor was refused.
+///
+/// ```
+/// use sharded::cursor::CursorKey;
+/// let key = CursorKey::new(b"32 random bytes from your secrets manager")?;
+/// // During a rotation, the new key seals and the old one is still accepted.
+/// let rotating = CursorKey::new(b"32 new random bytes from your secrets")?.accepting(&key);
+/// # let _ = rotating;
+/// # Ok::<(), sharded::cursor::CursorKeyError>(())
+/// ```
+pub mod cursor {
+    pub use crate::access::cursor::{CursorError, CursorKey, CursorKeyError};
+}
+
+/// The parts of typed conditions: fields, their operands, sizes and elements.
+///
+/// A [`Condition`] is built from an entity's fields (`Score::fields()`)
+/// and used as a query filter, an update's or a transaction's condition, or a conditional
+/// put or delete. The types here are what the fields and their comparisons are made of.
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// use sharded::{Condition, ShardedEntity};
+///
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[pk(template = "USER#{user_id}")]
+/// struct Wallet { user_id: String, coins: i64, tags: Vec<String> }
+///
+/// let f = Wallet::fields();
+/// let rich: Condition<Wallet> = f.coins.ge(100).and(f.tags.size().lt(3));
+/// # let _ = rich;
+/// ```
+pub mod condition {
+    pub use crate::access::condition::{Data, Elements, Field, Operand, PrimaryKey, Size};
+}
+
+/// What typed updates are made of: which fields can be set, added to, or removed.
+///
+/// An [`Update`] comes from an entity's generated `update` function; these
+/// traits say what each of its operations accepts.
+///
+/// ```no_run
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::{Error, Repo, ShardedEntity};
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "USER#{user_id}")]
+/// # struct Wallet { user_id: String, coins: i64 }
+/// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+/// let f = Wallet::fields();
+/// Wallet::update(repo, "alice").add(f.coins, 5).send().await?;
+/// # Ok(()) }
+/// ```
+pub mod update {
+    pub use crate::access::update::{Addable, Removable, Updatable};
+}
+
+/// All-or-nothing writes and snapshot reads across entities and shards, started from the
+/// repository: [`repo.transaction()`](crate::Repo::transaction) and
+/// [`repo.transact_get()`](crate::Repo::transact_get).
+///
+/// ```no_run
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::{Error, Repo, ShardedEntity};
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "USER#{user_id}")]
+/// # struct Wallet { user_id: String, coins: i64 }
+/// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+/// let f = Wallet::fields();
+/// repo.transaction()
+///     .update(Wallet::update(repo, "alice").add(f.coins, -5).condition(f.coins.ge(5)))
+///     .update(Wallet::update(repo, "bob").add(f.coins, 5))
+///     .commit()
+///     .await?;
+/// # Ok(()) }
+/// ```
+pub mod transaction {
+    pub use crate::access::idempotent::{IDEMPOTENCY_WINDOW, MAX_TOKEN_CHARS};
+    pub use crate::access::transaction::{
+        CanceledAction, ItemKey, PreparedTransaction, TransactGet, TransactGetAnswer, Transaction,
+        MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
+    };
+}
+
+/// Changing a key's layout (`previous_n`, `legacy`): the migration runner
+/// ([`repo.migrate()`](crate::Repo::migrate)), its progress, report and checkpoints.
+///
+/// ```no_run
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::{Error, Repo, ShardedEntity};
+/// use sharded::migrate::Report;
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 20, previous_n = 10)]
+/// # #[sk(template = "SCORE#{score}#{player_id}")]
+/// # struct Score { game_id: String, player_id: String, score: u64 }
+/// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+/// let report: Report = repo.migrate().write_units_per_second(300.0).run().await?;
+/// println!("{} moved", report.progress.moved);
+/// # Ok(()) }
+/// ```
+pub mod migrate {
+    pub use crate::access::migrate::{Checkpoint, Failure, Migration, Progress, Report};
+}
+
+/// Time buckets (hour, day, ISO week, month) of time-bucketed partition keys (`{at:day}`):
+/// labels, arithmetic, ranges, and the times that can be bucketed.
+///
+/// ```
+/// use sharded::bucket::{Bucket, Granularity};
+/// let day = Bucket::containing(Granularity::Day, 1_763_856_000)?; // 2025-11-23T00:00:00Z
+/// assert_eq!(day.label(), "2025-11-23");
+/// # Ok::<(), sharded::bucket::BucketError>(())
+/// ```
+pub mod bucket {
+    pub use crate::keys::bucket::{
+        buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity,
+    };
+}
 
 #[doc(hidden)]
 #[path = "__private.rs"]

@@ -2,7 +2,7 @@
 //! functions still exist (read as `day`), so the call sites below report nothing.
 
 use serde::{Deserialize, Serialize};
-use sharded::{Bucket, Repo, ShardedEntity};
+use sharded::{bucket::Bucket, Repo, ShardedEntity};
 
 #[derive(ShardedEntity, Serialize, Deserialize)]
 #[pk(template = "OPS#{at:dy}", shard = "random", n = 4)]

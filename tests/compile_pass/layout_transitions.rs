@@ -1,6 +1,6 @@
 //! Declared transitions and randomly sharded entities compile, with the full point API.
 use serde::{Deserialize, Serialize};
-use sharded::{Partitions, Repo, ShardedEntity};
+use sharded::{keys::Partitions, Repo, ShardedEntity};
 
 #[derive(ShardedEntity, Serialize, Deserialize)]
 #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 20, previous_n = 10)]

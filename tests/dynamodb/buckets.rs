@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
-use sharded::{Bucket, Cursor, CursorError, Error, Granularity, RangeQuery, Repo, ShardedEntity};
+use sharded::{
+    bucket::Bucket, bucket::Granularity, cursor::CursorError, query::RangeQuery, Cursor, Error,
+    Repo, ShardedEntity,
+};
 use sharded_testkit::faults::Faults;
 
 use crate::support::{faulty, repo};
@@ -442,7 +445,7 @@ async fn cursors_of_another_range_entity_or_order_are_refused() {
         "{err}"
     );
     // Sealed cursors: only with the key.
-    let key = sharded::CursorKey::new(b"0123456789abcdef0123456789abcdef").unwrap();
+    let key = sharded::cursor::CursorKey::new(b"0123456789abcdef0123456789abcdef").unwrap();
     let sealed = OpsEntry::query_range(&repo, &from, &to)
         .seal_cursors(&key)
         .page(5, None)

@@ -151,7 +151,7 @@ async fn a_collection_pages_with_one_cursor_across_entity_types() {
 async fn a_collection_keeps_sort_key_conditions_and_counts_only_members() {
     let (repo, members) = table().await;
     let comments = Score::query(&repo, "g1")
-        .sk_begins_with("COMMENT#")
+        .sk(Comment::sk_all())
         .collection::<GameFeed>()
         .collect()
         .await

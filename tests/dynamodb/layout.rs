@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
-use sharded::{CursorError, Error, Repo, ShardedEntity};
+use sharded::{cursor::CursorError, Error, Repo, ShardedEntity};
 
 use crate::support::{page_to_end, repo};
 
@@ -486,7 +486,7 @@ async fn a_transaction_delete_during_a_transition_removes_both_copies() {
     let new: Repo<ScoreTo9> = old.for_entity();
     // Item 0 also has a copy at its new place; item 1 only at its old one.
     new.put(&to9(&items[0])).await.unwrap();
-    sharded::Transaction::new(new.client(), new.table())
+    new.transaction()
         .delete(&to9(&items[0]))
         .delete(&to9(&items[1]))
         .commit()

@@ -211,7 +211,7 @@ async fn a_transaction_put_checks_and_bumps_the_version_too() {
     };
     repo.put(&note).await.unwrap();
     let read = Note::get(&repo, "n1").await.unwrap().unwrap();
-    let tx = |n: &Note| sharded::Transaction::new(repo.client(), repo.table()).put(n);
+    let tx = |n: &Note| repo.transaction().put(n);
     let stale = tx(&note).commit().await.unwrap_err();
     assert!(
         matches!(stale, Error::TransactionCanceled { .. }),

@@ -14,9 +14,7 @@ use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{AttributeValue as V, PutRequest, WriteRequest};
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
-use sharded::{
-    Error, Item, MigrationCheckpoint, MigrationProgress, Partitions, Query, Repo, ShardedEntity,
-};
+use sharded::{keys::Item, keys::Partitions, migrate, Error, Query, Repo, ShardedEntity};
 use sharded_testkit::faults::Faults;
 use sharded_testkit::history::History;
 
@@ -461,7 +459,7 @@ async fn migrate_under_writers<B: Board>(repo: Repo<B>, witness: Witness, seed: 
     let writing = tokio::spawn(writer(repo.clone(), witness.clone(), stop.clone(), seed));
     let reading = tokio::spawn(reader(repo.clone(), witness.clone(), stop.clone()));
     let writes_at_start = witness.writes.load(Ordering::SeqCst);
-    let last: Arc<Mutex<MigrationProgress>> = Arc::default();
+    let last: Arc<Mutex<migrate::Progress>> = Arc::default();
     let seen = last.clone();
     let report = tokio::spawn(
         repo.migrate()
@@ -606,7 +604,7 @@ async fn a_killed_migration_resumes_from_its_checkpoint() {
         .unwrap()
         .clone()
         .expect("a checkpoint was offered");
-    let checkpoint: MigrationCheckpoint = token.parse().unwrap();
+    let checkpoint: migrate::Checkpoint = token.parse().unwrap();
     assert!(!checkpoint.is_complete());
     let resumed = repo
         .migrate()
@@ -693,7 +691,10 @@ async fn settings_and_checkpoints_that_cannot_run_are_refused_before_any_request
         assert!(message.starts_with(says), "{message}");
     }
     // Partitions of another template.
-    let other = Partitions::new(sharded::ShardKeys::new("USER#u1".into(), Some(2)), None);
+    let other = Partitions::new(
+        sharded::keys::ShardKeys::new("USER#u1".into(), Some(2)),
+        None,
+    );
     let message = invalid(repo.migrate().only(other).run().await.unwrap_err());
     assert!(message.contains("not a logical key of Score"), "{message}");
     // An entity with no transition declared has nothing to migrate from.
@@ -707,7 +708,7 @@ async fn settings_and_checkpoints_that_cannot_run_are_refused_before_any_request
     assert!(message.contains("previous_n"), "{message}");
     // Checkpoints of other migrations: a finished run of an empty table offers a complete one.
     let real: Repo<To20> = crate::support::repo("migrate-refuse").await;
-    let offered: Arc<Mutex<Vec<MigrationCheckpoint>>> = Arc::default();
+    let offered: Arc<Mutex<Vec<migrate::Checkpoint>>> = Arc::default();
     let keep = offered.clone();
     let report = real
         .migrate()
@@ -765,7 +766,7 @@ async fn settings_and_checkpoints_that_cannot_run_are_refused_before_any_request
     // Resuming a complete checkpoint reads nothing.
     let done = real.migrate().resume_from(checkpoint).run().await.unwrap();
     assert_eq!(done.progress.pages, 0);
-    assert!(MigrationCheckpoint::from_token("garbage").is_err());
+    assert!(migrate::Checkpoint::from_token("garbage").is_err());
     assert_eq!(
         faults.requests("Scan") + faults.requests("Query"),
         0,

@@ -1,6 +1,6 @@
 //! Cursor paging: every item exactly once, in order, at any page size; bad cursors refused.
 
-use sharded::{Cursor, CursorError};
+use sharded::{cursor::CursorError, Cursor};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -489,7 +489,7 @@ async fn paging_ties_while_others_write_descending() {
 /// query without the key are refused before anything is read.
 #[tokio::test]
 async fn sealed_cursors_page_and_refuse_tampering() {
-    use sharded::CursorKey;
+    use sharded::cursor::CursorKey;
     let repo = repo::<Score>("page-sealed").await;
     let scores: Vec<Score> = (0..50)
         .map(|i| score("g1", &format!("p{i:02}"), i))

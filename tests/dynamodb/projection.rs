@@ -2,7 +2,7 @@
 //! engine (collect, pages, GSI queries).
 
 use serde::{Deserialize, Serialize};
-use sharded::{Projection, Repo, ShardedEntity, ShardedProjection};
+use sharded::{Repo, ShardedEntity, ShardedProjection};
 
 use crate::entities::{score, Score};
 use crate::support::{page_to_end, repo};
@@ -75,7 +75,7 @@ async fn a_projection_returns_the_entity_query_fields_in_the_same_order() {
         .unwrap();
     assert_eq!(lines, full.iter().map(line).collect::<Vec<_>>());
     assert_eq!(
-        <ScoreLine as Projection>::ATTRIBUTES,
+        <ScoreLine as ShardedProjection>::ATTRIBUTES,
         ["player_id", "score"]
     );
 }

@@ -79,10 +79,7 @@ async fn stream_yields_the_same_order_with_small_pages() {
 async fn sort_key_conditions_are_typed_from_the_template() {
     let (repo, scores) = leaderboard("q-cond").await;
     let between: Vec<Score> = Score::query(&repo, "g1")
-        .sk_between(
-            Score::sk_prefix_score(10).unwrap(),
-            Score::sk_prefix_score(20).unwrap(),
-        )
+        .sk(Score::sk_score_between(10, 19))
         .collect()
         .await
         .unwrap();
@@ -93,7 +90,7 @@ async fn sort_key_conditions_are_typed_from_the_template() {
     assert!(!expected.is_empty());
     assert_eq!(between, expected);
     let exactly_7 = Score::query(&repo, "g1")
-        .sk_begins_with(Score::sk_prefix_score(7).unwrap())
+        .sk(Score::sk_score_eq(7))
         .collect()
         .await
         .unwrap();
@@ -103,7 +100,7 @@ async fn sort_key_conditions_are_typed_from_the_template() {
         scores.iter().filter(|s| s.score == 7).count()
     );
     let above = Score::query(&repo, "g1")
-        .sk_gt(Score::sk_prefix_score(35).unwrap())
+        .sk(Score::sk_score_ge(35))
         .count()
         .await
         .unwrap();

@@ -3,7 +3,7 @@
 //! others (`p1` / `p10`, 100 / 1000), escaped bytes, and other entities whose keys fall inside
 //! the key range (`SCORE#BADGE`).
 
-use sharded::{Error, KeyError, Repo, SortKeyCondition};
+use sharded::{query::SortKeyCondition, Error, KeyError, Repo};
 
 use crate::entities::{score, Badge, Comment, Score};
 use crate::support::{page_to_end, repo};

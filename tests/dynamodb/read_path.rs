@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
-use sharded::{Error, Repo};
+use sharded::{Error, KeyError, Repo};
 use sharded_testkit::faults::Faults;
 
 use crate::entities::{score, Badge, Comment, Score};
@@ -235,28 +235,27 @@ async fn an_inverted_between_is_refused_before_sending() {
     let repo = repo::<Score>("rp-between").await;
     let faults = Faults::new();
     let counted = faulty(&repo, &faults).await;
-    let (low, high) = (
-        Score::sk_prefix_score(200).unwrap(),
-        Score::sk_prefix_score(100).unwrap(),
-    );
+    // The one check of an inverted range is where the typed condition is built: every
+    // sort-key condition of a query is built there, and the query returns its error.
     let result = Score::query(&counted, "g1")
-        .sk_between(low.clone(), high.clone())
+        .sk(Score::sk_score_between(200, 100))
         .collect()
         .await;
     match &result {
-        Err(Error::InvalidQuery(message)) => {
-            assert!(
-                message.contains(&low) && message.contains(&high),
-                "{message}"
-            );
+        Err(Error::Key(e @ KeyError::InvertedRange { field, .. })) => {
+            assert_eq!(*field, "score");
+            assert!(e.to_string().contains("score"), "{e}");
         }
-        other => panic!("expected InvalidQuery, got {other:?}"),
+        other => panic!("expected KeyError::InvertedRange, got {other:?}"),
     }
     let counted_result = Score::query(&counted, "g1")
-        .sk_between(low, high)
+        .sk(Score::sk_score_between(200, 100))
         .count()
         .await;
-    assert!(matches!(counted_result, Err(Error::InvalidQuery(_))));
+    assert!(matches!(
+        counted_result,
+        Err(Error::Key(KeyError::InvertedRange { .. }))
+    ));
     assert_eq!(faults.requests("Query"), 0, "nothing was sent");
 }
 
@@ -264,7 +263,7 @@ async fn an_inverted_between_is_refused_before_sending() {
 async fn a_validation_exception_is_the_querys_error_not_a_shards() {
     let repo = repo::<Score>("rp-validation").await;
     repo.put(&score("g1", "p1", 1)).await.unwrap();
-    // DynamoDB refuses an empty string in a key condition; no shard is to blame.
+    // DynamoDB refuses the request itself; no shard is to blame.
     let check = |result: Result<(), Error>| match result {
         Err(e @ Error::Dynamo { .. }) => {
             assert!(e.is_validation(), "{e}");
@@ -278,22 +277,14 @@ async fn a_validation_exception_is_the_querys_error_not_a_shards() {
         }
         other => panic!("expected the ValidationException itself, got {other:?}"),
     };
-    check(
-        Score::query(&repo, "g1")
-            .sk_lt("")
-            .collect()
-            .await
-            .map(drop),
-    );
+    // DynamoDB refuses a filter's BETWEEN whose bounds are inverted; typed sort-key
+    // conditions refuse theirs before sending, so the filter is what reaches DynamoDB.
+    let f = Score::fields();
+    let refused = || Score::query(&repo, "g1").filter(f.score.between(20, 10));
+    check(refused().collect().await.map(drop));
     // Partial results do not turn it into 10 shard failures.
-    check(
-        Score::query(&repo, "g1")
-            .sk_lt("")
-            .collect_partial()
-            .await
-            .map(drop),
-    );
-    check(Score::query(&repo, "g1").sk_lt("").count().await.map(drop));
+    check(refused().collect_partial().await.map(drop));
+    check(refused().count().await.map(drop));
 }
 
 #[tokio::test]

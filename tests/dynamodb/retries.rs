@@ -5,7 +5,7 @@
 
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-use sharded::{Error, Repo, RetryPolicy, ShardedCounter, ShardedEntity, Transaction};
+use sharded::{Error, Repo, RetryPolicy, ShardedCounter, ShardedEntity};
 use sharded_testkit::faults::{Faults, InjectedError, Throttle};
 
 use crate::support::{faulty_client, repo};
@@ -55,7 +55,8 @@ async fn a_prepared_commit_is_sent_again_identically_and_applied_once() {
     let faults = Faults::new();
     let repo = through(&plain, &faults, 1).await;
     let f = Account::fields();
-    let prepared = Transaction::new(repo.client(), repo.table())
+    let prepared = repo
+        .transaction()
         .with_retry(once())
         .update(Account::update(&repo, "alice").add(f.coins, 5))
         .put(&account("bob", 5))
@@ -85,7 +86,7 @@ async fn a_prepared_commit_is_sent_again_identically_and_applied_once() {
 async fn a_rebuilt_commit_under_the_same_token_is_a_typed_mismatch() {
     let repo = repo::<Account>("retry-mismatch").await;
     let build = || {
-        Transaction::new(repo.client(), repo.table())
+        repo.transaction()
             .with_token("order-17")
             .put(&account("carol", 3))
     };
@@ -110,7 +111,8 @@ async fn a_rebuilt_commit_under_the_same_token_is_a_typed_mismatch() {
         InjectedError::IdempotentParameterMismatch,
         1,
     );
-    let err = Transaction::new(faulty.client(), faulty.table())
+    let err = faulty
+        .transaction()
         .with_token("order-18")
         .put(&account("dan", 1))
         .commit()
@@ -132,7 +134,7 @@ async fn conflicts_are_sent_again_under_the_same_token_until_the_policy_ends() {
     plain.put(&account("erin", 0)).await.unwrap();
 
     faults.conflict_next_transactions(3);
-    Transaction::new(repo.client(), repo.table())
+    repo.transaction()
         .update(Account::update(&repo, "erin").add(f.coins, 1))
         .commit()
         .await
@@ -148,7 +150,8 @@ async fn conflicts_are_sent_again_under_the_same_token_until_the_policy_ends() {
 
     // Past the policy: the cancellation, typed, with the action and its reason.
     faults.conflict_next_transactions(2);
-    let err = Transaction::new(repo.client(), repo.table())
+    let err = repo
+        .transaction()
         .with_retry(RetryPolicy {
             max_attempts: 2,
             ..RetryPolicy::default()
@@ -178,7 +181,7 @@ async fn a_send_still_in_progress_is_waited_out_and_typed_when_it_lasts() {
         InjectedError::TransactionInProgress,
         2,
     );
-    Transaction::new(repo.client(), repo.table())
+    repo.transaction()
         .put(&account("fay", 2))
         .commit()
         .await
@@ -191,7 +194,8 @@ async fn a_send_still_in_progress_is_waited_out_and_typed_when_it_lasts() {
         InjectedError::TransactionInProgress,
         1,
     );
-    let prepared = Transaction::new(repo.client(), repo.table())
+    let prepared = repo
+        .transaction()
         .with_retry(once())
         .put(&account("gus", 4))
         .prepare()
@@ -213,7 +217,8 @@ async fn tokens_dynamodb_would_refuse_are_refused_before_sending() {
     let faults = Faults::new();
     let repo = through(&plain, &faults, 1).await;
     let long = "x".repeat(37);
-    let err = Transaction::new(repo.client(), repo.table())
+    let err = repo
+        .transaction()
         .with_token(long.clone())
         .put(&account("hal", 1))
         .commit()
@@ -343,10 +348,9 @@ async fn a_transactional_read_canceled_for_a_conflict_is_read_again() {
     let faults = Faults::new();
     let repo = through(&plain, &faults, 1).await;
     faults.conflict_next_transactions(2);
-    let mut read = sharded::TransactGet::new(repo.client(), repo.table());
-    let kim = read.get(Account::key("kim").unwrap());
-    let mut answer = read.send().await.unwrap();
-    assert_eq!(answer.take(kim).unwrap().map(|a| a.coins), Some(9));
+    let kim = Account::key("kim").unwrap();
+    let mut answer = repo.transact_get().get(&kim).send().await.unwrap();
+    assert_eq!(answer.take(&kim).unwrap().map(|a| a.coins), Some(9));
     assert_eq!(
         (
             faults.requests("TransactGetItems"),

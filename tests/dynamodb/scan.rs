@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use futures::{StreamExt, TryStreamExt};
-use sharded::{Error, Repo, Scan, ShardedEntity};
+use sharded::{query::Scan, Error, Repo, ShardedEntity};
 use sharded_testkit::faults::Faults;
 
 use crate::entities::{score, Comment, Score};

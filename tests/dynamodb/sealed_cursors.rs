@@ -5,7 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 use sharded::{
-    Cursor, CursorError, CursorKey, Error, Page, Query, Repo, ShardedEntity, ShardedProjection,
+    cursor::CursorError, cursor::CursorKey, Cursor, Error, Page, Query, Repo, ShardedEntity,
+    ShardedProjection,
 };
 use sharded_testkit::faults::Faults;
 

@@ -2,7 +2,7 @@
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::Client;
-use sharded::{Cursor, Query, QuerySource, Repo, ShardedEntity};
+use sharded::{query::QuerySource, Cursor, Query, Repo, ShardedEntity};
 use sharded_testkit::faults::Faults;
 use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 

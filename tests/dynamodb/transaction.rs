@@ -2,7 +2,7 @@
 //! key, moves of an item to a new key, and the request token that makes a retry harmless.
 
 use serde::{Deserialize, Serialize};
-use sharded::{Error, Repo, ShardedEntity, TransactGet, Transaction};
+use sharded::{transaction::Transaction, Error, Repo, ShardedEntity};
 
 use crate::support::repo;
 
@@ -39,7 +39,7 @@ async fn wallets() -> Repo<Wallet> {
 
 fn transfer(repo: &Repo<Wallet>, amount: i64) -> Transaction {
     let f = Wallet::fields();
-    Transaction::new(repo.client(), repo.table())
+    repo.transaction()
         .update(
             Wallet::update(repo, "alice")
                 .add(f.coins, -amount)
@@ -85,7 +85,8 @@ async fn a_transaction_applies_all_or_nothing_and_names_the_failed_action() {
 async fn transactions_are_checked_before_sending() {
     let repo = wallets().await;
     let f = Wallet::fields();
-    let twice = Transaction::new(repo.client(), repo.table())
+    let twice = repo
+        .transaction()
         .put(&wallet("carol", 1))
         .update(Wallet::update(&repo, "carol").add(f.coins, 1))
         .commit()
@@ -95,7 +96,7 @@ async fn transactions_are_checked_before_sending() {
         matches!(&twice, Error::InvalidTransaction(m) if m.contains("action 1")),
         "{twice}"
     );
-    let mut big = Transaction::new(repo.client(), repo.table());
+    let mut big = repo.transaction();
     for i in 0..101 {
         big = big.put(&wallet(&format!("u{i}"), i));
     }
@@ -104,10 +105,7 @@ async fn transactions_are_checked_before_sending() {
         matches!(&err, Error::InvalidTransaction(m) if m.contains("101 actions")),
         "{err}"
     );
-    let empty = Transaction::new(repo.client(), repo.table())
-        .commit()
-        .await
-        .unwrap_err();
+    let empty = repo.transaction().commit().await.unwrap_err();
     assert!(matches!(empty, Error::InvalidTransaction(_)));
     assert_eq!(
         Wallet::get(&repo, "carol").await.unwrap(),
@@ -127,7 +125,7 @@ async fn a_move_changes_a_key_field_atomically_and_never_onto_a_taken_key() {
     repo.batch_put(&[seat("p1", 1), seat("p2", 2)])
         .await
         .unwrap();
-    Transaction::new(repo.client(), repo.table())
+    repo.transaction()
         .move_item(&seat("p1", 1), &seat("p9", 1))
         .commit()
         .await
@@ -138,7 +136,8 @@ async fn a_move_changes_a_key_field_atomically_and_never_onto_a_taken_key() {
         Some(seat("p9", 1))
     );
     // p2's key is taken: the move is canceled as a whole.
-    let err = Transaction::new(repo.client(), repo.table())
+    let err = repo
+        .transaction()
         .move_item(&seat("p9", 1), &seat("p2", 1))
         .commit()
         .await
@@ -192,19 +191,34 @@ async fn a_transactional_read_returns_each_item_by_its_slot() {
         name: "Alice".into(),
     };
     repo.for_entity::<Profile>().put(&profile).await.unwrap();
-    let mut read = TransactGet::new(repo.client(), repo.table());
-    let alice = read.get(Wallet::key("alice").unwrap());
-    let nobody = read.get(Wallet::key("nobody").unwrap());
-    let alice_profile = read.get(Profile::key("alice").unwrap());
+    let alice = Wallet::key("alice").unwrap();
+    let nobody = Wallet::key("nobody").unwrap();
+    let alice_profile = Profile::key("alice").unwrap();
+    let read = repo
+        .transact_get()
+        .get(&alice)
+        .get(&nobody)
+        .get(&alice_profile);
     let mut answer = read.send().await.unwrap();
-    assert_eq!(answer.take(alice).unwrap(), Some(wallet("alice", 10)));
-    assert_eq!(answer.take(nobody).unwrap(), None);
-    assert_eq!(answer.take(alice_profile).unwrap(), Some(profile));
-    let empty = TransactGet::new(repo.client(), repo.table())
+    assert_eq!(answer.take(&alice).unwrap(), Some(wallet("alice", 10)));
+    assert_eq!(answer.take(&nobody).unwrap(), None);
+    assert_eq!(answer.take(&alice_profile).unwrap(), Some(profile));
+    // Each item is taken once.
+    assert_eq!(answer.take(&alice).unwrap(), None);
+    let empty = repo.transact_get().send().await.unwrap_err();
+    assert!(matches!(empty, Error::InvalidTransaction(_)));
+    // One key added twice is refused before sending: the answer finds items by key.
+    let twice = repo
+        .transact_get()
+        .get(&alice)
+        .get(&alice)
         .send()
         .await
         .unwrap_err();
-    assert!(matches!(empty, Error::InvalidTransaction(_)));
+    assert!(
+        matches!(&twice, Error::InvalidTransaction(m) if m.contains("twice")),
+        "{twice:?}"
+    );
 }
 
 #[tokio::test]

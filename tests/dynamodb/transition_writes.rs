@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
-use sharded::{Error, Repo, RetryPolicy, ShardedEntity, TransactGet, Transaction};
+use sharded::{Error, Repo, RetryPolicy, ShardedEntity};
 use sharded_testkit::faults::Faults;
 
 use crate::support::{faulty_client, repo};
@@ -151,7 +151,7 @@ async fn a_transactional_delete_if_removes_the_previous_copy_too() {
     at_previous(&repo, &old("a", "v1")).await;
     raw_current(&repo, &doc("a", "v2")).await;
     let f = Doc::fields();
-    Transaction::new(repo.client(), repo.table())
+    repo.transaction()
         .delete_if(&doc("a", "v2"), f.body.eq("v2".to_owned()))
         .commit()
         .await
@@ -164,7 +164,7 @@ async fn a_moved_items_source_leaves_no_previous_copy() {
     let repo: Repo<Doc> = repo("tw-move-source").await;
     at_previous(&repo, &old("a", "v1")).await;
     raw_current(&repo, &doc("a", "v2")).await;
-    Transaction::new(repo.client(), repo.table())
+    repo.transaction()
         .move_item(&doc("a", "v2"), &doc("b", "v2"))
         .commit()
         .await
@@ -223,7 +223,7 @@ async fn writes_during_a_transition_leave_no_copy_at_the_previous_place() {
         .send()
         .await
         .unwrap();
-    Transaction::new(repo.client(), repo.table())
+    repo.transaction()
         .put(&doc("tx_put", "v2"))
         .put_if(&doc("tx_put_if", "v2"), f.body.eq("v1".to_owned()))
         .update(Doc::update(&repo, "g", "tx_update").set(f.body, "v2".to_owned()))
@@ -267,7 +267,7 @@ async fn a_batch_delete_whose_previous_deletes_stay_unprocessed_keeps_the_curren
     let Error::BatchIncomplete { unprocessed, .. } = &err else {
         panic!("expected BatchIncomplete, got {err:?}");
     };
-    let pk_of = |item: &sharded::Item| item["pk"].as_s().unwrap().clone();
+    let pk_of = |item: &sharded::keys::Item| item["pk"].as_s().unwrap().clone();
     for d in &docs {
         assert_eq!(previous_copy(&plain, &d.id).await.as_deref(), Some("v1"));
         assert_eq!(
@@ -304,7 +304,8 @@ async fn a_move_onto_a_key_held_at_its_previous_place_is_refused() {
     let repo: Repo<Doc> = repo("tw-move-target").await;
     at_previous(&repo, &old("b", "original")).await;
     repo.put(&doc("a", "mover")).await.unwrap();
-    let err = Transaction::new(repo.client(), repo.table())
+    let err = repo
+        .transaction()
         .move_item(&doc("a", "mover"), &doc("b", "mover"))
         .commit()
         .await
@@ -335,7 +336,7 @@ async fn a_transactional_put_if_sees_the_item_at_its_previous_place() {
     at_previous(&repo, &old("a", "v1")).await;
     let f = Doc::fields();
     // The stored item satisfies the condition: the put goes through.
-    Transaction::new(repo.client(), repo.table())
+    repo.transaction()
         .put_if(&doc("a", "v2"), f.body.eq("v1".to_owned()))
         .commit()
         .await
@@ -344,7 +345,8 @@ async fn a_transactional_put_if_sees_the_item_at_its_previous_place() {
     assert_eq!(previous_copy(&repo, "a").await, None);
     // It does not: refused, nothing written.
     at_previous(&repo, &old("b", "v1")).await;
-    let err = Transaction::new(repo.client(), repo.table())
+    let err = repo
+        .transaction()
         .put_if(&doc("b", "v2"), f.body.eq("other".to_owned()))
         .commit()
         .await
@@ -379,11 +381,7 @@ async fn a_version_zero_transactional_put_does_not_replace_an_item_at_its_previo
         coins: 99,
         version: 0,
     };
-    let err = Transaction::new(repo.client(), repo.table())
-        .put(&fresh)
-        .commit()
-        .await
-        .unwrap_err();
+    let err = repo.transaction().put(&fresh).commit().await.unwrap_err();
     assert!(matches!(err, Error::TransactionCanceled { .. }), "{err:?}");
     repo.migrate()
         .delete_delay(Duration::ZERO)
@@ -402,20 +400,20 @@ async fn a_transactional_read_finds_an_item_at_its_previous_place_current_first(
     at_previous(&repo, &old("a", "old-only")).await;
     at_previous(&repo, &old("b", "stale")).await;
     raw_current(&repo, &doc("b", "current")).await;
-    let mut read = TransactGet::new(repo.client(), repo.table());
-    let a = read.get(Doc::key("g", "a").unwrap());
-    let b = read.get(Doc::key("g", "b").unwrap());
-    let c = read.get(Doc::key("g", "c").unwrap());
+    let a = Doc::key("g", "a").unwrap();
+    let b = Doc::key("g", "b").unwrap();
+    let c = Doc::key("g", "c").unwrap();
+    let read = repo.transact_get().get(&a).get(&b).get(&c);
     let mut answer = read.send().await.unwrap();
     assert_eq!(
-        answer.take(a).unwrap().map(|d| d.body),
+        answer.take(&a).unwrap().map(|d| d.body),
         Some("old-only".into())
     );
     assert_eq!(
-        answer.take(b).unwrap().map(|d| d.body),
+        answer.take(&b).unwrap().map(|d| d.body),
         Some("current".into())
     );
-    assert_eq!(answer.take(c).unwrap(), None);
+    assert_eq!(answer.take(&c).unwrap(), None);
 }
 
 // Defect 10: a batch cannot bypass optimistic locking.

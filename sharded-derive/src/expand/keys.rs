@@ -312,8 +312,8 @@ pub(super) fn sort_methods(cx: &Ctx, sk: &RSort, fn_name: &str) -> TokenStream {
     }
 }
 
-/// `sk_prefix()` (the leading literal) and `sk_prefix_<field>(..)` for every field that does
-/// not end the template: typed prefixes for `begins_with` and range conditions.
+/// `sk_prefix()` (the leading literal), `sk_all()` (the condition "every key of the entity")
+/// and `sk_prefix_<field>(..)` for every field that does not end the template.
 fn sort_prefixes(
     cx: &Ctx,
     sk: &RSort,
@@ -333,9 +333,19 @@ fn sort_prefixes(
                 sk.attribute
             );
             let body = cx.body(quote!(#literal));
+            let all = format_ident!("{}_all", fn_name);
+            let all_doc = format!(
+                "Sort-key condition for `Query::sk`: every item of this entity, whatever its \
+                 fields (`begins_with` `{literal}`, the `{}` template `{source}`). What picks one \
+                 entity's items out of a collection query.",
+                sk.attribute
+            );
+            let all_body = cx.body(quote!(#rt::sort_key_prefix_condition(#ctx, &#template)));
             out.extend(quote! {
                 #[doc = #doc]
                 pub fn #name() -> &'static str { #body }
+                #[doc = #all_doc]
+                pub fn #all() -> #rt::SortKeyCondition { #all_body }
             });
         }
     }
@@ -356,8 +366,8 @@ fn sort_prefixes(
         let values = cx.values(fields_so_far.iter().copied());
         let doc = format!(
             "The `{}` key prefix shared by every item with these values, up to and including `{{{written}}}` \
-             and the separator after it (template `{source}`). Use it with `sk_begins_with`, or as \
-             range bounds: `sk_between(prefix(lo), prefix(hi))` selects `lo <= {written} < hi`.",
+             and the separator after it (template `{source}`): the key of a cursor or a log line. \
+             A query's condition on it is the typed `{fn_name}_{written}_eq(..)`.",
             sk.attribute
         );
         let body = cx.body(quote!(#rt::build_key_prefix(#ctx, &#template, #values, #count)));

@@ -45,7 +45,7 @@ pub(super) fn query_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenS
 
 /// `<query>_range(repo, <other template fields>, from, to)` for a partition key bucketed on a
 /// time field: every item with `from <= field < to`, bucket after bucket (see
-/// `sharded::RangeQuery`).
+/// `sharded::query::RangeQuery`).
 pub(super) fn range_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenStream {
     let rt = cx.rt;
     let ident = &cx.r.entity.ident;
@@ -73,7 +73,7 @@ pub(super) fn range_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenS
     let doc = format!(
         "Every `{ident}` with `{from} <= {written} < {to}` under `{source}`{}: the {} buckets \
          that intersect the range, each over its {} shard(s), merged in `{written}` order (see \
-         `sharded::RangeQuery`). Refine with `.limit`, `.descending`, `.page_size`, then \
+         `sharded::query::RangeQuery`). Refine with `.limit`, `.descending`, `.page_size`, then \
          `.collect()`, `.stream()`, `.page(..)`, `.count()` or `.count_by_bucket()`.",
         gsi.map(|n| format!(" (index gsi{n})")).unwrap_or_default(),
         granularity.name(),

@@ -155,7 +155,7 @@ fn key_and_update(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
     let key_doc = format!(
         "The primary key of one `{ident}`, on the shard its key gives (and, during a declared \
          layout transition, its previous place): for transactional reads \
-         (`sharded::TransactGet`), which read both places."
+         (`sharded::transaction::TransactGet`), which read both places."
     );
     quote! {
         #[doc = #key_doc]

@@ -113,7 +113,7 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 ///
 /// What a cursor is bound to: everything that shapes the query's answer, written canonically
 /// (the same query always gives the same bytes, two different queries never do). A
-/// [`Query`](crate::Query) and a [`RangeQuery`](crate::RangeQuery) write it the same way:
+/// [`Query`](crate::Query) and a [`RangeQuery`](crate::query::RangeQuery) write it the same way:
 ///
 /// ```text
 /// text    kind: `query`, or `range` for a range query
@@ -153,7 +153,7 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 ///
 /// # Range cursors (version 5)
 ///
-/// A [`RangeQuery`](crate::RangeQuery) over time buckets pages with the same cursor, one
+/// A [`RangeQuery`](crate::query::RangeQuery) over time buckets pages with the same cursor, one
 /// token across buckets and shards. Its layout is version 4's with `version = 5` and, right
 /// after the fingerprint, the bucket the query stands in:
 ///
@@ -257,11 +257,11 @@ impl From<String> for Cursor {
 /// The key is never printed: its `Debug` form is `CursorKey(..)`.
 ///
 /// ```
-/// use sharded::CursorKey;
+/// use sharded::cursor::CursorKey;
 /// let key = CursorKey::new(b"32 random bytes from your secrets manager")?;
 /// assert_eq!(format!("{key:?}"), "CursorKey(..)");
 /// assert!(CursorKey::new(b"too short").is_err());
-/// # Ok::<(), sharded::CursorKeyError>(())
+/// # Ok::<(), sharded::cursor::CursorKeyError>(())
 /// ```
 ///
 /// # Rotating the key
@@ -279,13 +279,13 @@ impl From<String> for Cursor {
 ///    the old key: `CursorKey::new(new)?`. A cursor sealed with it is then refused.
 ///
 /// ```
-/// use sharded::CursorKey;
+/// use sharded::cursor::CursorKey;
 /// # fn secret(name: &str) -> Vec<u8> { format!("{name}: 32 random bytes, from a vault").into_bytes() }
 /// // Step 2: seal with the new key, still open the old key's cursors.
 /// let key = CursorKey::new(secret("cursor-key-2026-11"))?
 ///     .accepting(&CursorKey::new(secret("cursor-key-2026-10"))?);
 /// # let _ = key;
-/// # Ok::<(), sharded::CursorKeyError>(())
+/// # Ok::<(), sharded::cursor::CursorKeyError>(())
 /// ```
 #[derive(Clone)]
 pub struct CursorKey {
@@ -299,10 +299,10 @@ impl CursorKey {
     /// converts into [`Error`](crate::Error) with `?`.
     ///
     /// ```
-    /// let key = sharded::CursorKey::new([7u8; 32])?;
+    /// let key = sharded::cursor::CursorKey::new([7u8; 32])?;
     /// # let _ = key;
-    /// assert!(sharded::CursorKey::new(b"").is_err());
-    /// # Ok::<(), sharded::CursorKeyError>(())
+    /// assert!(sharded::cursor::CursorKey::new(b"").is_err());
+    /// # Ok::<(), sharded::cursor::CursorKeyError>(())
     /// ```
     pub fn new(secret: impl AsRef<[u8]>) -> Result<CursorKey, CursorKeyError> {
         let secret = secret.as_ref();
@@ -321,11 +321,11 @@ impl CursorKey {
     /// only opens. For a key rotation (see [Rotating the key](CursorKey#rotating-the-key)).
     ///
     /// ```
-    /// use sharded::CursorKey;
+    /// use sharded::cursor::CursorKey;
     /// let old = CursorKey::new(b"the old secret, 32 random bytes.")?;
     /// let key = CursorKey::new(b"the new secret, 32 random bytes.")?.accepting(&old);
     /// # let _ = key;
-    /// # Ok::<(), sharded::CursorKeyError>(())
+    /// # Ok::<(), sharded::cursor::CursorKeyError>(())
     /// ```
     pub fn accepting(self, older: &CursorKey) -> CursorKey {
         let keys: Vec<HmacSha256> = self.keys.iter().chain(older.keys.iter()).cloned().collect();

@@ -39,7 +39,7 @@ use crate::error::Error;
 /// within it, the identical request sent again is not applied again.
 ///
 /// ```
-/// assert_eq!(sharded::IDEMPOTENCY_WINDOW.as_secs(), 600);
+/// assert_eq!(sharded::transaction::IDEMPOTENCY_WINDOW.as_secs(), 600);
 /// ```
 pub const IDEMPOTENCY_WINDOW: Duration = Duration::from_secs(10 * 60);
 
@@ -52,7 +52,7 @@ pub(crate) const RESEND_HORIZON: Duration = Duration::from_secs(9 * 60);
 /// The longest `ClientRequestToken` DynamoDB accepts, in characters.
 ///
 /// ```
-/// assert_eq!(sharded::MAX_TOKEN_CHARS, 36);
+/// assert_eq!(sharded::transaction::MAX_TOKEN_CHARS, 36);
 /// ```
 pub const MAX_TOKEN_CHARS: usize = 36;
 

@@ -1,12 +1,23 @@
 //! Data access: the repository, the scatter-gather engine and what it needs.
 //!
+//! Every module here is `pub(crate)`: users reach what they need through the crate root and
+//! its public modules (`query`, `cursor`, `condition`, `update`, `transaction`, `migrate`),
+//! which re-export the items.
+//!
 //! | file | what it holds |
 //! |---|---|
 //! | [`entity`] | the `ShardedEntity` trait and item conversion |
 //! | [`repo`] | `Repo`: puts, point lookups, deletes and batches of one entity |
 //! | [`query`] | `Query`: the typed scatter-gather query builder |
 //! | [`range`] | `RangeQuery`: a time range over bucketed partition keys, bucket after bucket |
-//! | [`sort_condition`] | typed sort-key conditions: a field range turned into key bounds |
+//! | [`sort_condition`] | typed sort-key conditions: a field range turned into key bounds; the one check of an inverted range |
+//! | [`options`] | the settings two builders share (`Query`/`RangeQuery`, `Scan`/`Migration`), and the macros that write their setters once |
+//! | [`source`] | what a query reads and returns: an entity, a collection, a projection |
+//! | [`condition`] | typed conditions over an entity's fields |
+//! | [`update`] | typed updates |
+//! | [`transaction`] | write transactions and transactional reads, started from the repository |
+//! | [`migrate`] | the migration runner: moving items to their current layout, paced and resumable |
+//! | [`clock_values`] | the values written into `created_at` / `updated_at` attributes |
 //! | [`read_cache`] | hot reads: identical concurrent queries share one scatter-gather; answers of bounded age from a bounded cache |
 //! | [`scatter`] | the engine: bounded concurrent fan-out, lazy per-shard paging |
 //! | [`scan`] | `Scan`: the parallel scan of one entity, with a read-unit rate limit |
@@ -20,26 +31,27 @@
 //! | [`counter`] | `ShardedCounter`: the vote-counter pattern |
 //! | [`table`] | creating a table from a table definition |
 
-pub mod batch;
-pub mod clock_values;
-pub mod condition;
-pub mod counter;
-pub mod cursor;
+pub(crate) mod batch;
+pub(crate) mod clock_values;
+pub(crate) mod condition;
+pub(crate) mod counter;
+pub(crate) mod cursor;
 pub(crate) mod description;
-pub mod entity;
+pub(crate) mod entity;
 pub(crate) mod idempotent;
-pub mod merge;
-pub mod migrate;
+pub(crate) mod merge;
+pub(crate) mod migrate;
+pub(crate) mod options;
 pub(crate) mod placement;
-pub mod query;
-pub mod range;
+pub(crate) mod query;
+pub(crate) mod range;
 pub(crate) mod read_cache;
-pub mod repo;
-pub mod scan;
-pub mod scatter;
-pub mod sort_condition;
-pub mod source;
-pub mod table;
-pub mod transaction;
-pub mod update;
+pub(crate) mod repo;
+pub(crate) mod scan;
+pub(crate) mod scatter;
+pub(crate) mod sort_condition;
+pub(crate) mod source;
+pub(crate) mod table;
+pub(crate) mod transaction;
+pub(crate) mod update;
 pub(crate) mod write_rules;

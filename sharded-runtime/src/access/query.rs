@@ -9,11 +9,12 @@ use crate::access::condition::Condition;
 use crate::access::cursor::{self, Cursor, CursorKey, Resume, ShardPosition};
 use crate::access::description::{Description, KeyShape, QueryShape};
 use crate::access::entity::{Item, ShardedEntity};
+use crate::access::options::{read_setters, ReadOptions};
 use crate::access::read_cache::ReadPolicy;
 use crate::access::repo::Repo;
 use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, SortCondition, Transition};
 use crate::access::sort_condition::SortKeyCondition;
-use crate::access::source::{CollectionMember, Projection, QuerySource, ShardedCollection};
+use crate::access::source::{CollectionMember, QuerySource, ShardedCollection, ShardedProjection};
 use crate::error::{Error, KeyError};
 use crate::keys::schema::{EntitySchema, SortKeySchema, ENTITY_ATTRIBUTE};
 use crate::keys::shards::Partitions;
@@ -42,11 +43,8 @@ pub struct Query<S, O = S> {
     index: Option<u8>,
     partitions: Result<Partitions, KeyError>,
     condition: Option<SortCondition>,
-    descending: bool,
-    limit: Option<usize>,
-    page_size: Option<u32>,
-    consistent: bool,
-    seal: Option<CursorKey>,
+    /// Limit, order, page size, consistency, cursor seal: the settings `RangeQuery` shares.
+    options: ReadOptions,
     /// How an item becomes an `O`.
     decode: fn(Item) -> Result<O, Error>,
     /// The projected attributes, when `O` is a projection.
@@ -132,7 +130,7 @@ pub const STREAM_PAGE_ITEMS: u32 = 1000;
 /// What [`Query::collect_answer`] returns: the items, and where they came from.
 ///
 /// ```no_run
-/// # fn demo<E>(answer: sharded::Answer<E>) {
+/// # fn demo<E>(answer: sharded::query::Answer<E>) {
 /// if answer.shared {
 ///     println!("{} items from another query's read, {:?} old", answer.items.len(), answer.age);
 /// }
@@ -174,7 +172,7 @@ pub struct Page<E> {
 /// The results of a query run with partial results accepted, and the shards that failed.
 ///
 /// ```no_run
-/// # fn demo<E>(p: sharded::Partial<E>) {
+/// # fn demo<E>(p: sharded::query::Partial<E>) {
 /// if !p.failures.is_empty() {
 ///     eprintln!("{} shard(s) missing from this answer", p.failures.len());
 /// }
@@ -200,11 +198,7 @@ impl<S: QuerySource> Query<S> {
             index,
             partitions,
             condition: None,
-            descending: false,
-            limit: None,
-            page_size: None,
-            consistent: false,
-            seal: None,
+            options: ReadOptions::default(),
             decode: S::from_source_item,
             projection: None,
             invalid: None,
@@ -283,7 +277,7 @@ impl<E: ShardedEntity> Query<E> {
     /// let top: Vec<ScoreLine> = Score::query(repo, "g1").project::<ScoreLine>().descending().limit(10).collect().await?;
     /// # Ok(()) }
     /// ```
-    pub fn project<P: Projection<Entity = E>>(self) -> Query<E, P> {
+    pub fn project<P: ShardedProjection<Entity = E>>(self) -> Query<E, P> {
         self.retarget(P::from_item, Some(P::ATTRIBUTES))
     }
 
@@ -298,11 +292,7 @@ impl<E: ShardedEntity> Query<E> {
             index: self.index,
             partitions: self.partitions,
             condition: self.condition,
-            descending: self.descending,
-            limit: self.limit,
-            page_size: self.page_size,
-            consistent: self.consistent,
-            seal: self.seal,
+            options: self.options,
             decode,
             projection,
             invalid: self.invalid,
@@ -334,27 +324,29 @@ fn gsi_shared(
 }
 
 impl<S: QuerySource, O> Query<S, O> {
-    /// Returns at most `n` items (the top `n` in the query's order).
-    pub fn limit(mut self, n: usize) -> Self {
-        self.limit = Some(n);
-        self
-    }
-
-    /// Largest to smallest sort key (DynamoDB's `ScanIndexForward = false`).
-    pub fn descending(mut self) -> Self {
-        self.descending = true;
-        self
-    }
-
-    /// Smallest to largest sort key (the default).
-    pub fn ascending(mut self) -> Self {
-        self.descending = false;
-        self
+    read_setters! {
+        demo = "# async fn demo<E: sharded::ShardedEntity + Send + 'static>(q: sharded::Query<E>) -> Result<(), sharded::Error> {",
+        limit = [],
+        descending = [],
+        page_size = [
+            ///
+            /// Without it, a query with a `limit` of `k` over `n` shards asks each shard first for
+            /// about its share, `ceil(1.5·k/n) + 2` (at most `k`), then lazily for twice as much as
+            /// the merge reaches the end of a shard's page (capped at what the merge can still use);
+            /// without a `limit`, each request takes DynamoDB's 1 MB page (a
+            /// [`stream`](Self::stream), [`STREAM_PAGE_ITEMS`]). `.page_size(k)` reproduces
+            /// the old default of asking every shard for all `k` at once (one round even when one
+            /// shard holds every winner, for `n·k` items read).
+        ],
+        consistent_read = [],
+        seal_cursors = [],
     }
 
     /// Only items whose sort key satisfies a typed condition, built by the entity's generated
     /// `sk_<field>_<op>` functions (`gsiN_sk_<field>_<op>` for a GSI query): a range on one
-    /// field of the sort-key template, with the fields before it held equal.
+    /// field of the sort-key template, with the fields before it held equal. `sk_all()`
+    /// (every key of the entity: its template's leading literal) picks one member's items out
+    /// of a [`collection`](Self::collection). This is the one way to set a sort-key condition.
     ///
     /// ```no_run
     /// # use serde::{Deserialize, Serialize};
@@ -392,7 +384,7 @@ impl<S: QuerySource, O> Query<S, O> {
             other => other,
         };
         match condition {
-            Ok(condition) => self.condition(condition),
+            Ok(condition) => self.with_sort_condition(condition),
             Err(error) => {
                 // The query already carries the result of building its keys: the first error
                 // is the one it reports when run.
@@ -447,87 +439,9 @@ impl<S: QuerySource, O> Query<S, O> {
         self
     }
 
-    /// Only items whose sort key begins with `prefix` (e.g. `Score::sk_prefix_score(100)?`).
-    pub fn sk_begins_with(self, prefix: impl Into<String>) -> Self {
-        self.condition(SortCondition::BeginsWith(prefix.into()))
-    }
-
-    /// Only items with `low <= sort key <= high`.
-    pub fn sk_between(self, low: impl Into<String>, high: impl Into<String>) -> Self {
-        self.condition(SortCondition::Between(low.into(), high.into()))
-    }
-
-    /// Only items with sort key `< value`.
-    pub fn sk_lt(self, value: impl Into<String>) -> Self {
-        self.condition(SortCondition::Lt(value.into()))
-    }
-
-    /// Only items with sort key `<= value`.
-    pub fn sk_le(self, value: impl Into<String>) -> Self {
-        self.condition(SortCondition::Le(value.into()))
-    }
-
-    /// Only items with sort key `> value`.
-    pub fn sk_gt(self, value: impl Into<String>) -> Self {
-        self.condition(SortCondition::Gt(value.into()))
-    }
-
-    /// Only items with sort key `>= value`.
-    pub fn sk_ge(self, value: impl Into<String>) -> Self {
-        self.condition(SortCondition::Ge(value.into()))
-    }
-
-    /// Any [`SortCondition`].
-    pub fn condition(mut self, condition: SortCondition) -> Self {
+    /// The sort-key condition of a typed [`sk`](Self::sk) condition or a range query's bucket.
+    pub(crate) fn with_sort_condition(mut self, condition: SortCondition) -> Self {
         self.condition = Some(condition);
-        self
-    }
-
-    /// Strongly consistent reads (base table only; GSIs are eventually consistent).
-    pub fn consistent_read(mut self, consistent: bool) -> Self {
-        self.consistent = consistent;
-        self
-    }
-
-    /// Sets each shard request's `Limit` to `n` (less when the merge can use less), every
-    /// request included: `n` also caps the growth after pages the filter emptied.
-    ///
-    /// Without it, a query with a `limit` of `k` over `n` shards asks each shard first for
-    /// about its share, `ceil(1.5·k/n) + 2` (at most `k`), then lazily for twice as much as
-    /// the merge reaches the end of a shard's page (capped at what the merge can still use);
-    /// without a `limit`, each request takes DynamoDB's 1 MB page. `.page_size(k)` reproduces
-    /// the old default of asking every shard for all `k` at once (one round even when one
-    /// shard holds every winner, for `n·k` items read).
-    pub fn page_size(mut self, n: u32) -> Self {
-        self.page_size = Some(n.max(1));
-        self
-    }
-
-    /// Seals the cursors of [`page`](Self::page) with `key` (HMAC-SHA256), and accepts only
-    /// cursors sealed with it (or with an older key it accepts during a rotation:
-    /// [`CursorKey::accepting`]): for cursors handed to untrusted clients as API page tokens.
-    ///
-    /// The seal covers the token and everything that shapes the query's answer (entity,
-    /// index, key, sort-key condition, filter with its values, projection, order, expired
-    /// items, layout): a cursor is accepted only by the very query that issued it. A cursor
-    /// that was edited, made up, sealed with another key, issued by another query, or not
-    /// sealed at all is refused ([`CursorError::Unverified`](crate::CursorError::Unverified),
-    /// [`CursorError::WrongQuery`](crate::CursorError::WrongQuery),
-    /// [`CursorError::NotSealed`](crate::CursorError::NotSealed)) before any request is sent.
-    /// What sealing adds and what it does not (it authenticates, it does not encrypt) is on
-    /// [`Cursor`].
-    ///
-    /// ```no_run
-    /// # use sharded::{Cursor, CursorKey, Error, Query, ShardedEntity};
-    /// # async fn demo<E: ShardedEntity>(q: Query<E>, token: Option<String>) -> Result<(), Error> {
-    /// let key = CursorKey::new(b"32 random bytes from your secrets manager")?;
-    /// let cursor = token.map(Cursor::from); // the client's page token, as it sent it
-    /// let page = q.seal_cursors(&key).page(20, cursor.as_ref()).await?;
-    /// let next_token: Option<String> = page.cursor.map(|c| c.to_string());
-    /// # Ok(()) }
-    /// ```
-    pub fn seal_cursors(mut self, key: &CursorKey) -> Self {
-        self.seal = Some(key.clone());
         self
     }
 
@@ -572,7 +486,7 @@ impl<S: QuerySource, O> Query<S, O> {
 
     /// How [`collect`](Self::collect) may use the repository's single flight and cache.
     fn read_policy(&self) -> ReadPolicy {
-        if self.consistent {
+        if self.options.consistent {
             // Read-your-writes: only an explicit bound on this query shares a consistent read.
             ReadPolicy {
                 coalesce: self.max_staleness.is_some(),
@@ -592,9 +506,6 @@ impl<S: QuerySource, O> Query<S, O> {
         let schema = S::LAYOUT;
         if let Some(invalid) = &self.invalid {
             return Err(Error::InvalidQuery(invalid.clone()));
-        }
-        if let Some(condition) = &self.condition {
-            check_condition(condition)?;
         }
         let partitions = self.partitions.clone()?;
         let logical = partitions.logical_key().to_owned();
@@ -619,7 +530,7 @@ impl<S: QuerySource, O> Query<S, O> {
                 let gsi = schema.gsi(number).ok_or_else(|| {
                     Error::InvalidQuery(format!("{} has no gsi{number}", S::NAME))
                 })?;
-                if self.consistent {
+                if self.options.consistent {
                     return Err(Error::InvalidQuery(format!(
                         "consistent reads are not available on a GSI (`{}`); DynamoDB indexes are \
                          eventually consistent: drop consistent_read(true) or query the base table",
@@ -671,7 +582,7 @@ impl<S: QuerySource, O> Query<S, O> {
             sort: condition.as_ref(),
             filter: self.filter.as_ref(),
             projection: self.projection,
-            descending: self.descending,
+            descending: self.options.descending,
             expiry: expiry.as_ref().map(|e| e.attribute),
             layout: "",
         };
@@ -736,9 +647,9 @@ impl<S: QuerySource, O> Query<S, O> {
                 },
             }),
             condition,
-            descending: self.descending,
-            consistent: self.consistent,
-            page_size: self.page_size,
+            descending: self.options.descending,
+            consistent: self.options.consistent,
+            page_size: self.options.page_size,
             concurrency: self.repo.fan_out(if transition {
                 partitions.all().len()
             } else {
@@ -818,7 +729,7 @@ impl<S: QuerySource, O> Query<S, O> {
     /// scatter-gather (one in flight, or a cached answer under
     /// [`max_staleness`](Self::max_staleness)) produced it.
     pub async fn collect_answer(self) -> Result<Answer<O>, Error> {
-        let limit = self.limit;
+        let limit = self.options.limit;
         let policy = self.read_policy();
         let planned = self.plan()?;
         let plan = planned.plan;
@@ -827,7 +738,7 @@ impl<S: QuerySource, O> Query<S, O> {
         let mut key = planned.description.bytes().to_vec();
         key.extend_from_slice(&(limit.map_or(u64::MAX, |l| l as u64)).to_be_bytes());
         key.extend_from_slice(&plan.page_size.unwrap_or(0).to_be_bytes());
-        key.push(u8::from(self.consistent));
+        key.push(u8::from(self.options.consistent));
         // A base-table answer is dropped by writes to the partitions it read.
         let partitions = plan.index.is_none().then(|| plan.partitions.clone());
         let resume = Resume::start(plan.partitions.len());
@@ -867,7 +778,7 @@ impl<S: QuerySource, O> Query<S, O> {
     /// Like [`collect`](Self::collect), but a failed shard is left out and listed in
     /// [`Partial::failures`] instead of failing the query.
     pub async fn collect_partial(self) -> Result<Partial<O>, Error> {
-        let limit = self.limit;
+        let limit = self.options.limit;
         let mut engine = self.engine(limit, true)?;
         let mut items = Vec::new();
         while let Some(item) = engine.next_item().await? {
@@ -897,9 +808,9 @@ impl<S: QuerySource, O> Query<S, O> {
     where
         O: Send + 'static,
     {
-        let limit = self.limit;
-        if limit.is_none() && self.page_size.is_none() {
-            self.page_size = Some(STREAM_PAGE_ITEMS);
+        let limit = self.options.limit;
+        if limit.is_none() && self.options.page_size.is_none() {
+            self.options.page_size = Some(STREAM_PAGE_ITEMS);
         }
         let engine = self.engine(limit, false);
         let decode = self.decode;
@@ -949,7 +860,7 @@ impl<S: QuerySource, O> Query<S, O> {
             ));
         }
         let planned = self.plan()?;
-        let seal = self.seal.take();
+        let seal = self.options.seal.take();
         let resume = match cursor {
             Some(c) => planned.resume(c, seal.as_ref())?,
             None => Resume::start(planned.plan.partitions.len()),
@@ -1080,19 +991,4 @@ fn next_prefix(prefix: &str) -> Option<String> {
     let next = char::from_u32(u32::from(last) + 1)?;
     chars.push(next);
     Some(chars.into_iter().collect())
-}
-
-/// Refuses a sort-key condition DynamoDB would reject, before anything is sent: an inverted
-/// `BETWEEN` is an error of the query, not of whichever shard answers first.
-fn check_condition(condition: &SortCondition) -> Result<(), Error> {
-    if let SortCondition::Between(low, high) = condition {
-        // DynamoDB orders string keys by their UTF-8 bytes, as `str`'s `Ord` does.
-        if low > high {
-            return Err(Error::InvalidQuery(format!(
-                "sk_between({low:?}, {high:?}): the low bound sorts after the high bound \
-                 (sort keys compare byte by byte), so no item could match; swap the bounds"
-            )));
-        }
-    }
-    Ok(())
 }

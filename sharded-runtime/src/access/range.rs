@@ -33,9 +33,10 @@ use futures::future::Either;
 use futures::stream::{self, FuturesUnordered, StreamExt, TryStreamExt};
 use futures::Stream;
 
-use crate::access::cursor::{self, Cursor, CursorError, CursorKey, Resume};
+use crate::access::cursor::{self, Cursor, CursorError, Resume};
 use crate::access::description::{Description, KeyShape, QueryShape};
 use crate::access::entity::{Item, ShardedEntity};
+use crate::access::options::{read_setters, ReadOptions};
 use crate::access::query::{Page, Query, STREAM_PAGE_ITEMS};
 use crate::access::repo::Repo;
 use crate::access::scatter::{Engine, SortCondition};
@@ -106,11 +107,8 @@ pub struct RangeQuery<E> {
     index: Option<u8>,
     /// The range, or why it cannot run (reported when it runs).
     range: Result<Range, Error>,
-    descending: bool,
-    limit: Option<usize>,
-    page_size: Option<u32>,
-    consistent: bool,
-    seal: Option<CursorKey>,
+    /// Limit, order, page size, consistency, cursor seal: the settings `Query` shares.
+    options: ReadOptions,
 }
 
 /// One bound of a range query: the instant, as epoch seconds and nanoseconds, and the bound's
@@ -193,11 +191,7 @@ pub fn range_query<E: ShardedEntity>(
         repo: repo.clone(),
         index,
         range: Range::new::<E>(index, fields, from, to),
-        descending: false,
-        limit: None,
-        page_size: None,
-        consistent: false,
-        seal: None,
+        options: ReadOptions::default(),
     }
 }
 
@@ -479,7 +473,7 @@ impl<E: ShardedEntity> Spec<E> {
             .consistent_read(self.consistent);
         let (condition, skip) = range.condition(E::SCHEMA.entity, bucket)?;
         if let Some(condition) = condition {
-            query = query.condition(condition);
+            query = query.with_sort_condition(condition);
         }
         if self.descending {
             query = query.descending();
@@ -497,7 +491,7 @@ impl<E: ShardedEntity> Spec<E> {
         if let Some(skip) = skip {
             // `BETWEEN` counted the items at exactly `to` as well.
             let (query, _) = self.bucket_query(&bucket)?;
-            let at_to = query.condition(SortCondition::Between(skip.clone(), skip));
+            let at_to = query.with_sort_condition(SortCondition::Between(skip.clone(), skip));
             count = count.saturating_sub(at_to.count().await?);
         }
         Ok((bucket.label(), count))
@@ -735,86 +729,20 @@ async fn drive(
 }
 
 impl<E: ShardedEntity> RangeQuery<E> {
-    /// Returns at most `n` items (the first `n` in the query's order).
-    ///
-    /// ```no_run
-    /// # use sharded::{Error, RangeQuery, ShardedEntity};
-    /// # async fn demo<E: ShardedEntity>(range: RangeQuery<E>) -> Result<(), Error> {
-    /// let newest_20 = range.descending().limit(20).collect().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn limit(mut self, n: usize) -> Self {
-        self.limit = Some(n);
-        self
-    }
-
-    /// Newest first: the last bucket first, each bucket's items by descending sort key.
-    ///
-    /// ```no_run
-    /// # use sharded::{Error, RangeQuery, ShardedEntity};
-    /// # async fn demo<E: ShardedEntity>(range: RangeQuery<E>) -> Result<(), Error> {
-    /// let newest_first = range.descending().collect().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn descending(mut self) -> Self {
-        self.descending = true;
-        self
-    }
-
-    /// Oldest first (the default).
-    ///
-    /// ```no_run
-    /// # use sharded::{Error, RangeQuery, ShardedEntity};
-    /// # async fn demo<E: ShardedEntity>(range: RangeQuery<E>) -> Result<(), Error> {
-    /// let oldest_first = range.ascending().collect().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn ascending(mut self) -> Self {
-        self.descending = false;
-        self
-    }
-
-    /// Sets each shard request's `Limit` to `n` (less when the query needs less), as
-    /// [`Query::page_size`] does; a bucket's first pages use it too.
-    ///
-    /// ```no_run
-    /// # use sharded::{Error, RangeQuery, ShardedEntity};
-    /// # async fn demo<E: ShardedEntity>(range: RangeQuery<E>) -> Result<(), Error> {
-    /// let all = range.page_size(100).collect().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn page_size(mut self, n: u32) -> Self {
-        self.page_size = Some(n.max(1));
-        self
-    }
-
-    /// Strongly consistent reads (base table only; a GSI range query with it fails with
-    /// [`Error::InvalidQuery`]).
-    ///
-    /// ```no_run
-    /// # use sharded::{Error, RangeQuery, ShardedEntity};
-    /// # async fn demo<E: ShardedEntity>(range: RangeQuery<E>) -> Result<(), Error> {
-    /// let fresh = range.consistent_read(true).collect().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn consistent_read(mut self, consistent: bool) -> Self {
-        self.consistent = consistent;
-        self
-    }
-
-    /// Seals the cursors of [`page`](Self::page) with `key`, and accepts only cursors sealed
-    /// with it, as [`Query::seal_cursors`] does.
-    ///
-    /// ```no_run
-    /// # use sharded::{CursorKey, Error, RangeQuery, ShardedEntity};
-    /// # async fn demo<E: ShardedEntity>(range: RangeQuery<E>) -> Result<(), Error> {
-    /// let key = CursorKey::new(b"32 random bytes from your secrets manager")?;
-    /// let page = range.seal_cursors(&key).page(20, None).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn seal_cursors(mut self, key: &CursorKey) -> Self {
-        self.seal = Some(key.clone());
-        self
+    read_setters! {
+        demo = "# async fn demo<E: sharded::ShardedEntity>(q: sharded::query::RangeQuery<E>) -> Result<(), sharded::Error> {",
+        limit = [],
+        descending = [
+            ///
+            /// Newest first: the last bucket first, each bucket's items by descending sort key.
+        ],
+        page_size = [
+            ///
+            /// Per-shard `Limit` sizing is [`Query::page_size`]'s; a bucket's first pages use it
+            /// too.
+        ],
+        consistent_read = [],
+        seal_cursors = [],
     }
 
     fn spec(&mut self) -> Result<Spec<E>, Error> {
@@ -826,29 +754,29 @@ impl<E: ShardedEntity> RangeQuery<E> {
             repo: self.repo.clone(),
             index: self.index,
             range,
-            descending: self.descending,
-            page_size: self.page_size,
-            consistent: self.consistent,
+            descending: self.options.descending,
+            page_size: self.options.page_size,
+            consistent: self.options.consistent,
         })
     }
 
     fn walk(&mut self) -> Result<Walk<E>, Error> {
         let spec = self.spec()?;
-        let buckets = spec.range.buckets(self.descending);
-        Ok(Walk::new(spec, buckets, None, self.limit))
+        let buckets = spec.range.buckets(self.options.descending);
+        Ok(Walk::new(spec, buckets, None, self.options.limit))
     }
 
     /// Every item of the range (up to the limit), in the query's order.
     ///
     /// ```no_run
-    /// # use sharded::{Error, RangeQuery, ShardedEntity};
+    /// # use sharded::{Error, query::RangeQuery, ShardedEntity};
     /// # async fn demo<E: ShardedEntity>(range: RangeQuery<E>) -> Result<(), Error> {
     /// let items: Vec<E> = range.collect().await?;
     /// # Ok(()) }
     /// ```
     pub async fn collect(mut self) -> Result<Vec<E>, Error> {
         let mut walk = self.walk()?;
-        let mut items = Vec::with_capacity(self.limit.unwrap_or(0).min(1024));
+        let mut items = Vec::with_capacity(self.options.limit.unwrap_or(0).min(1024));
         while let Some((_, item)) = walk.next().await? {
             items.push(E::from_item(item)?);
         }
@@ -864,7 +792,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     ///
     /// ```no_run
     /// # use futures::TryStreamExt;
-    /// # use sharded::{Error, RangeQuery, ShardedEntity};
+    /// # use sharded::{Error, query::RangeQuery, ShardedEntity};
     /// # async fn demo<E: ShardedEntity + Send + 'static>(range: RangeQuery<E>) -> Result<(), Error> {
     /// let mut items = std::pin::pin!(range.stream());
     /// while let Some(item) = items.try_next().await? {
@@ -877,8 +805,8 @@ impl<E: ShardedEntity> RangeQuery<E> {
     where
         E: Send + 'static,
     {
-        if self.limit.is_none() && self.page_size.is_none() {
-            self.page_size = Some(STREAM_PAGE_ITEMS);
+        if self.options.limit.is_none() && self.options.page_size.is_none() {
+            self.options.page_size = Some(STREAM_PAGE_ITEMS);
         }
         let walk = self.walk();
         stream::try_unfold(Some(walk), move |state| async move {
@@ -908,7 +836,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     /// costs one Query per shard of each such bucket). `size` 0 is an [`Error::InvalidQuery`].
     ///
     /// ```no_run
-    /// # use sharded::{Cursor, Error, RangeQuery, ShardedEntity};
+    /// # use sharded::{Cursor, Error, query::RangeQuery, ShardedEntity};
     /// # async fn demo<E: ShardedEntity>(make: impl Fn() -> RangeQuery<E>) -> Result<(), Error> {
     /// let mut cursor: Option<Cursor> = None;
     /// loop {
@@ -929,8 +857,8 @@ impl<E: ShardedEntity> RangeQuery<E> {
                     .to_owned(),
             ));
         }
-        let seal = self.seal.take();
-        let descending = self.descending;
+        let seal = self.options.seal.take();
+        let descending = self.options.descending;
         let spec = self.spec()?;
         let index = spec
             .index
@@ -975,7 +903,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     /// Counts the items of the range: `Select=COUNT` on every shard of every bucket, summed.
     ///
     /// ```no_run
-    /// # use sharded::{Error, RangeQuery, ShardedEntity};
+    /// # use sharded::{Error, query::RangeQuery, ShardedEntity};
     /// # async fn demo<E: ShardedEntity>(range: RangeQuery<E>) -> Result<(), Error> {
     /// let total: u64 = range.count().await?;
     /// # Ok(()) }
@@ -998,7 +926,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     /// count.
     ///
     /// ```no_run
-    /// # use sharded::{Error, RangeQuery, ShardedEntity};
+    /// # use sharded::{Error, query::RangeQuery, ShardedEntity};
     /// # async fn demo<E: ShardedEntity>(range: RangeQuery<E>) -> Result<(), Error> {
     /// for (day, count) in range.count_by_bucket().await? {
     ///     println!("{day}: {count}");
@@ -1008,7 +936,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     pub async fn count_by_bucket(mut self) -> Result<Vec<(String, u64)>, Error> {
         let spec = self.spec()?;
         let width = spec.window();
-        let buckets = spec.range.buckets(self.descending);
+        let buckets = spec.range.buckets(self.options.descending);
         let spec = &spec;
         stream::iter(buckets)
             .map(|bucket| spec.count_bucket(bucket))
@@ -1027,8 +955,8 @@ impl<E> std::fmt::Debug for RangeQuery<E> {
                 .field("granularity", &range.granularity)
                 .field("field", &range.field);
         }
-        d.field("descending", &self.descending)
-            .field("limit", &self.limit)
+        d.field("descending", &self.options.descending)
+            .field("limit", &self.options.limit)
             .finish_non_exhaustive()
     }
 }

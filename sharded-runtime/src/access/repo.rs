@@ -23,6 +23,7 @@ use crate::access::placement::Placement;
 use crate::access::query::Query;
 use crate::access::read_cache::ReadCache;
 use crate::access::scan::Scan;
+use crate::access::transaction::{TransactGet, Transaction};
 use crate::access::write_rules::{
     entity_guard, no_item, own_entity, physical_item, put_guard, stamp_write, stored_version,
     with_condition,
@@ -175,6 +176,48 @@ impl<E> Repo<E> {
         self.shared.stats.as_ref()
     }
 
+    /// An empty write transaction on this repository's table: puts, updates, deletes and
+    /// condition checks of any entities, on any shards, applied all or nothing. See
+    /// [`Transaction`].
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "USER#{user_id}")]
+    /// # struct Wallet { user_id: String, coins: i64 }
+    /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+    /// let f = Wallet::fields();
+    /// repo.transaction()
+    ///     .update(Wallet::update(repo, "alice").add(f.coins, -5).condition(f.coins.ge(5)))
+    ///     .update(Wallet::update(repo, "bob").add(f.coins, 5))
+    ///     .commit()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn transaction(&self) -> Transaction {
+        Transaction::new(self.client(), self.table())
+    }
+
+    /// An empty transactional read on this repository's table: up to 100 items of any
+    /// entities and shards in one snapshot. See [`TransactGet`].
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "USER#{user_id}")]
+    /// # struct Wallet { user_id: String, coins: i64 }
+    /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+    /// let (alice, bob) = (Wallet::key("alice")?, Wallet::key("bob")?);
+    /// let mut answer = repo.transact_get().get(&alice).get(&bob).send().await?;
+    /// let total = answer.take(&alice)?.map_or(0, |w| w.coins) + answer.take(&bob)?.map_or(0, |w| w.coins);
+    /// # Ok(()) }
+    /// ```
+    pub fn transact_get(&self) -> TransactGet {
+        TransactGet::new(self.client(), self.table())
+    }
+
     /// The same handle, typed for what a query reads (a collection of entities).
     pub(crate) fn retype<F>(self) -> Repo<F> {
         Repo {
@@ -267,7 +310,7 @@ impl<E: ShardedEntity> Repo<E> {
     }
 
     /// Bounds the answer cache to `items` items in all (default
-    /// [`DEFAULT_CACHE_ITEMS`](crate::DEFAULT_CACHE_ITEMS); the oldest answers go first; an
+    /// [`DEFAULT_CACHE_ITEMS`](crate::query::DEFAULT_CACHE_ITEMS); the oldest answers go first; an
     /// answer larger than the whole bound is not cached), and reads its ages on `clock` (a
     /// [`ManualClock`](crate::capacity::ManualClock) in tests). Starts an empty cache, shared
     /// by the clones made from here on.
@@ -1103,7 +1146,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// A versioned entity (`#[sharded(version)]`) is refused before anything is sent
     /// ([`Error::VersionedBatch`]): a batch can neither check the version read nor bump it, so
     /// it would undo a racing writer's change. Write those with `put`, or in a
-    /// [`Transaction`](crate::Transaction).
+    /// [`Transaction`](crate::transaction::Transaction).
     ///
     /// During a layout transition (`previous_n`, `legacy`), the puts are written first, then
     /// the copies at their items' previous places are deleted (a second round of

@@ -22,8 +22,9 @@ use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 use tracing::Instrument;
 
 use crate::access::entity::{Item, ShardedEntity};
+use crate::access::options::{scan_setters, ScanOptions};
 use crate::access::repo::Repo;
-use crate::access::source::Projection;
+use crate::access::source::ShardedProjection;
 use crate::capacity::budget::UnitBudget;
 use crate::capacity::units::{item_size, read_units, Consistency};
 use crate::capacity::SystemClock;
@@ -73,11 +74,9 @@ pub(crate) const MAX_SEGMENTS: u32 = 1_000_000;
 #[must_use = "a scan does nothing until it is run with stream, collect or count"]
 pub struct Scan<E, O = E> {
     repo: Repo<E>,
-    segments: u32,
-    concurrency: Option<usize>,
+    /// Segments, concurrency, page size, read-unit rate: the settings `Migration` shares.
+    options: ScanOptions,
     consistent: bool,
-    read_units_per_second: Option<f64>,
-    page_size: Option<u32>,
     /// How an item becomes an `O`: the entity itself, or a projection.
     decode: fn(Item) -> Result<O, Error>,
     /// The projected attributes (with the entity attribute), when `O` is a projection.
@@ -88,11 +87,8 @@ impl<E, O> std::fmt::Debug for Scan<E, O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scan")
             .field("repo", &self.repo)
-            .field("segments", &self.segments)
-            .field("concurrency", &self.concurrency)
+            .field("options", &self.options)
             .field("consistent", &self.consistent)
-            .field("read_units_per_second", &self.read_units_per_second)
-            .field("page_size", &self.page_size)
             .finish_non_exhaustive()
     }
 }
@@ -101,11 +97,8 @@ impl<E: ShardedEntity> Scan<E> {
     pub(crate) fn new(repo: Repo<E>) -> Self {
         Scan {
             repo,
-            segments: DEFAULT_SEGMENTS,
-            concurrency: None,
+            options: ScanOptions::default(),
             consistent: false,
-            read_units_per_second: None,
-            page_size: None,
             decode: E::from_item,
             projection: None,
         }
@@ -130,14 +123,11 @@ impl<E: ShardedEntity> Scan<E> {
     /// let lines: Vec<ScoreLine> = repo.scan().project::<ScoreLine>().collect().await?;
     /// # Ok(()) }
     /// ```
-    pub fn project<P: Projection<Entity = E>>(self) -> Scan<E, P> {
+    pub fn project<P: ShardedProjection<Entity = E>>(self) -> Scan<E, P> {
         Scan {
             repo: self.repo,
-            segments: self.segments,
-            concurrency: self.concurrency,
+            options: self.options,
             consistent: self.consistent,
-            read_units_per_second: self.read_units_per_second,
-            page_size: self.page_size,
             decode: P::from_item,
             projection: Some(P::ATTRIBUTES),
         }
@@ -145,39 +135,41 @@ impl<E: ShardedEntity> Scan<E> {
 }
 
 impl<E: ShardedEntity, O> Scan<E, O> {
-    /// Splits the scan into `n` segments (DynamoDB's `TotalSegments`), read in parallel;
-    /// 4 by default.
-    ///
-    /// DynamoDB allows 1 to 1,000,000; any other value makes the scan return
-    /// [`Error::InvalidQuery`] when it runs, without sending a request. More segments than
-    /// [`concurrency`](Self::concurrency) is fine (they wait their turn) and keeps each
-    /// segment small; a segment costs at least one request even when it is empty.
-    ///
-    /// ```no_run
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// let all: Vec<E> = repo.scan().segments(16).collect().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn segments(mut self, n: u32) -> Self {
-        self.segments = n;
-        self
-    }
-
-    /// Reads at most `c` segments at once (each has at most one request in flight).
-    ///
-    /// By default as many as there are segments, up to the repository's concurrency
-    /// ([`Repo::with_concurrency`], 32 unless set). `0` makes the scan return
-    /// [`Error::InvalidQuery`] when it runs: no segment could ever be read.
-    ///
-    /// ```no_run
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// // 64 small segments, 8 requests at a time.
-    /// let n = repo.scan().segments(64).concurrency(8).count().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn concurrency(mut self, c: usize) -> Self {
-        self.concurrency = Some(c);
-        self
+    scan_setters! {
+        demo = "# async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {",
+        start = "let n = repo.scan()",
+        run = ".count().await?",
+        segments = [
+            ///
+            /// 4 by default.
+        ],
+        concurrency = [
+            ///
+            /// By default as many as there are segments, up to the repository's concurrency
+            /// ([`Repo::with_concurrency`], 32 unless set).
+        ],
+        page_size = [
+            ///
+            /// By default DynamoDB's 1 MB page.
+        ],
+        read_units_per_second = [
+            ///
+            /// Unlimited by default. Every request asks for `ConsumedCapacity` and is charged
+            /// what DynamoDB reports (items the entity filter drops are read, so they count).
+            /// The budget refills at `r` units/s and holds at most one second's worth, saved
+            /// while the scan was idle. A segment's next request waits while the budget is
+            /// spent; it is then reserved with the cost of the last page, and corrected when
+            /// its own cost is known.
+            ///
+            /// What is promised is the average, not each instant: a request's cost is only
+            /// known after it has run, so one response can overshoot the budget, and requests
+            /// in flight together can each do so. Over a scan, the units consumed stay within
+            /// `r × elapsed seconds + concurrency × one page's units`. To keep each step small,
+            /// set [`page_size`](Self::page_size) with it (a 1 MB page costs up to 128 units
+            /// eventually consistent). Where the endpoint reports no `ConsumedCapacity`, a
+            /// request is charged by the size of the items it returned: a lower bound, since
+            /// filtered items are not seen.
+        ],
     }
 
     /// Strongly consistent reads (`ConsistentRead = true`): every item written before the
@@ -190,54 +182,6 @@ impl<E: ShardedEntity, O> Scan<E, O> {
     /// ```
     pub fn consistent_read(mut self, consistent: bool) -> Self {
         self.consistent = consistent;
-        self
-    }
-
-    /// Limits the scan to about `r` read capacity units per second, over all segments
-    /// together: a background job that leaves the table's capacity to the service.
-    ///
-    /// Every request asks for `ConsumedCapacity` and is charged what DynamoDB reports (items
-    /// the entity filter drops are read, so they count). The budget refills at `r` units/s
-    /// and holds at most one second's worth, saved while the scan was idle. A segment's next
-    /// request waits while the budget is spent; it is then reserved with the cost of the last
-    /// page, and corrected when its own cost is known.
-    ///
-    /// What is promised is the average, not each instant: a request's cost is only known
-    /// after it has run, so one response can overshoot the budget, and requests in flight
-    /// together can each do so. Over a scan, the units consumed stay within
-    /// `r × elapsed seconds + concurrency × one page's units`. To keep each step small, set
-    /// [`page_size`](Self::page_size) with it (a 1 MB page costs up to 128 units eventually
-    /// consistent). Where the endpoint reports no `ConsumedCapacity`, a request is charged by
-    /// the size of the items it returned: a lower bound, since filtered items are not seen.
-    ///
-    /// A rate that is not a positive, finite number makes the scan return
-    /// [`Error::InvalidQuery`] when it runs.
-    ///
-    /// ```no_run
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// // A backfill that takes at most about 50 read units/s of the table, 100 items a request.
-    /// let all: Vec<E> = repo.scan().read_units_per_second(50.0).page_size(100).collect().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn read_units_per_second(mut self, r: f64) -> Self {
-        self.read_units_per_second = Some(r);
-        self
-    }
-
-    /// Sets each request's `Limit`: at most `p` items read per request (before the entity
-    /// filter, as DynamoDB applies it), instead of DynamoDB's 1 MB page.
-    ///
-    /// Smaller pages mean more requests, smaller steps for a rate limit and less memory per
-    /// segment in flight. `0` makes the scan return [`Error::InvalidQuery`] when it runs; so
-    /// does a value over DynamoDB's bound (2,147,483,647).
-    ///
-    /// ```no_run
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// let all: Vec<E> = repo.scan().page_size(500).collect().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn page_size(mut self, p: u32) -> Self {
-        self.page_size = Some(p);
         self
     }
 
@@ -337,13 +281,7 @@ impl<E: ShardedEntity, O> Scan<E, O> {
 
     /// Validates the settings into what every request needs.
     fn plan(self, count_only: bool) -> Result<Plan, Error> {
-        let checked = Settings {
-            segments: self.segments,
-            concurrency: self.concurrency,
-            page_size: self.page_size,
-            read_units_per_second: self.read_units_per_second,
-        }
-        .check(self.repo.concurrency())?;
+        let checked = self.options.check(self.repo.concurrency())?;
         Ok(Plan {
             client: self.repo.client().clone(),
             table: self.repo.table().to_owned(),
@@ -365,15 +303,6 @@ impl<E: ShardedEntity, O> Scan<E, O> {
     }
 }
 
-/// The numeric settings of a scan as the caller gave them.
-#[derive(Debug, Clone, Copy)]
-struct Settings {
-    segments: u32,
-    concurrency: Option<usize>,
-    page_size: Option<u32>,
-    read_units_per_second: Option<f64>,
-}
-
 /// The settings once checked, in the types DynamoDB takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Checked {
@@ -383,12 +312,12 @@ struct Checked {
     read_units_per_second: Option<f64>,
 }
 
-impl Settings {
+impl ScanOptions {
     /// Refuses what DynamoDB (or the scan itself) could not run, naming the call and the
-    /// range; fills the default concurrency from the repository's.
+    /// range; fills the defaults: the segments, and the concurrency from the repository's.
     fn check(self, repo_concurrency: usize) -> Result<Checked, Error> {
         let invalid = |message: String| Err(Error::InvalidQuery(message));
-        let segments = self.segments;
+        let segments = self.segments.unwrap_or(DEFAULT_SEGMENTS);
         if !(1..=MAX_SEGMENTS).contains(&segments) {
             return invalid(format!(
                 "segments({segments}): DynamoDB splits a scan into 1 to {MAX_SEGMENTS} segments; \
@@ -595,16 +524,14 @@ fn until_first_error<T>(
 mod tests {
     use super::*;
 
-    fn settings(segments: u32) -> Settings {
-        Settings {
-            segments,
-            concurrency: None,
-            page_size: None,
-            read_units_per_second: None,
+    fn settings(segments: u32) -> ScanOptions {
+        ScanOptions {
+            segments: Some(segments),
+            ..ScanOptions::default()
         }
     }
 
-    fn refusal(settings: Settings) -> String {
+    fn refusal(settings: ScanOptions) -> String {
         match settings.check(32) {
             Err(Error::InvalidQuery(message)) => message,
             other => panic!("expected InvalidQuery, got {other:?}"),

@@ -49,13 +49,14 @@ use crate::keys::template::{build_key_prefix, KeyContext, KeyTemplate, Segment};
 /// struct Score { game_id: String, player_id: String, score: u64 }
 ///
 /// let c = Score::sk_score_between(100, 200);
-/// let condition = c.condition().unwrap();
-/// assert_eq!(condition.expression(), "#sk BETWEEN :sk0 AND :sk1");
+/// assert_eq!(c.expression(), Ok("#sk BETWEEN :sk0 AND :sk1"));
 /// assert_eq!(
-///     condition.values(),
+///     c.values().unwrap(),
 ///     ["SCORE#00000000000000000100", "SCORE#00000000000000000200$"]
 /// );
-/// assert!(Score::sk_player_id_ge(100, "").condition().is_err());
+/// // Every `Score` item, whatever its fields: the template's leading literal.
+/// assert_eq!(Score::sk_all().values().unwrap(), ["SCORE#"]);
+/// assert!(Score::sk_player_id_ge(100, "").expression().is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use = "a sort-key condition does nothing until it is given to a query with `.sk(..)`"]
@@ -65,12 +66,50 @@ pub struct SortKeyCondition {
 }
 
 impl SortKeyCondition {
-    /// The key condition sent to DynamoDB, or why it could not be built.
-    pub fn condition(&self) -> Result<&SortCondition, &KeyError> {
-        self.condition.as_ref()
+    /// The key-condition expression sent to DynamoDB, with `#sk` for the sort-key attribute
+    /// and `:sk0`, `:sk1` for the [`values`](Self::values) (`"#sk BETWEEN :sk0 AND :sk1"`),
+    /// or why the condition could not be built.
+    ///
+    /// ```
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::ShardedEntity;
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// assert_eq!(Score::sk_score_eq(7).expression(), Ok("begins_with(#sk, :sk0)"));
+    /// ```
+    pub fn expression(&self) -> Result<&'static str, &KeyError> {
+        self.condition.as_ref().map(SortCondition::expression)
+    }
+
+    /// The values of the [`expression`](Self::expression)'s placeholders, in order: physical
+    /// sort-key strings, or why the condition could not be built.
+    ///
+    /// ```
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::ShardedEntity;
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// assert_eq!(Score::sk_score_eq(7).values().unwrap(), ["SCORE#00000000000000000007#"]);
+    /// ```
+    pub fn values(&self) -> Result<Vec<&str>, &KeyError> {
+        self.condition.as_ref().map(SortCondition::values)
     }
 
     /// The sort-key attribute the condition is on (`sk`, `gsi1sk`, ...).
+    ///
+    /// ```
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::ShardedEntity;
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// assert_eq!(Score::sk_score_ge(100).attribute(), "sk");
+    /// ```
     pub fn attribute(&self) -> &'static str {
         self.attribute
     }
@@ -110,6 +149,27 @@ pub fn sort_key_condition(
     SortKeyCondition {
         attribute: ctx.attribute,
         condition: build(ctx, template, leading, op),
+    }
+}
+
+/// Every key of an entity: `begins_with` the leading literal of its sort-key template (what
+/// the generated `sk_all()` returns). A template without a leading literal has no such
+/// condition (the derive generates none for it).
+#[doc(hidden)]
+pub fn sort_key_prefix_condition(ctx: KeyContext, template: &KeyTemplate) -> SortKeyCondition {
+    let condition = match template.segments.first() {
+        Some(Segment::Literal(prefix)) if !prefix.is_empty() => {
+            Ok(SortCondition::BeginsWith((*prefix).to_owned()))
+        }
+        _ => Err(KeyError::Arity {
+            entity: ctx.entity,
+            attribute: ctx.attribute,
+            template: template.source,
+        }),
+    };
+    SortKeyCondition {
+        attribute: ctx.attribute,
+        condition,
     }
 }
 
@@ -338,6 +398,15 @@ mod tests {
             inverted.condition,
             Err(KeyError::InvertedRange { field: "score", .. })
         ));
+    }
+
+    #[test]
+    fn every_key_of_the_entity_is_its_leading_literal() {
+        assert_eq!(
+            sort_key_prefix_condition(CTX, &TWO).condition.unwrap(),
+            SortCondition::BeginsWith("SCORE#".into())
+        );
+        assert!(sort_key_prefix_condition(CTX, &BARE).condition.is_err());
     }
 
     #[test]

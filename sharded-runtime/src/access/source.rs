@@ -20,7 +20,7 @@ use crate::keys::schema::EntitySchema;
 ///
 /// ```
 /// use serde::{Deserialize, Serialize};
-/// use sharded::{QuerySource, ShardedEntity};
+/// use sharded::{query::QuerySource, ShardedEntity};
 ///
 /// #[derive(ShardedEntity, Serialize, Deserialize)]
 /// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
@@ -120,7 +120,7 @@ pub trait CollectionMember<C: ShardedCollection>: ShardedEntity {}
 ///
 /// ```
 /// use serde::{Deserialize, Serialize};
-/// use sharded::{Projection, ShardedEntity, ShardedProjection};
+/// use sharded::{ShardedEntity, ShardedProjection};
 ///
 /// #[derive(ShardedEntity, Serialize, Deserialize)]
 /// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
@@ -131,9 +131,9 @@ pub trait CollectionMember<C: ShardedCollection>: ShardedEntity {}
 /// #[projection(of = Score)]
 /// struct ScoreLine { player_id: String, score: u64 }
 ///
-/// assert_eq!(<ScoreLine as Projection>::ATTRIBUTES, ["player_id", "score"]);
+/// assert_eq!(<ScoreLine as ShardedProjection>::ATTRIBUTES, ["player_id", "score"]);
 /// ```
-pub trait Projection: DeserializeOwned {
+pub trait ShardedProjection: DeserializeOwned {
     /// The entity projected.
     type Entity: ShardedEntity;
     /// The attributes read (the struct's fields, as stored).

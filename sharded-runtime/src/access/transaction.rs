@@ -46,13 +46,13 @@ struct Action {
 ///
 /// ```no_run
 /// # use serde::{Deserialize, Serialize};
-/// # use sharded::{Error, Repo, ShardedEntity, Transaction};
+/// # use sharded::{Error, Repo, ShardedEntity};
 /// # #[derive(ShardedEntity, Serialize, Deserialize)]
 /// # #[pk(template = "USER#{user_id}")]
 /// # struct Wallet { user_id: String, coins: i64 }
 /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
 /// let f = Wallet::fields();
-/// Transaction::new(repo.client(), repo.table())
+/// repo.transaction()
 ///     .update(Wallet::update(repo, "alice").add(f.coins, -5).condition(f.coins.ge(5)))
 ///     .update(Wallet::update(repo, "bob").add(f.coins, 5))
 ///     .commit()
@@ -110,8 +110,8 @@ struct Placed {
 }
 
 impl Transaction {
-    /// An empty transaction on `table`.
-    pub fn new(client: &Client, table: impl Into<String>) -> Self {
+    /// An empty transaction on `table`: what [`Repo::transaction`] returns.
+    pub(crate) fn new(client: &Client, table: impl Into<String>) -> Self {
         Transaction {
             client: client.clone(),
             table: table.into(),
@@ -298,13 +298,13 @@ impl Transaction {
     ///
     /// ```no_run
     /// # use serde::{Deserialize, Serialize};
-    /// # use sharded::{Error, Repo, ShardedEntity, Transaction};
+    /// # use sharded::{Error, Repo, ShardedEntity};
     /// # #[derive(ShardedEntity, Serialize, Deserialize)]
     /// # #[pk(template = "USER#{user_id}")]
     /// # struct Wallet { user_id: String, coins: i64 }
     /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
     /// let f = Wallet::fields();
-    /// let transfer = Transaction::new(repo.client(), repo.table())
+    /// let transfer = repo.transaction()
     ///     .update(Wallet::update(repo, "alice").add(f.coins, -5).condition(f.coins.ge(5)))
     ///     .update(Wallet::update(repo, "bob").add(f.coins, 5))
     ///     .prepare()
@@ -389,12 +389,12 @@ struct ActionLabel {
 ///
 /// ```no_run
 /// # use serde::{Deserialize, Serialize};
-/// # use sharded::{Error, Repo, ShardedEntity, Transaction};
+/// # use sharded::{Error, Repo, ShardedEntity};
 /// # #[derive(ShardedEntity, Serialize, Deserialize)]
 /// # #[pk(template = "USER#{user_id}")]
 /// # struct Wallet { user_id: String, coins: i64 }
 /// # async fn demo(repo: &Repo<Wallet>, wallet: Wallet) -> Result<(), Error> {
-/// let prepared = Transaction::new(repo.client(), repo.table()).put(&wallet).prepare().await?;
+/// let prepared = repo.transaction().put(&wallet).prepare().await?;
 /// println!("token {}", prepared.token());
 /// if let Err(e) = prepared.commit().await {
 ///     if e.outcome_unknown() {
@@ -837,56 +837,71 @@ impl<E: ShardedEntity> ItemKey<E> {
     }
 }
 
-/// Where one item of a [`TransactGet`] lands in its answer; typed by the entity read.
-#[derive(Debug)]
-pub struct Slot<E> {
-    index: usize,
-    _entity: std::marker::PhantomData<fn() -> E>,
-}
-
 /// A transactional read of up to 100 items of any entities and shards: one
 /// `TransactGetItems`, a snapshot no concurrent transaction is half-applied in.
 ///
+/// Started from the repository ([`Repo::transact_get`](crate::Repo::transact_get)); each item is added with its key
+/// and taken from the answer with the same key.
+///
 /// ```no_run
 /// # use serde::{Deserialize, Serialize};
-/// # use sharded::{Error, Repo, ShardedEntity, TransactGet};
+/// # use sharded::{Error, Repo, ShardedEntity};
 /// # #[derive(ShardedEntity, Serialize, Deserialize)]
 /// # #[pk(template = "USER#{user_id}")]
 /// # struct Wallet { user_id: String, coins: i64 }
 /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
-/// let mut read = TransactGet::new(repo.client(), repo.table());
-/// let alice = read.get(Wallet::key("alice")?);
-/// let bob = read.get(Wallet::key("bob")?);
-/// let mut answer = read.send().await?;
-/// let total = answer.take(alice)?.map_or(0, |w| w.coins) + answer.take(bob)?.map_or(0, |w| w.coins);
+/// let (alice, bob) = (Wallet::key("alice")?, Wallet::key("bob")?);
+/// let mut answer = repo.transact_get().get(&alice).get(&bob).send().await?;
+/// let total = answer.take(&alice)?.map_or(0, |w| w.coins) + answer.take(&bob)?.map_or(0, |w| w.coins);
 /// # Ok(()) }
 /// ```
 pub struct TransactGet {
     client: Client,
     table: String,
-    /// Per slot, the keys to read in order (current place first, then the previous one
+    /// Per item, the keys to read in order (current place first, then the previous one
     /// during a transition) and the entity schema, to adopt an untagged legacy item.
     slots: Vec<(Vec<Item>, &'static EntitySchema)>,
+    /// Per item, the key it was added with: what the answer finds it by.
+    added: Vec<(&'static str, String, Option<String>)>,
     error: Option<Error>,
 }
 
 impl TransactGet {
-    /// An empty read on `table`.
-    pub fn new(client: &Client, table: impl Into<String>) -> Self {
+    /// An empty read on `table`: what [`Repo::transact_get`] returns.
+    pub(crate) fn new(client: &Client, table: impl Into<String>) -> Self {
         TransactGet {
             client: client.clone(),
             table: table.into(),
             slots: Vec::new(),
+            added: Vec::new(),
             error: None,
         }
     }
 
-    /// Adds the item `key` names; its result is taken from the answer with the returned slot.
+    /// Adds the item `key` names; its result is taken from the answer with the same key
+    /// ([`TransactGetAnswer::take`]). Adding one key twice is [`Error::InvalidTransaction`]
+    /// from [`send`](Self::send) (DynamoDB allows one get per item).
     ///
     /// During a layout transition (`previous_n`, `legacy`) the item's previous place is read
     /// too, in the same snapshot: an item not yet migrated is found there, and the copy at
     /// the current place wins. Such an item takes two of the read's 100 gets.
-    pub fn get<E: ShardedEntity>(&mut self, key: ItemKey<E>) -> Slot<E> {
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "USER#{user_id}")]
+    /// # struct Wallet { user_id: String, coins: i64 }
+    /// # async fn demo(repo: &Repo<Wallet>, users: &[&str]) -> Result<(), Error> {
+    /// let keys = users.iter().map(|u| Wallet::key(u)).collect::<Result<Vec<_>, _>>()?;
+    /// let read = keys.iter().fold(repo.transact_get(), |read, key| read.get(key));
+    /// let mut answer = read.send().await?;
+    /// for key in &keys {
+    ///     println!("{:?}", answer.take(key)?.map(|w| w.coins));
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn get<E: ShardedEntity>(mut self, key: &ItemKey<E>) -> Self {
         let keys = match key.placement().read_keys() {
             Ok(keys) => keys,
             Err(e) => {
@@ -894,11 +909,21 @@ impl TransactGet {
                 Vec::new()
             }
         };
-        self.slots.push((keys, E::SCHEMA));
-        Slot {
-            index: self.slots.len() - 1,
-            _entity: std::marker::PhantomData,
+        let added = (E::SCHEMA.entity, key.pk.clone(), key.sk.clone());
+        if self.added.contains(&added) {
+            self.error.get_or_insert_with(|| {
+                Error::InvalidTransaction(format!(
+                    "the item {} {:?} {:?} is read twice; DynamoDB allows one get per item in a \
+                     transactional read: add each key once",
+                    E::SCHEMA.entity,
+                    key.pk,
+                    key.sk
+                ))
+            });
         }
+        self.slots.push((keys, E::SCHEMA));
+        self.added.push(added);
+        self
     }
 
     /// Sends the read. At most [`MAX_TRANSACTION_ACTIONS`] gets, counting an item's previous
@@ -978,7 +1003,10 @@ impl TransactGet {
                 found
             })
             .collect();
-        Ok(TransactGetAnswer { items })
+        Ok(TransactGetAnswer {
+            items,
+            added: self.added,
+        })
     }
 }
 
@@ -998,17 +1026,39 @@ fn read_canceled_for_passing_reasons(
     }
 }
 
-/// The answer of a [`TransactGet`]: take each item with its slot.
+/// The answer of a [`TransactGet`]: take each item with the key it was added with.
 #[derive(Debug)]
 pub struct TransactGetAnswer {
     items: Vec<Option<Item>>,
+    /// The key each item was added with, in order.
+    added: Vec<(&'static str, String, Option<String>)>,
 }
 
 impl TransactGetAnswer {
-    /// The item of `slot`, `None` when there is none; an item of another entity under that
-    /// key is [`Error::WrongEntity`]. Each slot is taken once (a second take is `None`).
-    pub fn take<E: ShardedEntity>(&mut self, slot: Slot<E>) -> Result<Option<E>, Error> {
-        match self.items.get_mut(slot.index).and_then(Option::take) {
+    /// The item of `key`, `None` when there is none (or `key` was not added to the read); an
+    /// item of another entity under that key is [`Error::WrongEntity`]. Each item is taken
+    /// once (a second take is `None`).
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "USER#{user_id}")]
+    /// # struct Wallet { user_id: String, coins: i64 }
+    /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+    /// let alice = Wallet::key("alice")?;
+    /// let mut answer = repo.transact_get().get(&alice).send().await?;
+    /// let coins = answer.take(&alice)?.map_or(0, |w| w.coins);
+    /// # Ok(()) }
+    /// ```
+    pub fn take<E: ShardedEntity>(&mut self, key: &ItemKey<E>) -> Result<Option<E>, Error> {
+        let index = self.added.iter().position(|(entity, pk, sk)| {
+            *entity == E::SCHEMA.entity && *pk == key.pk && *sk == key.sk
+        });
+        match index
+            .and_then(|i| self.items.get_mut(i))
+            .and_then(Option::take)
+        {
             Some(item) => E::from_item(item).map(Some),
             None => Ok(None),
         }

@@ -11,7 +11,7 @@ pub(crate) const MIN_KEY_LEN: usize = 16;
 /// Why a cursor was refused. Nothing is guessed: a refused cursor never yields a page.
 ///
 /// ```
-/// use sharded::CursorError;
+/// use sharded::cursor::CursorError;
 /// let e = CursorError::ShardCount { cursor: 10, query: 20 };
 /// assert!(e.to_string().contains("10 shards"));
 /// ```
@@ -27,7 +27,7 @@ pub enum CursorError {
     /// releases, whose cursors were bound to a part of the query only.
     ///
     /// ```
-    /// let e = sharded::CursorError::Version(2);
+    /// let e = sharded::cursor::CursorError::Version(2);
     /// assert!(e.to_string().contains("restart the listing"));
     /// ```
     #[error(
@@ -39,11 +39,11 @@ pub enum CursorError {
     /// The checksum of a plain cursor does not match: the token was changed.
     #[error("the cursor was modified or corrupted (checksum mismatch); pass it back unchanged")]
     Tampered,
-    /// A sealed cursor whose seal does not verify under the query's [`CursorKey`]: it was
+    /// A sealed cursor whose seal does not verify under the query's [`CursorKey`](crate::cursor::CursorKey): it was
     /// modified, or sealed with another key.
     ///
     /// ```
-    /// assert!(sharded::CursorError::Unverified.to_string().contains("another key"));
+    /// assert!(sharded::cursor::CursorError::Unverified.to_string().contains("another key"));
     /// ```
     #[error(
         "the sealed cursor does not verify: it was modified, or sealed with another key \
@@ -55,14 +55,14 @@ pub enum CursorError {
     /// ([`Query::seal_cursors`](crate::Query::seal_cursors)).
     ///
     /// ```
-    /// assert!(sharded::CursorError::NotSealed.to_string().contains("not sealed"));
+    /// assert!(sharded::cursor::CursorError::NotSealed.to_string().contains("not sealed"));
     /// ```
     #[error("the query accepts only sealed cursors and this cursor is not sealed; pass back a cursor this service issued")]
     NotSealed,
-    /// A sealed cursor given to a query without a [`CursorKey`] to verify it.
+    /// A sealed cursor given to a query without a [`CursorKey`](crate::cursor::CursorKey) to verify it.
     ///
     /// ```
-    /// assert!(sharded::CursorError::Sealed.to_string().contains("seal_cursors"));
+    /// assert!(sharded::cursor::CursorError::Sealed.to_string().contains("seal_cursors"));
     /// ```
     #[error("the cursor is sealed but the query has no key to verify it; run the query with `.seal_cursors(&key)`")]
     Sealed,
@@ -79,7 +79,7 @@ pub enum CursorError {
     /// name partitions of that layout, so it is refused rather than continued.
     ///
     /// ```
-    /// let e = sharded::CursorError::Layout { issued: "G#{g}#<shard 0..10>".into(), current: "G#{g}#<shard 0..20>, previously #<shard 0..10>".into() };
+    /// let e = sharded::cursor::CursorError::Layout { issued: "G#{g}#<shard 0..10>".into(), current: "G#{g}#<shard 0..20>, previously #<shard 0..10>".into() };
     /// assert!(e.to_string().contains("restart the listing"));
     /// ```
     #[error("the cursor was issued under the layout `{issued}` and the query now reads `{current}` (the key's layout changed); restart the listing")]
@@ -100,11 +100,11 @@ pub enum CursorError {
     WrongQuery,
 }
 
-/// Why a secret was refused as a [`CursorKey`](crate::CursorKey): it is shorter than 16
+/// Why a secret was refused as a [`CursorKey`](crate::cursor::CursorKey): it is shorter than 16
 /// bytes, too short to keep anyone from guessing it.
 ///
 /// ```
-/// let e = sharded::CursorKey::new(b"short").unwrap_err();
+/// let e = sharded::cursor::CursorKey::new(b"short").unwrap_err();
 /// assert_eq!(e.len(), 5);
 /// assert!(e.to_string().contains("at least 16 bytes"));
 /// ```
@@ -126,7 +126,7 @@ impl CursorKeyError {
     /// The length of the refused secret, in bytes.
     ///
     /// ```
-    /// assert_eq!(sharded::CursorKey::new([0u8; 3]).unwrap_err().len(), 3);
+    /// assert_eq!(sharded::cursor::CursorKey::new([0u8; 3]).unwrap_err().len(), 3);
     /// ```
     #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> usize {

@@ -411,13 +411,13 @@ pub enum Error {
     #[error("{}", migration_incomplete(report, source.as_deref()))]
     MigrationIncomplete {
         /// What the migration did, what it could not move, and where it stopped.
-        report: Box<migration::report::MigrationReport>,
+        report: Box<migration::report::Report>,
         /// The error that stopped it, if one did (a read that failed after the SDK's
         /// retries); `None` when it read everything and only some items could not be moved.
         #[source]
         source: Option<Box<Error>>,
     },
-    /// A migration checkpoint that cannot be used: not a token `MigrationCheckpoint` made,
+    /// A migration checkpoint that cannot be used: not a token `Checkpoint` made,
     /// or one of another migration (table, entity, layout, scope, segment count).
     #[error("invalid migration checkpoint: {0}")]
     InvalidCheckpoint(String),
@@ -535,7 +535,7 @@ impl Error {
     /// Whether the error leaves unknown whether a write was applied: its answer never came (a
     /// timeout, a dropped connection), DynamoDB failed on its side (a 5xx), or an earlier send
     /// with the same token was still in progress. For a token-carrying write (a
-    /// [`PreparedTransaction`](crate::PreparedTransaction), a counter increment with a token)
+    /// [`PreparedTransaction`](crate::transaction::PreparedTransaction), a counter increment with a token)
     /// sending the identical request again settles it: it is applied at most once.
     ///
     /// ```
@@ -586,10 +586,7 @@ impl Error {
 
 /// The message of [`Error::MigrationIncomplete`]: what stopped the run or what was not moved,
 /// and what to do.
-fn migration_incomplete(
-    report: &migration::report::MigrationReport,
-    source: Option<&Error>,
-) -> String {
+fn migration_incomplete(report: &migration::report::Report, source: Option<&Error>) -> String {
     let failed = report.progress.failed;
     let not_moved = if failed == 0 {
         String::new()

@@ -54,7 +54,7 @@ const DAYS_PER_WEEK: i64 = 7;
 ///
 /// ```
 /// # #[allow(unused_imports)]
-/// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+/// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
 /// let g = Granularity::from_name("day").unwrap();
 /// assert_eq!(g, Granularity::Day);
 /// assert_eq!(g.name(), "day");
@@ -87,7 +87,7 @@ impl Granularity {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// let hint = format!("expected one of {}", Granularity::NAMES.join(", "));
     /// assert_eq!(hint, "expected one of hour, day, week, month");
     /// ```
@@ -102,7 +102,7 @@ impl Granularity {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// let g = Granularity::from_name("day").unwrap();
     /// assert_eq!(g, Granularity::Day);
     /// assert_eq!(g.name(), "day");
@@ -122,7 +122,7 @@ impl Granularity {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// let g = Granularity::from_name("day").unwrap();
     /// assert_eq!(g, Granularity::Day);
     /// assert_eq!(g.name(), "day");
@@ -136,7 +136,7 @@ impl Granularity {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// assert_eq!(Granularity::Hour.label_len(), "2026-11-22T13".len());
     /// ```
     pub const fn label_len(self) -> usize {
@@ -210,7 +210,7 @@ impl fmt::Display for Granularity {
 ///
 /// ```
 /// # #[allow(unused_imports)]
-/// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+/// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
 /// // 2026-11-22T13:45:00Z
 /// let b = Bucket::containing(Granularity::Day, 1_795_355_100).unwrap();
 /// assert_eq!(b.granularity(), Granularity::Day);
@@ -230,7 +230,7 @@ impl Bucket {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// // 2026-11-22T13:45:00Z
     /// let b = Bucket::containing(Granularity::Day, 1_795_355_100).unwrap();
     /// assert_eq!(b.granularity(), Granularity::Day);
@@ -273,7 +273,7 @@ impl Bucket {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// // 2026-11-22T13:45:00Z
     /// let b = Bucket::containing(Granularity::Day, 1_795_355_100).unwrap();
     /// assert_eq!(b.granularity(), Granularity::Day);
@@ -289,7 +289,7 @@ impl Bucket {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// // 2026-11-22T13:45:00Z
     /// let b = Bucket::containing(Granularity::Day, 1_795_355_100).unwrap();
     /// assert_eq!(b.granularity(), Granularity::Day);
@@ -306,7 +306,7 @@ impl Bucket {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// // 2026-11-22T13:45:00Z
     /// let b = Bucket::containing(Granularity::Day, 1_795_355_100).unwrap();
     /// assert_eq!(b.granularity(), Granularity::Day);
@@ -335,7 +335,7 @@ impl Bucket {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// let b = Bucket::parse(Granularity::Week, "2026-W53").unwrap();
     /// assert_eq!(b.next().unwrap().label(), "2027-W01");
     /// assert_eq!(b.prev().unwrap().label(), "2026-W52");
@@ -350,7 +350,7 @@ impl Bucket {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// let b = Bucket::parse(Granularity::Week, "2026-W53").unwrap();
     /// assert_eq!(b.next().unwrap().label(), "2027-W01");
     /// assert_eq!(b.prev().unwrap().label(), "2026-W52");
@@ -365,7 +365,7 @@ impl Bucket {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// // 2026-11-22T13:45:00Z
     /// let b = Bucket::containing(Granularity::Day, 1_795_355_100).unwrap();
     /// assert_eq!(b.granularity(), Granularity::Day);
@@ -383,7 +383,7 @@ impl Bucket {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// let b = Bucket::parse(Granularity::Month, "2026-11").unwrap();
     /// let mut key = String::from("METRICS#");
     /// b.write_label(&mut key);
@@ -428,7 +428,7 @@ impl Bucket {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// let b = Bucket::parse(Granularity::Hour, "2026-11-22T13").unwrap();
     /// assert_eq!(b.start(), 1_795_352_400);
     /// assert!(Bucket::parse(Granularity::Hour, "2026-11-22T1").is_err());
@@ -644,7 +644,7 @@ const fn iso_week_of_monday(monday: i64) -> (i64, i64) {
 ///
 /// ```
 /// # #[allow(unused_imports)]
-/// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+/// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
 /// let err = Bucket::parse(Granularity::Day, "2026-1-2").unwrap_err();
 /// assert_eq!(
 ///     err.to_string(),
@@ -732,7 +732,7 @@ fn last_label(granularity: Granularity) -> String {
 ///
 /// ```
 /// # #[allow(unused_imports)]
-/// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+/// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
 /// fn day_of(t: impl BucketTime) -> Result<String, BucketError> {
 ///     Ok(Bucket::containing(Granularity::Day, t.epoch_seconds()?)?.label())
 /// }
@@ -816,7 +816,7 @@ mod chrono_impls {
 ///
 /// ```
 /// # #[allow(unused_imports)]
-/// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+/// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
 /// // The day buckets of 2026-11-22T13:00Z to 2026-11-25T00:00Z, newest first.
 /// let range = buckets_in_range(Granularity::Day, 1_795_352_400, 1_795_564_800, true);
 /// assert_eq!(range.len_hint(), 3);
@@ -853,7 +853,7 @@ pub fn buckets_in_range(
 ///
 /// ```
 /// # #[allow(unused_imports)]
-/// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+/// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
 /// // The day buckets of 2026-11-22T13:00Z to 2026-11-25T00:00Z, newest first.
 /// let range = buckets_in_range(Granularity::Day, 1_795_352_400, 1_795_564_800, true);
 /// assert_eq!(range.len_hint(), 3);
@@ -876,7 +876,7 @@ impl BucketRange {
     ///
     /// ```
     /// # #[allow(unused_imports)]
-    /// # use sharded::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime, Granularity};
+    /// # use sharded::{bucket::buckets_in_range, bucket::Bucket, bucket::BucketError, bucket::BucketRange, bucket::BucketTime, bucket::Granularity};
     /// // The day buckets of 2026-11-22T13:00Z to 2026-11-25T00:00Z, newest first.
     /// let range = buckets_in_range(Granularity::Day, 1_795_352_400, 1_795_564_800, true);
     /// assert_eq!(range.len_hint(), 3);

@@ -8,7 +8,7 @@ use std::fmt;
 /// A value that can be written into a DynamoDB key by a key template.
 ///
 /// ```
-/// use sharded::KeyPart;
+/// use sharded::keys::KeyPart;
 ///
 /// let mut key = String::from("SCORE#");
 /// 1234u64.write_key(&mut key).unwrap();
@@ -56,7 +56,7 @@ use std::fmt;
 /// accepting exactly what `write_key` writes):
 ///
 /// ```
-/// use sharded::{KeyPart, KeyPartDecode, KeyPartError};
+/// use sharded::{keys::KeyPart, keys::KeyPartDecode, keys::KeyPartError};
 ///
 /// /// A region code, always two ASCII upper-case letters.
 /// struct Region([u8; 2]);
@@ -85,7 +85,7 @@ use std::fmt;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used in a DynamoDB key",
     label = "this type has no key encoding",
-    note = "key fields need an order-preserving encoding: use an integer, `String`, `bool`, or implement `sharded::KeyPart` (and `KeyPartDecode`) for `{Self}`"
+    note = "key fields need an order-preserving encoding: use an integer, `String`, `bool`, or implement `sharded::keys::KeyPart` (and `KeyPartDecode`) for `{Self}`"
 )]
 pub trait KeyPart {
     /// Appends the encoded value to `out`.
@@ -98,7 +98,7 @@ pub trait KeyPart {
 /// A [`KeyPart`] that can be read back from its encoding, used when parsing physical keys.
 ///
 /// ```
-/// use sharded::KeyPartDecode;
+/// use sharded::keys::KeyPartDecode;
 ///
 /// assert_eq!(u64::decode_key("00000000000000001234").unwrap(), 1234);
 /// assert_eq!(String::decode_key("a$20b$23c").unwrap(), "a b#c");
@@ -128,7 +128,7 @@ pub trait KeyPart {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be parsed back out of a DynamoDB key",
     label = "this key field type has no key decoding",
-    note = "key fields are parsed back by the generated `parse_*` functions: implement `sharded::KeyPartDecode` for `{Self}` next to its `KeyPart`"
+    note = "key fields are parsed back by the generated `parse_*` functions: implement `sharded::keys::KeyPartDecode` for `{Self}` next to its `KeyPart`"
 )]
 pub trait KeyPartDecode: Sized {
     /// Parses one encoded field value (never containing `#`).
@@ -141,7 +141,7 @@ pub trait KeyPartDecode: Sized {
 /// the field.
 ///
 /// ```
-/// use sharded::{KeyPart, KeyPartError};
+/// use sharded::{keys::KeyPart, keys::KeyPartError};
 ///
 /// let err = "".write_key(&mut String::new()).unwrap_err();
 /// assert_eq!(err, KeyPartError::Empty);
@@ -159,7 +159,7 @@ impl KeyPartError {
     /// An [`KeyPartError::Invalid`] with the given reason.
     ///
     /// ```
-    /// let e = sharded::KeyPartError::invalid("too long");
+    /// let e = sharded::keys::KeyPartError::invalid("too long");
     /// assert_eq!(e.to_string(), "too long");
     /// ```
     pub fn invalid(reason: impl Into<String>) -> Self {

@@ -3,7 +3,7 @@
 //! Everything a port needs is on this page: the algorithm (rule 1), the bytes it hashes
 //! (rules 2 to 4), the shard count (rule 5) and where the shard goes in the key (rule 6),
 //! each with test vectors, and a reference implementation in Python. A custom key type
-//! (your own [`KeyPart`](crate::KeyPart)) hashes the text its `write_key` writes; a port must
+//! (your own [`KeyPart`](crate::keys::KeyPart)) hashes the text its `write_key` writes; a port must
 //! reproduce that text.
 //!
 //! # Specification (version 1)

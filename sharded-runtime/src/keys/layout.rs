@@ -40,7 +40,7 @@ fn context(entity: &'static str, key: &PartitionKeySchema) -> KeyContext {
 ///
 /// ```
 /// use sharded::schema::{KeyTemplate, PartitionKeySchema, Segment, Sharding};
-/// use sharded::KeyPart;
+/// use sharded::keys::KeyPart;
 /// static T: KeyTemplate = KeyTemplate::new("GAME#{game_id}", &[Segment::literal("GAME#"), Segment::field("game_id")]);
 /// static PK: PartitionKeySchema = PartitionKeySchema::new("pk", &T, Sharding::hash(&["player_id"], 10));
 /// let key = sharded::__private::layout::item_key(

@@ -595,7 +595,7 @@ impl EntitySchema {
     ///
     /// The key is a shortest one, built with stand-in field values. The answer assumes a
     /// field can hold any non-empty text without `#` and without bytes below `$` (what a
-    /// `String` field can hold; see [`KeyPart`](crate::KeyPart)), and a shard suffix any
+    /// `String` field can hold; see [`KeyPart`](crate::keys::KeyPart)), and a shard suffix any
     /// shard number below `n`. It is exact under that assumption, and errs on the side of
     /// reporting: templates that could meet only through a value a field's type never
     /// writes (a number field spelling `LATEST`) are reported too. Only the base table's keys

@@ -20,7 +20,7 @@ pub(crate) fn random_shard(n: u32) -> u32 {
 /// scatter-gather engine queries each.
 ///
 /// ```
-/// use sharded::ShardKeys;
+/// use sharded::keys::ShardKeys;
 /// let keys: Vec<String> = ShardKeys::new("GAME#g1".to_string(), Some(3)).collect();
 /// assert_eq!(keys, ["GAME#g1#0", "GAME#g1#1", "GAME#g1#2"]);
 /// let unsharded: Vec<String> = ShardKeys::new("USER#u1".to_string(), None).collect();
@@ -42,7 +42,7 @@ impl ShardKeys {
     /// The logical key (the template part, without a shard).
     ///
     /// ```
-    /// let k = sharded::ShardKeys::new("GAME#g1".into(), Some(2));
+    /// let k = sharded::keys::ShardKeys::new("GAME#g1".into(), Some(2));
     /// assert_eq!(k.logical_key(), "GAME#g1");
     /// ```
     pub fn logical_key(&self) -> &str {
@@ -52,7 +52,7 @@ impl ShardKeys {
     /// The number of physical keys (`n`, or 1 when unsharded).
     ///
     /// ```
-    /// assert_eq!(sharded::ShardKeys::new("A".into(), Some(7)).shard_count(), 7);
+    /// assert_eq!(sharded::keys::ShardKeys::new("A".into(), Some(7)).shard_count(), 7);
     /// ```
     pub fn shard_count(&self) -> u32 {
         self.n.unwrap_or(1)
@@ -67,7 +67,7 @@ impl ShardKeys {
 /// logical item once (see the README's "Changing the layout").
 ///
 /// ```
-/// use sharded::{Partitions, ShardKeys};
+/// use sharded::{keys::Partitions, keys::ShardKeys};
 /// // Growing from 2 to 3 shards: shards 0 and 1 are in both layouts.
 /// let p = Partitions::new(
 ///     ShardKeys::new("GAME#g1".into(), Some(3)),
@@ -92,7 +92,7 @@ impl Partitions {
     /// The `current` layout's keys, and the `previous` layout's while a transition is declared.
     ///
     /// ```
-    /// use sharded::{Partitions, ShardKeys};
+    /// use sharded::{keys::Partitions, keys::ShardKeys};
     /// let p = Partitions::new(ShardKeys::new("A".into(), Some(2)), None);
     /// assert_eq!(p.all(), ["A#0", "A#1"]);
     /// ```
@@ -103,7 +103,7 @@ impl Partitions {
     /// The logical key (the current template, without a shard).
     ///
     /// ```
-    /// let p = sharded::Partitions::new(sharded::ShardKeys::new("A".into(), Some(2)), None);
+    /// let p = sharded::keys::Partitions::new(sharded::keys::ShardKeys::new("A".into(), Some(2)), None);
     /// assert_eq!(p.logical_key(), "A");
     /// ```
     pub fn logical_key(&self) -> &str {
@@ -113,7 +113,7 @@ impl Partitions {
     /// The number of the current layout's keys (they come first in [`all`](Self::all)).
     ///
     /// ```
-    /// let p = sharded::Partitions::new(sharded::ShardKeys::new("A".into(), Some(4)), None);
+    /// let p = sharded::keys::Partitions::new(sharded::keys::ShardKeys::new("A".into(), Some(4)), None);
     /// assert_eq!(p.current_count(), 4);
     /// ```
     pub fn current_count(&self) -> usize {
@@ -123,7 +123,7 @@ impl Partitions {
     /// Whether a transition is declared.
     ///
     /// ```
-    /// let p = sharded::Partitions::new(sharded::ShardKeys::new("A".into(), Some(4)), None);
+    /// let p = sharded::keys::Partitions::new(sharded::keys::ShardKeys::new("A".into(), Some(4)), None);
     /// assert!(!p.in_transition());
     /// ```
     pub fn in_transition(&self) -> bool {
@@ -134,7 +134,7 @@ impl Partitions {
     /// previous layout that are not current keys too.
     ///
     /// ```
-    /// use sharded::{Partitions, ShardKeys};
+    /// use sharded::{keys::Partitions, keys::ShardKeys};
     /// // Shrinking from 3 shards to 1: shards 1 and 2 are read until migrated.
     /// let p = Partitions::new(ShardKeys::new("A".into(), Some(1)), Some(ShardKeys::new("A".into(), Some(3))));
     /// assert_eq!(p.all(), ["A#0", "A#1", "A#2"]);

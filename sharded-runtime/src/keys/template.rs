@@ -44,7 +44,7 @@ pub enum Segment {
     ///
     /// ```
     /// use sharded::schema::Segment;
-    /// use sharded::Granularity;
+    /// use sharded::bucket::Granularity;
     /// let s = Segment::bucket("at", Granularity::Day);
     /// assert!(matches!(s, Segment::Bucket { field: "at", granularity: Granularity::Day }));
     /// ```
@@ -90,7 +90,7 @@ impl Segment {
     ///
     /// ```
     /// use sharded::schema::{KeyTemplate, Segment};
-    /// use sharded::Granularity;
+    /// use sharded::bucket::Granularity;
     /// static OPS: KeyTemplate = KeyTemplate::new(
     ///     "OPS#{at:day}",
     ///     &[Segment::literal("OPS#"), Segment::bucket("at", Granularity::Day)],
@@ -137,7 +137,7 @@ impl KeyTemplate {
     ///
     /// ```
     /// # use sharded::schema::{KeyTemplate, Segment};
-    /// use sharded::Granularity;
+    /// use sharded::bucket::Granularity;
     /// static T: KeyTemplate = KeyTemplate::new("OPS#{at:day}", &[
     ///     Segment::literal("OPS#"), Segment::bucket("at", Granularity::Day)]);
     /// assert_eq!(T.bucket(), Some((1, "at", Granularity::Day)));
@@ -225,7 +225,7 @@ fn write_template(
 ///
 /// ```
 /// use sharded::__private::BucketLabel;
-/// use sharded::{Granularity, KeyPart};
+/// use sharded::{bucket::Granularity, keys::KeyPart};
 /// let mut key = String::from("OPS#");
 /// // 2026-11-22T13:34:56Z in epoch seconds.
 /// BucketLabel::new(&1_795_354_496i64, Granularity::Day).write_key(&mut key).unwrap();
@@ -242,7 +242,7 @@ impl<'a> BucketLabel<'a> {
     ///
     /// ```
     /// use sharded::__private::BucketLabel;
-    /// use sharded::{Granularity, KeyPart};
+    /// use sharded::{bucket::Granularity, keys::KeyPart};
     /// let mut label = String::new();
     /// BucketLabel::new(&0i64, Granularity::Week).write_key(&mut label).unwrap();
     /// assert_eq!(label, "1970-W01"); // 1970-01-01 was a Thursday
@@ -489,7 +489,7 @@ impl<'a> ParsedKey<'a> {
     /// ```
     /// use sharded::__private::{parse_key, KeyContext};
     /// use sharded::schema::{KeyTemplate, Segment};
-    /// use sharded::Granularity;
+    /// use sharded::bucket::Granularity;
     /// static OPS: KeyTemplate = KeyTemplate::new(
     ///     "OPS#{at:day}",
     ///     &[Segment::literal("OPS#"), Segment::bucket("at", Granularity::Day)],

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use sharded::{Cursor, Repo, ShardedEntity, Transaction};
+use sharded::{Cursor, Repo, ShardedEntity};
 use sharded_testkit::history::History;
 
 use super::layouts::{ModelEntity, S3Item, S5Item, T5Item};
@@ -94,14 +94,14 @@ async fn writer(repo: Repo<T5Item>, history: Arc<History<u16>>, seed: u64, which
             }
             (_, 2) => {
                 let w = history.delete(id);
-                let tx = Transaction::new(repo.client(), repo.table()).delete(&item);
+                let tx = repo.transaction().delete(&item);
                 if tx.commit().await.is_ok() {
                     w.done();
                 }
             }
             (_, _) => {
                 let w = history.put(id);
-                let tx = Transaction::new(repo.client(), repo.table()).put(&item);
+                let tx = repo.transaction().put(&item);
                 if tx.commit().await.is_ok() {
                     w.done();
                 }

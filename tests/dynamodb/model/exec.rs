@@ -8,7 +8,7 @@ use std::time::Duration;
 use aws_sdk_dynamodb::types::AttributeValue as V;
 use aws_sdk_dynamodb::Client;
 use futures::StreamExt;
-use sharded::{Cursor, Error, MigrationProgress, Repo, ShardedEntity, TransactGet, Transaction};
+use sharded::{migrate, transaction::Transaction, Cursor, Error, Repo, ShardedEntity};
 use sharded_testkit::history::History;
 
 use super::layouts::{group_name, id_name, Layout, ModelEntity, UpdateSpec, A3, S3, S5, T3, T5};
@@ -414,7 +414,7 @@ impl Run {
     }
 
     fn transaction<L: Layout>(&self, model: &Model, actions: &[TxAction]) -> Transaction {
-        let mut tx = Transaction::new(&self.client, self.table.clone());
+        let mut tx = self.repo::<L::Item>().transaction();
         for action in actions {
             tx = match action {
                 TxAction::Put { key, rec, read } => {
@@ -494,28 +494,41 @@ impl Run {
     }
 
     async fn transact_get<L: Layout>(&self, model: &Model, keys: &[Key]) -> Result<(), Failure> {
-        let mut read = TransactGet::new(&self.client, self.table.clone());
         let items: Vec<_> = of_kind(keys, Kind::Item)
-            .map(|k| (*k, read.get(L::Item::item_key(k))))
+            .map(|k| (*k, L::Item::item_key(k)))
             .collect();
         let docs: Vec<_> = of_kind(keys, Kind::Doc)
-            .map(|k| (*k, read.get(L::Doc::item_key(k))))
+            .map(|k| (*k, L::Doc::item_key(k)))
             .collect();
+        let read = items
+            .iter()
+            .fold(self.repo::<L::Item>().transact_get(), |read, (_, key)| {
+                read.get(key)
+            });
+        let read = docs.iter().fold(read, |read, (_, key)| read.get(key));
         let mut answer = match read.send().await {
             Ok(answer) => answer,
             Err(e) => return fail("TransactGet", format!("unexpected error: {e}")),
         };
         let mut got: Vec<(Key, Option<Rec>)> = Vec::new();
-        for (key, slot) in items {
+        for (key, item_key) in items {
             got.push((
                 key,
-                answer.take(slot).ok().flatten().map(|e| e.to_model().1),
+                answer
+                    .take(&item_key)
+                    .ok()
+                    .flatten()
+                    .map(|e| e.to_model().1),
             ));
         }
-        for (key, slot) in docs {
+        for (key, item_key) in docs {
             got.push((
                 key,
-                answer.take(slot).ok().flatten().map(|e| e.to_model().1),
+                answer
+                    .take(&item_key)
+                    .ok()
+                    .flatten()
+                    .map(|e| e.to_model().1),
             ));
         }
         for (key, rec) in got {
@@ -627,7 +640,7 @@ impl Run {
                     .concurrency(1)
                     .page_size(4)
                     .delete_delay(Duration::from_millis(30))
-                    .on_progress(move |p: &MigrationProgress| {
+                    .on_progress(move |p: &migrate::Progress| {
                         if p.moved >= k {
                             hook.notify_one();
                         }

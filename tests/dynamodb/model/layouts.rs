@@ -8,7 +8,8 @@ use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 use sharded::{
-    Condition, Error, ItemKey, Query, Repo, ShardedCollection, ShardedEntity, Transaction,
+    transaction::ItemKey, transaction::Transaction, Condition, Error, Query, Repo,
+    ShardedCollection, ShardedEntity,
 };
 
 use super::reference::{Cond, Key, Kind, Rec};

@@ -8,8 +8,8 @@
 //! | `pages` | where items come from: scan segments, or one logical key's partitions |
 //! | `moves` | one item's move: in one transaction, or copied first and deleted later |
 //!
-//! What a run hands back, [`MigrationCheckpoint`] (the resumable position, as an opaque
-//! token), [`MigrationProgress`], [`MigrationReport`] and [`MigrationFailure`], lives in
+//! What a run hands back, [`Checkpoint`] (the resumable position, as an opaque
+//! token), [`Progress`], [`Report`] and [`Failure`], lives in
 //! `error/migration/`: `Error::MigrationIncomplete` carries the report, and the error type
 //! imports nothing from `access/`.
 
@@ -20,11 +20,12 @@ mod runner;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::error::migration::checkpoint::MigrationCheckpoint;
-pub use crate::error::migration::report::{MigrationFailure, MigrationProgress, MigrationReport};
+pub use crate::error::migration::checkpoint::Checkpoint;
+pub use crate::error::migration::report::{Failure, Progress, Report};
 pub(crate) use moves::{adopt_untagged, move_item, MoveOutcome, Store};
 
 use crate::access::entity::ShardedEntity;
+use crate::access::options::{scan_setters, ScanOptions};
 use crate::access::repo::Repo;
 use crate::capacity::PerKeyLimits;
 use crate::error::Error;
@@ -40,11 +41,11 @@ pub(crate) const DEFAULT_WRITE_UNITS_PER_SECOND: f64 =
 const DEFAULT_SEGMENTS: u32 = 4;
 
 /// Requests in flight at once unless `.concurrency(n)` says otherwise.
-const DEFAULT_CONCURRENCY: usize = 8;
+pub(super) const DEFAULT_CONCURRENCY: usize = 8;
 
 /// Items per page unless `.page_size(n)` says otherwise: small enough that a checkpoint
 /// comes often and a resumed run repeats little.
-const DEFAULT_PAGE_SIZE: u32 = 100;
+pub(super) const DEFAULT_PAGE_SIZE: u32 = 100;
 
 /// How long an old copy stays after its item was copied, unless `.delete_delay(d)` says
 /// otherwise: longer than a query's fan-out takes.
@@ -53,8 +54,8 @@ const DEFAULT_DELETE_DELAY: Duration = Duration::from_secs(1);
 /// Attempts at one item unless `.max_attempts(n)` says otherwise.
 const DEFAULT_MAX_ATTEMPTS: u32 = 5;
 
-type ProgressHook = Arc<dyn Fn(&MigrationProgress) + Send + Sync>;
-type CheckpointHook = Arc<dyn Fn(&MigrationCheckpoint) + Send + Sync>;
+type ProgressHook = Arc<dyn Fn(&Progress) + Send + Sync>;
+type CheckpointHook = Arc<dyn Fn(&Checkpoint) + Send + Sync>;
 
 /// A migration of entity `E` from its previous layout to its current one: built by
 /// [`Repo::migrate`], refined, then [`run`](Self::run).
@@ -74,7 +75,7 @@ type CheckpointHook = Arc<dyn Fn(&MigrationCheckpoint) + Send + Sync>;
 /// - **Paced**: a budget of write units per second ([`write_units_per_second`](Self::write_units_per_second),
 ///   500 by default), charged with the units DynamoDB reports for each move, so the
 ///   migration never makes a key hot.
-/// - **Resumable**: after every page it offers a [`MigrationCheckpoint`]
+/// - **Resumable**: after every page it offers a [`Checkpoint`]
 ///   ([`on_checkpoint`](Self::on_checkpoint)); [`resume_from`](Self::resume_from) goes on from
 ///   there. Items between the checkpoint and a crash are read again, and moving is idempotent:
 ///   an item already moved is at its current place and is skipped.
@@ -82,7 +83,7 @@ type CheckpointHook = Arc<dyn Fn(&MigrationCheckpoint) + Send + Sync>;
 ///   every item.
 /// - **Honest**: an item that changed while it was moved is read again and retried (at most
 ///   [`max_attempts`](Self::max_attempts) times); one that still cannot be moved is listed,
-///   with the reason, in the [`MigrationReport`] that [`Error::MigrationIncomplete`] carries.
+///   with the reason, in the [`Report`] that [`Error::MigrationIncomplete`] carries.
 ///
 /// ```no_run
 /// # use serde::{Deserialize, Serialize};
@@ -108,16 +109,15 @@ type CheckpointHook = Arc<dyn Fn(&MigrationCheckpoint) + Send + Sync>;
 pub struct Migration<E> {
     repo: Repo<E>,
     only: Option<Partitions>,
-    segments: Option<u32>,
-    concurrency: usize,
-    page_size: u32,
+    /// Segments, concurrency, page size, read-unit rate: the settings `Scan` shares (`None`
+    /// is this builder's default).
+    options: ScanOptions,
     write_units_per_second: f64,
-    read_units_per_second: Option<f64>,
     delete_delay: Duration,
     max_attempts: u32,
     on_progress: Option<ProgressHook>,
     on_checkpoint: Option<CheckpointHook>,
-    resume: Option<MigrationCheckpoint>,
+    resume: Option<Checkpoint>,
 }
 
 impl<E> std::fmt::Debug for Migration<E> {
@@ -125,11 +125,8 @@ impl<E> std::fmt::Debug for Migration<E> {
         f.debug_struct("Migration")
             .field("repo", &self.repo)
             .field("only", &self.only)
-            .field("segments", &self.segments)
-            .field("concurrency", &self.concurrency)
-            .field("page_size", &self.page_size)
+            .field("options", &self.options)
             .field("write_units_per_second", &self.write_units_per_second)
-            .field("read_units_per_second", &self.read_units_per_second)
             .field("delete_delay", &self.delete_delay)
             .field("max_attempts", &self.max_attempts)
             .field("resume", &self.resume.as_ref().map(|c| c.to_token()))
@@ -142,11 +139,8 @@ impl<E: ShardedEntity> Migration<E> {
         Migration {
             repo,
             only: None,
-            segments: None,
-            concurrency: DEFAULT_CONCURRENCY,
-            page_size: DEFAULT_PAGE_SIZE,
+            options: ScanOptions::default(),
             write_units_per_second: DEFAULT_WRITE_UNITS_PER_SECOND,
-            read_units_per_second: None,
             delete_delay: DEFAULT_DELETE_DELAY,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             on_progress: None,
@@ -179,51 +173,33 @@ impl<E: ShardedEntity> Migration<E> {
         self
     }
 
-    /// Splits the table scan into `n` segments (DynamoDB's `TotalSegments`), read in
-    /// parallel; 4 by default. Checkpoints hold one position per segment, so a migration
-    /// resumes with the segment count it started with (a different one is refused).
-    ///
-    /// DynamoDB allows 1 to 1,000,000; any other value is [`Error::InvalidQuery`] when the
-    /// migration runs. Ignored with [`only`](Self::only) (one part per partition).
-    ///
-    /// ```no_run
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// repo.migrate().segments(16).concurrency(16).run().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn segments(mut self, n: u32) -> Self {
-        self.segments = Some(n);
-        self
-    }
-
-    /// At most `n` requests in flight at once (moves, and pages of the segments being read);
-    /// 8 by default. At least 1 (0 is [`Error::InvalidQuery`] when the migration runs).
-    ///
-    /// The write budget, not this, is what bounds the load on the table; this bounds the
-    /// connections and the items held in memory (one page per segment in flight).
-    ///
-    /// ```no_run
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// repo.migrate().concurrency(32).write_units_per_second(2_000.0).run().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn concurrency(mut self, n: usize) -> Self {
-        self.concurrency = n;
-        self
-    }
-
-    /// Reads at most `p` items per request (`Limit`); 100 by default. A checkpoint comes
-    /// after every page, so smaller pages mean less to read again after a crash. 1 to
-    /// 2,147,483,647; anything else is [`Error::InvalidQuery`] when the migration runs.
-    ///
-    /// ```no_run
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// repo.migrate().page_size(25).run().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn page_size(mut self, p: u32) -> Self {
-        self.page_size = p;
-        self
+    scan_setters! {
+        demo = "# async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {",
+        start = "let report = repo.migrate()",
+        run = ".run().await?",
+        segments = [
+            ///
+            /// 4 by default. Checkpoints hold one position per segment, so a migration resumes
+            /// with the segment count it started with (a different one is refused). Ignored
+            /// with [`only`](Self::only) (one part per partition).
+        ],
+        concurrency = [
+            ///
+            /// 8 by default; moves count as requests too. The write budget, not this, is what
+            /// bounds the load on the table; this bounds the connections and the items held in
+            /// memory (one page per segment in flight).
+        ],
+        page_size = [
+            ///
+            /// 100 by default. A checkpoint comes after every page, so smaller pages mean less
+            /// to read again after a crash.
+        ],
+        read_units_per_second = [
+            ///
+            /// Covers the scan, or the Queries of [`only`](Self::only). Unlimited by default,
+            /// since the write budget paces the pages too (a page is read once its items are
+            /// moved).
+        ],
     }
 
     /// Spends at most about `w` write units per second on moving items, over all segments;
@@ -245,22 +221,6 @@ impl<E: ShardedEntity> Migration<E> {
     /// ```
     pub fn write_units_per_second(mut self, w: f64) -> Self {
         self.write_units_per_second = w;
-        self
-    }
-
-    /// Reads at most about `r` read units per second (the scan, or the Queries of
-    /// [`only`](Self::only)); unlimited by default, since the write budget paces the pages
-    /// too (a page is read once its items are moved). A rate that is not a positive, finite
-    /// number is [`Error::InvalidQuery`] when the migration runs.
-    ///
-    /// ```no_run
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// // A count of what is left that takes at most 100 read units/s.
-    /// let left = repo.migrate().read_units_per_second(100.0).remaining().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn read_units_per_second(mut self, r: f64) -> Self {
-        self.read_units_per_second = Some(r);
         self
     }
 
@@ -311,7 +271,7 @@ impl<E: ShardedEntity> Migration<E> {
     ///
     /// ```no_run
     /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-    /// let (tx, mut rx) = tokio::sync::watch::channel(sharded::MigrationProgress::default());
+    /// let (tx, mut rx) = tokio::sync::watch::channel(sharded::migrate::Progress::default());
     /// tokio::spawn(async move {
     ///     while rx.changed().await.is_ok() {
     ///         let p = rx.borrow().clone();
@@ -321,16 +281,13 @@ impl<E: ShardedEntity> Migration<E> {
     /// repo.migrate().on_progress(move |p| { let _ = tx.send(p.clone()); }).run().await?;
     /// # Ok(()) }
     /// ```
-    pub fn on_progress(
-        mut self,
-        hook: impl Fn(&MigrationProgress) + Send + Sync + 'static,
-    ) -> Self {
+    pub fn on_progress(mut self, hook: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
         self.on_progress = Some(Arc::new(hook));
         self
     }
 
     /// Calls `hook` with the migration's position after every page whose items have all been
-    /// dealt with: save it (its [`to_token`](MigrationCheckpoint::to_token)) and give it to
+    /// dealt with: save it (its [`to_token`](Checkpoint::to_token)) and give it to
     /// [`resume_from`](Self::resume_from) after a crash.
     ///
     /// ```no_run
@@ -345,10 +302,7 @@ impl<E: ShardedEntity> Migration<E> {
     ///     .await?;
     /// # Ok(()) }
     /// ```
-    pub fn on_checkpoint(
-        mut self,
-        hook: impl Fn(&MigrationCheckpoint) + Send + Sync + 'static,
-    ) -> Self {
+    pub fn on_checkpoint(mut self, hook: impl Fn(&Checkpoint) + Send + Sync + 'static) -> Self {
         self.on_checkpoint = Some(Arc::new(hook));
         self
     }
@@ -370,7 +324,7 @@ impl<E: ShardedEntity> Migration<E> {
     /// migration.run().await?;
     /// # Ok(()) }
     /// ```
-    pub fn resume_from(mut self, checkpoint: MigrationCheckpoint) -> Self {
+    pub fn resume_from(mut self, checkpoint: Checkpoint) -> Self {
         self.resume = Some(checkpoint);
         self
     }
@@ -400,7 +354,7 @@ impl<E: ShardedEntity> Migration<E> {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn run(self) -> Result<MigrationReport, Error> {
+    pub async fn run(self) -> Result<Report, Error> {
         runner::Runner::new(self, false)?.run().await
     }
 

@@ -17,7 +17,7 @@ use super::moves::{
     DeleteOutcome, MoveOutcome, Store,
 };
 use super::pages::{PageSource, Parts};
-use super::{CheckpointHook, Migration, ProgressHook};
+use super::{CheckpointHook, Migration, ProgressHook, DEFAULT_CONCURRENCY, DEFAULT_PAGE_SIZE};
 use crate::access::entity::{describe_key, entity_of, Item, ShardedEntity};
 use crate::access::repo::Repo;
 use crate::access::scan::MAX_SEGMENTS;
@@ -25,10 +25,8 @@ use crate::access::write_rules::key_of;
 use crate::capacity::budget::UnitBudget;
 use crate::capacity::units::{item_size, read_units, write_units, Consistency};
 use crate::capacity::{Clock, SystemClock};
-use crate::error::migration::checkpoint::{MigrationCheckpoint, Position, Scope};
-use crate::error::migration::report::{
-    MigrationFailure, MigrationProgress, MigrationReport, MAX_LISTED_FAILURES,
-};
+use crate::error::migration::checkpoint::{Checkpoint, Position, Scope};
+use crate::error::migration::report::{Failure, Progress, Report, MAX_LISTED_FAILURES};
 use crate::error::Error;
 use crate::keys::schema::{PreviousLayout, ENTITY_ATTRIBUTE};
 use crate::keys::template::{parse_key, KeyContext};
@@ -108,13 +106,13 @@ pub(super) struct Runner<E> {
     on_progress: Option<ProgressHook>,
     on_checkpoint: Option<CheckpointHook>,
     /// The checkpoint's fixed part; its positions live in `state`.
-    base: MigrationCheckpoint,
+    base: Checkpoint,
     state: Mutex<State>,
 }
 
 struct State {
-    progress: MigrationProgress,
-    failures: Vec<MigrationFailure>,
+    progress: Progress,
+    failures: Vec<Failure>,
     positions: Vec<Position>,
     /// (elapsed, write units so far), sampled at most every 100 ms, over [`RATE_WINDOW`].
     samples: VecDeque<(Duration, f64)>,
@@ -140,17 +138,19 @@ impl<E: ShardedEntity> Runner<E> {
                 schema.entity
             ));
         }
-        if migration.concurrency == 0 {
+        let concurrency = migration.options.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
+        if concurrency == 0 {
             return invalid(
                 "concurrency(0): no item could ever be moved; use at least 1".to_owned(),
             );
         }
-        let page_size = match i32::try_from(migration.page_size) {
+        let asked_page_size = migration.options.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
+        let page_size = match i32::try_from(asked_page_size) {
             Ok(limit) if limit > 0 => limit,
             _ => {
                 return invalid(format!(
                     "page_size({}): DynamoDB's Limit is 1 to {}; use a size in that range",
-                    migration.page_size,
+                    asked_page_size,
                     i32::MAX
                 ))
             }
@@ -162,7 +162,7 @@ impl<E: ShardedEntity> Runner<E> {
                  per second (f64::INFINITY for none)"
             ));
         }
-        if let Some(r) = migration.read_units_per_second {
+        if let Some(r) = migration.options.read_units_per_second {
             if !(r.is_finite() && r > 0.0) {
                 return invalid(format!(
                     "read_units_per_second({r}): a rate must be a positive, finite number of read \
@@ -178,7 +178,7 @@ impl<E: ShardedEntity> Runner<E> {
         let layout = schema.pk.layout_description();
         let (scope, parts) = match &migration.only {
             None => {
-                let segments = match (migration.segments, &migration.resume) {
+                let segments = match (migration.options.segments, &migration.resume) {
                     (Some(n), _) => n,
                     // Resuming: the checkpoint's segment count, unless one was asked for.
                     (None, Some(resume)) if resume.scope == Scope::Table => {
@@ -226,7 +226,7 @@ impl<E: ShardedEntity> Runner<E> {
                 )
             }
         };
-        let base = MigrationCheckpoint {
+        let base = Checkpoint {
             table: migration.repo.table().to_owned(),
             entity: schema.entity.to_owned(),
             layout,
@@ -251,26 +251,27 @@ impl<E: ShardedEntity> Runner<E> {
             page_size: Some(page_size),
             parts,
             budget: migration
+                .options
                 .read_units_per_second
                 .map(|r| UnitBudget::new(r, Arc::clone(&clock))),
         };
         Ok(Runner {
             repo: migration.repo,
             source,
-            concurrency: migration.concurrency,
+            concurrency,
             delete_delay: migration.delete_delay,
             max_attempts: migration.max_attempts,
             writes: w
                 .is_finite()
                 .then(|| UnitBudget::new(w, Arc::clone(&clock))),
-            permits: Semaphore::new(migration.concurrency),
+            permits: Semaphore::new(concurrency),
             clock,
             started,
             on_progress: migration.on_progress,
             on_checkpoint: migration.on_checkpoint,
             base,
             state: Mutex::new(State {
-                progress: MigrationProgress::default(),
+                progress: Progress::default(),
                 failures: Vec::new(),
                 positions,
                 samples: VecDeque::new(),
@@ -296,12 +297,12 @@ impl<E: ShardedEntity> Runner<E> {
     }
 
     /// Runs the migration: see [`Migration::run`].
-    pub(super) async fn run(self) -> Result<MigrationReport, Error> {
+    pub(super) async fn run(self) -> Result<Report, Error> {
         let result = self.parts(false).await;
         self.emit_progress();
         let report = {
             let state = self.state();
-            MigrationReport {
+            Report {
                 progress: state.progress.clone(),
                 failed: state.failures.clone(),
                 checkpoint: self.checkpoint(&state),
@@ -557,7 +558,7 @@ impl<E: ShardedEntity> Runner<E> {
 
     /// Deletes the old copy of an item now at its current place.
     async fn second_step(&self, pending: Pending) -> Result<(), Error> {
-        let done = |p: &mut MigrationProgress| {
+        let done = |p: &mut Progress| {
             if pending.copied {
                 p.moved += 1;
             } else {
@@ -671,7 +672,7 @@ impl<E: ShardedEntity> Runner<E> {
         self.tally(|p| p.write_units += used);
     }
 
-    fn tally(&self, change: impl FnOnce(&mut MigrationProgress)) {
+    fn tally(&self, change: impl FnOnce(&mut Progress)) {
         change(&mut self.state().progress);
         self.emit_progress();
     }
@@ -680,7 +681,7 @@ impl<E: ShardedEntity> Runner<E> {
         let mut state = self.state();
         state.progress.failed += 1;
         if state.failures.len() < MAX_LISTED_FAILURES {
-            state.failures.push(MigrationFailure {
+            state.failures.push(Failure {
                 key: describe_key(E::SCHEMA, item),
                 reason,
             });
@@ -689,8 +690,8 @@ impl<E: ShardedEntity> Runner<E> {
         self.emit_progress();
     }
 
-    fn checkpoint(&self, state: &State) -> MigrationCheckpoint {
-        MigrationCheckpoint {
+    fn checkpoint(&self, state: &State) -> Checkpoint {
+        Checkpoint {
             positions: state.positions.clone(),
             ..self.base.clone()
         }
@@ -734,7 +735,7 @@ impl<E: ShardedEntity> Runner<E> {
 /// What a first step came to.
 enum Outcome {
     /// Counted as this.
-    Done(fn(&mut MigrationProgress)),
+    Done(fn(&mut Progress)),
     /// At its current place; the old copy is to be deleted after the delay.
     Pending { copied: bool },
     /// Changed since read: read it again.
@@ -759,11 +760,7 @@ async fn backoff(attempt: u32) {
 }
 
 /// Refuses a checkpoint of another migration, naming what differs.
-fn check_resume(
-    base: &MigrationCheckpoint,
-    resume: &MigrationCheckpoint,
-    parts: usize,
-) -> Result<(), Error> {
+fn check_resume(base: &Checkpoint, resume: &Checkpoint, parts: usize) -> Result<(), Error> {
     let differs = |what: &str, theirs: &str, ours: &str| {
         Err(Error::InvalidCheckpoint(format!(
             "this checkpoint is of a migration of {what} `{theirs}`, not `{ours}`: resume a \

@@ -73,19 +73,12 @@ use crate::access::entity::Item;
 use crate::access::merge::{HeadHeap, SortValue};
 use crate::error::Error;
 
-/// A sort-key condition of a query, applied by DynamoDB in the key condition.
-///
-/// Values are physical sort-key strings: build them with the entity's generated `sk` and
-/// `sk_prefix_*` functions so they encode like the stored keys.
-///
-/// ```
-/// use sharded::SortCondition;
-/// let c = SortCondition::BeginsWith("SCORE#".into());
-/// assert_eq!(c.expression(), "begins_with(#sk, :sk0)");
-/// ```
+/// A sort-key condition of a query, applied by DynamoDB in the key condition. Values are
+/// physical sort-key strings. Users build one with the typed
+/// [`SortKeyCondition`](crate::access::sort_condition::SortKeyCondition) functions the derive
+/// generates; the range query builds its bucket bounds here directly.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SortCondition {
+pub(crate) enum SortCondition {
     /// `begins_with(sk, prefix)`
     BeginsWith(String),
     /// `sk BETWEEN low AND high` (both inclusive)
@@ -94,33 +87,29 @@ pub enum SortCondition {
     Lt(String),
     /// `sk <= value`
     Le(String),
-    /// `sk > value`
-    Gt(String),
     /// `sk >= value`
     Ge(String),
 }
 
 impl SortCondition {
     /// The key-condition fragment, with `#sk` and `:sk0`/`:sk1` placeholders.
-    pub fn expression(&self) -> &'static str {
+    pub(crate) fn expression(&self) -> &'static str {
         match self {
             SortCondition::BeginsWith(_) => "begins_with(#sk, :sk0)",
             SortCondition::Between(..) => "#sk BETWEEN :sk0 AND :sk1",
             SortCondition::Lt(_) => "#sk < :sk0",
             SortCondition::Le(_) => "#sk <= :sk0",
-            SortCondition::Gt(_) => "#sk > :sk0",
             SortCondition::Ge(_) => "#sk >= :sk0",
         }
     }
 
     /// The placeholder values, in order.
-    pub fn values(&self) -> Vec<&str> {
+    pub(crate) fn values(&self) -> Vec<&str> {
         match self {
             SortCondition::Between(a, b) => vec![a, b],
             SortCondition::BeginsWith(v)
             | SortCondition::Lt(v)
             | SortCondition::Le(v)
-            | SortCondition::Gt(v)
             | SortCondition::Ge(v) => vec![v],
         }
     }
@@ -129,7 +118,7 @@ impl SortCondition {
 /// One failed shard of a query run with partial results accepted.
 ///
 /// ```
-/// # fn show(f: &sharded::ShardFailure) -> String {
+/// # fn show(f: &sharded::query::ShardFailure) -> String {
 /// format!("shard {} ({}) failed: {}", f.shard, f.partition_key, f.error)
 /// # }
 /// ```
@@ -1010,7 +999,6 @@ fn at_condition_end(plan: &Plan, sort: &AttributeValue) -> bool {
         (SortCondition::Between(low, _), true) | (SortCondition::Ge(low), true) => {
             sort <= low.as_str()
         }
-        (SortCondition::Gt(end), true) => sort <= end.as_str(),
         _ => false,
     }
 }

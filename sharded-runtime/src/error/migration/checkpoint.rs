@@ -32,8 +32,8 @@ const VERSION: u8 = 1;
 
 /// Where a migration is: for every scan segment (or, for one logical key, every partition),
 /// whether it is done and the key it resumes after. Offered after every page a migration
-/// finishes ([`Migration::on_checkpoint`](crate::Migration::on_checkpoint)); give it to
-/// [`Migration::resume_from`](crate::Migration::resume_from) to go on from there after a crash.
+/// finishes ([`Migration::on_checkpoint`](crate::migrate::Migration::on_checkpoint)); give it to
+/// [`Migration::resume_from`](crate::migrate::Migration::resume_from) to go on from there after a crash.
 ///
 /// It is an opaque token ([`to_token`](Self::to_token), [`Display`](fmt::Display)), URL-safe,
 /// checksummed against typing errors (not authenticated: it holds table keys, keep it where
@@ -42,16 +42,16 @@ const VERSION: u8 = 1;
 /// migration starts, naming what differs.
 ///
 /// ```
-/// use sharded::MigrationCheckpoint;
-/// # fn demo(checkpoint: &MigrationCheckpoint) -> Result<(), sharded::Error> {
+/// use sharded::migrate::Checkpoint;
+/// # fn demo(checkpoint: &Checkpoint) -> Result<(), sharded::Error> {
 /// let saved = checkpoint.to_token();                      // store it anywhere
-/// let restored: MigrationCheckpoint = saved.parse()?;     // after the crash
+/// let restored: Checkpoint = saved.parse()?;     // after the crash
 /// assert_eq!(&restored, checkpoint);
 /// println!("{} of {} segments done", restored.parts_done(), restored.parts());
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MigrationCheckpoint {
+pub struct Checkpoint {
     pub(crate) table: String,
     pub(crate) entity: String,
     pub(crate) layout: String,
@@ -85,11 +85,11 @@ pub(crate) enum Position {
 
 impl Eq for Position {}
 
-impl MigrationCheckpoint {
+impl Checkpoint {
     /// The checkpoint as a token: base64url, no padding.
     ///
     /// ```
-    /// # fn demo(checkpoint: &sharded::MigrationCheckpoint) {
+    /// # fn demo(checkpoint: &sharded::migrate::Checkpoint) {
     /// let token: String = checkpoint.to_token();
     /// assert!(token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
     /// # }
@@ -156,13 +156,13 @@ impl MigrationCheckpoint {
     /// not base64url) is [`Error::InvalidCheckpoint`] saying what is wrong.
     ///
     /// ```
-    /// use sharded::{Error, MigrationCheckpoint};
-    /// assert!(matches!(MigrationCheckpoint::from_token("not a token"), Err(Error::InvalidCheckpoint(_))));
+    /// use sharded::{migrate::Checkpoint, Error};
+    /// assert!(matches!(Checkpoint::from_token("not a token"), Err(Error::InvalidCheckpoint(_))));
     /// ```
     pub fn from_token(token: &str) -> Result<Self, Error> {
         let invalid = |why: &str| {
             Error::InvalidCheckpoint(format!(
-                "not a migration checkpoint ({why}): pass the token `MigrationCheckpoint::to_token` \
+                "not a migration checkpoint ({why}): pass the token `Checkpoint::to_token` \
                  made, unchanged"
             ))
         };
@@ -233,7 +233,7 @@ impl MigrationCheckpoint {
                 partitions,
             },
         };
-        Ok(MigrationCheckpoint {
+        Ok(Checkpoint {
             table,
             entity,
             layout,
@@ -245,7 +245,7 @@ impl MigrationCheckpoint {
     /// The number of scan segments (or partitions) the migration reads.
     ///
     /// ```
-    /// # fn demo(checkpoint: &sharded::MigrationCheckpoint) {
+    /// # fn demo(checkpoint: &sharded::migrate::Checkpoint) {
     /// assert!(checkpoint.parts_done() <= checkpoint.parts());
     /// # }
     /// ```
@@ -256,7 +256,7 @@ impl MigrationCheckpoint {
     /// How many of them have been read to the end.
     ///
     /// ```
-    /// # fn demo(checkpoint: &sharded::MigrationCheckpoint) {
+    /// # fn demo(checkpoint: &sharded::migrate::Checkpoint) {
     /// println!("{}/{} segments done", checkpoint.parts_done(), checkpoint.parts());
     /// # }
     /// ```
@@ -271,7 +271,7 @@ impl MigrationCheckpoint {
     /// from here has nothing left to read.
     ///
     /// ```
-    /// # fn demo(checkpoint: &sharded::MigrationCheckpoint) {
+    /// # fn demo(checkpoint: &sharded::migrate::Checkpoint) {
     /// if checkpoint.is_complete() {
     ///     println!("done");
     /// }
@@ -284,7 +284,7 @@ impl MigrationCheckpoint {
     /// The table the migration runs on.
     ///
     /// ```
-    /// # fn demo(checkpoint: &sharded::MigrationCheckpoint) {
+    /// # fn demo(checkpoint: &sharded::migrate::Checkpoint) {
     /// println!("migrating table {}", checkpoint.table());
     /// # }
     /// ```
@@ -293,32 +293,32 @@ impl MigrationCheckpoint {
     }
 }
 
-impl fmt::Display for MigrationCheckpoint {
-    /// The token ([`MigrationCheckpoint::to_token`]).
+impl fmt::Display for Checkpoint {
+    /// The token ([`Checkpoint::to_token`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_token())
     }
 }
 
-impl FromStr for MigrationCheckpoint {
+impl FromStr for Checkpoint {
     type Err = Error;
 
-    /// [`MigrationCheckpoint::from_token`].
+    /// [`Checkpoint::from_token`].
     fn from_str(token: &str) -> Result<Self, Error> {
-        MigrationCheckpoint::from_token(token)
+        Checkpoint::from_token(token)
     }
 }
 
-impl serde::Serialize for MigrationCheckpoint {
+impl serde::Serialize for Checkpoint {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&self.to_token())
     }
 }
 
-impl<'de> serde::Deserialize<'de> for MigrationCheckpoint {
+impl<'de> serde::Deserialize<'de> for Checkpoint {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let token = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-        MigrationCheckpoint::from_token(&token).map_err(serde::de::Error::custom)
+        Checkpoint::from_token(&token).map_err(serde::de::Error::custom)
     }
 }
 
@@ -341,7 +341,7 @@ impl Reader<'_> {
         if self.bytes.len() < n {
             return Err(Error::InvalidCheckpoint(
                 "not a migration checkpoint (truncated): pass the token \
-                 `MigrationCheckpoint::to_token` made, unchanged"
+                 `Checkpoint::to_token` made, unchanged"
                     .to_owned(),
             ));
         }
@@ -369,7 +369,7 @@ impl Reader<'_> {
         String::from_utf8(self.bytes_field()?).map_err(|_| {
             Error::InvalidCheckpoint(
                 "not a migration checkpoint (text that is not UTF-8): pass the token \
-                 `MigrationCheckpoint::to_token` made, unchanged"
+                 `Checkpoint::to_token` made, unchanged"
                     .to_owned(),
             )
         })
@@ -380,14 +380,14 @@ impl Reader<'_> {
 mod tests {
     use super::*;
 
-    fn sample(scope: Scope) -> MigrationCheckpoint {
+    fn sample(scope: Scope) -> Checkpoint {
         let after = Item::from([
             ("pk".to_owned(), AttributeValue::S("GAME#g1".into())),
             ("sk".to_owned(), AttributeValue::S("SCORE#1#p$231".into())),
             ("n".to_owned(), AttributeValue::N("-1.5".into())),
             ("b".to_owned(), AttributeValue::B(Blob::new(vec![0, 255]))),
         ]);
-        MigrationCheckpoint {
+        Checkpoint {
             table: "leaderboard".into(),
             entity: "Score".into(),
             layout: "GAME#{game_id}#<shard 0..20>, previously #<shard 0..10>".into(),
@@ -413,8 +413,8 @@ mod tests {
         ] {
             let checkpoint = sample(scope);
             let token = checkpoint.to_token();
-            assert_eq!(MigrationCheckpoint::from_token(&token).unwrap(), checkpoint);
-            assert_eq!(token.parse::<MigrationCheckpoint>().unwrap(), checkpoint);
+            assert_eq!(Checkpoint::from_token(&token).unwrap(), checkpoint);
+            assert_eq!(token.parse::<Checkpoint>().unwrap(), checkpoint);
         }
         let checkpoint = sample(Scope::Table);
         assert_eq!((checkpoint.parts(), checkpoint.parts_done()), (3, 1));
@@ -428,22 +428,17 @@ mod tests {
         for i in 0..bytes.len() {
             bytes[i] ^= 0x20;
             let edited = URL_SAFE_NO_PAD.encode(&bytes);
-            assert!(
-                MigrationCheckpoint::from_token(&edited).is_err(),
-                "byte {i}"
-            );
+            assert!(Checkpoint::from_token(&edited).is_err(), "byte {i}");
             bytes[i] ^= 0x20;
         }
         for cut in 0..token.len() {
             assert!(
-                MigrationCheckpoint::from_token(&token[..cut]).is_err(),
+                Checkpoint::from_token(&token[..cut]).is_err(),
                 "cut at {cut}"
             );
         }
         for junk in ["", "%%%", "AAAA", &"A".repeat(200)] {
-            let err = MigrationCheckpoint::from_token(junk)
-                .unwrap_err()
-                .to_string();
+            let err = Checkpoint::from_token(junk).unwrap_err().to_string();
             assert!(err.contains("not a migration checkpoint"), "{err}");
         }
     }
@@ -459,6 +454,6 @@ mod tests {
         let sum = fnv1a64(&body);
         body.extend_from_slice(&sum.to_be_bytes());
         let token = URL_SAFE_NO_PAD.encode(body);
-        assert!(MigrationCheckpoint::from_token(&token).is_err());
+        assert!(Checkpoint::from_token(&token).is_err());
     }
 }

@@ -3,18 +3,18 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::error::migration::checkpoint::MigrationCheckpoint;
+use crate::error::migration::checkpoint::Checkpoint;
 use crate::item::ItemKeyDisplay;
 
 /// What a migration has done so far: handed to the progress hook
-/// ([`Migration::on_progress`](crate::Migration::on_progress)) after every item and page, and
-/// part of the final [`MigrationReport`].
+/// ([`Migration::on_progress`](crate::migrate::Migration::on_progress)) after every item and page, and
+/// part of the final [`Report`].
 ///
 /// Every item read is counted once per time it is read, under one outcome: `moved`,
 /// `superseded`, `in_place`, `gone` or `failed`. `conflicts` counts the retries on the way.
 ///
 /// ```
-/// # fn demo(p: &sharded::MigrationProgress) {
+/// # fn demo(p: &sharded::migrate::Progress) {
 /// println!(
 ///     "{} moved, {} superseded, {} in place, {} conflicts retried, {:.0} WCU/s",
 ///     p.moved, p.superseded, p.in_place, p.conflicts, p.current_write_units_per_second
@@ -23,7 +23,7 @@ use crate::item::ItemKeyDisplay;
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
-pub struct MigrationProgress {
+pub struct Progress {
     /// Items of the entity read (also untagged legacy items read as it).
     pub scanned: u64,
     /// Moved to their current place by this run; their old copy is gone.
@@ -41,7 +41,7 @@ pub struct MigrationProgress {
     /// Moves refused because the old copy changed after it was read, or throttled, and retried
     /// (after reading the item again).
     pub conflicts: u64,
-    /// Items that could not be moved: listed with the reason in [`MigrationReport::failed`].
+    /// Items that could not be moved: listed with the reason in [`Report::failed`].
     pub failed: u64,
     /// Scan (or query) pages read.
     pub pages: u64,
@@ -57,11 +57,11 @@ pub struct MigrationProgress {
     pub current_write_units_per_second: f64,
 }
 
-impl MigrationProgress {
+impl Progress {
     /// Write units per second over the whole run so far.
     ///
     /// ```
-    /// # fn demo(p: &sharded::MigrationProgress) {
+    /// # fn demo(p: &sharded::migrate::Progress) {
     /// println!("{:.0} WCU/s on average", p.write_units_per_second());
     /// # }
     /// ```
@@ -72,7 +72,7 @@ impl MigrationProgress {
     /// Items read per second over the whole run so far.
     ///
     /// ```
-    /// # fn demo(p: &sharded::MigrationProgress) {
+    /// # fn demo(p: &sharded::migrate::Progress) {
     /// println!("{:.0} items/s", p.items_per_second());
     /// # }
     /// ```
@@ -81,11 +81,11 @@ impl MigrationProgress {
     }
 
     /// Items of the previous layout dealt with: moved, superseded, gone or failed (the
-    /// items a count of [`Migration::remaining`](crate::Migration::remaining) taken before
+    /// items a count of [`Migration::remaining`](crate::migrate::Migration::remaining) taken before
     /// the run would include).
     ///
     /// ```
-    /// # fn demo(p: &sharded::MigrationProgress, remaining_before: u64) {
+    /// # fn demo(p: &sharded::migrate::Progress, remaining_before: u64) {
     /// println!("{} of about {remaining_before}", p.handled());
     /// # }
     /// ```
@@ -103,7 +103,7 @@ fn per_second(amount: f64, elapsed: Duration) -> f64 {
     }
 }
 
-impl fmt::Display for MigrationProgress {
+impl fmt::Display for Progress {
     /// One line: the counts, the units and the rate.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -133,7 +133,7 @@ pub(crate) const MAX_LISTED_FAILURES: usize = 1_000;
 /// is fixed.
 ///
 /// ```
-/// # fn demo(report: &sharded::MigrationReport) {
+/// # fn demo(report: &sharded::migrate::Report) {
 /// for failure in &report.failed {
 ///     eprintln!("{}: {}", failure.key, failure.reason);
 /// }
@@ -141,7 +141,7 @@ pub(crate) const MAX_LISTED_FAILURES: usize = 1_000;
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct MigrationFailure {
+pub struct Failure {
     /// The key of the copy that could not be moved.
     pub key: ItemKeyDisplay,
     /// What stopped it: the error, or the conflict that kept recurring.
@@ -160,13 +160,13 @@ pub struct MigrationFailure {
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct MigrationReport {
+pub struct Report {
     /// The counts, units and time of the run.
-    pub progress: MigrationProgress,
+    pub progress: Progress,
     /// Every item that could not be moved, with the reason: the first 1,000
     /// (`progress.failed` counts them all; a run where that many fail has one cause to fix).
-    pub failed: Vec<MigrationFailure>,
+    pub failed: Vec<Failure>,
     /// Where the run stopped: complete when it read everything, otherwise the position to
-    /// resume from ([`Migration::resume_from`](crate::Migration::resume_from)).
-    pub checkpoint: MigrationCheckpoint,
+    /// resume from ([`Migration::resume_from`](crate::migrate::Migration::resume_from)).
+    pub checkpoint: Checkpoint,
 }

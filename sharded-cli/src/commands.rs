@@ -8,8 +8,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use sharded::aws_sdk_dynamodb::Client;
 use sharded::capacity::{plan, InsightRule, PerKeyLimits, PlanInput, Recording, TableCaps};
+use sharded::migrate::Checkpoint;
 use sharded::schema::{EntitySchema, TableDefinition};
-use sharded::{Error, MigrationCheckpoint};
+use sharded::Error;
 
 use crate::args::{AwsArgs, Cli, Command, MigrateArgs, Output, PlanArgs, ReportArgs, Rule};
 use crate::entities::{find, EntityOps, MigrateOptions};
@@ -274,7 +275,7 @@ async fn migrate(
     // checkpoint changes nothing.
     let resume_from = match (&args.checkpoint, args.resume) {
         (Some(path), true) => {
-            let checkpoint = MigrationCheckpoint::from_token(&read(path)?)
+            let checkpoint = Checkpoint::from_token(&read(path)?)
                 .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
             if checkpoint.table() != args.table {
                 return Err(Failure::usage(format!(

@@ -6,19 +6,18 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use sharded::aws_sdk_dynamodb::Client;
+use sharded::migrate::{Checkpoint, Progress, Report};
 use sharded::schema::EntitySchema;
-use sharded::{
-    Error, MigrationCheckpoint, MigrationProgress, MigrationReport, Repo, ShardedEntity,
-};
+use sharded::{Error, Repo, ShardedEntity};
 
 /// How a migration runs, from the command line's flags.
 pub(crate) struct MigrateOptions {
     pub(crate) write_units_per_second: Option<f64>,
     pub(crate) read_units_per_second: Option<f64>,
     pub(crate) segments: Option<u32>,
-    pub(crate) resume_from: Option<MigrationCheckpoint>,
-    pub(crate) on_progress: Arc<dyn Fn(&MigrationProgress) + Send + Sync>,
-    pub(crate) on_checkpoint: Arc<dyn Fn(&MigrationCheckpoint) + Send + Sync>,
+    pub(crate) resume_from: Option<Checkpoint>,
+    pub(crate) on_progress: Arc<dyn Fn(&Progress) + Send + Sync>,
+    pub(crate) on_checkpoint: Arc<dyn Fn(&Checkpoint) + Send + Sync>,
 }
 
 /// What the subcommands do with one entity.
@@ -30,7 +29,7 @@ pub(crate) trait EntityOps: Send + Sync {
         client: Client,
         table: String,
         options: MigrateOptions,
-    ) -> BoxFuture<'static, Result<MigrationReport, Error>>;
+    ) -> BoxFuture<'static, Result<Report, Error>>;
 
     fn remaining(&self, client: Client, table: String) -> BoxFuture<'static, Result<u64, Error>>;
 }
@@ -53,7 +52,7 @@ impl<E: ShardedEntity> EntityOps for Registered<E> {
         client: Client,
         table: String,
         options: MigrateOptions,
-    ) -> BoxFuture<'static, Result<MigrationReport, Error>> {
+    ) -> BoxFuture<'static, Result<Report, Error>> {
         Box::pin(async move {
             let repo: Repo<E> = Repo::new(client, table);
             let mut migration = repo.migrate();

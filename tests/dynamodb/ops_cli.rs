@@ -246,7 +246,7 @@ async fn migrate_moves_every_item_and_remaining_says_when_it_is_done() {
     assert_eq!(m["complete"], true);
     let saved = std::fs::read_to_string(&checkpoint).unwrap();
     assert!(
-        sharded::MigrationCheckpoint::from_token(&saved)
+        sharded::migrate::Checkpoint::from_token(&saved)
             .unwrap()
             .is_complete(),
         "the checkpoint file holds the finished position"

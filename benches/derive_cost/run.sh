@@ -6,7 +6,8 @@
 #     partition key, a sort key and a sharded GSI per entity (the README's `Score`);
 #   - `derive_cost_serde`:   `#[derive(Serialize, Deserialize)]` only.
 # and reports, for each:
-#   (a) the debug rebuild time after `touch src/lib.rs` (median of RUNS, default 3), and
+#   (a) the debug rebuild time after `touch src/lib.rs` (median of RUNS, default 3, the two
+#       crates' rebuilds alternating), and
 #   (b) the expanded lines (`RUSTC_BOOTSTRAP=1 cargo rustc -- -Zunpretty=expanded | wc -l`),
 #       per entity, and the derive's own share (sharded crate minus serde crate).
 #
@@ -74,19 +75,18 @@ TOML
     } >"$dir/src/lib.rs"
 }
 
-# Median of the rebuild times (seconds) of crate $1.
-rebuild_median() {
-    local dir="$WORK/$1" times=()
+# One rebuild of crate $1 after `touch src/lib.rs`, in seconds.
+rebuild() {
+    local dir="$WORK/$1" start end
+    touch "$dir/src/lib.rs"
+    start=$(date +%s.%N)
     (cd "$dir" && cargo build --offline --quiet)
-    for _ in $(seq 1 "$RUNS"); do
-        touch "$dir/src/lib.rs"
-        local start end
-        start=$(date +%s.%N)
-        (cd "$dir" && cargo build --offline --quiet)
-        end=$(date +%s.%N)
-        times+=("$(echo "$end - $start" | bc)")
-    done
-    printf '%s\n' "${times[@]}" | sort -n | sed -n "$(((RUNS + 1) / 2))p"
+    end=$(date +%s.%N)
+    echo "$end - $start" | bc
+}
+
+median() {
+    printf '%s\n' "$@" | sort -n | sed -n "$((($# + 1) / 2))p"
 }
 
 # Expanded lines of crate $1.
@@ -99,13 +99,22 @@ generate derive_cost_serde serde
 
 sharded_lines=$(expanded_lines derive_cost_sharded)
 serde_lines=$(expanded_lines derive_cost_serde)
-sharded_time=$(rebuild_median derive_cost_sharded)
-serde_time=$(rebuild_median derive_cost_serde)
+# Warm both, then alternate the rebuilds so both crates see the same load on a shared machine.
+(cd "$WORK/derive_cost_sharded" && cargo build --offline --quiet)
+(cd "$WORK/derive_cost_serde" && cargo build --offline --quiet)
+sharded_times=() serde_times=()
+for _ in $(seq 1 "$RUNS"); do
+    sharded_times+=("$(rebuild derive_cost_sharded)")
+    serde_times+=("$(rebuild derive_cost_serde)")
+done
+sharded_time=$(median "${sharded_times[@]}")
+serde_time=$(median "${serde_times[@]}")
 
 per_serde=$(echo "scale=1; $serde_lines / $ENTITIES" | bc)
 per_sharded_derive=$(echo "scale=1; ($sharded_lines - $serde_lines) / $ENTITIES" | bc)
 
 echo "derive cost, $ENTITIES entities, debug, median of $RUNS rebuilds after touch src/lib.rs"
+echo "rebuilds (s): sharded ${sharded_times[*]}; serde ${serde_times[*]}"
 printf '%-34s %10s %10s %8s\n' "" "sharded" "serde" "ratio"
 printf '%-34s %9.2fs %9.2fs %7.2fx\n' "rebuild" "$sharded_time" "$serde_time" \
     "$(echo "scale=4; $sharded_time / $serde_time" | bc)"

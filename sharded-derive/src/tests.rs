@@ -388,7 +388,8 @@ fn a_refused_entity_still_gets_its_whole_surface() {
                 "implShardedEntityfor",
                 "impl::sharded::__private::ShardedEntityfor",
             ))
-            || out.contains(&signature.replace("implShardedEntityfor", "impl__rt::ShardedEntityfor"));
+            || out
+                .contains(&signature.replace("implShardedEntityfor", "impl__rt::ShardedEntityfor"));
         assert!(found, "missing `{signature}` in {out}");
     }
     assert!(

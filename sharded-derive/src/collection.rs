@@ -164,8 +164,8 @@ fn expand(c: &Collection) -> TokenStream {
         quote_spanned! {span=>
             const _: () = #rt_here::assert_collection_member(#first_schema, #member_schema);
             const _: () = #rt_here::assert_same_partition_types::<
-                <#ty as #rt_here::EntityShape>::PartitionTypes,
-                <#first_ty as #rt_here::EntityShape>::PartitionTypes,
+                <#ty as #rt_here::ShardedEntity>::__PartitionTypes,
+                <#first_ty as #rt_here::ShardedEntity>::__PartitionTypes,
             >();
             #(#earlier)*
         }

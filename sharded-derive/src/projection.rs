@@ -164,8 +164,8 @@ fn expand(p: &Projection) -> TokenStream {
         let rt_here = respan(rt, span);
         quote_spanned! {span=>
             const _: () = #rt_here::assert_projected_attribute(
-                <#entity as #rt_here::EntityShape>::ATTRIBUTES,
-                <#entity as #rt_here::EntityShape>::OPEN,
+                <#entity as #rt_here::ShardedEntity>::__ATTRIBUTES,
+                <#entity as #rt_here::ShardedEntity>::__OPEN,
                 #name,
             );
         }

@@ -111,6 +111,115 @@ pub fn query_partitions<E: Entity>(
     repo.query_partitions(partitions)
 }
 
+/// The autoref-specialisation traits of [`Probe`], [`DecodeProbe`] and the range bounds, in
+/// scope anonymously: the expansion says `use __rt::probes::*;` once.
+pub mod probes {
+    pub use super::{
+        DecodeFallback as _, DecodeVia as _, FallbackProbe as _, KeyPartProbe as _, NotATime as _,
+        RangeBoundFallback as _, RangeBoundProbe as _, RangeBoundWhole as _, TimeProbe as _,
+    };
+}
+
+/// The body of a generated function that cannot run: a `_lt` stub (whose bound no type
+/// meets) and every function of the fallback emitted beside a derive error (the crate does
+/// not compile). One call instead of an `unreachable!()` expanded in every such body.
+#[cold]
+pub fn never() -> ! {
+    unreachable!("a function generated only to carry a signature ran")
+}
+
+/// `Debug` of a generated `{Entity}Fields`: the struct's name and each field, as
+/// `#[derive(Debug)]` writes them, without expanding a derive per entity.
+pub fn debug_fields(
+    f: &mut core::fmt::Formatter<'_>,
+    name: &str,
+    fields: &[(&str, &dyn core::fmt::Debug)],
+) -> core::fmt::Result {
+    let mut out = f.debug_struct(name);
+    for (field, value) in fields {
+        out.field(field, value);
+    }
+    out.finish()
+}
+
+/// One key template of one entity with the context its errors name: what the generated
+/// builders, parsers, prefixes and typed conditions of an unsharded key (a sort key, or a
+/// partition key's logical form) call, so each of them is one line.
+#[derive(Clone, Copy)]
+pub struct EntityKey {
+    ctx: KeyContext,
+    template: &'static KeyTemplate,
+}
+
+impl EntityKey {
+    /// The key `attribute` of `entity`, built from `template`.
+    pub const fn new(
+        entity: &'static str,
+        attribute: &'static str,
+        template: &'static KeyTemplate,
+    ) -> Self {
+        EntityKey {
+            ctx: KeyContext { entity, attribute },
+            template,
+        }
+    }
+
+    /// The whole key from its fields' values.
+    pub fn build(&self, values: &[&dyn KeyPart]) -> Result<String, KeyError> {
+        build_key(self.ctx, self.template, values)
+    }
+
+    /// The key's first `segments` segments (a `sk_prefix_<field>`).
+    pub fn prefix(&self, values: &[&dyn KeyPart], segments: usize) -> Result<String, KeyError> {
+        build_key_prefix(self.ctx, self.template, values, segments)
+    }
+
+    /// A key back into its encoded fields (a `parse_sk`).
+    pub fn parse<'k>(&self, key: &'k str) -> Result<ParsedKey<'k>, KeyError> {
+        parse_key(self.ctx, self.template, key, None)
+    }
+
+    /// Every key of the entity: `begins_with` the template's leading literal (a `sk_all`).
+    pub fn all(&self) -> SortKeyCondition {
+        sort_key_prefix_condition(self.ctx, self.template)
+    }
+
+    /// `leading` fields equal and the next one `== v`.
+    pub fn eq(&self, leading: &[&dyn KeyPart], v: &dyn KeyPart) -> SortKeyCondition {
+        sort_key_condition(self.ctx, self.template, leading, SortOp::Eq(v))
+    }
+
+    /// `leading` fields equal and the next one `< v`.
+    pub fn lt(&self, leading: &[&dyn KeyPart], v: &dyn KeyPart) -> SortKeyCondition {
+        sort_key_condition(self.ctx, self.template, leading, SortOp::Lt(v))
+    }
+
+    /// `leading` fields equal and the next one `<= v`.
+    pub fn le(&self, leading: &[&dyn KeyPart], v: &dyn KeyPart) -> SortKeyCondition {
+        sort_key_condition(self.ctx, self.template, leading, SortOp::Le(v))
+    }
+
+    /// `leading` fields equal and the next one `> v`.
+    pub fn gt(&self, leading: &[&dyn KeyPart], v: &dyn KeyPart) -> SortKeyCondition {
+        sort_key_condition(self.ctx, self.template, leading, SortOp::Gt(v))
+    }
+
+    /// `leading` fields equal and the next one `>= v`.
+    pub fn ge(&self, leading: &[&dyn KeyPart], v: &dyn KeyPart) -> SortKeyCondition {
+        sort_key_condition(self.ctx, self.template, leading, SortOp::Ge(v))
+    }
+
+    /// `leading` fields equal and `low <= next <= high`.
+    pub fn between(
+        &self,
+        leading: &[&dyn KeyPart],
+        low: &dyn KeyPart,
+        high: &dyn KeyPart,
+    ) -> SortKeyCondition {
+        sort_key_condition(self.ctx, self.template, leading, SortOp::Between(low, high))
+    }
+}
+
 /// Autoref specialisation: `(&Probe(&v)).part()` is `&v as &dyn KeyPart` when the value's
 /// type has a `KeyPart`, and otherwise resolves to [`FallbackProbe`], so a key field type
 /// without an encoding is reported once, by [`assert_key_part`] at the user's type, and
@@ -366,24 +475,8 @@ pub const fn assert_not_entity_attribute(attribute: &str) {
     }
 }
 
-/// Facts about an entity's struct that the collection and projection derives check against,
-/// implemented by `#[derive(ShardedEntity)]`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a sharded entity",
-    label = "`{Self}` does not derive `ShardedEntity`",
-    note = "derive it: `#[derive(ShardedEntity, Serialize, Deserialize)]` with a `#[pk(template = \"...\")]`"
-)]
-pub trait EntityShape {
-    /// The types of the base partition key's template fields, in template order.
-    type PartitionTypes;
-    /// The attributes the struct stores (serde names, after renames; skipped fields left out).
-    const ATTRIBUTES: &'static [&'static str];
-    /// A `#[serde(flatten)]` field can store attributes not listed.
-    const OPEN: bool;
-}
-
 /// Holds when two members write their partition-key fields with the same types (and so the
-/// same encoding): `A` and `B` are the members' [`EntityShape::PartitionTypes`].
+/// same encoding): `A` and `B` are the members' `ShardedEntity::__PartitionTypes`.
 #[diagnostic::on_unimplemented(
     message = "this member writes its partition-key fields as `{Self}`, the collection's first member as `{B}`",
     label = "partition-key field types differ from the first member's",

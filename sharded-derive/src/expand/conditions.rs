@@ -1,7 +1,7 @@
 //! The typed sort-key conditions `<fn_name>_<field>_<op>` (`sk_score_between`, ..), the
 //! argument of `Query::sk`.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::Ident;
 
@@ -13,8 +13,8 @@ struct SortKeyFns<'c, 'a> {
     cx: &'c Ctx<'a>,
     sk: &'c RSort<'a>,
     fn_name: &'c str,
-    ctx: &'c TokenStream,
-    template: &'c Ident,
+    /// The key's generated `EntityKey` constant.
+    key: &'c Ident,
 }
 
 /// The typed sort-key conditions `<fn_name>_<field>_<op>`: for each field of the template, the
@@ -22,19 +22,12 @@ struct SortKeyFns<'c, 'a> {
 /// on the field that ends the template exists only when no field comes before it: DynamoDB's
 /// `BETWEEN` is closed, and that key cannot be excluded below an equal field (see the
 /// runtime's `sort_condition` module). A template without fields gets none.
-pub(super) fn sort_conditions(
-    cx: &Ctx,
-    sk: &RSort,
-    fn_name: &str,
-    ctx: &TokenStream,
-    template: &Ident,
-) -> TokenStream {
+pub(super) fn sort_conditions(cx: &Ctx, sk: &RSort, fn_name: &str, key: &Ident) -> TokenStream {
     let fns = SortKeyFns {
         cx,
         sk,
         fn_name,
-        ctx,
-        template,
+        key,
     };
     let segments = &sk.template.segments;
     let mut out = TokenStream::new();
@@ -106,7 +99,7 @@ impl SortKeyFns<'_, '_> {
             where
                 __V: #rt::NoStrictUpperBound,
             {
-                ::core::unreachable!()
+                #rt::never()
             }
         }
     }
@@ -114,7 +107,7 @@ impl SortKeyFns<'_, '_> {
     /// `<fn_name>_<field>_<op>(leading.., bounds..)`.
     fn condition(&self, leading: &[KeyField], field: KeyField, op: Op, no_lt: bool) -> TokenStream {
         let (cx, rt, fn_name, sk) = (self.cx, self.cx.rt, self.fn_name, self.sk);
-        let (ctx, template) = (self.ctx, self.template);
+        let key = self.key;
         let (op, says, names) = op;
         let written = field.ident();
         let source = sk.template.source();
@@ -131,14 +124,7 @@ impl SortKeyFns<'_, '_> {
             .iter()
             .map(|n| quote!((&#rt::Probe(&#n)).part()))
             .collect();
-        let variant = match op {
-            "eq" => quote!(Eq),
-            "lt" => quote!(Lt),
-            "le" => quote!(Le),
-            "gt" => quote!(Gt),
-            "ge" => quote!(Ge),
-            _ => quote!(Between),
-        };
+        let method = Ident::new(op, Span::call_site());
         let mut doc = format!(
             "Sort-key condition for `Query::sk`: items with {held}{says} \
              (`{}` template `{source}`). A value that cannot be encoded fails the query, not this call.",
@@ -153,7 +139,7 @@ impl SortKeyFns<'_, '_> {
             ));
         }
         let body = cx.body(quote! {
-            #rt::sort_key_condition(#ctx, &#template, #lead_values, #rt::SortOp::#variant(#(#parts),*))
+            #key.#method(#lead_values, #(#parts),*)
         });
         quote! {
             #[doc = #doc]

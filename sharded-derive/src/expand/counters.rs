@@ -33,6 +33,7 @@ pub(super) fn counter_methods(cx: &Ctx, pk: &RPartition, args: &ItemArgs) -> Tok
         let check = quote_spanned! {n_span=> const _: () = #rt_n::assert_shard_count(#n); };
         quote! {
             #[doc = #doc]
+            #[inline]
             pub fn #function(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::ShardedCounter, #rt::KeyError> {
                 #check
                 #body

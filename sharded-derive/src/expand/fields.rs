@@ -45,11 +45,32 @@ pub(super) fn typed_fields(cx: &Ctx) -> TokenStream {
     let fn_doc = format!(
         "The stored fields of `{ident}`, typed, for conditions and filters:          `{ident}::fields().<field>.eq(..)`, `.between(..)`, `.exists()`, ..."
     );
+    let name = fields_ident.to_string();
+    let debug = stored.iter().map(|f| {
+        let field = &f.ident;
+        let written = field.to_string();
+        let written = written.trim_start_matches("r#");
+        quote!((#written, &self.#field))
+    });
+    // `Clone`, `Copy` and `Debug` written out (the derives would expand per entity): `Debug`
+    // prints what `#[derive(Debug)]` would, through one runtime function.
     quote! {
         #[doc = #doc]
-        #[derive(Clone, Copy, Debug)]
         #vis struct #fields_ident {
             #(#decls)*
+        }
+
+        #[automatically_derived]
+        impl ::core::clone::Clone for #fields_ident {
+            fn clone(&self) -> Self { *self }
+        }
+        #[automatically_derived]
+        impl ::core::marker::Copy for #fields_ident {}
+        #[automatically_derived]
+        impl ::core::fmt::Debug for #fields_ident {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                #rt::debug_fields(f, #name, &[#(#debug),*])
+            }
         }
 
         #[automatically_derived]

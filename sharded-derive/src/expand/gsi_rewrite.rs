@@ -26,6 +26,7 @@ pub(super) fn gsi_rewrite(cx: &Ctx) -> TokenStream {
         #[automatically_derived]
         impl #rt::GsiRewrite for #ident {
             #[allow(unused_variables)]
+            #[inline]
             fn gsi_keys(
                 values: &::std::collections::HashMap<&'static str, #rt::AttributeValue>,
                 changed: &[&'static str],

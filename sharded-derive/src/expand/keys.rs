@@ -23,6 +23,12 @@ pub(super) fn template_ident(attr_fn: &str) -> Ident {
     )
 }
 
+/// The generated `EntityKey` constant of a key function: `pk` -> `__PK`, `gsi1_sk` ->
+/// `__GSI1_SK`: its template with the entity and attribute its errors name.
+pub(super) fn key_ident(attr_fn: &str) -> Ident {
+    Ident::new(&format!("__{}", attr_fn.to_uppercase()), Span::call_site())
+}
+
 /// The `KeyContext` a runtime key builder reports errors with.
 pub(super) fn key_context(cx: &Ctx, attribute: &str) -> TokenStream {
     let rt = cx.rt;
@@ -82,13 +88,12 @@ impl PartitionFns<'_, '_> {
     fn logical(&self) -> TokenStream {
         let (cx, rt, source) = (self.cx, self.cx.rt, &self.source);
         let entity_ident = &cx.r.entity.ident;
-        let template = template_ident(self.fn_name);
-        let ctx = key_context(cx, self.pk.attribute);
+        let key = key_ident(self.fn_name);
         let logical = format_ident!("{}_logical", self.fn_name);
         let (params, values) = (&self.template_params, &self.template_values);
         let doc =
             format!("The logical key `{source}` of `{entity_ident}`, without a shard suffix.");
-        let body = cx.body(quote!(#rt::build_key(#ctx, &#template, #values)));
+        let body = cx.body(quote!(#key.build(#values)));
         quote! {
             #[doc = #doc]
             pub fn #logical(#(#params),*) -> #rt::Result<#rt::String, #rt::KeyError> {
@@ -108,9 +113,8 @@ impl PartitionFns<'_, '_> {
             RShard::None => {
                 let doc =
                     format!("Builds the partition key `{source}` of `{entity_ident}` (unsharded).");
-                let template = template_ident(self.fn_name);
-                let ctx = key_context(cx, pk.attribute);
-                let body = cx.body(quote!(#rt::build_key(#ctx, &#template, #template_values)));
+                let key = key_ident(self.fn_name);
+                let body = cx.body(quote!(#key.build(#template_values)));
                 let params = &self.template_params;
                 quote! {
                     #[doc = #doc]
@@ -269,8 +273,7 @@ pub(super) fn random_sort_key(cx: &Ctx, sk_fields: &[KeyField]) -> TokenStream {
 /// The builder, prefixes, typed conditions and parser of one sort key (`sk`, `gsi1_sk`).
 pub(super) fn sort_methods(cx: &Ctx, sk: &RSort, fn_name: &str) -> TokenStream {
     let rt = cx.rt;
-    let template = template_ident(fn_name);
-    let ctx = key_context(cx, sk.attribute);
+    let key = key_ident(fn_name);
     let source = sk.template.source();
     let fields: Vec<KeyField> = sk.template.fields().collect();
     let params = cx.params(fields.iter().copied());
@@ -291,11 +294,11 @@ pub(super) fn sort_methods(cx: &Ctx, sk: &RSort, fn_name: &str) -> TokenStream {
         "Parses a `{}` key of `{entity_ident}` back into its fields (template `{source}`); refuses keys that do not match.",
         sk.attribute
     );
-    let prefixes = sort_prefixes(cx, sk, fn_name, &ctx, &template);
-    let conditions = sort_conditions(cx, sk, fn_name, &ctx, &template);
-    let build_body = cx.body(quote!(#rt::build_key(#ctx, &#template, #values)));
+    let prefixes = sort_prefixes(cx, sk, fn_name, &key);
+    let conditions = sort_conditions(cx, sk, fn_name, &key);
+    let build_body = cx.body(quote!(#key.build(#values)));
     let parse_body = cx.body(quote! {
-        let __parsed = #rt::parse_key(#ctx, &#template, key, ::core::option::Option::None)?;
+        let __parsed = #key.parse(key)?;
         #rt::Result::Ok((#(#decodes,)*))
     });
     quote! {
@@ -314,13 +317,7 @@ pub(super) fn sort_methods(cx: &Ctx, sk: &RSort, fn_name: &str) -> TokenStream {
 
 /// `sk_prefix()` (the leading literal), `sk_all()` (the condition "every key of the entity")
 /// and `sk_prefix_<field>(..)` for every field that does not end the template.
-fn sort_prefixes(
-    cx: &Ctx,
-    sk: &RSort,
-    fn_name: &str,
-    ctx: &TokenStream,
-    template: &Ident,
-) -> TokenStream {
+fn sort_prefixes(cx: &Ctx, sk: &RSort, fn_name: &str, key: &Ident) -> TokenStream {
     let rt = cx.rt;
     let source = sk.template.source();
     let segments = &sk.template.segments;
@@ -340,7 +337,7 @@ fn sort_prefixes(
                  entity's items out of a collection query.",
                 sk.attribute
             );
-            let all_body = cx.body(quote!(#rt::sort_key_prefix_condition(#ctx, &#template)));
+            let all_body = cx.body(quote!(#key.all()));
             out.extend(quote! {
                 #[doc = #doc]
                 pub fn #name() -> &'static str { #body }
@@ -370,7 +367,7 @@ fn sort_prefixes(
              A query's condition on it is the typed `{fn_name}_{written}_eq(..)`.",
             sk.attribute
         );
-        let body = cx.body(quote!(#rt::build_key_prefix(#ctx, &#template, #values, #count)));
+        let body = cx.body(quote!(#key.prefix(#values, #count)));
         out.extend(quote! {
             #[doc = #doc]
             pub fn #name(#(#params),*) -> #rt::Result<#rt::String, #rt::KeyError> {

@@ -23,7 +23,8 @@ impl<'a> Ctx<'a> {
     /// does not compile, so it never runs).
     pub fn body(&self, body: TokenStream) -> TokenStream {
         if self.fallback {
-            quote!(::core::unreachable!())
+            let rt = self.rt;
+            quote!(#rt::never())
         } else {
             body
         }

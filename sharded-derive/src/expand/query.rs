@@ -37,6 +37,7 @@ pub(super) fn query_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenS
     };
     quote! {
         #[doc = #doc]
+        #[inline]
         pub fn #name(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Query<Self> {
             #body
         }
@@ -90,6 +91,7 @@ pub(super) fn range_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenS
     });
     quote! {
         #[doc = #doc]
+        #[inline]
         pub fn #name(repo: &#rt::Repo<Self>, #(#params,)* #from: #ty, #to: #ty) -> #rt::RangeQuery<Self> {
             #body
         }

@@ -96,10 +96,12 @@ fn all_shard_path(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
     });
     quote! {
         #[doc = #get_doc]
+        #[inline]
         pub async fn get_from_all_shards(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::Vec<Self>, #rt::Error> {
             #get_body
         }
         #[doc = #delete_doc]
+        #[inline]
         pub async fn delete_on_shard(repo: &#rt::Repo<Self>, #(#params,)* shard: u32) -> #rt::Result<(), #rt::Error> {
             #delete_body
         }
@@ -159,10 +161,12 @@ fn key_and_update(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
     );
     quote! {
         #[doc = #key_doc]
+        #[inline]
         pub fn key(#(#params),*) -> #rt::Result<#rt::ItemKey<Self>, #rt::KeyError> {
             #key_body
         }
         #[doc = #update_doc]
+        #[inline]
         pub fn update(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Update<Self> {
             #update_body
         }
@@ -202,10 +206,12 @@ fn get_and_delete(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
     });
     quote! {
         #[doc = #get_doc]
+        #[inline]
         pub async fn get(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<::core::option::Option<Self>, #rt::Error> {
             #get_body
         }
         #[doc = #delete_doc]
+        #[inline]
         pub async fn delete(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<(), #rt::Error> {
             #delete_body
         }

@@ -1,11 +1,12 @@
 //! The schema static: `__SCHEMA`, the `EntitySchema` the runtime reads every key, shard
-//! count and maintained field from, its key templates, and the `EntityShape` facts the
-//! collection and projection derives check against.
+//! count and maintained field from, its key templates, and the facts the collection and
+//! projection derives check against (hidden items of the `ShardedEntity` impl).
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Ident, Type};
 
+use super::keys::{key_ident, template_ident};
 use super::params::Ctx;
 use crate::model::FieldRole;
 use crate::resolve::{RPartition, RPrevious, RSegment, RShard, RTemplate, TimeFormat};
@@ -64,33 +65,41 @@ pub(super) fn schema_static(cx: &Ctx, pk: &RPartition) -> TokenStream {
     }
 }
 
-/// The `KeyTemplate` statics: `__PK_TEMPLATE`, `__PK_LEGACY_TEMPLATE`, `__SK_TEMPLATE`,
-/// `__GSI1_PK_TEMPLATE`, ..
+/// The `KeyTemplate` statics (`__PK_TEMPLATE`, `__PK_LEGACY_TEMPLATE`, `__SK_TEMPLATE`,
+/// `__GSI1_PK_TEMPLATE`, ..) and, beside each current one, its `EntityKey` (`__PK`, `__SK`,
+/// `__GSI1_PK`, ..): the template with the entity and attribute its errors name.
 fn templates(cx: &Ctx, pk: &RPartition) -> Vec<TokenStream> {
-    let (rt, r) = (cx.rt, cx.r);
-    let mut templates = vec![template_static(rt, "__PK_TEMPLATE", &pk.template)];
+    let r = cx.r;
+    let mut templates = vec![keyed_template(cx, "pk", pk.attribute, &pk.template)];
     if let Some(RPrevious::Legacy(legacy)) = &pk.previous {
-        templates.push(template_static(rt, "__PK_LEGACY_TEMPLATE", legacy));
+        templates.push(template_static(cx.rt, "__PK_LEGACY_TEMPLATE", legacy));
     }
     if let Some(sk) = &r.sk {
-        templates.push(template_static(rt, "__SK_TEMPLATE", &sk.template));
+        templates.push(keyed_template(cx, "sk", sk.attribute, &sk.template));
     }
     for g in &r.gsis {
         let number = g.number;
-        templates.push(template_static(
-            rt,
-            &format!("__GSI{number}_PK_TEMPLATE"),
-            &g.pk.template,
-        ));
+        let name = format!("gsi{number}_pk");
+        templates.push(keyed_template(cx, &name, g.pk.attribute, &g.pk.template));
         if let Some(sk) = &g.sk {
-            templates.push(template_static(
-                rt,
-                &format!("__GSI{number}_SK_TEMPLATE"),
-                &sk.template,
-            ));
+            let name = format!("gsi{number}_sk");
+            templates.push(keyed_template(cx, &name, sk.attribute, &sk.template));
         }
     }
     templates
+}
+
+/// The template static of the key function `fn_name` and its `EntityKey`.
+fn keyed_template(cx: &Ctx, fn_name: &str, attribute: &str, template: &RTemplate) -> TokenStream {
+    let rt = cx.rt;
+    let entity_name = &cx.r.entity_name;
+    let template_name = template_ident(fn_name);
+    let key = key_ident(fn_name);
+    let template = template_static(rt, &template_name.to_string(), template);
+    quote! {
+        #template
+        const #key: #rt::EntityKey = #rt::EntityKey::new(#entity_name, #attribute, &#template_name);
+    }
 }
 
 fn template_static(rt: &TokenStream, name: &str, template: &RTemplate) -> TokenStream {
@@ -151,12 +160,11 @@ fn role_schema(cx: &Ctx) -> TokenStream {
     quote!(#(#setters)*)
 }
 
-/// The facts the collection and projection derives check against: the partition-key field
-/// types (members of a collection must agree) and the stored attribute names (a projection
-/// may only name those).
+/// The facts the collection and projection derives check against, as hidden items of the
+/// `ShardedEntity` impl (one trait, so a type that is no entity is reported once): the
+/// partition-key field types (members of a collection must agree) and the stored attribute
+/// names (a projection may only name those).
 pub(super) fn entity_shape(cx: &Ctx) -> TokenStream {
-    let rt = cx.rt;
-    let ident = &cx.r.entity.ident;
     // After a refused input a template may name no field: its type is unknown, and nothing
     // is checked against a crate that does not compile anyway.
     let types: Option<Vec<&Type>> =
@@ -171,11 +179,8 @@ pub(super) fn entity_shape(cx: &Ctx) -> TokenStream {
         .map(|f| &f.serde_name.value);
     let open = fields.iter().any(|f| f.serde_flatten);
     quote! {
-        #[automatically_derived]
-        impl #rt::EntityShape for #ident {
-            type PartitionTypes = (#(#types,)*);
-            const ATTRIBUTES: &'static [&'static str] = &[#(#names),*];
-            const OPEN: bool = #open;
-        }
+        type __PartitionTypes = (#(#types,)*);
+        const __ATTRIBUTES: &'static [&'static str] = &[#(#names),*];
+        const __OPEN: bool = #open;
     }
 }

@@ -65,6 +65,22 @@ pub trait ShardedEntity: Serialize + DeserializeOwned + Sized {
     /// The static description of the entity's keys.
     const SCHEMA: &'static EntitySchema;
 
+    /// The types of the base partition key's template fields, in template order: members of
+    /// a collection must agree on them (the collection derive checks it). Written by the
+    /// derive; not a public API.
+    #[doc(hidden)]
+    type __PartitionTypes;
+
+    /// The attributes the struct stores (serde names, after renames; skipped fields left
+    /// out): what a projection may name (the projection derive checks it). Not a public API.
+    #[doc(hidden)]
+    const __ATTRIBUTES: &'static [&'static str] = &[];
+
+    /// A `#[serde(flatten)]` field can store attributes [`Self::__ATTRIBUTES`] does not list.
+    /// Not a public API.
+    #[doc(hidden)]
+    const __OPEN: bool = true;
+
     /// The physical key attributes of this item.
     fn item_keys(&self) -> Result<ItemKeys, KeyError>;
 

@@ -1101,6 +1101,7 @@ mod tests {
 
     impl ShardedEntity for Note {
         const SCHEMA: &'static EntitySchema = &SCHEMA;
+        type __PartitionTypes = (String,);
         fn item_keys(&self) -> Result<ItemKeys, KeyError> {
             Ok(ItemKeys::new(format!("NOTE#{}", self.id), None, Vec::new()))
         }

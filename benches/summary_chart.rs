@@ -70,7 +70,7 @@ fn panel(
         .caption(caption, ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(30)
-        .y_label_area_size(330)
+        .y_label_area_size(390)
         .build_cartesian_2d(0f64..max, -0.5f64..(rows.len() as f64 - 0.5))?;
     chart
         .configure_mesh()
@@ -122,7 +122,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let speedups: Vec<&Row> = rows.iter().filter(|r| r.panel == "speedup").collect();
     let costs: Vec<&Row> = rows.iter().filter(|r| r.panel == "cost").collect();
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/benchmarks.png");
-    let root = BitMapBackend::new(path, (1000, 640)).into_drawing_area();
+    let root = BitMapBackend::new(path, (1100, 640)).into_drawing_area();
     root.fill(&WHITE)?;
     let (top, bottom) = root.split_vertically(300);
     panel(

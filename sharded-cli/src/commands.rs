@@ -66,6 +66,13 @@ async fn client(aws: &AwsArgs) -> Client {
     Client::new(&loader.load().await)
 }
 
+/// The caps of `table` (one `DescribeTable`), for `plan --table` and `report --table`.
+async fn table_caps(aws: &AwsArgs, table: &str) -> Result<TableCaps, Failure> {
+    TableCaps::describe(&client(aws).await, table)
+        .await
+        .map_err(|e| dynamo_failure(table, e))
+}
+
 fn dynamo_failure(table: &str, error: Error) -> Failure {
     Failure::failed(format!("table `{table}`: {error}"))
 }
@@ -119,10 +126,7 @@ async fn plan_command(aws: &AwsArgs, output: Output, args: PlanArgs) -> Result<u
         .items_per_read(args.items_per_read)
         .headroom(args.headroom);
     if let Some(table) = &args.table {
-        let caps = TableCaps::describe(&client(aws).await, table)
-            .await
-            .map_err(|e| dynamo_failure(table, e))?;
-        input = input.table(caps);
+        input = input.table(table_caps(aws, table).await?);
     }
     let plan = plan(&input).map_err(|e| Failure::usage(e.to_string()))?;
     match output {
@@ -244,10 +248,7 @@ async fn report(aws: &AwsArgs, output: Output, args: ReportArgs) -> Result<u8, F
     };
     let mut report = recording.report(PerKeyLimits::DYNAMODB);
     if let Some(table) = &args.table {
-        let caps = TableCaps::describe(&client(aws).await, table)
-            .await
-            .map_err(|e| dynamo_failure(table, e))?;
-        report = report.with_table_caps(&caps);
+        report = report.with_table_caps(&table_caps(aws, table).await?);
     }
     if let Some(salt) = &args.redact {
         report = report.redact(salt);

@@ -241,11 +241,7 @@ impl Group<'_> {
             .keys
             .iter()
             .fold(ItemsWritten::Unknown, |acc, (_, entry)| {
-                match (acc, entry.items) {
-                    (ItemsWritten::Unknown, seen) | (seen, ItemsWritten::Unknown) => seen,
-                    (ItemsWritten::One(a), ItemsWritten::One(b)) if a == b => acc,
-                    _ => ItemsWritten::Many,
-                }
+                acc.merge(entry.items)
             });
         let mut row = LogicalKeyReport {
             index,

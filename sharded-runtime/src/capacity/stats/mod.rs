@@ -240,12 +240,7 @@ impl HotKeyStats {
         reason: &str,
         shards: Option<u32>,
     ) {
-        self.record(index, key, shards, |_, b| {
-            match b.throttles.iter_mut().find(|(r, _)| r == reason) {
-                Some((_, count)) => *count += 1,
-                None => b.throttles.push((reason.to_owned(), 1)),
-            }
-        });
+        self.record(index, key, shards, |_, b| b.add_throttles(reason, 1));
     }
 
     /// The keys with traffic in the window, sorted hottest first, and the flags they raise.

@@ -218,9 +218,9 @@ impl Recording {
                 }
                 first = first.min(start);
                 last = last.max(start + period);
+                let share = value / period as f64;
                 let seconds = keys.entry(key.clone()).or_default();
                 for (i, second) in (start..start + period).enumerate() {
-                    let share = value / period as f64;
                     let slot = seconds.entry(second).or_insert_with(|| RecordedSecond {
                         second,
                         write: 0.0,
@@ -333,36 +333,25 @@ fn load(state: &mut State, recording: &Recording) {
         let mut seconds = key.seconds.clone();
         seconds.sort_by_key(|s| s.second);
         for s in seconds {
-            match entry.buckets.back_mut() {
-                Some(last) if last.second == s.second => {
-                    last.write += s.write;
-                    last.writes += s.writes;
-                    last.read += s.read;
-                    last.reads += s.reads;
-                    merge_throttles(&mut last.throttles, &s.throttles);
-                }
-                _ => {
-                    let mut bucket = Bucket {
-                        second: s.second,
-                        read: s.read,
-                        write: s.write,
-                        reads: s.reads,
-                        writes: s.writes,
-                        throttles: Vec::new(),
-                    };
-                    merge_throttles(&mut bucket.throttles, &s.throttles);
-                    entry.buckets.push_back(bucket);
+            if entry
+                .buckets
+                .back()
+                .is_none_or(|last| last.second != s.second)
+            {
+                entry.buckets.push_back(Bucket {
+                    second: s.second,
+                    ..Bucket::default()
+                });
+            }
+            if let Some(bucket) = entry.buckets.back_mut() {
+                bucket.write += s.write;
+                bucket.writes += s.writes;
+                bucket.read += s.read;
+                bucket.reads += s.reads;
+                for (reason, count) in &s.throttles {
+                    bucket.add_throttles(reason, *count);
                 }
             }
-        }
-    }
-}
-
-fn merge_throttles(into: &mut Vec<(String, u64)>, from: &BTreeMap<String, u64>) {
-    for (reason, count) in from {
-        match into.iter_mut().find(|(r, _)| r == reason) {
-            Some((_, c)) => *c += count,
-            None => into.push((reason.clone(), *count)),
         }
     }
 }

@@ -19,6 +19,16 @@ pub(super) struct Bucket {
     pub(super) throttles: Vec<(String, u64)>,
 }
 
+impl Bucket {
+    /// Counts `count` throttled requests for `reason`.
+    pub(super) fn add_throttles(&mut self, reason: &str, count: u64) {
+        match self.throttles.iter_mut().find(|(r, _)| r == reason) {
+            Some((_, c)) => *c += count,
+            None => self.throttles.push((reason.to_owned(), count)),
+        }
+    }
+}
+
 /// Which items a key's writes touched in the window, as far as it matters: one item taking
 /// every write (a counter, a "latest" row) is a pattern sharding the key does not fix.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
@@ -34,11 +44,16 @@ pub(super) enum ItemsWritten {
 
 impl ItemsWritten {
     pub(super) fn add(&mut self, item: u64) {
-        *self = match *self {
-            ItemsWritten::Unknown => ItemsWritten::One(item),
-            ItemsWritten::One(seen) if seen == item => ItemsWritten::One(seen),
+        *self = self.merge(ItemsWritten::One(item));
+    }
+
+    /// What two keys' (or two moments') writes touched together.
+    pub(super) fn merge(self, other: ItemsWritten) -> ItemsWritten {
+        match (self, other) {
+            (ItemsWritten::Unknown, seen) | (seen, ItemsWritten::Unknown) => seen,
+            (ItemsWritten::One(a), ItemsWritten::One(b)) if a == b => self,
             _ => ItemsWritten::Many,
-        };
+        }
     }
 }
 

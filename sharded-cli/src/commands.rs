@@ -260,6 +260,33 @@ async fn report(aws: &AwsArgs, output: Output, args: ReportArgs) -> Result<u8, F
     Ok(EXIT_OK)
 }
 
+/// A bar over the table's item count when `DescribeTable` gives one (a migration examines
+/// every item of the table once), else a spinner: the count is DynamoDB's estimate, refreshed
+/// every six hours or so, and free, where an exact total would cost a second full scan.
+async fn progress_bar(client: &Client, table: &str) -> ProgressBar {
+    let item_count = client
+        .describe_table()
+        .table_name(table)
+        .send()
+        .await
+        .ok()
+        .and_then(|d| d.table?.item_count)
+        .filter(|&count| count > 0);
+    let (bar, template) = match item_count {
+        Some(count) => (
+            ProgressBar::new(count as u64),
+            "{elapsed_precise} [{wide_bar}] {percent:>3}% of ~{len} items examined, eta {eta}\n{msg}",
+        ),
+        None => (ProgressBar::new_spinner(), "{spinner} {elapsed_precise} {msg}"),
+    };
+    // The templates are constants: a refused one would be a bug here, shown as a spinner.
+    bar.set_style(
+        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
 fn read(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path)
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))
@@ -290,16 +317,11 @@ async fn migrate(
         }
         _ => None,
     };
+    let client = client(aws).await;
     let bar = if args.quiet || output == Output::Json {
         ProgressBar::hidden()
     } else {
-        let bar = ProgressBar::new_spinner();
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        );
-        bar.enable_steady_tick(Duration::from_millis(200));
-        bar
+        progress_bar(&client, &args.table).await
     };
     let shown = bar.clone();
     let checkpoint_path = args.checkpoint.clone();
@@ -310,7 +332,15 @@ async fn migrate(
         read_units_per_second: args.read_units_per_second,
         segments: args.segments,
         resume_from,
-        on_progress: Arc::new(move |p| shown.set_message(p.to_string())),
+        on_progress: Arc::new(move |p| {
+            if let Some(total) = shown.length() {
+                // The item count is an estimate: a table that grew since it was taken
+                // stretches the bar rather than overflowing it.
+                shown.set_length(total.max(p.examined));
+            }
+            shown.set_position(p.examined);
+            shown.set_message(p.to_string());
+        }),
         on_checkpoint: Arc::new(move |c| {
             if let Some(path) = &checkpoint_path {
                 // Written whole, then renamed: a crash never leaves half a checkpoint.
@@ -326,7 +356,6 @@ async fn migrate(
             }
         }),
     };
-    let client = client(aws).await;
     let result = entity.migrate(client, args.table.clone(), options).await;
     bar.finish_and_clear();
     if let Some(message) = checkpoint_error
@@ -352,7 +381,7 @@ async fn migrate(
             let json = json!({
                 "table": args.table,
                 "entity": entity.schema().entity,
-                "scanned": p.scanned, "moved": p.moved, "superseded": p.superseded,
+                "scanned": p.scanned, "examined": p.examined, "moved": p.moved, "superseded": p.superseded,
                 "in_place": p.in_place, "gone": p.gone, "conflicts": p.conflicts,
                 "failed": p.failed, "write_units": p.write_units, "read_units": p.read_units,
                 "seconds": p.elapsed.as_secs_f64(),

@@ -1011,3 +1011,32 @@ async fn a_migration_runs_on_its_own_task() {
     assert!(calls.load(Ordering::SeqCst) >= report.progress.scanned);
     assert_eq!(repo.migration_remaining().await.unwrap(), 0);
 }
+
+/// `examined` counts what DynamoDB read to find the entity's items, every entity's: the
+/// measure an ops tool sets against the table's item count.
+#[tokio::test]
+async fn examined_counts_every_item_the_scan_read() {
+    let repo: Repo<Adopted> = repo("migrate-examined").await;
+    let scores = initial(30);
+    seed_legacy(repo.client(), repo.table(), GAME, &scores).await;
+    let before = raw_scan(repo.client(), repo.table()).await.len() as u64;
+    assert!(
+        before > scores.len() as u64,
+        "the game record shares the table"
+    );
+    let report = repo.migrate().page_size(7).run().await.unwrap();
+    let p = &report.progress;
+    assert_eq!(p.moved, scores.len() as u64, "{p}");
+    // Every item present at the start is examined once; a moved copy may be met again.
+    assert!(p.examined >= before, "{} examined of {before}", p.examined);
+    assert!(
+        p.examined <= before + p.moved,
+        "{} examined, {} moved",
+        p.examined,
+        p.moved
+    );
+    assert!(
+        p.examined > p.scanned,
+        "the game record is examined, not read as a score"
+    );
+}

@@ -35,6 +35,9 @@ pub(crate) struct Page {
     pub next: Option<Item>,
     /// Read units the request used (reported, or estimated from the items returned).
     pub read_units: f64,
+    /// Items DynamoDB examined for the page (`ScannedCount`): every entity's, before the
+    /// entity filter.
+    pub examined: u64,
 }
 
 /// Everything the page requests of one migration need.
@@ -77,7 +80,7 @@ impl PageSource {
             "#et = :et"
         };
         let entity = AttributeValue::S(self.entity.to_owned());
-        let (items, next, capacity) = match &self.parts {
+        let (items, next, capacity, examined) = match &self.parts {
             Parts::Segments(segments) => {
                 let output = self
                     .client
@@ -110,6 +113,7 @@ impl PageSource {
                     output.items,
                     output.last_evaluated_key,
                     output.consumed_capacity,
+                    output.scanned_count,
                 )
             }
             Parts::Partitions(keys) => {
@@ -146,6 +150,7 @@ impl PageSource {
                     output.items,
                     output.last_evaluated_key,
                     output.consumed_capacity,
+                    output.scanned_count,
                 )
             }
         };
@@ -160,6 +165,7 @@ impl PageSource {
             // DynamoDB may return an empty key map at the end; that is the end too.
             next: next.filter(|key| !key.is_empty()),
             read_units,
+            examined: examined.max(0) as u64,
         })
     }
 }

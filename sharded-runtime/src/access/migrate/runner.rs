@@ -391,6 +391,7 @@ impl<E: ShardedEntity> Runner<E> {
             state.progress.pages += 1;
             state.progress.read_units += page.read_units;
             state.progress.scanned += found.len() as u64;
+            state.progress.examined += page.examined;
             if counting {
                 state.remaining += found
                     .iter()

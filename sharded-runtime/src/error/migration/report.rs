@@ -45,6 +45,11 @@ pub struct Progress {
     pub failed: u64,
     /// Scan (or query) pages read.
     pub pages: u64,
+    /// Items DynamoDB examined to find them, every entity's (the pages' `ScannedCount`): a
+    /// whole-table migration examines about the table's item count (`DescribeTable`'s
+    /// `ItemCount`, refreshed every six hours or so), which makes it the measure of how far a
+    /// run has come. Counted from where this run started: a resumed run starts at 0.
+    pub examined: u64,
     /// Write units used: DynamoDB's consumed capacity where it reports it (transactions at
     /// twice the plain rate), estimated from item sizes otherwise.
     pub write_units: f64,

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -103,21 +103,27 @@ pub(crate) struct PlanArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(group(
+    ArgGroup::new("source")
+        .required(true)
+        .args(["recording", "contributor_insights", "live"])
+))]
 pub(crate) struct ReportArgs {
     /// A recording written by `HotKeyStats::recording().to_json()`.
-    #[arg(
-        long,
-        conflicts_with = "contributor_insights",
-        required_unless_present = "contributor_insights"
-    )]
+    #[arg(long)]
     pub(crate) recording: Option<PathBuf>,
     /// The JSON of `aws cloudwatch get-insight-rule-report` for a DynamoDB rule.
     #[arg(long)]
     pub(crate) contributor_insights: Option<PathBuf>,
+    /// Read the last MINUTES of the table's (or --index's) own Contributor Insights rule from
+    /// CloudWatch (needs --table; Contributor Insights enabled on it).
+    #[arg(long, value_name = "MINUTES", requires = "table")]
+    #[cfg_attr(not(feature = "cloudwatch"), arg(hide = true))]
+    pub(crate) live: Option<u32>,
     /// What the Contributor Insights rule counted.
     #[arg(long, value_enum, default_value_t = Rule::AccessedWrites)]
     pub(crate) rule: Rule,
-    /// The GSI a Contributor Insights report is of (default: the table).
+    /// The GSI a Contributor Insights report is of, or --live reads (default: the table).
     #[arg(long)]
     pub(crate) index: Option<String>,
     /// The shard count of a Contributor Insights report's keys, to roll them up.

@@ -47,6 +47,12 @@ pub(crate) async fn run(entities: &[Box<dyn EntityOps>], cli: Cli) -> Result<u8,
 /// A client from the standard AWS configuration chain, with the flags on top. Connecting
 /// gives up after a few seconds, so an unreachable endpoint is an error, not a hang.
 async fn client(aws: &AwsArgs) -> Client {
+    Client::new(&loader(aws, true).load().await)
+}
+
+/// The standard AWS configuration chain with the flags on top (the endpoint flag only where
+/// it is DynamoDB's).
+fn loader(aws: &AwsArgs, dynamodb: bool) -> aws_config::ConfigLoader {
     use aws_config::timeout::TimeoutConfig;
     let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest()).timeout_config(
         TimeoutConfig::builder()
@@ -57,13 +63,13 @@ async fn client(aws: &AwsArgs) -> Client {
     if let Some(region) = &aws.region {
         loader = loader.region(aws_config::Region::new(region.clone()));
     }
-    if let Some(endpoint) = &aws.endpoint_url {
+    if let (Some(endpoint), true) = (&aws.endpoint_url, dynamodb) {
         loader = loader.endpoint_url(endpoint);
     }
     if let Some(profile) = &aws.profile {
         loader = loader.profile_name(profile);
     }
-    Client::new(&loader.load().await)
+    loader
 }
 
 /// The caps of `table` (one `DescribeTable`), for `plan --table` and `report --table`.
@@ -227,24 +233,23 @@ fn describe(
 }
 
 async fn report(aws: &AwsArgs, output: Output, args: ReportArgs) -> Result<u8, Failure> {
-    let recording = match (&args.recording, &args.contributor_insights) {
-        (Some(path), _) => Recording::from_json(&read(path)?)
-            .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?,
-        (None, Some(path)) => {
-            let rule = match args.rule {
-                Rule::AccessedWrites => InsightRule::AccessedWrites,
-                Rule::AccessedReads => InsightRule::AccessedReads,
-                Rule::Throttled => InsightRule::Throttled,
-            };
-            Recording::from_contributor_insights(
-                &read(path)?,
-                args.index.as_deref(),
-                rule,
-                args.shards,
-            )
+    let rule = match args.rule {
+        Rule::AccessedWrites => InsightRule::AccessedWrites,
+        Rule::AccessedReads => InsightRule::AccessedReads,
+        Rule::Throttled => InsightRule::Throttled,
+    };
+    let recording = if let Some(path) = &args.recording {
+        Recording::from_json(&read(path)?)
             .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?
-        }
-        (None, None) => return Err(Failure::usage("give --recording or --contributor-insights")),
+    } else if let Some(path) = &args.contributor_insights {
+        Recording::from_contributor_insights(&read(path)?, args.index.as_deref(), rule, args.shards)
+            .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?
+    } else if let (Some(minutes), Some(table)) = (args.live, &args.table) {
+        live_recording(aws, table, &args, rule, minutes).await?
+    } else {
+        return Err(Failure::usage(
+            "give --recording, --contributor-insights or --live with --table",
+        ));
     };
     let mut report = recording.report(PerKeyLimits::DYNAMODB);
     if let Some(table) = &args.table {
@@ -285,6 +290,43 @@ async fn progress_bar(client: &Client, table: &str) -> ProgressBar {
     );
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
+}
+
+/// The last `minutes` of the table's own Contributor Insights rule, from CloudWatch.
+#[cfg(feature = "cloudwatch")]
+async fn live_recording(
+    aws: &AwsArgs,
+    table: &str,
+    args: &ReportArgs,
+    rule: InsightRule,
+    minutes: u32,
+) -> Result<Recording, Failure> {
+    let dynamodb = client(aws).await;
+    // The endpoint flag names DynamoDB's endpoint; CloudWatch's comes from the chain
+    // (AWS_ENDPOINT_URL_CLOUDWATCH, the profile), never from it.
+    let cloudwatch = aws_sdk_cloudwatch::Client::new(&loader(aws, false).load().await);
+    let sample = crate::live::LiveSample {
+        table,
+        index: args.index.as_deref(),
+        rule,
+        minutes,
+        shards: args.shards,
+    };
+    crate::live::recording(&dynamodb, &cloudwatch, &sample).await
+}
+
+#[cfg(not(feature = "cloudwatch"))]
+async fn live_recording(
+    _: &AwsArgs,
+    _: &str,
+    _: &ReportArgs,
+    _: InsightRule,
+    _: u32,
+) -> Result<Recording, Failure> {
+    Err(Failure::usage(
+        "this command line was built without the `cloudwatch` feature of sharded-cli, which \
+         --live needs: report from a file with --recording or --contributor-insights",
+    ))
 }
 
 fn read(path: &Path) -> Result<String, Failure> {

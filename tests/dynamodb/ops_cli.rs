@@ -303,3 +303,42 @@ async fn bad_input_is_a_clear_error_and_changes_nothing() {
         crate::support::local().await.endpoint()
     );
 }
+
+/// `report --live` reads the table's own Contributor Insights rule from DynamoDB and
+/// CloudWatch; DynamoDB Local implements neither, and says so (what each answer of the
+/// service leads to is tested in `sharded-cli`'s unit tests).
+#[tokio::test]
+async fn a_live_report_says_what_it_needs_and_refuses_bad_arguments() {
+    let table = unique_table_name("ops-live");
+    let repo: Repo<ScoreOn20> = Repo::new(client().await, table.clone());
+    repo.create_table().await.unwrap();
+    let live = ops(&["report", "--live", "15", "--table", &table]).await;
+    assert_eq!(live.code, 1, "{}", live.stderr);
+    assert!(
+        live.stderr
+            .contains("does not implement Contributor Insights")
+            && live.stderr.contains("--recording"),
+        "{}",
+        live.stderr
+    );
+
+    let no_table = ops(&["report", "--live", "15"]).await;
+    assert_eq!(
+        no_table.code, 2,
+        "--live needs --table: {}",
+        no_table.stderr
+    );
+    assert!(no_table.stderr.contains("--table"), "{}", no_table.stderr);
+
+    let two = ops(&[
+        "report",
+        "--live",
+        "15",
+        "--table",
+        &table,
+        "--recording",
+        "r.json",
+    ])
+    .await;
+    assert_eq!(two.code, 2, "one source at a time: {}", two.stderr);
+}

@@ -13,6 +13,7 @@
 //! stub trait impl (thiserror's `fallback.rs`), so the user sees the one real error and not a
 //! "no function `query` found" at every call site.
 
+mod attribute_gsi;
 mod checks;
 mod conditions;
 mod counters;
@@ -170,6 +171,7 @@ fn methods(cx: &Ctx) -> Vec<TokenStream> {
         }
     }
     methods.extend(query_methods(cx));
+    methods.extend(attribute_gsi::methods(cx));
     methods
 }
 

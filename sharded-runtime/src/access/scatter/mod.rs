@@ -1098,10 +1098,15 @@ mod tests {
             filter: None,
             expiry: None,
             index: None,
-            pk_attribute: "pk",
-            sort_attribute: Some("sk"),
+            sort_attributes: vec![KeyAttributeSchema::new(
+                "sk",
+                crate::keys::schema::ScalarType::String,
+            )],
+            sort_equalities: Vec::new(),
             position_attributes: vec!["sk"],
-            partitions: (0..shards).map(|s| format!("GAME#g1#{s}")).collect(),
+            partitions: (0..shards)
+                .map(|s| Partition::key("pk", format!("GAME#g1#{s}")))
+                .collect(),
             transition: None,
             condition: None,
             descending: false,

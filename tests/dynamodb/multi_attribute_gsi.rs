@@ -462,3 +462,34 @@ async fn create_table_emits_the_multi_attribute_key_schema() {
         Some(run)
     );
 }
+
+/// The hot-key stats name a multi-attribute partition by its stable rendering
+/// (`game_id=g1,region=eu#<shard>`) for writes and reads alike, so the report rolls its
+/// shards up into one logical key.
+#[tokio::test]
+async fn hot_key_stats_roll_up_a_multi_attribute_partition() {
+    use sharded::capacity::HotKeyStats;
+    let stats = std::sync::Arc::new(HotKeyStats::new(std::time::Duration::from_secs(60)));
+    let repo = repo::<Run>("ma-stats").await.with_stats(stats.clone());
+    let all = runs(11, 40);
+    for run in &all {
+        repo.put(run).await.unwrap();
+    }
+    let shape = &shapes()[0];
+    query(&repo, "g1", "eu", shape, false)
+        .collect()
+        .await
+        .unwrap();
+    let report = stats.report();
+    let logical = report
+        .logical_key(Some("gsi1"), "game_id=g1,region=eu")
+        .expect("the partition's shards are rolled up");
+    assert_eq!(logical.shards, Some(4));
+    let writes = all
+        .iter()
+        .filter(|r| r.game_id == "g1" && r.region == "eu")
+        .count();
+    assert_eq!(logical.write.requests as usize, writes);
+    // One Query per shard.
+    assert_eq!(logical.read.requests, 4);
+}

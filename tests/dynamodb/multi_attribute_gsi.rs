@@ -493,3 +493,29 @@ async fn hot_key_stats_roll_up_a_multi_attribute_partition() {
     // One Query per shard.
     assert_eq!(logical.read.requests, 4);
 }
+
+/// An empty string in an index key attribute is refused before anything is sent, naming the
+/// field, for a write and for a query alike (DynamoDB would refuse both without naming it).
+#[tokio::test]
+async fn an_empty_key_attribute_is_refused_naming_the_field() {
+    let repo = repo::<Run>("ma-empty").await;
+    let mut run = runs(5, 1).remove(0);
+    run.region = String::new();
+    let empty = |e: sharded::Error| {
+        matches!(
+            e,
+            sharded::Error::Key(sharded::KeyError::EmptyValue {
+                field: "region",
+                attribute: "gsi1",
+                ..
+            })
+        )
+    };
+    assert!(empty(repo.put(&run).await.unwrap_err()));
+    assert!(empty(
+        Run::query_gsi1(&repo, "g1", "")
+            .collect()
+            .await
+            .unwrap_err()
+    ));
+}

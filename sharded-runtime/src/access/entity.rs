@@ -135,6 +135,7 @@ pub(crate) fn to_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
         entity: schema.entity,
         source,
     })?;
+    check_index_attributes(schema, &item)?;
     let mut set_value = |name: &'static str, value: AttributeValue| -> Result<(), Error> {
         match item.insert(name.to_owned(), value) {
             None => Ok(()),
@@ -163,6 +164,27 @@ pub(crate) fn to_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
     }
     set_value(ENTITY_ATTRIBUTE, s(schema.entity.to_owned()))?;
     Ok(item)
+}
+
+/// Refuses an empty string in an index key attribute (DynamoDB would refuse the write with a
+/// `ValidationException` naming no field), as a string key refuses an empty field.
+fn check_index_attributes(schema: &EntitySchema, item: &Item) -> Result<(), KeyError> {
+    for gsi in schema.gsis {
+        let Some(key) = gsi.attributes else { continue };
+        let empty = key
+            .partition
+            .iter()
+            .chain(key.sort)
+            .find(|a| matches!(item.get(a.name), Some(AttributeValue::S(s)) if s.is_empty()));
+        if let Some(a) = empty {
+            return Err(KeyError::EmptyValue {
+                entity: schema.entity,
+                attribute: gsi.index_name,
+                field: a.name,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Refuses keys over DynamoDB's size limits, on the table and on every index, before

@@ -1076,8 +1076,16 @@ impl<E: ShardedEntity> Repo<E> {
             .and_then(|g| g.attributes)
             .map_or("", |k| k.shard_attribute);
         let n = gsi.and_then(|g| g.pk.sharding.shard_count()).unwrap_or(1);
-        let partitions = Partitions::attributes(equalities, shard_attribute, n);
-        Query::new(self.clone(), Some(index), Ok(partitions))
+        let empty = equalities.iter().find(|(_, v)| v.text().is_empty());
+        let partitions = match empty {
+            Some((field, _)) => Err(KeyError::EmptyValue {
+                entity: E::SCHEMA.entity,
+                attribute: gsi.map_or("", |g| g.index_name),
+                field,
+            }),
+            None => Ok(Partitions::attributes(equalities, shard_attribute, n)),
+        };
+        Query::new(self.clone(), Some(index), partitions)
     }
 
     /// A scatter-gather query of the base table over every partition of a logical key's

@@ -49,14 +49,14 @@ pub(crate) fn describe_entity(schema: &EntitySchema) -> Value {
 /// key), every GSI projecting all attributes (what `Repo::create_table` sends).
 pub(crate) fn create_table_json(definition: &TableDefinition, table: &str) -> Value {
     let base = [(
-        KeyAttributeSchema::new(definition.partition_key, ScalarType::String),
+        KeyAttributeSchema::new(definition.partition_key, ScalarType::S),
         true,
     )]
     .into_iter()
     .chain(
         definition
             .sort_key
-            .map(|sk| (KeyAttributeSchema::new(sk, ScalarType::String), false)),
+            .map(|sk| (KeyAttributeSchema::new(sk, ScalarType::S), false)),
     )
     .collect::<Vec<_>>();
     let mut attributes: Vec<KeyAttributeSchema> = base.iter().map(|(a, _)| *a).collect();

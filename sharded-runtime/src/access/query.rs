@@ -542,7 +542,7 @@ impl<S: QuerySource, O> Query<S, O> {
         // are: old copies are checked against their current place.
         let index_transition = self.index.is_some() && schema.pk.previous.is_some();
         let string_sort = |sk: Option<SortKeySchema>| -> Vec<KeyAttributeSchema> {
-            sk.map(|sk| KeyAttributeSchema::new(sk.attribute, ScalarType::String))
+            sk.map(|sk| KeyAttributeSchema::new(sk.attribute, ScalarType::S))
                 .into_iter()
                 .collect()
         };

@@ -544,45 +544,67 @@ impl<Rest> AttributeSort<Rest> {
     }
 }
 
-impl<Rest: NextSortAttribute> AttributeSort<Rest> {
+// The bound is on each method, not on the impl: a method called where no attribute is left
+// (after a range, or past the last) then exists, and the call reports `NextSortAttribute`'s
+// message instead of "method not found".
+impl<Rest> AttributeSort<Rest> {
     /// The next sort attribute equals `value`.
-    pub fn eq(self, value: impl KeyArg<Rest::Head>) -> AttributeSort<Rest::Tail> {
+    pub fn eq<Head, Tail>(self, value: impl KeyArg<Head>) -> AttributeSort<Tail>
+    where
+        Rest: NextSortAttribute<Head = Head, Tail = Tail>,
+    {
         self.with(Some(value.key_value()), None)
     }
 
     /// The next sort attribute is below `value`; ends the condition.
-    pub fn lt(self, value: impl KeyArg<Rest::Head>) -> AttributeSort<RangeSet> {
+    pub fn lt<Head>(self, value: impl KeyArg<Head>) -> AttributeSort<RangeSet>
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
         self.with(None, Some(SortCondition::Lt(text(value))))
     }
 
     /// The next sort attribute is at most `value`; ends the condition.
-    pub fn le(self, value: impl KeyArg<Rest::Head>) -> AttributeSort<RangeSet> {
+    pub fn le<Head>(self, value: impl KeyArg<Head>) -> AttributeSort<RangeSet>
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
         self.with(None, Some(SortCondition::Le(text(value))))
     }
 
     /// The next sort attribute is above `value`; ends the condition.
-    pub fn gt(self, value: impl KeyArg<Rest::Head>) -> AttributeSort<RangeSet> {
+    pub fn gt<Head>(self, value: impl KeyArg<Head>) -> AttributeSort<RangeSet>
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
         self.with(None, Some(SortCondition::Gt(text(value))))
     }
 
     /// The next sort attribute is at least `value`; ends the condition.
-    pub fn ge(self, value: impl KeyArg<Rest::Head>) -> AttributeSort<RangeSet> {
+    pub fn ge<Head>(self, value: impl KeyArg<Head>) -> AttributeSort<RangeSet>
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
         self.with(None, Some(SortCondition::Ge(text(value))))
     }
 
     /// The next sort attribute is in `low..=high`; ends the condition.
-    pub fn between(
+    pub fn between<Head>(
         self,
-        low: impl KeyArg<Rest::Head>,
-        high: impl KeyArg<Rest::Head>,
-    ) -> AttributeSort<RangeSet> {
+        low: impl KeyArg<Head>,
+        high: impl KeyArg<Head>,
+    ) -> AttributeSort<RangeSet>
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
         self.with(None, Some(SortCondition::Between(text(low), text(high))))
     }
 
     /// The next sort attribute, a string, starts with `prefix`; ends the condition.
-    pub fn begins_with(self, prefix: impl KeyArg<Rest::Head>) -> AttributeSort<RangeSet>
+    pub fn begins_with<Head>(self, prefix: impl KeyArg<Head>) -> AttributeSort<RangeSet>
     where
-        Rest::Head: StringSortAttribute,
+        Rest: NextSortAttribute<Head = Head>,
+        Head: StringSortAttribute,
     {
         self.with(None, Some(SortCondition::BeginsWith(text(prefix))))
     }

@@ -17,7 +17,7 @@ impl TableDefinition {
     /// multi-attribute key, several `HASH` and `RANGE` elements), GSIs projecting all
     /// attributes (so index queries can return whole entities).
     pub fn create_table(&self, client: &Client, table_name: &str) -> CreateTableFluentBuilder {
-        let string = |name| KeyAttributeSchema::new(name, ScalarType::String);
+        let string = |name| KeyAttributeSchema::new(name, ScalarType::S);
         let mut attributes = vec![string(self.partition_key)];
         attributes.extend(self.sort_key.map(string));
         for index in &self.indexes {
@@ -39,7 +39,7 @@ impl TableDefinition {
             .set_key_schema(Some(key_schema(base)));
         for attribute in attributes {
             let kind = match attribute.kind {
-                ScalarType::Number => ScalarAttributeType::N,
+                ScalarType::N => ScalarAttributeType::N,
                 _ => ScalarAttributeType::S,
             };
             request = request.attribute_definitions(

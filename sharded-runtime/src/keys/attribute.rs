@@ -38,16 +38,16 @@ impl KeyValue {
     /// The DynamoDB type of the value.
     pub fn scalar_type(&self) -> ScalarType {
         match self {
-            KeyValue::S(_) => ScalarType::String,
-            KeyValue::N(_) => ScalarType::Number,
+            KeyValue::S(_) => ScalarType::S,
+            KeyValue::N(_) => ScalarType::N,
         }
     }
 
     /// A value of `kind` written as `text` (a number's decimal text).
     pub(crate) fn of_type(kind: ScalarType, text: String) -> KeyValue {
         match kind {
-            ScalarType::Number => KeyValue::N(text),
-            ScalarType::String => KeyValue::S(text),
+            ScalarType::N => KeyValue::N(text),
+            ScalarType::S => KeyValue::S(text),
         }
     }
 }
@@ -65,8 +65,8 @@ impl fmt::Display for KeyValue {
 /// ```
 /// use sharded::keys::KeyAttribute;
 /// use sharded::schema::ScalarType;
-/// assert_eq!(<u64 as KeyAttribute>::TYPE, ScalarType::Number);
-/// assert_eq!(<String as KeyAttribute>::TYPE, ScalarType::String);
+/// assert_eq!(<u64 as KeyAttribute>::TYPE, ScalarType::N);
+/// assert_eq!(<String as KeyAttribute>::TYPE, ScalarType::S);
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an attribute of a multi-attribute index key",
@@ -85,7 +85,7 @@ pub trait KeyAttribute {
 }
 
 impl KeyAttribute for String {
-    const TYPE: ScalarType = ScalarType::String;
+    const TYPE: ScalarType = ScalarType::S;
 
     fn key_value(&self) -> KeyValue {
         KeyValue::S(self.clone())
@@ -95,7 +95,7 @@ impl KeyAttribute for String {
 macro_rules! integer_key_attributes {
     ($($ty:ty),*) => {$(
         impl KeyAttribute for $ty {
-            const TYPE: ScalarType = ScalarType::Number;
+            const TYPE: ScalarType = ScalarType::N;
 
             fn key_value(&self) -> KeyValue {
                 KeyValue::N(self.to_string())

@@ -422,23 +422,23 @@ pub const MAX_KEY_ATTRIBUTES: usize = max_key_attributes!();
 ///
 /// ```
 /// use sharded::schema::ScalarType;
-/// assert_eq!(ScalarType::Number.code(), "N");
+/// assert_eq!(ScalarType::N.code(), "N");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ScalarType {
-    /// `S`: compared by UTF-8 bytes.
-    String,
-    /// `N`: compared by value.
-    Number,
+    /// A string, compared by its UTF-8 bytes.
+    S,
+    /// A number, compared by value.
+    N,
 }
 
 impl ScalarType {
     /// DynamoDB's code for the type (`S`, `N`).
     pub const fn code(self) -> &'static str {
         match self {
-            ScalarType::String => "S",
-            ScalarType::Number => "N",
+            ScalarType::S => "S",
+            ScalarType::N => "N",
         }
     }
 }
@@ -447,8 +447,8 @@ impl ScalarType {
 ///
 /// ```
 /// use sharded::schema::{KeyAttributeSchema, ScalarType};
-/// let a = KeyAttributeSchema::new("score", ScalarType::Number);
-/// assert_eq!((a.name, a.kind), ("score", ScalarType::Number));
+/// let a = KeyAttributeSchema::new("score", ScalarType::N);
+/// assert_eq!((a.name, a.kind), ("score", ScalarType::N));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -473,10 +473,10 @@ impl KeyAttributeSchema {
 ///
 /// ```
 /// use sharded::schema::{AttributeKeySchema, KeyAttributeSchema, ScalarType};
-/// static PK: [KeyAttributeSchema; 1] = [KeyAttributeSchema::new("game_id", ScalarType::String)];
+/// static PK: [KeyAttributeSchema; 1] = [KeyAttributeSchema::new("game_id", ScalarType::S)];
 /// static SK: [KeyAttributeSchema; 2] = [
-///     KeyAttributeSchema::new("score", ScalarType::Number),
-///     KeyAttributeSchema::new("player_id", ScalarType::String),
+///     KeyAttributeSchema::new("score", ScalarType::N),
+///     KeyAttributeSchema::new("player_id", ScalarType::S),
 /// ];
 /// let key = AttributeKeySchema::new(&PK, "gsi2_shard", &SK);
 /// assert_eq!(key.partition_attributes().count(), 2);
@@ -513,10 +513,7 @@ impl AttributeKeySchema {
         self.partition
             .iter()
             .copied()
-            .chain([KeyAttributeSchema::new(
-                self.shard_attribute,
-                ScalarType::Number,
-            )])
+            .chain([KeyAttributeSchema::new(self.shard_attribute, ScalarType::N)])
     }
 
     /// The key as `[partition attributes] / [sort attributes]`, with types, for messages.
@@ -585,7 +582,7 @@ impl GsiSchema {
     /// ```
     /// use sharded::schema::*;
     /// static T: KeyTemplate = KeyTemplate::new("game_id={game_id}", &[Segment::literal("game_id="), Segment::field("game_id")]);
-    /// static PK: [KeyAttributeSchema; 1] = [KeyAttributeSchema::new("game_id", ScalarType::String)];
+    /// static PK: [KeyAttributeSchema; 1] = [KeyAttributeSchema::new("game_id", ScalarType::S)];
     /// let gsi = GsiSchema::new(2, "gsi2", PartitionKeySchema::new("gsi2_shard", &T, Sharding::identity(8)), None)
     ///     .with_attributes(AttributeKeySchema::new(&PK, "gsi2_shard", &[]));
     /// assert!(gsi.attributes.is_some());
@@ -892,12 +889,12 @@ impl IndexDefinition {
             ),
             None => Box::new(
                 std::iter::once((
-                    KeyAttributeSchema::new(self.partition_key, ScalarType::String),
+                    KeyAttributeSchema::new(self.partition_key, ScalarType::S),
                     true,
                 ))
                 .chain(
                     self.sort_key
-                        .map(|s| (KeyAttributeSchema::new(s, ScalarType::String), false)),
+                        .map(|s| (KeyAttributeSchema::new(s, ScalarType::S), false)),
                 ),
             ),
         }

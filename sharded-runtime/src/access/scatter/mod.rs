@@ -1100,7 +1100,7 @@ mod tests {
             index: None,
             sort_attributes: vec![KeyAttributeSchema::new(
                 "sk",
-                crate::keys::schema::ScalarType::String,
+                crate::keys::schema::ScalarType::S,
             )],
             sort_equalities: Vec::new(),
             position_attributes: vec!["sk"],

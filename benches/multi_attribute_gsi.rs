@@ -184,10 +184,10 @@ async fn phase(
         "| variant (top {TOP} of {ITEMS}, 8 shards) | Query requests | read units | median ms |"
     );
     println!("|---|---:|---:|---:|");
-    for v in 0..2 {
+    for (v, name) in NAMES.iter().enumerate() {
         println!(
-            "| {} | {} | {:.1} | {:.1} |",
-            NAMES[v], requests[v], units[v], medians[v]
+            "| {name} | {} | {:.1} | {:.1} |",
+            requests[v], units[v], medians[v]
         );
     }
     let ratio = medians[1] / medians[0];
@@ -247,12 +247,11 @@ async fn bench() {
         string: Repo::new(client.clone(), &string_table),
         attribute: Repo::new(client, &attribute_table),
     };
-    for v in 0..2 {
+    for (v, name) in NAMES.iter().enumerate() {
         assert_eq!(
             bench.run(v).await,
             expected,
-            "{} disagrees with brute force",
-            NAMES[v]
+            "{name} disagrees with brute force"
         );
     }
     for (i, latency) in latencies.into_iter().enumerate() {

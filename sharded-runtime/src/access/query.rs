@@ -107,7 +107,7 @@ impl Planned {
             && resume
                 .merge
                 .as_ref()
-                .is_none_or(|merge| merge.sort.is_some() == !plan.sort_attributes.is_empty());
+                .is_none_or(|merge| merge.sort.is_some() != plan.sort_attributes.is_empty());
         if !fits {
             return Err(cursor::CursorError::WrongQuery.into());
         }

@@ -2,7 +2,9 @@
 //! needs, in the AWS CLI's `--cli-input-json` form.
 
 use serde_json::{json, Value};
-use sharded::schema::{EntitySchema, PreviousLayout, TableDefinition};
+use sharded::schema::{
+    EntitySchema, KeyAttributeSchema, PreviousLayout, ScalarType, TableDefinition,
+};
 
 /// One entity's keys, GSIs and transition.
 pub(crate) fn describe_entity(schema: &EntitySchema) -> Value {
@@ -36,37 +38,47 @@ pub(crate) fn describe_entity(schema: &EntitySchema) -> Value {
             "shards": g.pk.sharding.shard_count(),
             "sk_attribute": g.sk.map(|sk| sk.attribute),
             "sk_template": g.sk.map(|sk| sk.template.source),
+            "key_attributes": g.attributes.map(|key| key.describe()),
         })).collect::<Vec<_>>(),
         "transition": transition,
     })
 }
 
-/// The `CreateTable` input of `definition` for `table`: on demand, every key a string, every
-/// GSI projecting all attributes (what `Repo::create_table` sends).
+/// The `CreateTable` input of `definition` for `table`: on demand, the table's keys strings,
+/// each GSI keyed as declared (a string key, or the typed attributes of a multi-attribute
+/// key), every GSI projecting all attributes (what `Repo::create_table` sends).
 pub(crate) fn create_table_json(definition: &TableDefinition, table: &str) -> Value {
-    let mut attributes: Vec<&str> = vec![definition.partition_key];
-    attributes.extend(definition.sort_key);
+    let base = [(
+        KeyAttributeSchema::new(definition.partition_key, ScalarType::S),
+        true,
+    )]
+    .into_iter()
+    .chain(
+        definition
+            .sort_key
+            .map(|sk| (KeyAttributeSchema::new(sk, ScalarType::S), false)),
+    )
+    .collect::<Vec<_>>();
+    let mut attributes: Vec<KeyAttributeSchema> = base.iter().map(|(a, _)| *a).collect();
     for index in &definition.indexes {
-        attributes.push(index.partition_key);
-        attributes.extend(index.sort_key);
+        attributes.extend(index.key_attributes().map(|(a, _)| a));
     }
     let mut seen = std::collections::BTreeSet::new();
-    attributes.retain(|a| seen.insert(*a));
-    let key_schema = |pk: &str, sk: Option<&str>| {
-        let mut keys = vec![json!({ "AttributeName": pk, "KeyType": "HASH" })];
-        if let Some(sk) = sk {
-            keys.push(json!({ "AttributeName": sk, "KeyType": "RANGE" }));
-        }
-        keys
+    attributes.retain(|a| seen.insert(a.name));
+    let key_schema = |keys: &mut dyn Iterator<Item = (KeyAttributeSchema, bool)>| {
+        keys.map(|(a, hash)| {
+            json!({ "AttributeName": a.name, "KeyType": if hash { "HASH" } else { "RANGE" } })
+        })
+        .collect::<Vec<_>>()
     };
     let mut input = json!({
         "TableName": table,
         "BillingMode": "PAY_PER_REQUEST",
         "AttributeDefinitions": attributes
             .iter()
-            .map(|a| json!({ "AttributeName": a, "AttributeType": "S" }))
+            .map(|a| json!({ "AttributeName": a.name, "AttributeType": a.kind.code() }))
             .collect::<Vec<_>>(),
-        "KeySchema": key_schema(definition.partition_key, definition.sort_key),
+        "KeySchema": key_schema(&mut base.into_iter()),
     });
     if !definition.indexes.is_empty() {
         input["GlobalSecondaryIndexes"] = definition
@@ -75,7 +87,7 @@ pub(crate) fn create_table_json(definition: &TableDefinition, table: &str) -> Va
             .map(|i| {
                 json!({
                     "IndexName": i.name,
-                    "KeySchema": key_schema(i.partition_key, i.sort_key),
+                    "KeySchema": key_schema(&mut i.key_attributes()),
                     "Projection": { "ProjectionType": "ALL" },
                 })
             })

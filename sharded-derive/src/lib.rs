@@ -90,6 +90,18 @@
 //! - An unsharded index key that concentrates the sharded base key's writes is refused (the
 //!   GSI hotspot); `single_partition = "why"` opts in.
 //!
+//! ```ignore
+//! #[gsi3(pk = [game_id, region], sk = [score, player_id], shard = 8)]
+//! ```
+//! - Field lists instead of templates: an index keyed by the fields' own attributes
+//!   (DynamoDB's multi-attribute keys), the shard in its own number attribute
+//!   (`shard_attribute = ".."`, default `gsiN_shard`), written by every put. Generates
+//!   `query_gsiN(repo, ..partition fields)` and `gsiN_sort()` (a typestate sort condition:
+//!   `eq` on the leading sort attributes, then one range). Refused: more than three partition
+//!   or four sort fields (the runtime's `MAX_KEY_ATTRIBUTES`, the shard counted), an empty
+//!   list, unknown or repeated fields, fields not stored as their own attribute, types that
+//!   are not `KeyAttribute`s, `shard` missing.
+//!
 //! ## `#[sharded(...)]`: the container
 //!
 //! ```ignore

@@ -38,6 +38,27 @@ pub struct Entity {
     pub pk: Option<PartitionKey>,
     pub sk: Option<SortKey>,
     pub gsis: Vec<Gsi>,
+    /// `#[gsiN(pk = [..], sk = [..], shard = n)]`: indexes keyed by the item's own attributes.
+    pub attribute_gsis: Vec<AttributeGsi>,
+}
+
+/// `#[gsi2(pk = [game_id], sk = [score, player_id], shard = 8)]`: an index keyed by the
+/// fields' own attributes (DynamoDB's multi-attribute keys) and a number attribute holding
+/// the shard.
+pub struct AttributeGsi {
+    pub number: u8,
+    pub attr_span: Span,
+    pub index_name: String,
+    /// The partition fields, with the span of the `[..]` list.
+    pub pk: Sp<Vec<Ident>>,
+    /// The sort fields (possibly none), with the span of the `[..]` list.
+    pub sk: Sp<Vec<Ident>>,
+    /// The shard count (`shard = n`); `None` when missing or no number (already reported).
+    pub n: Option<Sp<u32>>,
+    /// The shard's attribute: `shard_attribute = ".."`, default `gsiN_shard`.
+    pub shard_attribute: Sp<String>,
+    /// The query function's name: `query = ".."`, default `query_gsiN`.
+    pub query: Ident,
 }
 
 pub struct Field {
@@ -281,6 +302,16 @@ impl Entity {
             if let Some(sk) = &gsi.sk {
                 roles.push((sk.attribute.clone(), format!("the sort key of {name}")));
             }
+        }
+        for gsi in &self.attribute_gsis {
+            roles.push((
+                gsi.shard_attribute.value.clone(),
+                format!(
+                    "the shard of #[{}{}]",
+                    crate::symbol::GSI_PREFIX,
+                    gsi.number
+                ),
+            ));
         }
         roles
     }

@@ -1,6 +1,7 @@
 //! From `syn` to the model: reads the attributes, records syntax errors in the context.
 //! Checks that need the whole model (does a field exist, is a key hot) live in `validate`.
 
+use quote::format_ident;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Attribute, Data, DeriveInput, Fields, Ident, Lit, LitStr};
@@ -8,8 +9,8 @@ use syn::{Attribute, Data, DeriveInput, Fields, Ident, Lit, LitStr};
 use crate::ctxt::Ctxt;
 use crate::model::Counter;
 use crate::model::{
-    Container, Entity, Field, FieldRole, Granularity, Gsi, PartitionKey, Previous, Segment,
-    SerdeName, Shard, SortKey, Sp, Template,
+    AttributeGsi, Container, Entity, Field, FieldRole, Granularity, Gsi, PartitionKey, Previous,
+    Segment, SerdeName, Shard, SortKey, Sp, Template,
 };
 use crate::serde_attr::{serde_field, serde_name, serde_rename_all};
 use crate::suggest::{did_you_mean, did_you_mean_keyword};
@@ -97,6 +98,7 @@ pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
         pk: None,
         sk: None,
         gsis: Vec::new(),
+        attribute_gsis: Vec::new(),
     };
 
     let mut seen_container = false;
@@ -137,17 +139,24 @@ pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
                 entity.counters.push(counter);
             }
         } else if let Some(number) = gsi_number(&name) {
-            if entity.gsis.iter().any(|g| g.number == number) {
+            if entity.gsis.iter().any(|g| g.number == number)
+                || entity.attribute_gsis.iter().any(|g| g.number == number)
+            {
                 cx.error_spanned_by(
                     attr.path(),
                     format!("duplicate #[{name}(...)] attribute: merge them into one"),
                 );
+            } else if keyed_by_attributes(attr) {
+                if let Some(gsi) = attribute_gsi(cx, attr, number) {
+                    entity.attribute_gsis.push(gsi);
+                }
             } else if let Some(gsi) = gsi(cx, attr, number) {
                 entity.gsis.push(gsi);
             }
         }
     }
     entity.gsis.sort_by_key(|g| g.number);
+    entity.attribute_gsis.sort_by_key(|g| g.number);
     if generic {
         // The attributes were read for their errors; an entity (and so the fallback impl, which
         // would name the struct without its generics) would only add follow-on errors.
@@ -545,6 +554,152 @@ fn gsi(cx: &Ctxt, attr: &Attribute, number: u8) -> Option<Gsi> {
         index_name,
         pk: pk?,
         sk,
+    })
+}
+
+/// Whether a `#[gsiN(..)]` names its keys as field lists (`pk = [game_id]`): an index keyed
+/// by the fields' own attributes.
+fn keyed_by_attributes(attr: &Attribute) -> bool {
+    let Ok(list) = attr.meta.require_list() else {
+        return false;
+    };
+    let mut found = false;
+    let _ = list.parse_nested_meta(|meta| {
+        if meta.input.peek(syn::Token![=]) {
+            let value = meta.value()?;
+            found |= (meta.path.is_ident(PK) || meta.path.is_ident(SK))
+                && value.peek(syn::token::Bracket);
+            value.parse::<syn::Expr>()?;
+        } else if meta.input.peek(syn::token::Paren) {
+            meta.parse_nested_meta(|inner| skip(&inner))?;
+        }
+        Ok(())
+    });
+    found
+}
+
+/// A `[field, ..]` list of `pk = [..]` or `sk = [..]`, with the span of the brackets. An
+/// element that is not a field name is reported and left out.
+fn field_list(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Sp<Vec<Ident>>> {
+    let array: syn::ExprArray = meta.value()?.parse()?;
+    let span = array.bracket_token.span.join();
+    let mut fields = Vec::new();
+    for element in &array.elems {
+        match element {
+            syn::Expr::Path(path) if path.path.get_ident().is_some() => {
+                fields.push(path.path.get_ident().cloned().expect("checked"));
+            }
+            other => cx.error_spanned_by(
+                other,
+                "expected a field name: the list names the struct's fields, e.g. \
+                 `pk = [game_id]`, `sk = [score, player_id]`",
+            ),
+        }
+    }
+    Ok(Sp::new(fields, span))
+}
+
+/// `#[gsiN(pk = [a, b], sk = [c, d], shard = n)]`.
+fn attribute_gsi(cx: &Ctxt, attr: &Attribute, number: u8) -> Option<AttributeGsi> {
+    let name = format!("{GSI_PREFIX}{number}");
+    let (mut pk, mut sk, mut shard, mut shard_attribute, mut query, mut index) =
+        (None, None, None, None, None, None);
+    let result = attr.parse_nested_meta(|meta| {
+        let Some(key) = accepted_key(cx, &meta, &name, ATTRIBUTE_GSI_KEYS)? else {
+            return Ok(());
+        };
+        match key {
+            PK => {
+                let list = field_list(cx, &meta)?;
+                set_once(cx, &meta, &name, &mut pk, list);
+            }
+            SK => {
+                let list = field_list(cx, &meta)?;
+                set_once(cx, &meta, &name, &mut sk, list);
+            }
+            SHARD => {
+                let value: Lit = meta.value()?.parse()?;
+                match &value {
+                    Lit::Int(count) => match count.base10_parse::<u32>() {
+                        Ok(v) => set_once(cx, &meta, &name, &mut shard, Sp::new(v, count.span())),
+                        Err(_) => cx.error_spanned_by(
+                            count,
+                            "the shard count must be a whole number: at least 1, at most `sharded::schema::MAX_SHARDS`",
+                        ),
+                    },
+                    other => cx.error_spanned_by(
+                        other,
+                        "a multi-attribute index's shard is a count, `shard = N`: the item's \
+                         primary key hashed over N shards, written to its own number attribute",
+                    ),
+                }
+            }
+            SHARD_ATTRIBUTE => {
+                let lit: LitStr = meta.value()?.parse()?;
+                set_once(cx, &meta, &name, &mut shard_attribute, lit);
+            }
+            QUERY => {
+                let lit: LitStr = meta.value()?.parse()?;
+                set_once(cx, &meta, &name, &mut query, lit);
+            }
+            _ => {
+                let lit: LitStr = meta.value()?.parse()?;
+                set_once(cx, &meta, &name, &mut index, lit);
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        cx.syn_error(e);
+        return None;
+    }
+    let Some(pk) = pk else {
+        cx.error_spanned_by(
+            attr.path(),
+            format!("#[{name}(sk = [..])] needs `pk = [..]`, the partition fields, e.g. `pk = [game_id]`"),
+        );
+        return None;
+    };
+    if shard.is_none() {
+        cx.error_spanned_by(
+            attr.path(),
+            format!(
+                "#[{name}(pk = [..])] needs `shard = N`: a multi-attribute index is sharded \
+                 by the item's primary key hashed over N shards (use 1 for an unsharded index)"
+            ),
+        );
+    }
+    let query = match query {
+        Some(lit) => match syn::parse_str::<Ident>(&lit.value()) {
+            Ok(ident) => Ident::new(&ident.to_string(), lit.span()),
+            Err(_) => {
+                cx.error_spanned_by(
+                    &lit,
+                    "`query` must be a function name, e.g. `query = \"query_game\"`",
+                );
+                format_ident!("query_{}", name)
+            }
+        },
+        None => format_ident!("query_{}", name),
+    };
+    if let Some(sk) = sk.as_ref().filter(|sk| sk.value.is_empty()) {
+        cx.error_at(
+            sk.span,
+            format!("an empty `sk = []` in #[{name}]: name the sort fields, or leave `sk` out for an index without a sort key"),
+        );
+    }
+    Some(AttributeGsi {
+        number,
+        attr_span: attr.path().span(),
+        index_name: index.map(|l| l.value()).unwrap_or_else(|| name.clone()),
+        sk: sk.unwrap_or_else(|| Sp::new(Vec::new(), pk.span)),
+        pk,
+        n: shard,
+        shard_attribute: match shard_attribute {
+            Some(lit) => Sp::new(lit.value(), lit.span()),
+            None => Sp::new(format!("{name}_shard"), attr.path().span()),
+        },
+        query,
     })
 }
 

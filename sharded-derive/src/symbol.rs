@@ -34,6 +34,10 @@ pub const PK_KEYS: &[&str] = &[
 ];
 pub const SK_KEYS: &[&str] = &[TEMPLATE];
 pub const GSI_KEYS: &[&str] = &[PK, SK, SHARD, N, SINGLE_PARTITION, QUERY, INDEX];
+/// `shard_attribute = ".."`: the number attribute of a multi-attribute index's shard.
+pub const SHARD_ATTRIBUTE: &str = "shard_attribute";
+/// The keys of `#[gsiN(pk = [..], ..)]`, an index keyed by the fields' own attributes.
+pub const ATTRIBUTE_GSI_KEYS: &[&str] = &[PK, SK, SHARD, SHARD_ATTRIBUTE, QUERY, INDEX];
 pub const CONTAINER_KEYS: &[&str] = &[TABLE, ENTITY, CRATE];
 /// `#[sharded(...)]` on a field: what the runtime maintains in it.
 pub const FIELD_KEYS: &[&str] = &["version", "ttl", "created_at", "updated_at"];

@@ -692,3 +692,50 @@ fn a_bucketed_random_key_without_sort_key_is_one_error() {
         "{unbucketed:?}"
     );
 }
+
+#[test]
+fn a_multi_attribute_index_is_modelled_from_field_lists() {
+    let input: DeriveInput = parse_quote! {
+        #[pk(template = "PLAYER#{player_id}")]
+        #[gsi2(pk = [game_id, region], sk = [score, player_id], shard = 8, shard_attribute = "s2")]
+        #[gsi1(pk = "GAME#{game_id}", shard = 4)]
+        struct Run { player_id: String, game_id: String, region: String, score: u64 }
+    };
+    let cx = Ctxt::new();
+    let entity = parse::entity(&cx, &input).expect("parsed");
+    validate::entity(&cx, &entity);
+    cx.check().expect("no errors");
+    // The string-keyed index keeps its model; the list-keyed one has its own.
+    assert_eq!(entity.gsis.len(), 1);
+    assert_eq!(entity.attribute_gsis.len(), 1);
+    let g = &entity.attribute_gsis[0];
+    assert_eq!(g.number, 2);
+    assert_eq!(g.pk.value, ["game_id", "region"]);
+    assert_eq!(g.sk.value, ["score", "player_id"]);
+    assert_eq!(g.n.as_ref().unwrap().value, 8);
+    assert_eq!(g.shard_attribute.value, "s2");
+    assert_eq!(g.query, "query_gsi2");
+    assert!(entity.generated_attributes().contains(&"s2".to_owned()));
+}
+
+#[test]
+fn a_multi_attribute_index_reports_each_problem_under_its_token() {
+    let errs = errors(parse_quote! {
+        #[pk(template = "PLAYER#{player_id}")]
+        #[gsi1(pk = [gme_id], sk = [score, score], shard = 0)]
+        #[gsi2(pk = [], sk = [])]
+        struct Run { player_id: String, game_id: String, score: u64, gsi1_shard: u32 }
+    });
+    let has = |needle: &str| errs.iter().any(|e| e.contains(needle));
+    assert!(has("did you mean `game_id`"), "{errs:#?}");
+    assert!(has("`score` is named twice"), "{errs:#?}");
+    assert!(has("has 0 shards"), "{errs:#?}");
+    assert!(has("an empty `sk = []`"), "{errs:#?}");
+    assert!(has("needs `shard = N`"), "{errs:#?}");
+    assert!(has("has no partition field"), "{errs:#?}");
+    assert!(
+        has("which `sharded` writes itself (the shard of #[gsi1])"),
+        "{errs:#?}"
+    );
+    assert_eq!(errs.len(), 7, "{errs:#?}");
+}

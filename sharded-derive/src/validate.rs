@@ -31,6 +31,9 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
         gsi_not_hot(cx, pk, &gsi.pk, &name);
         table_name(cx, &gsi.index_name, gsi.attr_span, "index name");
     }
+    for gsi in &entity.attribute_gsis {
+        attribute_gsi(cx, entity, gsi);
+    }
     time_buckets(cx, entity);
     key_field_types(cx, entity);
     field_roles(cx, entity);
@@ -584,16 +587,73 @@ fn attribute_clashes(cx: &Ctxt, entity: &Entity) {
 fn query_names(cx: &Ctxt, entity: &Entity) {
     let mut seen: HashSet<String> = HashSet::new();
     let keys = entity.pk.iter().chain(entity.gsis.iter().map(|g| &g.pk));
-    for key in keys {
-        if let Some(query) = &key.query {
-            if !seen.insert(query.to_string()) {
-                cx.error_spanned_by(
-                    query,
-                    format!("two keys generate a query named `{query}`: give them different names"),
-                );
-            }
+    let queries = keys
+        .filter_map(|key| key.query.as_ref())
+        .chain(entity.attribute_gsis.iter().map(|g| &g.query));
+    for query in queries {
+        if !seen.insert(query.to_string()) {
+            cx.error_spanned_by(
+                query,
+                format!("two keys generate a query named `{query}`: give them different names"),
+            );
         }
     }
+}
+
+/// `#[gsiN(pk = [..], sk = [..], shard = n)]`: what DynamoDB refuses in a multi-attribute
+/// key that the derive can see (a list's length is checked against the runtime's maximum in
+/// the expansion), fields that exist and are stored as their own attribute, each once.
+fn attribute_gsi(cx: &Ctxt, entity: &Entity, gsi: &crate::model::AttributeGsi) {
+    let name = format!("gsi{}", gsi.number);
+    if gsi.pk.value.is_empty() {
+        cx.error_at(
+            gsi.pk.span,
+            format!("#[{name}] has no partition field: name at least one, e.g. `pk = [game_id]`"),
+        );
+    }
+    let mut seen: Vec<&Ident> = Vec::new();
+    for (list, ident) in gsi
+        .pk
+        .value
+        .iter()
+        .map(|i| ("pk", i))
+        .chain(gsi.sk.value.iter().map(|i| ("sk", i)))
+    {
+        if seen.contains(&ident) {
+            cx.error_spanned_by(
+                ident,
+                format!("`{ident}` is named twice in #[{name}]: each key attribute appears once, in `pk` or in `sk`"),
+            );
+            continue;
+        }
+        seen.push(ident);
+        let Some(field) = entity.field(ident) else {
+            unknown_field(cx, entity, ident, &format!("#[{name}({list} = [..])]"));
+            continue;
+        };
+        if !field.serde_attribute || field.serde_flatten {
+            cx.error_spanned_by(
+                ident,
+                format!("`{ident}` is not stored as an attribute of its own (#[serde(skip)] or flatten), so it cannot be an index key attribute: drop it from #[{name}] or store it"),
+            );
+        } else if field.serde_with {
+            cx.error_spanned_by(
+                ident,
+                format!("`{ident}` is stored by #[serde(with = ..)] its own way, so its key type cannot be checked: an index key attribute is a `String` or integer field serde writes itself"),
+            );
+        }
+    }
+    if let Some(n) = gsi.n.as_ref().filter(|n| n.value == 0) {
+        cx.error_at(n.span, format!("#[{name}] has 0 shards: use at least 1"));
+    }
+    let shard = &gsi.shard_attribute;
+    if shard.value.is_empty() {
+        cx.error_at(
+            shard.span,
+            "the shard attribute needs a name, e.g. `shard_attribute = \"gsi2_shard\"`",
+        );
+    }
+    table_name(cx, &gsi.index_name, gsi.attr_span, "index name");
 }
 
 /// `#[sharded(version)]`, `ttl`, `created_at`, `updated_at`: one of each, on a stored field

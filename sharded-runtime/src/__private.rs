@@ -9,7 +9,7 @@ pub use crate::access::query::Query;
 pub use crate::access::range::{range_query, RangeBound, RangeQuery};
 pub use crate::access::repo::Repo;
 pub use crate::access::sort_condition::{
-    sort_key_condition, sort_key_prefix_condition, SortKeyCondition, SortOp,
+    sort_key_condition, sort_key_prefix_condition, AttributeSort, SortKeyCondition, SortOp,
 };
 pub use crate::access::source::{
     CollectionMember, QuerySource, ShardedCollection, ShardedProjection,
@@ -17,6 +17,7 @@ pub use crate::access::source::{
 pub use crate::access::transaction::ItemKey;
 pub use crate::access::update::{GsiRewrite, Update, UpdateKey};
 pub use crate::error::Error;
+pub use crate::keys::attribute::{KeyArg, KeyAttribute, KeyValue};
 pub use crate::keys::bucket::{Bucket, BucketTime, Granularity};
 pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
 pub use crate::keys::error::KeyError;
@@ -27,8 +28,8 @@ pub mod layout {
     pub use crate::keys::layout::*;
 }
 pub use crate::keys::schema::{
-    EntitySchema, GsiSchema, PartitionKeySchema, PreviousLayout, Sharding, SortKeySchema,
-    TimeAttribute, TimeFormat,
+    AttributeKeySchema, EntitySchema, GsiSchema, KeyAttributeSchema, PartitionKeySchema,
+    PreviousLayout, Sharding, SortKeySchema, TimeAttribute, TimeFormat,
 };
 pub use crate::keys::shards::{Partitions, ShardKeys};
 pub use crate::keys::template::{
@@ -109,6 +110,56 @@ pub fn query_partitions<E: Entity>(
     partitions: Result<Partitions, KeyError>,
 ) -> Query<E> {
     repo.query_partitions(partitions)
+}
+
+/// A scatter-gather query of index `index`, keyed by the item's own attributes, over every
+/// shard of the partition whose attributes have these values: the body of the generated
+/// `query_gsiN` of a `#[gsiN(pk = [..])]` index.
+pub fn query_attributes<E: Entity>(
+    repo: &Repo<E>,
+    index: u8,
+    equalities: Vec<(&'static str, KeyValue)>,
+) -> Query<E> {
+    repo.query_attributes(index, equalities)
+}
+
+/// The shard of an item in an index keyed by its own attributes, as the text `item_keys`
+/// carries it (written as a number).
+pub fn attribute_shard(key: &PartitionKeySchema, identity: &str) -> String {
+    crate::keys::layout::identity_shard(key, identity).to_string()
+}
+
+/// The attribute `name` of a multi-attribute key, typed as its field's type `T` is stored.
+/// Spanned at the field named in `pk = [..]` / `sk = [..]`, so a type that cannot be a key
+/// attribute is reported there.
+pub const fn key_attribute<T: KeyAttribute>(name: &'static str) -> KeyAttributeSchema {
+    KeyAttributeSchema::new(name, T::TYPE)
+}
+
+/// Fails compilation when a multi-attribute index names more partition fields than DynamoDB
+/// takes (the shard attribute counted). Spanned at the user's `pk = [..]`.
+pub const fn assert_partition_attributes(fields: usize) {
+    if fields + 1 > schema::MAX_KEY_ATTRIBUTES {
+        panic!(concat!(
+            "a multi-attribute index key has at most ",
+            schema::max_key_attributes!(),
+            " partition attributes (`sharded::schema::MAX_KEY_ATTRIBUTES`), and the shard \
+             attribute is one of them: name at most three fields in `pk = [..]`"
+        ));
+    }
+}
+
+/// Fails compilation when a multi-attribute index names more sort fields than DynamoDB
+/// takes. Spanned at the user's `sk = [..]`.
+pub const fn assert_sort_attributes(fields: usize) {
+    if fields > schema::MAX_KEY_ATTRIBUTES {
+        panic!(concat!(
+            "a multi-attribute index key has at most ",
+            schema::max_key_attributes!(),
+            " sort attributes (`sharded::schema::MAX_KEY_ATTRIBUTES`): name at most four fields \
+             in `sk = [..]`"
+        ));
+    }
 }
 
 /// The autoref-specialisation traits of [`Probe`], [`DecodeProbe`] and the range bounds, in

@@ -88,7 +88,9 @@ pub mod query {
     pub use crate::access::repo::MAX_FAN_OUT;
     pub use crate::access::scan::Scan;
     pub use crate::access::scatter::ShardFailure;
-    pub use crate::access::sort_condition::SortKeyCondition;
+    pub use crate::access::sort_condition::{
+        AttributeSort, NextSortAttribute, RangeSet, SortKeyCondition, StringSortAttribute,
+    };
     pub use crate::access::source::{CollectionMember, QuerySource};
 }
 

@@ -23,6 +23,7 @@ mod limits;
 mod lost_responses;
 mod migration;
 mod model;
+mod multi_attribute_gsi;
 mod ops_cli;
 mod paging;
 mod projection;

@@ -398,7 +398,8 @@ pub(super) fn item_keys_body(cx: &Ctx) -> TokenStream {
     let needs_identity = r
         .gsis
         .iter()
-        .any(|g| matches!(g.pk.shard, RShard::Identity));
+        .any(|g| matches!(g.pk.shard, RShard::Identity))
+        || !r.entity.attribute_gsis.is_empty();
     let identity = if needs_identity {
         let logical_args = cx.self_args(pk.template.fields());
         quote! {
@@ -432,6 +433,7 @@ pub(super) fn item_keys_body(cx: &Ctx) -> TokenStream {
         };
         quote!((#pk_value, #sk_value))
     });
+    let gsis = gsis.chain(super::attribute_gsi::item_keys(cx));
     quote! {
         let __sk: ::core::option::Option<#rt::String> = #sk_expr;
         #identity

@@ -1,7 +1,8 @@
 //! Code generation from the resolved model, split by what it generates (as serde_derive
 //! splits `de/`): `keys` (builders and parsers), `layout` (partitions and transitions),
 //! `conditions` (typed sort-key conditions), `repository` and `counters` (functions taking a
-//! `Repo`), `query`, `fields` (`{Entity}Fields`), `gsi_rewrite`, `schema` (the `__SCHEMA`
+//! `Repo`), `query`, `attribute_gsi` (indexes keyed by the fields' own attributes: their
+//! schema entries, shard and functions), `fields` (`{Entity}Fields`), `gsi_rewrite`, `schema` (the `__SCHEMA`
 //! static) and `checks` (compile-time assertions). `params` says how key fields are passed.
 //!
 //! Generated code is thin: static key descriptions and typed wrappers around runtime
@@ -13,6 +14,7 @@
 //! stub trait impl (thiserror's `fallback.rs`), so the user sees the one real error and not a
 //! "no function `query` found" at every call site.
 
+mod attribute_gsi;
 mod checks;
 mod conditions;
 mod counters;
@@ -170,6 +172,7 @@ fn methods(cx: &Ctx) -> Vec<TokenStream> {
         }
     }
     methods.extend(query_methods(cx));
+    methods.extend(attribute_gsi::methods(cx));
     methods
 }
 

@@ -51,9 +51,12 @@ pub(super) fn schema_static(cx: &Ctx, pk: &RPartition) -> TokenStream {
         };
         quote!(#rt::GsiSchema::new(#number, #index, #pk_s, #sk_s))
     });
+    let (attribute_gsis, attribute_statics) = super::attribute_gsi::schema_entries(cx);
+    let gsi_schemas = gsi_schemas.chain(attribute_gsis);
     let roles = role_schema(cx);
     quote! {
         #(#templates)*
+        #(#attribute_statics)*
 
         static __SCHEMA: #rt::EntitySchema = #rt::EntitySchema::new(
             #entity_name,

@@ -478,6 +478,15 @@ fn encode_with(
 }
 
 fn write_value(out: &mut Vec<u8>, value: &AttributeValue) {
+    // A multi-attribute sort key's merge position: tag 3, the count, then each value.
+    if let AttributeValue::L(values) = value {
+        out.push(3);
+        out.extend_from_slice(&(values.len() as u32).to_be_bytes());
+        for value in values {
+            write_value(out, value);
+        }
+        return;
+    }
     let (tag, bytes): (u8, &[u8]) = match value {
         AttributeValue::N(n) => (1, n.as_bytes()),
         AttributeValue::B(b) => (2, b.as_ref()),
@@ -676,7 +685,22 @@ impl<'a> Reader<'a> {
         ))
     }
     fn value(&mut self) -> Result<AttributeValue, CursorError> {
+        self.value_at_depth(0)
+    }
+
+    fn value_at_depth(&mut self, depth: u8) -> Result<AttributeValue, CursorError> {
         let tag = self.u8()?;
+        if tag == 3 {
+            // A list of key values (a multi-attribute sort key has at most four), never nested.
+            let count = self.u32()? as usize;
+            if depth > 0 || count > crate::keys::schema::MAX_KEY_ATTRIBUTES {
+                return Err(CursorError::Malformed("invalid key value list".into()));
+            }
+            let values = (0..count)
+                .map(|_| self.value_at_depth(depth + 1))
+                .collect::<Result<_, _>>()?;
+            return Ok(AttributeValue::L(values));
+        }
         let len = self.u32()? as usize;
         let raw = self.take(len)?;
         let text = || {

@@ -135,8 +135,9 @@ pub(crate) fn to_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
         entity: schema.entity,
         source,
     })?;
-    let mut set = |name: &'static str, value: String| -> Result<(), Error> {
-        match item.insert(name.to_owned(), AttributeValue::S(value)) {
+    check_index_attributes(schema, &item)?;
+    let mut set_value = |name: &'static str, value: AttributeValue| -> Result<(), Error> {
+        match item.insert(name.to_owned(), value) {
             None => Ok(()),
             Some(_) => Err(Error::AttributeClash {
                 entity: schema.entity,
@@ -144,18 +145,46 @@ pub(crate) fn to_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
             }),
         }
     };
-    set(schema.pk.attribute, keys.pk)?;
+    let s = AttributeValue::S;
+    set_value(schema.pk.attribute, s(keys.pk))?;
     if let (Some(sk), Some(value)) = (schema.sk, keys.sk) {
-        set(sk.attribute, value)?;
+        set_value(sk.attribute, s(value))?;
     }
     for (gsi, (pk, sk)) in schema.gsis.iter().zip(keys.gsis) {
-        set(gsi.pk.attribute, pk)?;
+        // An index keyed by the item's own attributes needs only its shard, a number (the
+        // other key attributes are the fields serde wrote).
+        if gsi.attributes.is_some() {
+            set_value(gsi.pk.attribute, AttributeValue::N(pk))?;
+            continue;
+        }
+        set_value(gsi.pk.attribute, s(pk))?;
         if let (Some(sk_schema), Some(value)) = (gsi.sk, sk) {
-            set(sk_schema.attribute, value)?;
+            set_value(sk_schema.attribute, s(value))?;
         }
     }
-    set(ENTITY_ATTRIBUTE, schema.entity.to_owned())?;
+    set_value(ENTITY_ATTRIBUTE, s(schema.entity.to_owned()))?;
     Ok(item)
+}
+
+/// Refuses an empty string in an index key attribute (DynamoDB would refuse the write with a
+/// `ValidationException` naming no field), as a string key refuses an empty field.
+fn check_index_attributes(schema: &EntitySchema, item: &Item) -> Result<(), KeyError> {
+    for gsi in schema.gsis {
+        let Some(key) = gsi.attributes else { continue };
+        let empty = key
+            .partition
+            .iter()
+            .chain(key.sort)
+            .find(|a| matches!(item.get(a.name), Some(AttributeValue::S(s)) if s.is_empty()));
+        if let Some(a) = empty {
+            return Err(KeyError::EmptyValue {
+                entity: schema.entity,
+                attribute: gsi.index_name,
+                field: a.name,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Refuses keys over DynamoDB's size limits, on the table and on every index, before

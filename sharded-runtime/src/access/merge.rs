@@ -20,6 +20,8 @@ pub enum SortValue {
     N(String),
     /// A binary key.
     B(Vec<u8>),
+    /// A multi-attribute sort key: its attributes' values, compared in order (as a tuple).
+    Composite(Vec<SortValue>),
 }
 
 impl SortValue {
@@ -29,6 +31,11 @@ impl SortValue {
             AttributeValue::S(s) => Some(SortValue::S(s.clone())),
             AttributeValue::N(n) => Some(SortValue::N(n.clone())),
             AttributeValue::B(b) => Some(SortValue::B(b.as_ref().to_vec())),
+            AttributeValue::L(values) => values
+                .iter()
+                .map(SortValue::from_attribute)
+                .collect::<Option<Vec<_>>>()
+                .map(SortValue::Composite),
             _ => None,
         }
     }
@@ -40,6 +47,7 @@ impl Ord for SortValue {
             (SortValue::S(a), SortValue::S(b)) => a.as_bytes().cmp(b.as_bytes()),
             (SortValue::N(a), SortValue::N(b)) => compare_decimal(a, b),
             (SortValue::B(a), SortValue::B(b)) => a.cmp(b),
+            (SortValue::Composite(a), SortValue::Composite(b)) => a.cmp(b),
             // A key attribute has one type per table; order mixed types by type only so the
             // order is still total.
             _ => self.rank().cmp(&other.rank()),
@@ -59,6 +67,7 @@ impl SortValue {
             SortValue::B(_) => 0,
             SortValue::N(_) => 1,
             SortValue::S(_) => 2,
+            SortValue::Composite(_) => 3,
         }
     }
 }

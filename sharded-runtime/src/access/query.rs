@@ -16,8 +16,11 @@ use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, SortCondi
 use crate::access::sort_condition::SortKeyCondition;
 use crate::access::source::{CollectionMember, QuerySource, ShardedCollection, ShardedProjection};
 use crate::error::{Error, KeyError};
-use crate::keys::schema::{EntitySchema, SortKeySchema, ENTITY_ATTRIBUTE};
-use crate::keys::shards::Partitions;
+use crate::keys::attribute::KeyValue;
+use crate::keys::schema::{
+    EntitySchema, KeyAttributeSchema, ScalarType, SortKeySchema, ENTITY_ATTRIBUTE,
+};
+use crate::keys::shards::{render_attributes, Partitions};
 use crate::keys::template::Segment;
 
 /// A scatter-gather query over every shard of one logical partition key, merged by sort key.
@@ -43,6 +46,9 @@ pub struct Query<S, O = S> {
     index: Option<u8>,
     partitions: Result<Partitions, KeyError>,
     condition: Option<SortCondition>,
+    /// A multi-attribute sort key's leading attributes held equal; `condition` applies to
+    /// the next one.
+    sort_equalities: Vec<(&'static str, KeyValue)>,
     /// Limit, order, page size, consistency, cursor seal: the settings `RangeQuery` shares.
     options: ReadOptions,
     /// How an item becomes an `O`.
@@ -101,7 +107,7 @@ impl Planned {
             && resume
                 .merge
                 .as_ref()
-                .is_none_or(|merge| merge.sort.is_some() == plan.sort_attribute.is_some());
+                .is_none_or(|merge| merge.sort.is_some() != plan.sort_attributes.is_empty());
         if !fits {
             return Err(cursor::CursorError::WrongQuery.into());
         }
@@ -198,6 +204,7 @@ impl<S: QuerySource> Query<S> {
             index,
             partitions,
             condition: None,
+            sort_equalities: Vec::new(),
             options: ReadOptions::default(),
             decode: S::from_source_item,
             projection: None,
@@ -292,6 +299,7 @@ impl<E: ShardedEntity> Query<E> {
             index: self.index,
             partitions: self.partitions,
             condition: self.condition,
+            sort_equalities: self.sort_equalities,
             options: self.options,
             decode,
             projection,
@@ -366,14 +374,29 @@ impl<S: QuerySource, O> Query<S, O> {
     /// A value that cannot be written into a key (an empty string), bounds the wrong way
     /// round, or a condition built for another index's sort key make the query return
     /// [`Error::Key`] when it runs, without sending a request. Replaces any earlier condition.
-    pub fn sk(mut self, condition: SortKeyCondition) -> Self {
-        let (attribute, condition) = condition.into_parts();
+    pub fn sk(mut self, condition: impl Into<SortKeyCondition>) -> Self {
+        let (attribute, equalities, condition) = condition.into().into_parts();
+        // The attribute the condition's range must be on, after its held attributes.
         let expected = match self.index {
             None => S::LAYOUT.sk.map(|sk| sk.attribute),
-            Some(number) => S::LAYOUT
-                .gsi(number)
-                .and_then(|g| g.sk)
-                .map(|sk| sk.attribute),
+            Some(number) => S::LAYOUT.gsi(number).and_then(|g| match g.attributes {
+                Some(key) => {
+                    let held = equalities.iter().map(|(name, _)| *name);
+                    let prefix = key.sort.iter().map(|a| a.name);
+                    prefix
+                        .clone()
+                        .take(equalities.len())
+                        .eq(held)
+                        .then(|| key.sort.get(equalities.len()).map(|a| a.name))
+                        .flatten()
+                }
+                None => g.sk.map(|sk| sk.attribute),
+            }),
+        };
+        let expected = if equalities.is_empty() || expected.is_some() {
+            expected
+        } else {
+            None
         };
         let condition = match condition {
             Ok(_) if expected != Some(attribute) => Err(KeyError::WrongSortKey {
@@ -384,7 +407,10 @@ impl<S: QuerySource, O> Query<S, O> {
             other => other,
         };
         match condition {
-            Ok(condition) => self.with_sort_condition(condition),
+            Ok(condition) => {
+                self.sort_equalities = equalities;
+                self.with_sort_condition(condition)
+            }
             Err(error) => {
                 // The query already carries the result of building its keys: the first error
                 // is the one it reports when run.
@@ -515,11 +541,20 @@ impl<S: QuerySource, O> Query<S, O> {
         // A GSI query of an entity in transition reads one index, where both copies of an item
         // are: old copies are checked against their current place.
         let index_transition = self.index.is_some() && schema.pk.previous.is_some();
-        let (index, pk_attribute, sort_key, position_attributes) = match self.index {
+        let string_sort = |sk: Option<SortKeySchema>| -> Vec<KeyAttributeSchema> {
+            sk.map(|sk| KeyAttributeSchema::new(sk.attribute, ScalarType::S))
+                .into_iter()
+                .collect()
+        };
+        // The partition attributes (one for a string key) and the sort attributes.
+        let (index, pk_attributes, sort_key, sort_attributes, position_attributes) = match self
+            .index
+        {
             None => (
                 None,
-                schema.pk.attribute,
+                vec![schema.pk.attribute],
                 schema.sk,
+                string_sort(schema.sk),
                 schema
                     .sk
                     .map(|sk| sk.attribute)
@@ -537,14 +572,38 @@ impl<S: QuerySource, O> Query<S, O> {
                         gsi.index_name
                     )));
                 }
+                if gsi.attributes.is_some() != partitions.is_attributes() {
+                    return Err(Error::InvalidQuery(format!(
+                        "gsi{number} of {} is keyed {}: query it with the generated `query_gsi{number}`",
+                        S::NAME,
+                        match gsi.attributes {
+                            Some(key) => key.describe(),
+                            None => format!("by the string `{}`", gsi.pk.attribute),
+                        }
+                    )));
+                }
+                let (pk_attributes, sort_attributes) = match gsi.attributes {
+                    Some(key) => (
+                        key.partition_attributes().map(|a| a.name).collect(),
+                        key.sort.to_vec(),
+                    ),
+                    None => (vec![gsi.pk.attribute], string_sort(gsi.sk)),
+                };
                 // A GSI's ExclusiveStartKey holds the index keys and the table's keys.
                 let mut position: Vec<&'static str> =
-                    gsi.sk.map(|sk| sk.attribute).into_iter().collect();
+                    sort_attributes.iter().map(|a| a.name).collect();
                 position.push(schema.pk.attribute);
                 position.extend(schema.sk.map(|sk| sk.attribute));
-                (Some(gsi.index_name), gsi.pk.attribute, gsi.sk, position)
+                (
+                    Some(gsi.index_name),
+                    pk_attributes,
+                    gsi.sk,
+                    sort_attributes,
+                    position,
+                )
             }
         };
+        let pk_attribute = pk_attributes[0];
         // Without an explicit condition, the literal prefix of the sort-key template keeps
         // the query to this entity's items at the key level (the entity check catches the
         // rest). A collection's members have different prefixes: it reads the whole partition.
@@ -562,7 +621,7 @@ impl<S: QuerySource, O> Query<S, O> {
             .filter(|_| !transition && !index_transition)
             .map(|attributes| {
                 let mut all: Vec<&'static str> = attributes.to_vec();
-                all.push(pk_attribute);
+                all.extend(pk_attributes.iter().copied());
                 all.extend(position_attributes.iter().copied());
                 all.push(ENTITY_ATTRIBUTE);
                 let mut seen = std::collections::HashSet::new();
@@ -575,6 +634,11 @@ impl<S: QuerySource, O> Query<S, O> {
         // key is recognised, and refused as such (`CursorError::Layout`). A steady layout
         // adds nothing (a change of `n` alone shows as the shard count, `ShardCount`).
         let layout = layout_description(schema, index, transition);
+        // A multi-attribute sort key's held attributes are part of what the query reads.
+        let logical = match self.sort_equalities.as_slice() {
+            [] => logical,
+            held => format!("{logical} {}", render_attributes(held)),
+        };
         let shape = QueryShape {
             entity: S::NAME,
             index: index.unwrap_or(""),
@@ -610,14 +674,10 @@ impl<S: QuerySource, O> Query<S, O> {
             filter: self.filter.clone(),
             expiry,
             index,
-            pk_attribute,
-            sort_attribute: sort_key.map(|sk| sk.attribute),
+            sort_attributes,
+            sort_equalities: self.sort_equalities.clone(),
             position_attributes,
-            partitions: if transition {
-                partitions.all()
-            } else {
-                partitions.current().clone().collect()
-            },
+            partitions: partitions.physical(pk_attribute, transition),
             transition: (transition || index_transition).then(|| Transition {
                 placement: S::placement,
                 current_partitions: partitions.current_count(),
@@ -740,7 +800,12 @@ impl<S: QuerySource, O> Query<S, O> {
         key.extend_from_slice(&plan.page_size.unwrap_or(0).to_be_bytes());
         key.push(u8::from(self.options.consistent));
         // A base-table answer is dropped by writes to the partitions it read.
-        let partitions = plan.index.is_none().then(|| plan.partitions.clone());
+        let partitions = plan.index.is_none().then(|| {
+            plan.partitions
+                .iter()
+                .map(|p| p.shown().to_owned())
+                .collect()
+        });
         let resume = Resume::start(plan.partitions.len());
         let cache = std::sync::Arc::clone(self.repo.read_cache());
         // A top-k learns where its answer came from: the next run asks a shard that held
@@ -904,10 +969,10 @@ impl<S: QuerySource, O> Query<S, O> {
             false,
         );
         while let Some(item) = engine.next_item().await? {
-            let at = item
-                .get(plan.pk_attribute)
-                .and_then(|v| v.as_s().ok())
-                .and_then(|pk| plan.partitions.iter().position(|p| p == pk));
+            let at = plan
+                .partitions
+                .iter()
+                .position(|p| scatter::in_partition(p, &item));
             if let Some(at) = at {
                 counts[at] += 1;
             }

@@ -375,7 +375,7 @@ impl Range {
         let lower = bucket.start() <= self.from.0;
         let upper = self.to.0 < bucket.end();
         let one_sided = |op: SortOp<'_>| {
-            let (_, condition) = sort_key_condition(ctx, self.sk.template, &[], op).into_parts();
+            let (_, _, condition) = sort_key_condition(ctx, self.sk.template, &[], op).into_parts();
             condition.map(Some)
         };
         Ok(match (lower, upper) {

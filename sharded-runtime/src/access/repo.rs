@@ -32,6 +32,7 @@ use crate::capacity::stats::{record, HotKeyStats};
 use crate::capacity::units::Consistency;
 use crate::capacity::Clock;
 use crate::error::{Error, ItemKeyDisplay, KeyError};
+use crate::keys::attribute::KeyValue;
 use crate::keys::shards::{Partitions, ShardKeys};
 
 /// The concurrency of what a repository runs besides a query's fan-out (a range query's
@@ -1059,6 +1060,32 @@ impl<E: ShardedEntity> Repo<E> {
             index,
             shards.map(|keys| Partitions::new(keys, None)),
         )
+    }
+
+    /// A scatter-gather query of index `index`, keyed by the item's own attributes, over the
+    /// shards of the partition whose attributes have these values.
+    pub(crate) fn query_attributes(
+        &self,
+        index: u8,
+        equalities: Vec<(&'static str, KeyValue)>,
+    ) -> Query<E> {
+        // An index that is not keyed by attributes (generated code never asks) is refused by
+        // the query's plan, which names the function to call.
+        let gsi = E::SCHEMA.gsi(index);
+        let shard_attribute = gsi
+            .and_then(|g| g.attributes)
+            .map_or("", |k| k.shard_attribute);
+        let n = gsi.and_then(|g| g.pk.sharding.shard_count()).unwrap_or(1);
+        let empty = equalities.iter().find(|(_, v)| v.text().is_empty());
+        let partitions = match empty {
+            Some((field, _)) => Err(KeyError::EmptyValue {
+                entity: E::SCHEMA.entity,
+                attribute: gsi.map_or("", |g| g.index_name),
+                field,
+            }),
+            None => Ok(Partitions::attributes(equalities, shard_attribute, n)),
+        };
+        Query::new(self.clone(), Some(index), partitions)
     }
 
     /// A scatter-gather query of the base table over every partition of a logical key's

@@ -27,9 +27,13 @@
 //! be sent when nothing bounds it from below (no field before it is held equal), and the
 //! derive generates `_lt` for that field only then.
 
+use std::marker::PhantomData;
+
 use crate::access::scatter::SortCondition;
+use crate::keys::attribute::{KeyArg, KeyValue};
 use crate::keys::encoding::KeyPart;
 use crate::keys::error::KeyError;
+use crate::keys::schema::KeyAttributeSchema;
 use crate::keys::template::{build_key_prefix, KeyContext, KeyTemplate, Segment};
 
 /// A typed sort-key condition, built by the generated `sk_<field>_<op>` functions and given to
@@ -62,6 +66,9 @@ use crate::keys::template::{build_key_prefix, KeyContext, KeyTemplate, Segment};
 #[must_use = "a sort-key condition does nothing until it is given to a query with `.sk(..)`"]
 pub struct SortKeyCondition {
     attribute: &'static str,
+    /// A multi-attribute sort key's leading attributes held equal (none for a string key,
+    /// whose condition holds its prefix inside the string).
+    equalities: Vec<(&'static str, KeyValue)>,
     condition: Result<SortCondition, KeyError>,
 }
 
@@ -114,8 +121,15 @@ impl SortKeyCondition {
         self.attribute
     }
 
-    pub(crate) fn into_parts(self) -> (&'static str, Result<SortCondition, KeyError>) {
-        (self.attribute, self.condition)
+    /// The attribute, the leading attributes held equal, and the condition on the attribute.
+    pub(crate) fn into_parts(
+        self,
+    ) -> (
+        &'static str,
+        Vec<(&'static str, KeyValue)>,
+        Result<SortCondition, KeyError>,
+    ) {
+        (self.attribute, self.equalities, self.condition)
     }
 }
 
@@ -148,6 +162,7 @@ pub fn sort_key_condition(
 ) -> SortKeyCondition {
     SortKeyCondition {
         attribute: ctx.attribute,
+        equalities: Vec::new(),
         condition: build(ctx, template, leading, op),
     }
 }
@@ -169,6 +184,7 @@ pub fn sort_key_prefix_condition(ctx: KeyContext, template: &KeyTemplate) -> Sor
     };
     SortKeyCondition {
         attribute: ctx.attribute,
+        equalities: Vec::new(),
         condition,
     }
 }
@@ -415,5 +431,213 @@ mod tests {
         assert_eq!(successor("é").as_deref(), Some("ê"));
         assert_eq!(successor("\u{D7FF}").as_deref(), Some("\u{E000}"));
         assert_eq!(successor(""), None);
+    }
+}
+
+/// A sort condition on a multi-attribute sort key (`#[gsiN(sk = [score, player_id])]`), built
+/// from the generated `gsiN_sort()`: `eq` on the leading attributes, in order, then at most
+/// one range (`lt`, `le`, `gt`, `ge`, `between`, `begins_with`) on the next, as DynamoDB
+/// accepts. `Rest` lists the attributes not yet conditioned as nested pairs (`(u64,
+/// (String, ()))`); a range ends the condition (`Rest` becomes [`RangeSet`]), so a second
+/// range, or an `eq` after one, does not compile. Give it to
+/// [`Query::sk`](crate::Query::sk).
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// use sharded::ShardedEntity;
+///
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[pk(template = "PLAYER#{player_id}")]
+/// #[sk(template = "GAME#{game_id}")]
+/// #[gsi1(pk = [game_id], sk = [score, player_id], shard = 4)]
+/// struct Score { game_id: String, player_id: String, score: u64 }
+///
+/// // score == 100 and player_id > "p5"
+/// let c = Score::gsi1_sort().eq(100).gt("p5");
+/// let c: sharded::query::SortKeyCondition = c.into();
+/// assert_eq!(c.expression(), Ok("#sk > :sk0"));
+/// assert_eq!(c.values().unwrap(), ["p5"]);
+/// ```
+///
+/// ```compile_fail
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::ShardedEntity;
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "PLAYER#{player_id}")]
+/// # #[sk(template = "GAME#{game_id}")]
+/// # #[gsi1(pk = [game_id], sk = [score, player_id], shard = 4)]
+/// # struct Score { game_id: String, player_id: String, score: u64 }
+/// // A range on `score` ends the condition: DynamoDB refuses one on `player_id` after it.
+/// let c = Score::gsi1_sort().gt(100).eq("p5");
+/// ```
+#[must_use = "a sort condition does nothing until it is given to a query with `.sk(..)`"]
+pub struct AttributeSort<Rest> {
+    attributes: &'static [KeyAttributeSchema],
+    equalities: Vec<(&'static str, KeyValue)>,
+    range: Option<SortCondition>,
+    rest: PhantomData<fn() -> Rest>,
+}
+
+/// The state of an [`AttributeSort`] after a range: no attribute can follow.
+#[derive(Debug)]
+pub enum RangeSet {}
+
+/// The sort attributes an [`AttributeSort`] can still condition: `(Head, Tail)`, the next
+/// attribute's type and the ones after it.
+#[diagnostic::on_unimplemented(
+    message = "no sort attribute is left to condition after `{Self}`",
+    label = "the condition already ends here",
+    note = "a range (`lt`, `le`, `gt`, `ge`, `between`, `begins_with`) ends a multi-attribute \
+            sort condition, and each attribute takes one condition: put every `eq` first, in \
+            the order of `sk = [..]`, then at most one range, on the next attribute"
+)]
+pub trait NextSortAttribute {
+    /// The next attribute's field type.
+    type Head;
+    /// The attributes after it.
+    type Tail;
+}
+
+impl<H, T> NextSortAttribute for (H, T) {
+    type Head = H;
+    type Tail = T;
+}
+
+/// A sort attribute `begins_with` applies to: a string.
+#[diagnostic::on_unimplemented(
+    message = "`begins_with` applies to a string sort attribute, not to `{Self}`",
+    label = "not a string attribute",
+    note = "DynamoDB's `begins_with` compares text: use `between` or `ge`/`lt` for a number"
+)]
+pub trait StringSortAttribute {}
+
+impl StringSortAttribute for String {}
+
+impl<Rest> AttributeSort<Rest> {
+    /// The condition on `attributes` with nothing held yet: what the generated `gsiN_sort()`
+    /// returns.
+    #[doc(hidden)]
+    pub fn new(attributes: &'static [KeyAttributeSchema]) -> Self {
+        AttributeSort {
+            attributes,
+            equalities: Vec::new(),
+            range: None,
+            rest: PhantomData,
+        }
+    }
+
+    fn with<Next>(
+        mut self,
+        equal: Option<KeyValue>,
+        range: Option<SortCondition>,
+    ) -> AttributeSort<Next> {
+        if let Some(value) = equal {
+            let name = self.attributes[self.equalities.len()].name;
+            self.equalities.push((name, value));
+        }
+        AttributeSort {
+            attributes: self.attributes,
+            equalities: self.equalities,
+            range: range.or(self.range),
+            rest: PhantomData,
+        }
+    }
+}
+
+// The bound is on each method, not on the impl: a method called where no attribute is left
+// (after a range, or past the last) then exists, and the call reports `NextSortAttribute`'s
+// message instead of "method not found".
+impl<Rest> AttributeSort<Rest> {
+    /// The next sort attribute equals `value`.
+    pub fn eq<Head, Tail>(self, value: impl KeyArg<Head>) -> AttributeSort<Tail>
+    where
+        Rest: NextSortAttribute<Head = Head, Tail = Tail>,
+    {
+        self.with(Some(value.key_value()), None)
+    }
+
+    /// The next sort attribute is below `value`; ends the condition.
+    pub fn lt<Head>(self, value: impl KeyArg<Head>) -> AttributeSort<RangeSet>
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
+        self.with(None, Some(SortCondition::Lt(text(value))))
+    }
+
+    /// The next sort attribute is at most `value`; ends the condition.
+    pub fn le<Head>(self, value: impl KeyArg<Head>) -> AttributeSort<RangeSet>
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
+        self.with(None, Some(SortCondition::Le(text(value))))
+    }
+
+    /// The next sort attribute is above `value`; ends the condition.
+    pub fn gt<Head>(self, value: impl KeyArg<Head>) -> AttributeSort<RangeSet>
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
+        self.with(None, Some(SortCondition::Gt(text(value))))
+    }
+
+    /// The next sort attribute is at least `value`; ends the condition.
+    pub fn ge<Head>(self, value: impl KeyArg<Head>) -> AttributeSort<RangeSet>
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
+        self.with(None, Some(SortCondition::Ge(text(value))))
+    }
+
+    /// The next sort attribute is in `low..=high`; ends the condition.
+    pub fn between<Head>(
+        self,
+        low: impl KeyArg<Head>,
+        high: impl KeyArg<Head>,
+    ) -> AttributeSort<RangeSet>
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
+        self.with(None, Some(SortCondition::Between(text(low), text(high))))
+    }
+
+    /// The next sort attribute, a string, starts with `prefix`; ends the condition.
+    pub fn begins_with<Head>(self, prefix: impl KeyArg<Head>) -> AttributeSort<RangeSet>
+    where
+        Rest: NextSortAttribute<Head = Head>,
+        Head: StringSortAttribute,
+    {
+        self.with(None, Some(SortCondition::BeginsWith(text(prefix))))
+    }
+}
+
+fn text<T>(value: impl KeyArg<T>) -> String {
+    value.key_value().text().to_owned()
+}
+
+impl<Rest> From<AttributeSort<Rest>> for SortKeyCondition {
+    /// The key condition: the held attributes as equalities, and the range on the next one
+    /// (or, when the condition ends on an `eq`, that last attribute's equality).
+    fn from(sort: AttributeSort<Rest>) -> SortKeyCondition {
+        let mut equalities = sort.equalities;
+        let (attribute, condition) = match sort.range {
+            Some(range) => (sort.attributes.get(equalities.len()), Ok(range)),
+            None => match equalities.pop() {
+                Some((_, last)) => (
+                    sort.attributes.get(equalities.len()),
+                    Ok(SortCondition::Eq(last.text().to_owned())),
+                ),
+                // No condition at all: every item of the partition, in sort order.
+                None => {
+                    let first = sort.attributes.first();
+                    let attribute = first.map_or("", |a| a.name);
+                    (first, Err(KeyError::EmptySortCondition { attribute }))
+                }
+            },
+        };
+        SortKeyCondition {
+            attribute: attribute.map_or("", |a| a.name),
+            equalities,
+            condition,
+        }
     }
 }

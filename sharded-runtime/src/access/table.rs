@@ -7,33 +7,45 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
-use crate::keys::schema::TableDefinition;
+use crate::keys::schema::{KeyAttributeSchema, ScalarType, TableDefinition};
 
 // The definition is key-model data; the request that creates it is data access, so it lives
 // here and the key model stays free of AWS types.
 impl TableDefinition {
-    /// A `CreateTable` request for this definition: on-demand billing, every key a string,
-    /// GSIs projecting all attributes (so index queries can return whole entities).
+    /// A `CreateTable` request for this definition: on-demand billing, the table's keys
+    /// strings, each index keyed as declared (a string key, or the typed attributes of a
+    /// multi-attribute key, several `HASH` and `RANGE` elements), GSIs projecting all
+    /// attributes (so index queries can return whole entities).
     pub fn create_table(&self, client: &Client, table_name: &str) -> CreateTableFluentBuilder {
-        let mut attributes = vec![self.partition_key];
-        attributes.extend(self.sort_key);
+        let string = |name| KeyAttributeSchema::new(name, ScalarType::S);
+        let mut attributes = vec![string(self.partition_key)];
+        attributes.extend(self.sort_key.map(string));
         for index in &self.indexes {
-            attributes.push(index.partition_key);
-            attributes.extend(index.sort_key);
+            attributes.extend(index.key_attributes().map(|(a, _)| a));
         }
-        attributes.sort_unstable();
-        attributes.dedup();
+        // One definition per name: the first one's type (entities sharing a table agree on
+        // their indexes, `TableDefinition::merge` checks it).
+        let mut seen = std::collections::HashSet::new();
+        attributes.retain(|a| seen.insert(a.name));
+        attributes.sort_unstable_by_key(|a| a.name);
 
+        let base = [(string(self.partition_key), true)]
+            .into_iter()
+            .chain(self.sort_key.map(|s| (string(s), false)));
         let mut request = client
             .create_table()
             .table_name(table_name)
             .billing_mode(BillingMode::PayPerRequest)
-            .set_key_schema(Some(key_schema(self.partition_key, self.sort_key)));
-        for name in attributes {
+            .set_key_schema(Some(key_schema(base)));
+        for attribute in attributes {
+            let kind = match attribute.kind {
+                ScalarType::N => ScalarAttributeType::N,
+                _ => ScalarAttributeType::S,
+            };
             request = request.attribute_definitions(
                 AttributeDefinition::builder()
-                    .attribute_name(name)
-                    .attribute_type(ScalarAttributeType::S)
+                    .attribute_name(attribute.name)
+                    .attribute_type(kind)
                     .build()
                     .expect("name and type are set"),
             );
@@ -42,7 +54,7 @@ impl TableDefinition {
             request = request.global_secondary_indexes(
                 GlobalSecondaryIndex::builder()
                     .index_name(index.name)
-                    .set_key_schema(Some(key_schema(index.partition_key, index.sort_key)))
+                    .set_key_schema(Some(key_schema(index.key_attributes())))
                     .projection(
                         Projection::builder()
                             .projection_type(ProjectionType::All)
@@ -56,15 +68,18 @@ impl TableDefinition {
     }
 }
 
-fn key_schema(partition_key: &str, sort_key: Option<&str>) -> Vec<KeySchemaElement> {
-    let element = |name: &str, key_type| {
-        KeySchemaElement::builder()
-            .attribute_name(name)
-            .key_type(key_type)
-            .build()
-            .expect("name and key type are set")
-    };
-    let mut schema = vec![element(partition_key, KeyType::Hash)];
-    schema.extend(sort_key.map(|sk| element(sk, KeyType::Range)));
-    schema
+/// The key schema of `(attribute, is a partition attribute)` pairs, in order: `HASH`
+/// elements, then `RANGE` elements.
+fn key_schema(
+    attributes: impl Iterator<Item = (KeyAttributeSchema, bool)>,
+) -> Vec<KeySchemaElement> {
+    attributes
+        .map(|(attribute, hash)| {
+            KeySchemaElement::builder()
+                .attribute_name(attribute.name)
+                .key_type(if hash { KeyType::Hash } else { KeyType::Range })
+                .build()
+                .expect("name and key type are set")
+        })
+        .collect()
 }

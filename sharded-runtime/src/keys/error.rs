@@ -141,6 +141,17 @@ pub enum KeyError {
         /// The attribute the condition was built for.
         given: &'static str,
     },
+    /// A multi-attribute sort condition (`Score::gsi2_sort()`) given to a query with nothing
+    /// in it.
+    #[error(
+        "the sort condition on `{attribute}` holds no term: add `.eq(..)` or a range \
+         (`lt`, `le`, `gt`, `ge`, `between`, `begins_with`), or leave `.sk(..)` out to read \
+         every item of the partition"
+    )]
+    EmptySortCondition {
+        /// The first sort attribute.
+        attribute: &'static str,
+    },
     /// Generated code passed the wrong number of values for a template. This is a bug in
     /// `sharded`, not in your code: please report it.
     #[error("internal error: wrong number of values for the `{attribute}` template `{template}` of {entity}")]

@@ -21,6 +21,7 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `bucket` | time buckets (hour, day, ISO week, month): labels, arithmetic, ranges ([`bucket`](crate::bucket)) |
+//! //! | `attribute` | `KeyAttribute`: the field types a multi-attribute key can hold, and their values |
 //! | `encoding` | `KeyPart`: how one value is written into a key so keys sort like values |
 //! | `template` | key templates: building physical keys and parsing them back |
 //! | `shards` | the physical keys of one logical key, and random shards |
@@ -30,6 +31,7 @@
 //! | `collision` | whether two entities' templates can write the same physical key |
 //! | `error` | `KeyError` (at the crate root) |
 
+pub(crate) mod attribute;
 pub(crate) mod bucket;
 pub(crate) mod collision;
 pub(crate) mod encoding;
@@ -44,5 +46,6 @@ pub(crate) use crate::{hash, schema};
 
 pub use crate::access::entity::{Item, ItemKeys};
 pub use crate::item::ItemKeyDisplay;
+pub use attribute::{KeyArg, KeyAttribute, KeyValue};
 pub use encoding::{KeyPart, KeyPartDecode, KeyPartError};
 pub use shards::{Partitions, ShardKeys};

@@ -21,7 +21,12 @@ macro_rules! max_shards {
         1000
     };
 }
-pub(crate) use {entity_attribute, max_shards};
+macro_rules! max_key_attributes {
+    () => {
+        4
+    };
+}
+pub(crate) use {entity_attribute, max_key_attributes, max_shards};
 
 /// The attribute that records which entity an item is, so a query over a shared partition
 /// never reads one entity's item as another's.
@@ -405,6 +410,128 @@ impl SortKeySchema {
     }
 }
 
+/// DynamoDB's most attributes in a multi-attribute key's partition (the shard attribute
+/// counted) and, apart, in its sort: four each.
+///
+/// ```
+/// assert_eq!(sharded::schema::MAX_KEY_ATTRIBUTES, 4);
+/// ```
+pub const MAX_KEY_ATTRIBUTES: usize = max_key_attributes!();
+
+/// How DynamoDB stores and compares a key attribute.
+///
+/// ```
+/// use sharded::schema::ScalarType;
+/// assert_eq!(ScalarType::N.code(), "N");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ScalarType {
+    /// A string, compared by its UTF-8 bytes.
+    S,
+    /// A number, compared by value.
+    N,
+}
+
+impl ScalarType {
+    /// DynamoDB's code for the type (`S`, `N`).
+    pub const fn code(self) -> &'static str {
+        match self {
+            ScalarType::S => "S",
+            ScalarType::N => "N",
+        }
+    }
+}
+
+/// One attribute of a multi-attribute key: its name and type.
+///
+/// ```
+/// use sharded::schema::{KeyAttributeSchema, ScalarType};
+/// let a = KeyAttributeSchema::new("score", ScalarType::N);
+/// assert_eq!((a.name, a.kind), ("score", ScalarType::N));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct KeyAttributeSchema {
+    /// The attribute's name (the field's serde name).
+    pub name: &'static str,
+    /// Its type.
+    pub kind: ScalarType,
+}
+
+impl KeyAttributeSchema {
+    /// Attribute `name` of type `kind`.
+    pub const fn new(name: &'static str, kind: ScalarType) -> Self {
+        KeyAttributeSchema { name, kind }
+    }
+}
+
+/// The key of an index keyed by the item's own attributes (`#[gsiN(pk = [..], sk = [..],
+/// shard = n)]`): DynamoDB's multi-attribute keys. The partition is the `partition`
+/// attributes and the shard, a number attribute the runtime writes; the sort is the `sort`
+/// attributes, in order.
+///
+/// ```
+/// use sharded::schema::{AttributeKeySchema, KeyAttributeSchema, ScalarType};
+/// static PK: [KeyAttributeSchema; 1] = [KeyAttributeSchema::new("game_id", ScalarType::S)];
+/// static SK: [KeyAttributeSchema; 2] = [
+///     KeyAttributeSchema::new("score", ScalarType::N),
+///     KeyAttributeSchema::new("player_id", ScalarType::S),
+/// ];
+/// let key = AttributeKeySchema::new(&PK, "gsi2_shard", &SK);
+/// assert_eq!(key.partition_attributes().count(), 2);
+/// assert_eq!(key.describe(), "[game_id (S), gsi2_shard (N)] / [score (N), player_id (S)]");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct AttributeKeySchema {
+    /// The partition attributes, without the shard.
+    pub partition: &'static [KeyAttributeSchema],
+    /// The number attribute holding the item's shard.
+    pub shard_attribute: &'static str,
+    /// The sort attributes, in order (possibly none).
+    pub sort: &'static [KeyAttributeSchema],
+}
+
+impl AttributeKeySchema {
+    /// A key of the `partition` attributes and the shard in `shard_attribute`, sorted by
+    /// `sort`.
+    pub const fn new(
+        partition: &'static [KeyAttributeSchema],
+        shard_attribute: &'static str,
+        sort: &'static [KeyAttributeSchema],
+    ) -> Self {
+        AttributeKeySchema {
+            partition,
+            shard_attribute,
+            sort,
+        }
+    }
+
+    /// Every partition attribute, the shard last: the `HASH` elements of the key schema.
+    pub fn partition_attributes(&self) -> impl Iterator<Item = KeyAttributeSchema> + '_ {
+        self.partition
+            .iter()
+            .copied()
+            .chain([KeyAttributeSchema::new(self.shard_attribute, ScalarType::N)])
+    }
+
+    /// The key as `[partition attributes] / [sort attributes]`, with types, for messages.
+    pub fn describe(&self) -> String {
+        let list = |attributes: &mut dyn Iterator<Item = KeyAttributeSchema>| {
+            attributes
+                .map(|a| format!("{} ({})", a.name, a.kind.code()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "[{}] / [{}]",
+            list(&mut self.partition_attributes()),
+            list(&mut self.sort.iter().copied())
+        )
+    }
+}
+
 /// A global secondary index written by the entity.
 ///
 /// ```
@@ -427,6 +554,10 @@ pub struct GsiSchema {
     pub pk: PartitionKeySchema,
     /// The index sort key, if any.
     pub sk: Option<SortKeySchema>,
+    /// The key of an index keyed by the item's own attributes (`pk = [..]`), if it is one.
+    /// Then `pk.attribute` is the shard attribute, `pk.sharding` the shard count, `pk.template`
+    /// the logical key as shown in messages (`game_id={game_id}`), and `sk` is `None`.
+    pub attributes: Option<AttributeKeySchema>,
 }
 
 impl GsiSchema {
@@ -442,7 +573,23 @@ impl GsiSchema {
             index_name,
             pk,
             sk,
+            attributes: None,
         }
+    }
+
+    /// The same index keyed by the item's own attributes.
+    ///
+    /// ```
+    /// use sharded::schema::*;
+    /// static T: KeyTemplate = KeyTemplate::new("game_id={game_id}", &[Segment::literal("game_id="), Segment::field("game_id")]);
+    /// static PK: [KeyAttributeSchema; 1] = [KeyAttributeSchema::new("game_id", ScalarType::S)];
+    /// let gsi = GsiSchema::new(2, "gsi2", PartitionKeySchema::new("gsi2_shard", &T, Sharding::identity(8)), None)
+    ///     .with_attributes(AttributeKeySchema::new(&PK, "gsi2_shard", &[]));
+    /// assert!(gsi.attributes.is_some());
+    /// ```
+    pub const fn with_attributes(mut self, attributes: AttributeKeySchema) -> Self {
+        self.attributes = Some(attributes);
+        self
     }
 }
 
@@ -584,6 +731,7 @@ impl EntitySchema {
                     name: g.index_name,
                     partition_key: g.pk.attribute,
                     sort_key: g.sk.map(|s| s.attribute),
+                    attributes: g.attributes,
                 })
                 .collect(),
         }
@@ -703,6 +851,10 @@ pub struct IndexDefinition {
     pub partition_key: &'static str,
     /// Its sort key attribute, if any.
     pub sort_key: Option<&'static str>,
+    /// The key of an index keyed by the item's own attributes: then `partition_key` is the
+    /// shard attribute and `sort_key` is `None`, and `CreateTable` names every attribute of
+    /// this key, typed.
+    pub attributes: Option<AttributeKeySchema>,
 }
 
 impl IndexDefinition {
@@ -716,6 +868,35 @@ impl IndexDefinition {
             name,
             partition_key,
             sort_key,
+            attributes: None,
+        }
+    }
+
+    /// Every key attribute of the index with its type and whether it is a partition
+    /// (`HASH`) attribute, in key-schema order: one string attribute each for a string key.
+    ///
+    /// ```
+    /// let i = sharded::schema::IndexDefinition::new("gsi1", "gsi1pk", Some("gsi1sk"));
+    /// let names: Vec<_> = i.key_attributes().map(|(a, hash)| (a.name, hash)).collect();
+    /// assert_eq!(names, [("gsi1pk", true), ("gsi1sk", false)]);
+    /// ```
+    pub fn key_attributes(&self) -> Box<dyn Iterator<Item = (KeyAttributeSchema, bool)> + '_> {
+        match &self.attributes {
+            Some(key) => Box::new(
+                key.partition_attributes()
+                    .map(|a| (a, true))
+                    .chain(key.sort.iter().map(|a| (*a, false))),
+            ),
+            None => Box::new(
+                std::iter::once((
+                    KeyAttributeSchema::new(self.partition_key, ScalarType::S),
+                    true,
+                ))
+                .chain(
+                    self.sort_key
+                        .map(|s| (KeyAttributeSchema::new(s, ScalarType::S), false)),
+                ),
+            ),
         }
     }
 }

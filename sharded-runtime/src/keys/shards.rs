@@ -1,5 +1,6 @@
 //! The physical keys of one logical key, and random shards.
 
+use crate::keys::attribute::KeyValue;
 use crate::keys::template::push_shard;
 
 /// A uniformly random shard in `0..n` (0 when `n` is 0 or 1).
@@ -86,6 +87,63 @@ impl ShardKeys {
 pub struct Partitions {
     current: ShardKeys,
     previous: Option<ShardKeys>,
+    /// For a multi-attribute key: the partition attributes' equalities and the shard
+    /// attribute; the keys of `current` are then the partitions' renderings.
+    attributes: Option<(Vec<(&'static str, KeyValue)>, &'static str)>,
+}
+
+/// One physical partition a Query reads: the attribute equalities of its key condition. A
+/// string key is one equality (`pk = "GAME#g1#3"`); a multi-attribute key names each
+/// partition attribute and the shard (`game_id = "g1" AND gsi2_shard = 3`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Partition {
+    equalities: Vec<(&'static str, KeyValue)>,
+    /// The stable rendering: the key itself for a string key, `game_id=g1#3` (each partition
+    /// attribute as `name=value`, joined by `,`, then `#` and the shard) for a
+    /// multi-attribute key. What stats, failures and cursors name the partition by.
+    shown: String,
+}
+
+impl Partition {
+    /// The string key `key` of `attribute`.
+    pub(crate) fn key(attribute: &'static str, key: String) -> Partition {
+        Partition {
+            equalities: vec![(attribute, KeyValue::S(key.clone()))],
+            shown: key,
+        }
+    }
+
+    /// The attribute equalities, in key-schema order.
+    pub(crate) fn equalities(&self) -> &[(&'static str, KeyValue)] {
+        &self.equalities
+    }
+
+    /// The stable rendering (see the field).
+    pub(crate) fn shown(&self) -> &str {
+        &self.shown
+    }
+}
+
+impl PartialEq<str> for Partition {
+    fn eq(&self, key: &str) -> bool {
+        self.shown == key
+    }
+}
+
+impl PartialEq<String> for Partition {
+    fn eq(&self, key: &String) -> bool {
+        self.shown == *key
+    }
+}
+
+/// The logical key of a multi-attribute partition as rendered: `name=value` per partition
+/// attribute, joined by `,` (the shard follows as `#<shard>`, as for a string key).
+pub(crate) fn render_attributes(equalities: &[(&'static str, KeyValue)]) -> String {
+    equalities
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 impl Partitions {
@@ -97,7 +155,65 @@ impl Partitions {
     /// assert_eq!(p.all(), ["A#0", "A#1"]);
     /// ```
     pub fn new(current: ShardKeys, previous: Option<ShardKeys>) -> Self {
-        Partitions { current, previous }
+        Partitions {
+            current,
+            previous,
+            attributes: None,
+        }
+    }
+
+    /// The `n` partitions of a multi-attribute key: the `equalities` of its partition
+    /// attributes, and each shard `0..n` in `shard_attribute`. Built by the generated
+    /// `query_gsiN` of a `#[gsiN(pk = [..])]` index.
+    ///
+    /// ```
+    /// use sharded::keys::{KeyValue, Partitions};
+    /// let p = Partitions::attributes(vec![("game_id", KeyValue::S("g1".into()))], "gsi2_shard", 3);
+    /// assert_eq!(p.logical_key(), "game_id=g1");
+    /// assert_eq!(p.all(), ["game_id=g1#0", "game_id=g1#1", "game_id=g1#2"]);
+    /// ```
+    pub fn attributes(
+        equalities: Vec<(&'static str, KeyValue)>,
+        shard_attribute: &'static str,
+        n: u32,
+    ) -> Self {
+        Partitions {
+            current: ShardKeys::new(render_attributes(&equalities), Some(n)),
+            previous: None,
+            attributes: Some((equalities, shard_attribute)),
+        }
+    }
+
+    /// Every partition to read (as [`all`](Self::all), or the current layout's alone), as
+    /// attribute equalities: one equality on `key_attribute` per key of a string key.
+    pub(crate) fn physical(&self, key_attribute: &'static str, all: bool) -> Vec<Partition> {
+        match &self.attributes {
+            Some((equalities, shard_attribute)) => self
+                .current
+                .clone()
+                .enumerate()
+                .map(|(shard, shown)| {
+                    let mut equalities = equalities.clone();
+                    equalities.push((shard_attribute, KeyValue::N(shard.to_string())));
+                    Partition { equalities, shown }
+                })
+                .collect(),
+            None => {
+                let keys = if all {
+                    self.all()
+                } else {
+                    self.current.clone().collect()
+                };
+                keys.into_iter()
+                    .map(|key| Partition::key(key_attribute, key))
+                    .collect()
+            }
+        }
+    }
+
+    /// Whether these are a multi-attribute key's partitions.
+    pub(crate) fn is_attributes(&self) -> bool {
+        self.attributes.is_some()
     }
 
     /// The logical key (the current template, without a shard).
@@ -149,11 +265,6 @@ impl Partitions {
             }
         }
         keys
-    }
-
-    /// The current layout's keys alone.
-    pub(crate) fn current(&self) -> &ShardKeys {
-        &self.current
     }
 
     /// The previous layout's keys alone, while a transition is declared: where the items a

@@ -72,6 +72,9 @@ use crate::access::entity::entity_of;
 use crate::access::entity::Item;
 use crate::access::merge::{HeadHeap, SortValue};
 use crate::error::Error;
+use crate::keys::attribute::KeyValue;
+use crate::keys::schema::KeyAttributeSchema;
+use crate::keys::shards::Partition;
 
 /// A sort-key condition of a query, applied by DynamoDB in the key condition. Values are
 /// physical sort-key strings. Users build one with the typed
@@ -89,6 +92,10 @@ pub(crate) enum SortCondition {
     Le(String),
     /// `sk >= value`
     Ge(String),
+    /// `sk > value` (a multi-attribute key's range; a string key says `>=` of the next key)
+    Gt(String),
+    /// `sk = value` (a multi-attribute key's last held attribute)
+    Eq(String),
 }
 
 impl SortCondition {
@@ -100,6 +107,8 @@ impl SortCondition {
             SortCondition::Lt(_) => "#sk < :sk0",
             SortCondition::Le(_) => "#sk <= :sk0",
             SortCondition::Ge(_) => "#sk >= :sk0",
+            SortCondition::Gt(_) => "#sk > :sk0",
+            SortCondition::Eq(_) => "#sk = :sk0",
         }
     }
 
@@ -110,7 +119,9 @@ impl SortCondition {
             SortCondition::BeginsWith(v)
             | SortCondition::Lt(v)
             | SortCondition::Le(v)
-            | SortCondition::Ge(v) => vec![v],
+            | SortCondition::Ge(v)
+            | SortCondition::Gt(v)
+            | SortCondition::Eq(v) => vec![v],
         }
     }
 }
@@ -156,15 +167,20 @@ pub(crate) struct Plan {
     /// The expiry filter of an entity with a `#[sharded(ttl)]` field.
     pub expiry: Option<Expiry>,
     pub index: Option<&'static str>,
-    /// The partition key attribute queried (`pk` or `gsi1pk`).
-    pub pk_attribute: &'static str,
-    /// The sort key attribute of the queried key schema, if any.
-    pub sort_attribute: Option<&'static str>,
-    /// Besides the partition key: the attributes of an `ExclusiveStartKey`, in cursor order.
+    /// The sort attributes of the queried key schema, in order: none, the one sort key of a
+    /// string key (`sk`, `gsi1sk`), or a multi-attribute key's (merged as a tuple).
+    pub sort_attributes: Vec<KeyAttributeSchema>,
+    /// Equalities on a left prefix of `sort_attributes` (a multi-attribute key's sort
+    /// condition; a string key holds its prefix inside the string). The range of `condition`
+    /// applies to the next sort attribute.
+    pub sort_equalities: Vec<(&'static str, KeyValue)>,
+    /// Besides the partition's attributes: the attributes of an `ExclusiveStartKey`, in
+    /// cursor order.
     pub position_attributes: Vec<&'static str>,
-    /// One physical partition key per shard: the current layout's, then, during a
-    /// transition, the previous layout's other keys.
-    pub partitions: Vec<String>,
+    /// One physical partition per shard, each the attribute equalities of its key
+    /// condition: the current layout's, then, during a transition, the previous layout's
+    /// other keys.
+    pub partitions: Vec<Partition>,
     /// During a layout transition (`previous_n`, `legacy`), how old copies are told from
     /// the item (see [`transition`]); `None` in a steady layout.
     pub transition: Option<Transition>,
@@ -373,7 +389,9 @@ impl Engine {
         // position's key even when it holds no item there.
         let sort_only = plan.index.is_none()
             && plan.position_attributes.len() == 1
-            && plan.sort_attribute == plan.position_attributes.first().copied();
+            && plan.sort_attributes.len() == 1
+            && plan.sort_attributes.first().map(|a| a.name)
+                == plan.position_attributes.first().copied();
         let shards = resume
             .shards
             .into_iter()
@@ -477,7 +495,7 @@ impl Engine {
         let Some((current, Some(previous))) = (transition.placement)(item) else {
             return false;
         };
-        current == self.plan.partitions[shard] && previous == self.plan.partitions[position.shard]
+        self.plan.partitions[shard] == current && self.plan.partitions[position.shard] == previous
     }
 
     /// Whether `item`, read from `shard` with sort key `key`, is an old copy of an item whose
@@ -489,7 +507,7 @@ impl Engine {
         let Some((target, _)) = (transition.placement)(item) else {
             return false;
         };
-        if target == self.plan.partitions[shard] {
+        if self.plan.partitions[shard] == target {
             return false;
         }
         let Some(at) = self.plan.partitions[..transition.current_partitions]
@@ -501,7 +519,7 @@ impl Engine {
             return false;
         };
         let state = &self.shards[at];
-        let sorted = self.plan.sort_attribute.is_some();
+        let sorted = !self.plan.sort_attributes.is_empty();
         // Without a sort key, a partition holds one item: any item there is the occupant.
         let holds = |values: &[AttributeValue]| {
             !sorted || values.first().and_then(SortValue::from_attribute) == *key
@@ -549,11 +567,7 @@ impl Engine {
             self.position = Some(Position {
                 key,
                 shard,
-                sort: self
-                    .plan
-                    .sort_attribute
-                    .and_then(|attr| item.get(attr))
-                    .cloned(),
+                sort: sort_attribute_value(&self.plan, &item),
             });
             if let Some(remaining) = &mut self.remaining {
                 *remaining -= 1;
@@ -683,7 +697,7 @@ impl Engine {
             // shard would say the same, so it is the query's error, reported once.
             Err(error) if error.is_validation() => Err(error),
             Err(error) => {
-                let partition_key = self.plan.partitions[shard].clone();
+                let partition_key = self.plan.partitions[shard].shown().to_owned();
                 if !self.tolerate_failures {
                     return Err(shard_failed(&self.plan, shard, error));
                 }
@@ -951,7 +965,7 @@ fn shard_failed(plan: &Plan, shard: usize, error: Error) -> Error {
     Error::ShardFailed {
         shard: shard as u32,
         shards: plan.partitions.len() as u32,
-        partition_key: plan.partitions[shard].clone(),
+        partition_key: plan.partitions[shard].shown().to_owned(),
         index: plan.index,
         source: Box::new(error),
     }
@@ -967,9 +981,24 @@ fn before(plan: &Plan, a: &Option<SortValue>, b: &Option<SortValue>) -> bool {
 }
 
 fn sort_value(plan: &Plan, item: &Item) -> Option<SortValue> {
-    plan.sort_attribute
-        .and_then(|attr| item.get(attr))
+    sort_attribute_value(plan, item)
+        .as_ref()
         .and_then(SortValue::from_attribute)
+}
+
+/// The item's sort key as one value: the sort attribute's value, or, for a multi-attribute
+/// sort key, the list of its attributes' values (ordered as a tuple by the merge, and kept
+/// as one value in a cursor's merge position).
+fn sort_attribute_value(plan: &Plan, item: &Item) -> Option<AttributeValue> {
+    match plan.sort_attributes.as_slice() {
+        [] => None,
+        [one] => item.get(one.name).cloned(),
+        many => many
+            .iter()
+            .map(|a| item.get(a.name).cloned())
+            .collect::<Option<Vec<_>>>()
+            .map(AttributeValue::L),
+    }
 }
 
 fn position_values(plan: &Plan, item: &Item) -> Vec<AttributeValue> {
@@ -987,6 +1016,11 @@ fn position_values(plan: &Plan, item: &Item) -> Vec<AttributeValue> {
 /// query's sort-key condition: `sort` is its last key in the query's order (the upper end of
 /// an ascending range, the lower end of a descending one) or past it.
 fn at_condition_end(plan: &Plan, sort: &AttributeValue) -> bool {
+    // A multi-attribute sort key's range is on one of several attributes: nothing to tell
+    // from the first position value alone.
+    if plan.sort_attributes.len() != 1 {
+        return false;
+    }
     let (Some(condition), Ok(sort)) = (&plan.condition, sort.as_s()) else {
         return false;
     };
@@ -1003,20 +1037,35 @@ fn at_condition_end(plan: &Plan, sort: &AttributeValue) -> bool {
     }
 }
 
-/// The `ExclusiveStartKey` of a shard: its partition key (from the query, never from the
-/// cursor) and the position values.
-fn start_key(plan: &Plan, pk: &str, values: &[AttributeValue]) -> Item {
+/// The `ExclusiveStartKey` of a shard: its partition's attributes (from the query, never
+/// from the cursor) and the position values.
+fn start_key(plan: &Plan, partition: &Partition, values: &[AttributeValue]) -> Item {
     let mut key: Item = plan
         .position_attributes
         .iter()
         .map(|a| a.to_string())
         .zip(values.iter().cloned())
         .collect();
-    key.insert(
-        plan.pk_attribute.to_owned(),
-        AttributeValue::S(pk.to_owned()),
-    );
+    for (attribute, value) in partition.equalities() {
+        key.insert((*attribute).to_owned(), attribute_value(value));
+    }
     key
+}
+
+/// Whether `item` is in `partition`: each of its attribute equalities holds.
+pub(crate) fn in_partition(partition: &Partition, item: &Item) -> bool {
+    partition
+        .equalities()
+        .iter()
+        .all(|(attribute, value)| item.get(*attribute) == Some(&attribute_value(value)))
+}
+
+/// A key value as the SDK sends it.
+pub(crate) fn attribute_value(value: &KeyValue) -> AttributeValue {
+    match value {
+        KeyValue::N(text) => AttributeValue::N(text.clone()),
+        KeyValue::S(text) => AttributeValue::S(text.clone()),
+    }
 }
 
 #[cfg(test)]
@@ -1049,10 +1098,15 @@ mod tests {
             filter: None,
             expiry: None,
             index: None,
-            pk_attribute: "pk",
-            sort_attribute: Some("sk"),
+            sort_attributes: vec![KeyAttributeSchema::new(
+                "sk",
+                crate::keys::schema::ScalarType::S,
+            )],
+            sort_equalities: Vec::new(),
             position_attributes: vec!["sk"],
-            partitions: (0..shards).map(|s| format!("GAME#g1#{s}")).collect(),
+            partitions: (0..shards)
+                .map(|s| Partition::key("pk", format!("GAME#g1#{s}")))
+                .collect(),
             transition: None,
             condition: None,
             descending: false,

@@ -12,6 +12,7 @@ use crate::access::entity::Item;
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
 use crate::error::Error;
+use crate::keys::attribute::KeyValue;
 use crate::keys::schema::ENTITY_ATTRIBUTE;
 
 use super::{shard_failed, Plan};
@@ -46,6 +47,45 @@ impl Expiry {
     }
 }
 
+/// The key condition of one partition, the one place it is written: an equality per
+/// partition attribute (`#pk = :pk` for a string key, `#pk = :pk AND #pk1 = :pk1 ..` for a
+/// multi-attribute key), an equality per held sort attribute, then the range of the sort
+/// condition on the next sort attribute (`#sk`), its values typed as that attribute is.
+fn key_condition(
+    plan: &Plan,
+    partition: &crate::keys::shards::Partition,
+    names: &mut HashMap<String, String>,
+    values: &mut HashMap<String, AttributeValue>,
+) -> String {
+    let mut terms = Vec::new();
+    let mut equal = |placeholder: String, attribute: &str, value: AttributeValue| {
+        names.insert(format!("#{placeholder}"), attribute.to_owned());
+        values.insert(format!(":{placeholder}"), value);
+        terms.push(format!("#{placeholder} = :{placeholder}"));
+    };
+    for (i, (attribute, value)) in partition.equalities().iter().enumerate() {
+        let placeholder = if i == 0 {
+            "pk".to_owned()
+        } else {
+            format!("pk{i}")
+        };
+        equal(placeholder, attribute, super::attribute_value(value));
+    }
+    for (i, (attribute, value)) in plan.sort_equalities.iter().enumerate() {
+        equal(format!("sq{i}"), attribute, super::attribute_value(value));
+    }
+    let ranged = plan.sort_attributes.get(plan.sort_equalities.len());
+    if let (Some(sort), Some(attribute)) = (&plan.condition, ranged) {
+        names.insert("#sk".to_owned(), attribute.name.to_owned());
+        for (i, v) in sort.values().into_iter().enumerate() {
+            let value = KeyValue::of_type(attribute.kind, v.to_owned());
+            values.insert(format!(":sk{i}"), super::attribute_value(&value));
+        }
+        terms.push(sort.expression().to_owned());
+    }
+    terms.join(" AND ")
+}
+
 /// One page of one shard.
 pub(crate) struct ShardPage {
     pub items: Vec<Item>,
@@ -61,9 +101,11 @@ pub(crate) async fn query_shard(
     limit: Option<i32>,
     count_only: bool,
 ) -> Result<ShardPage, Error> {
-    let pk = &plan.partitions[shard];
-    let mut names = HashMap::from([("#pk".to_owned(), plan.pk_attribute.to_owned())]);
-    let mut values = HashMap::from([(":pk".to_owned(), AttributeValue::S(pk.clone()))]);
+    let partition = &plan.partitions[shard];
+    let pk = partition.shown();
+    let mut names = HashMap::new();
+    let mut values = HashMap::new();
+    let condition = key_condition(plan, partition, &mut names, &mut values);
     // DynamoDB refuses placeholders an expression does not use: each is added with its use.
     let legacy = plan
         .transition
@@ -97,15 +139,6 @@ pub(crate) async fn query_shard(
         Some(attributes) if !count_only => Some(projection_expression(attributes, &mut names)),
         _ => None,
     };
-    let mut condition = "#pk = :pk".to_owned();
-    if let (Some(sort), Some(sk_attr)) = (&plan.condition, plan.sort_attribute) {
-        names.insert("#sk".to_owned(), sk_attr.to_owned());
-        for (i, v) in sort.values().into_iter().enumerate() {
-            values.insert(format!(":sk{i}"), AttributeValue::S(v.to_owned()));
-        }
-        condition.push_str(" AND ");
-        condition.push_str(sort.expression());
-    }
     let request = plan
         .client
         .query()

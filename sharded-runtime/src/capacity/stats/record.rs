@@ -8,13 +8,15 @@
 
 use std::sync::Arc;
 
-use aws_sdk_dynamodb::types::ConsumedCapacity;
+use aws_sdk_dynamodb::types::{AttributeValue, ConsumedCapacity};
 
 use crate::capacity::stats::HotKeyStats;
 use crate::capacity::units::{item_size, read_units, write_units, Consistency};
 use crate::error::{Error, UNPROCESSED_ITEMS};
 use crate::item::{describe_key, Item};
-use crate::keys::schema::EntitySchema;
+use crate::keys::attribute::KeyValue;
+use crate::keys::schema::{EntitySchema, GsiSchema};
+use crate::keys::shards::render_attributes;
 
 /// DynamoDB's answer to one request: the capacity it reports (if asked), or the error.
 pub(crate) type Answer<'a> = Result<Option<&'a ConsumedCapacity>, &'a Error>;
@@ -39,7 +41,11 @@ pub(crate) fn write(
                     .as_deref()
                     .and_then(|name| schema.gsis.iter().find(|g| g.index_name == name));
                 let pk = gsi.map_or(&schema.pk, |g| &g.pk);
-                if let Some(key) = text(pk.attribute) {
+                let key = match gsi {
+                    Some(gsi) if gsi.attributes.is_some() => index_partition(gsi, item),
+                    _ => text(pk.attribute),
+                };
+                if let Some(key) = key {
                     let index = gsi.map(|g| g.index_name);
                     stats.record_throttle(index, &key, &reason, pk.sharding.shard_count());
                 }
@@ -58,7 +64,11 @@ pub(crate) fn write(
         stats.record_item_write(None, &key, item_id, units.unwrap_or(by_size), shards);
     }
     for gsi in schema.gsis {
-        let Some(key) = text(gsi.pk.attribute) else {
+        let key = match gsi.attributes {
+            Some(_) => index_partition(gsi, item),
+            None => text(gsi.pk.attribute),
+        };
+        let Some(key) = key else {
             continue;
         };
         let units = consumed
@@ -68,6 +78,26 @@ pub(crate) fn write(
         let (index, shards) = (Some(gsi.index_name), gsi.pk.sharding.shard_count());
         stats.record_write(index, &key, units.unwrap_or(by_size), shards);
     }
+}
+
+/// The partition of `item` in `gsi`, an index keyed by attributes, as stats and queries
+/// name it (`game_id=g1#3`, see `Partition`), or `None` when the item is not in the index.
+fn index_partition(gsi: &GsiSchema, item: &Item) -> Option<String> {
+    let key = gsi.attributes?;
+    let equalities = key
+        .partition
+        .iter()
+        .map(|a| {
+            let value = match item.get(a.name)? {
+                AttributeValue::S(s) => KeyValue::S(s.clone()),
+                AttributeValue::N(n) => KeyValue::N(n.clone()),
+                _ => return None,
+            };
+            Some((a.name, value))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let shard = item.get(key.shard_attribute)?.as_n().ok()?;
+    Some(format!("{}#{shard}", render_attributes(&equalities)))
 }
 
 /// Records a read of partition key `pk` of `index` (`None` = the base table; `shards` its

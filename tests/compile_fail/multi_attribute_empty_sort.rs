@@ -1,0 +1,12 @@
+use serde::{Deserialize, Serialize};
+use sharded::ShardedEntity;
+
+#[derive(ShardedEntity, Serialize, Deserialize)]
+#[pk(template = "RUN#{id}")]
+#[gsi1(pk = [game_id], sk = [], shard = 4)]
+struct Run {
+    id: String,
+    game_id: String,
+}
+
+fn main() {}

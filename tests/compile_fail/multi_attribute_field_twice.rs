@@ -1,0 +1,13 @@
+use serde::{Deserialize, Serialize};
+use sharded::ShardedEntity;
+
+#[derive(ShardedEntity, Serialize, Deserialize)]
+#[pk(template = "RUN#{id}")]
+#[gsi1(pk = [game_id], sk = [game_id, score], shard = 4)]
+struct Run {
+    id: String,
+    game_id: String,
+    score: u64,
+}
+
+fn main() {}

@@ -232,7 +232,9 @@ impl<E: ShardedEntity> Repo<E> {
     pub fn new(client: Client, table: impl Into<String>) -> Self {
         Repo {
             shared: Arc::new(Shared {
-                client,
+                // Every request the repository sends goes through this client: its spans and
+                // duration samples come from one interceptor (see `telemetry`).
+                client: crate::telemetry::instrument(client),
                 table: table.into(),
                 concurrency: None,
                 retry: RetryPolicy::default(),

@@ -19,7 +19,6 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select};
 use aws_sdk_dynamodb::Client;
 use futures::stream::{self, Stream, StreamExt, TryStreamExt};
-use tracing::Instrument;
 
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::options::{scan_setters, ScanOptions};
@@ -453,14 +452,8 @@ async fn scan_page(
         .set_exclusive_start_key(start)
         .set_select(plan.count_only.then_some(Select::Count))
         .set_return_consumed_capacity(plan.budget.as_ref().map(|_| ReturnConsumedCapacity::Total));
-    let span = tracing::debug_span!(
-        "sharded.scan_segment",
-        entity = plan.entity,
-        table = %plan.table,
-        segment,
-        segments = plan.segments,
-    );
-    let output = match request.send().instrument(span).await {
+    // The request span (`telemetry`) carries the segment and the counts.
+    let output = match request.send().await {
         Ok(output) => output,
         Err(error) => {
             if let Some(budget) = &plan.budget {

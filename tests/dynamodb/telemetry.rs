@@ -127,6 +127,12 @@ fn counter(value: &DebugValue) -> u64 {
 
 #[test]
 fn spans_and_metrics_cover_every_request() {
+    // `tracing` caches each callsite's interest. With a single scoped dispatcher registered
+    // in the process, a callsite first reached on another thread (another test, no
+    // subscriber) is cached from that thread's default alone, as "never", and this thread's
+    // subscriber would not see it. A second registered dispatcher makes every cache
+    // computation consult all of them (tracing-core's `Dispatchers::has_just_one`).
+    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
     let capture = Capture::default();
     let subscriber = tracing_subscriber::registry().with(capture.clone());
     let _guard = tracing::subscriber::set_default(subscriber);
@@ -326,6 +332,23 @@ fn spans_and_metrics_cover_every_request() {
         }
         other => panic!("{other:?}"),
     }
+
+    // The put: an item span with the logical key and the shard, its PutItem below it.
+    let (put_at, put) = spans
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.name == t::ITEM_SPAN && s.fields[t::OPERATION] == "put")
+        .expect("a put span");
+    assert_eq!(put.fields[t::LOGICAL_KEY], "GAME#g1");
+    let shard = Score::shard_for("solo").unwrap();
+    assert_eq!(put.fields[t::SHARD], shard.to_string());
+    assert_eq!(put.fields[t::SHARD_COUNT], "10");
+    let below: Vec<(String, String)> = requests
+        .iter()
+        .filter(|(_, s)| s.parent == Some(put_at))
+        .map(|(_, s)| (op(s), s.fields[t::SHARD].clone()))
+        .collect();
+    assert_eq!(below, [("PutItem".to_owned(), shard.to_string())]);
 
     // The batch: one span, its two BatchWriteItem requests (30 items, 25 per request) below it.
     let (batch_at, _) = spans

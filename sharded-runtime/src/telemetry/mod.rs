@@ -6,9 +6,10 @@
 //! (`metrics-exporter-prometheus`, an OpenTelemetry bridge, ...): without them, every span
 //! and metric costs next to nothing, and a library never installs either.
 //!
-//! **Spans.** Each logical operation opens one span ([`QUERY_SPAN`], [`BATCH_WRITE_SPAN`],
-//! [`TRANSACTION_SPAN`], ...) with `sharded.*` fields (entity, shard count, fan-out, layout
-//! transition, items read and emitted); each physical request it sends is a child
+//! **Spans.** Each logical operation opens one span ([`QUERY_SPAN`], [`ITEM_SPAN`],
+//! [`BATCH_WRITE_SPAN`], [`TRANSACTION_SPAN`], [`MIGRATION_SPAN`], ...) with `sharded.*` fields
+//! (entity, logical key and shard, shard count, fan-out, layout transition, items read and
+//! emitted); each physical request it sends is a child
 //! [`REQUEST_SPAN`] with `db.system.name = "aws.dynamodb"`, `db.operation.name`,
 //! `aws.dynamodb.table_names`, `aws.dynamodb.index_name`, `aws.dynamodb.limit`,
 //! `aws.dynamodb.scan_forward`, `aws.dynamodb.segment`/`total_segments`,

@@ -9,6 +9,9 @@
 /// The span of one physical request (one SDK `.send()`, its retries included): a child of
 /// the logical operation's span, with the OpenTelemetry DynamoDB attributes.
 pub const REQUEST_SPAN: &str = "sharded.request";
+/// The span of one item operation of a repository (`put`, `put_if`, `put_new`, `get`,
+/// `delete`, `delete_if`, `update`), with the item's logical key and shard.
+pub const ITEM_SPAN: &str = "sharded.item";
 /// The span of one scatter-gather query page or collect (`Query` builders).
 pub const QUERY_SPAN: &str = "sharded.query";
 /// The span of one scatter-gather count (`Select=COUNT` on every shard).
@@ -56,6 +59,8 @@ pub const CONSISTENT_READ: &str = "aws.dynamodb.consistent_read";
 
 // ---- sharded attributes ----
 
+/// The repository operation of an [`ITEM_SPAN`] (`put`, `get`, `update`, ...).
+pub const OPERATION: &str = "sharded.operation";
 /// The entity a logical operation reads or writes.
 pub const ENTITY: &str = "sharded.entity";
 /// A logical key (the partition key without its shard suffix). As a metric label only when

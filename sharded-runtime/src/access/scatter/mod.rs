@@ -348,7 +348,16 @@ pub(crate) struct Engine {
     tolerate_failures: bool,
     failures: Vec<ShardFailure>,
     span: tracing::Span,
-    /// Telemetry: whether this engine resumed from a cursor, what it read, emitted and sent.
+    /// What the scatter-gather did, recorded when the engine is dropped.
+    telemetry: Tally,
+}
+
+/// What one scatter-gather read, emitted and sent, recorded on its span and in the metrics
+/// when it is dropped (with the engine: however the query ended).
+struct Tally {
+    span: tracing::Span,
+    entity: &'static str,
+    /// Whether the engine resumed from a cursor.
     resumed: bool,
     items_read: u64,
     items_emitted: u64,
@@ -377,16 +386,16 @@ fn query_span(plan: &Plan, limit: Option<usize>, resumed: bool) -> tracing::Span
     )
 }
 
-impl Drop for Engine {
-    /// Records what the scatter-gather did: items read and emitted on its span, its merge
-    /// waste and, for a page resumed from a cursor, the requests the resume cost.
+impl Drop for Tally {
+    /// Records items read and emitted on the span, the merge waste and, for a page resumed
+    /// from a cursor, the requests the resume cost.
     fn drop(&mut self) {
         self.span
             .record(telemetry::ITEMS_READ, self.items_read)
             .record(telemetry::ITEMS_EMITTED, self.items_emitted);
-        telemetry::merge_waste(self.plan.entity, self.items_read, self.items_emitted);
+        telemetry::merge_waste(self.entity, self.items_read, self.items_emitted);
         if self.resumed {
-            telemetry::cursor_resume(self.plan.entity, self.requests_sent);
+            telemetry::cursor_resume(self.entity, self.requests_sent);
         }
     }
 }
@@ -405,6 +414,7 @@ impl Engine {
                 .iter()
                 .any(|s| !matches!(s, ShardPosition::Start));
         let span = query_span(&plan, limit, resumed);
+        let plan_entity = plan.entity;
         telemetry::fan_out(plan.entity, plan.partitions.len());
         let position = resume.merge.map(|merge| Position {
             key: merge.sort.as_ref().and_then(SortValue::from_attribute),
@@ -476,11 +486,15 @@ impl Engine {
             remaining: limit,
             tolerate_failures,
             failures: Vec::new(),
+            telemetry: Tally {
+                span: span.clone(),
+                entity: plan_entity,
+                resumed,
+                items_read: 0,
+                items_emitted: 0,
+                requests_sent: 0,
+            },
             span,
-            resumed,
-            items_read: 0,
-            items_emitted: 0,
-            requests_sent: 0,
         }
     }
 
@@ -592,7 +606,7 @@ impl Engine {
             let state = &mut self.shards[shard];
             state.last_emitted = Some(position_values(&self.plan, &item));
             state.emitted += 1;
-            self.items_emitted += 1;
+            self.telemetry.items_emitted += 1;
             self.position = Some(Position {
                 key,
                 shard,
@@ -703,7 +717,7 @@ impl Engine {
                 Some(s as u32),
                 async move { fetch_page(&plan, s, start, limit).await },
             ));
-            self.requests_sent += 1;
+            self.telemetry.requests_sent += 1;
             self.in_flight.push(ShardRequest { shard: s, task });
         }
     }
@@ -721,7 +735,7 @@ impl Engine {
                 state.filtered_empty = page.items.is_empty() && !state.exhausted;
                 state.next_start = page.last_evaluated_key;
                 state.last_page_items = page.items.len();
-                self.items_read += page.items.len() as u64;
+                self.telemetry.items_read += page.items.len() as u64;
                 state.buffer.extend(page.items);
                 if was_empty {
                     if let Some(head) = state.buffer.front() {

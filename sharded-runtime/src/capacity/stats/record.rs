@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::ConsumedCapacity;
 
-use crate::capacity::stats::flags::split_shard;
+use crate::capacity::stats::split_shard;
 use crate::capacity::stats::HotKeyStats;
 use crate::capacity::units::{item_size, read_units, write_units, Consistency};
 use crate::error::{Error, UNPROCESSED_ITEMS};

@@ -420,8 +420,8 @@ impl<E: ShardedEntity> Repo<E> {
         condition: Condition<E>,
         placement: &Placement,
     ) -> Result<(), Error> {
-        let _written = self.writing(&placement);
-        self.settle(&placement).await?;
+        let _written = self.writing(placement);
+        self.settle(placement).await?;
         let mut item = physical_item(entity)?;
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
@@ -441,7 +441,7 @@ impl<E: ShardedEntity> Repo<E> {
                 .build()
                 .map_err(build_error)?;
             let put = TransactWriteItem::builder().put(put).build();
-            return match self.with_previous_delete(&placement, put).await? {
+            return match self.with_previous_delete(placement, put).await? {
                 Sent::Done => Ok(()),
                 Sent::Refused(found) => Err(self.refused("PutItem", key, found, read_version)),
             };
@@ -931,7 +931,7 @@ impl<E: ShardedEntity> Repo<E> {
                 .build()
                 .map_err(build_error)?;
             let put = TransactWriteItem::builder().put(put).build();
-            match self.with_previous_delete(&placement, put).await {
+            match self.with_previous_delete(placement, put).await {
                 Ok(Sent::Done) => Ok(None),
                 Ok(Sent::Refused(found)) => refusal(found.as_ref()),
                 Err(e) => Err(e),

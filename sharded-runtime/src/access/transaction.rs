@@ -1071,6 +1071,19 @@ impl TransactGetAnswer {
     }
 }
 
+/// The span of one write transaction's commit
+/// ([`TRANSACTION_SPAN`](crate::telemetry::TRANSACTION_SPAN)): its settling reads, its
+/// `TransactWriteItems` and the resends are its children.
+fn transaction_span(table: &str, actions: usize) -> tracing::Span {
+    use crate::telemetry::*;
+    tracing::info_span!(
+        "sharded.transaction",
+        { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
+        { TABLE_NAMES } = table,
+        { ITEMS_EMITTED } = actions,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
@@ -1198,17 +1211,4 @@ mod tests {
         let err = check(&transaction.actions, &transaction.added_by).unwrap_err();
         assert!(matches!(&err, Error::InvalidTransaction(_)), "{err}");
     }
-}
-
-/// The span of one write transaction's commit
-/// ([`TRANSACTION_SPAN`](crate::telemetry::TRANSACTION_SPAN)): its settling reads, its
-/// `TransactWriteItems` and the resends are its children.
-fn transaction_span(table: &str, actions: usize) -> tracing::Span {
-    use crate::telemetry::*;
-    tracing::info_span!(
-        "sharded.transaction",
-        { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
-        { TABLE_NAMES } = table,
-        { ITEMS_EMITTED } = actions,
-    )
 }

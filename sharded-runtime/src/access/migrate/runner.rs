@@ -751,7 +751,8 @@ impl<E: ShardedEntity> Runner<E> {
 
 /// Records in the migration metric what the counts of a run gained since `before`.
 fn record_progress(entity: &'static str, before: &Progress, now: &Progress) {
-    let outcomes: [(&'static str, fn(&Progress) -> u64); 7] = [
+    type Count = fn(&Progress) -> u64;
+    let outcomes: [(&'static str, Count); 7] = [
         ("scanned", |p| p.scanned),
         ("moved", |p| p.moved),
         ("superseded", |p| p.superseded),

@@ -112,3 +112,28 @@ pub(crate) fn key_throttle(index: Option<&str>, logical_key: &str, reason: &str)
         THROTTLING_REASON => reason.to_owned())
     .increment(1);
 }
+
+#[cfg(test)]
+mod tests {
+    use aws_sdk_dynamodb::config::{BehaviorVersion, Config, Intercept};
+    use aws_sdk_dynamodb::Client;
+
+    fn ours(client: &Client) -> usize {
+        client
+            .config()
+            .interceptors()
+            .filter(|i| i.name() == super::interceptor::NAME)
+            .count()
+    }
+
+    #[test]
+    fn a_client_gets_the_interceptor_once() {
+        let config = Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .build();
+        let client = super::instrument(Client::from_conf(config));
+        assert_eq!(ours(&client), 1);
+        // A repository built from another repository's client records each request once.
+        assert_eq!(ours(&super::instrument(client.clone())), 1);
+    }
+}

@@ -350,6 +350,28 @@ fn spans_and_metrics_cover_every_request() {
         .collect();
     assert_eq!(below, [("PutItem".to_owned(), shard.to_string())]);
 
+    // The scan: one span, a child request per segment (at least), each naming its segment.
+    let (scan_at, _) = spans
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.name == t::SCAN_SPAN && s.fields[t::TOTAL_SEGMENTS] == "3")
+        .expect("a scan span");
+    let segments: BTreeSet<(String, String, String)> = requests
+        .iter()
+        .filter(|(_, s)| s.parent == Some(scan_at))
+        .map(|(_, s)| {
+            (
+                op(s),
+                s.fields[t::SEGMENT].clone(),
+                s.fields[t::TOTAL_SEGMENTS].clone(),
+            )
+        })
+        .collect();
+    let expected: BTreeSet<(String, String, String)> = (0..3)
+        .map(|i| ("Scan".to_owned(), i.to_string(), "3".to_owned()))
+        .collect();
+    assert_eq!(segments, expected);
+
     // The batch: one span, its two BatchWriteItem requests (30 items, 25 per request) below it.
     let (batch_at, _) = spans
         .iter()
@@ -503,6 +525,9 @@ async fn run_operations(faults: &Faults) -> (u64, u64) {
         .await
         .unwrap();
     let resume_requests = faults.requests("Query") - before;
+
+    // A parallel scan's count.
+    assert_eq!(repo.scan().segments(3).count().await.unwrap(), 32);
 
     // A counter, built on its own from the client: its requests are covered too.
     let votes = ShardedCounter::new(

@@ -16,6 +16,9 @@ pub const ITEM_SPAN: &str = "sharded.item";
 pub const QUERY_SPAN: &str = "sharded.query";
 /// The span of one scatter-gather count (`Select=COUNT` on every shard).
 pub const COUNT_SPAN: &str = "sharded.count";
+/// The span of one `repo.scan()` (a collect, a count, a stream), the parent of every
+/// segment's requests.
+pub const SCAN_SPAN: &str = "sharded.scan";
 /// The span of one batch write (`batch_put`, `batch_delete`), all its requests and retries.
 pub const BATCH_WRITE_SPAN: &str = "sharded.batch_write";
 /// The span of one batch read (`batch_get`), all its requests and retries.

@@ -7,7 +7,7 @@
 //! and metric costs next to nothing, and a library never installs either.
 //!
 //! **Spans.** Each logical operation opens one span ([`QUERY_SPAN`], [`ITEM_SPAN`],
-//! [`BATCH_WRITE_SPAN`], [`TRANSACTION_SPAN`], [`MIGRATION_SPAN`], ...) with `sharded.*` fields
+//! [`SCAN_SPAN`], [`BATCH_WRITE_SPAN`], [`TRANSACTION_SPAN`], [`MIGRATION_SPAN`], ...) with `sharded.*` fields
 //! (entity, logical key and shard, shard count, fan-out, layout transition, items read and
 //! emitted); each physical request it sends is a child
 //! [`REQUEST_SPAN`] with `db.system.name = "aws.dynamodb"`, `db.operation.name`,

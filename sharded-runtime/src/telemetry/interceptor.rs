@@ -76,7 +76,11 @@ impl Intercept for RequestTelemetry {
             "otel.kind" = "client",
             "otel.name" = Empty,
         );
-        if let Some(facts) = input_facts(context.input()) {
+        // The input's attributes only when someone listens (no subscriber: no work).
+        let facts = (!span.is_disabled())
+            .then(|| input_facts(context.input()))
+            .flatten();
+        if let Some(facts) = facts {
             if !facts.table_names.is_empty() {
                 span.record(TABLE_NAMES, facts.table_names.join(",").as_str());
             }

@@ -229,6 +229,11 @@ impl<E> Repo<E> {
 
 impl<E: ShardedEntity> Repo<E> {
     /// A repository of `E` in `table`.
+    ///
+    /// The repository sends through a copy of `client` with `sharded`'s request telemetry
+    /// added (one SDK interceptor: a span and a duration sample per request, see
+    /// [`telemetry`](crate::telemetry)); its HTTP client, retry settings and your own
+    /// interceptors are kept.
     pub fn new(client: Client, table: impl Into<String>) -> Self {
         Repo {
             shared: Arc::new(Shared {

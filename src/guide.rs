@@ -17,6 +17,7 @@
 //! | change `n`, or shard a key that was written unsharded, while the service runs | [`changing_layout`] |
 //! | find hot partitions before production, and choose `n` | [`hot_partitions`] |
 //! | run the table: the hot-key report by logical key, table caps, the ops command line | [`operating`] |
+//! | see what the library does: spans with OpenTelemetry's DynamoDB attributes, metrics through the `metrics` facade | [`telemetry`] |
 //! | move from an earlier version: every moved, renamed or removed name | [`upgrading`] |
 
 #[doc = include_str!("../docs/guide/getting_started.md")]
@@ -51,6 +52,9 @@ pub mod hot_partitions {}
 
 #[doc = include_str!("../docs/guide/operating.md")]
 pub mod operating {}
+
+#[doc = include_str!("../docs/guide/telemetry.md")]
+pub mod telemetry {}
 
 #[doc = include_str!("../docs/guide/upgrading.md")]
 pub mod upgrading {}

@@ -64,6 +64,7 @@
 //! | [`hash`] | the shard hash specification, with test vectors and a reference implementation |
 //! | [`schema`] | the static description of an entity's keys; table definitions |
 //! | [`capacity`] | item size and units, per-key limits, the hot-key report, the shard planner |
+//! | [`telemetry`] | the names of the spans (OpenTelemetry's DynamoDB attributes) and metrics (`metrics` facade) the library emits |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -77,7 +78,8 @@ pub use sharded_runtime::{
 };
 
 pub use sharded_runtime::{
-    bucket, capacity, condition, cursor, hash, keys, migrate, query, schema, transaction, update,
+    bucket, capacity, condition, cursor, hash, keys, migrate, query, schema, telemetry,
+    transaction, update,
 };
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

@@ -33,6 +33,7 @@ pub mod capacity;
 mod error;
 mod item;
 pub mod keys;
+pub mod telemetry;
 
 #[path = "keys/hash.rs"]
 pub mod hash;

@@ -36,6 +36,7 @@ mod retries;
 mod scan;
 mod sealed_cursors;
 mod table_caps;
+mod telemetry;
 mod transaction;
 mod transition_first_requests;
 mod transition_reads;

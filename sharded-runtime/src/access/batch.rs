@@ -252,7 +252,7 @@ async fn write_batch(
             .batch_write_item()
             .request_items(table, requests)
             .send()
-            .instrument(tracing::debug_span!("sharded.batch_write", items, attempt))
+            .instrument(tracing::debug_span!("sharded.batch_round", items, attempt))
             .await
             .map_err(|e| classify(WRITE_OPERATION, table, e))?;
         Ok(Round::<Write, ()> {
@@ -279,6 +279,30 @@ async fn write_batch(
 }
 
 const WRITE_OPERATION: &str = "BatchWriteItem";
+
+/// The span of one batch write ([`BATCH_WRITE_SPAN`](crate::telemetry::BATCH_WRITE_SPAN)),
+/// the parent of its requests, retries included.
+fn write_span(table: &str, items: usize) -> tracing::Span {
+    use crate::telemetry::*;
+    tracing::info_span!(
+        "sharded.batch_write",
+        { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
+        { TABLE_NAMES } = table,
+        { ITEMS_EMITTED } = items,
+    )
+}
+
+/// The span of one batch read ([`BATCH_GET_SPAN`](crate::telemetry::BATCH_GET_SPAN)), the
+/// parent of its requests, retries included; the items found are recorded at its end.
+fn get_span(table: &str) -> tracing::Span {
+    use crate::telemetry::*;
+    tracing::info_span!(
+        "sharded.batch_get",
+        { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
+        { TABLE_NAMES } = table,
+        { ITEMS_READ } = tracing::field::Empty,
+    )
+}
 const GET_OPERATION: &str = "BatchGetItem";
 
 /// Runs all writes, 25 per request and `concurrency` requests at once. The caller keeps
@@ -291,12 +315,17 @@ pub(crate) async fn write(
     retry: &RetryPolicy,
     concurrency: usize,
 ) -> Result<(), Error> {
+    let span = write_span(table, writes.len());
     let batches = chunks(writes, WRITE_BATCH);
-    let outcomes: Vec<Outcome> = stream::iter(batches)
-        .map(|batch| write_batch(client, table, batch, retry))
-        .buffer_unordered(concurrency.max(1))
-        .collect()
-        .await;
+    let outcomes: Vec<Outcome> = crate::telemetry::within(
+        span,
+        None,
+        stream::iter(batches)
+            .map(|batch| write_batch(client, table, batch, retry))
+            .buffer_unordered(concurrency.max(1))
+            .collect(),
+    )
+    .await;
     finish(WRITE_OPERATION, outcomes, Vec::new()).map(drop)
 }
 
@@ -358,7 +387,7 @@ async fn get_batch(
             .batch_get_item()
             .request_items(table, request)
             .send()
-            .instrument(tracing::debug_span!("sharded.batch_get", keys, attempt))
+            .instrument(tracing::debug_span!("sharded.batch_round", keys, attempt))
             .await
             .map_err(|e| classify(GET_OPERATION, table, e))?;
         Ok(Round {
@@ -408,11 +437,20 @@ pub(crate) async fn get(
         })
         .collect();
     let batches = chunks(unique, GET_BATCH);
-    let results: Vec<(Vec<Item>, Outcome)> = stream::iter(batches)
-        .map(|batch| get_batch(client, table, batch, retry))
-        .buffer_unordered(concurrency.max(1))
-        .collect()
-        .await;
+    let span = get_span(table);
+    let results: Vec<(Vec<Item>, Outcome)> = crate::telemetry::within(
+        span.clone(),
+        None,
+        stream::iter(batches)
+            .map(|batch| get_batch(client, table, batch, retry))
+            .buffer_unordered(concurrency.max(1))
+            .collect(),
+    )
+    .await;
+    span.record(
+        crate::telemetry::ITEMS_READ,
+        results.iter().map(|(items, _)| items.len()).sum::<usize>(),
+    );
     let mut found = Vec::new();
     let mut outcomes = Vec::new();
     for (items, outcome) in results {

@@ -81,7 +81,7 @@ impl ShardedCounter {
             )));
         }
         Ok(ShardedCounter {
-            client,
+            client: crate::telemetry::instrument(client),
             table: table.into(),
             pk_attribute: definition.partition_key,
             sk_attribute: definition.sort_key,

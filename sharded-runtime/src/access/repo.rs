@@ -28,7 +28,7 @@ use crate::access::write_rules::{
     entity_guard, no_item, own_entity, physical_item, put_guard, stamp_write, stored_version,
     with_condition,
 };
-use crate::capacity::stats::{record, HotKeyStats};
+use crate::capacity::stats::{record, split_shard, HotKeyStats};
 use crate::capacity::units::Consistency;
 use crate::capacity::Clock;
 use crate::error::{Error, ItemKeyDisplay, KeyError};
@@ -230,10 +230,17 @@ impl<E> Repo<E> {
 
 impl<E: ShardedEntity> Repo<E> {
     /// A repository of `E` in `table`.
+    ///
+    /// The repository sends through a copy of `client` with `sharded`'s request telemetry
+    /// added (one SDK interceptor: a span and a duration sample per request, see
+    /// [`telemetry`](crate::telemetry)); its HTTP client, retry settings and your own
+    /// interceptors are kept.
     pub fn new(client: Client, table: impl Into<String>) -> Self {
         Repo {
             shared: Arc::new(Shared {
-                client,
+                // Every request the repository sends goes through this client: its spans and
+                // duration samples come from one interceptor (see `telemetry`).
+                client: crate::telemetry::instrument(client),
                 table: table.into(),
                 concurrency: None,
                 retry: RetryPolicy::default(),
@@ -405,8 +412,22 @@ impl<E: ShardedEntity> Repo<E> {
     /// ```
     pub async fn put_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
         let placement = Placement::of(entity)?;
-        let _written = self.writing(&placement);
-        self.settle(&placement).await?;
+        self.item_operation(
+            "put_if",
+            &placement,
+            self.send_put_if(entity, condition, &placement),
+        )
+        .await
+    }
+
+    async fn send_put_if(
+        &self,
+        entity: &E,
+        condition: Condition<E>,
+        placement: &Placement,
+    ) -> Result<(), Error> {
+        let _written = self.writing(placement);
+        self.settle(placement).await?;
         let mut item = physical_item(entity)?;
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
@@ -426,7 +447,7 @@ impl<E: ShardedEntity> Repo<E> {
                 .build()
                 .map_err(build_error)?;
             let put = TransactWriteItem::builder().put(put).build();
-            return match self.with_previous_delete(&placement, put).await? {
+            return match self.with_previous_delete(placement, put).await? {
                 Sent::Done => Ok(()),
                 Sent::Refused(found) => Err(self.refused("PutItem", key, found, read_version)),
             };
@@ -475,9 +496,41 @@ impl<E: ShardedEntity> Repo<E> {
     /// ```
     pub async fn delete_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
         let placement = Placement::of(entity)?;
-        self.settle(&placement).await?;
-        self.send_delete(&placement, DeleteGuard::Condition(condition))
-            .await
+        self.item_operation("delete_if", &placement, async {
+            self.settle(&placement).await?;
+            self.send_delete(&placement, DeleteGuard::Condition(condition))
+                .await
+        })
+        .await
+    }
+
+    /// Runs one item operation (`operation`: `put`, `get`, `delete`, `update`, ...) of the
+    /// item at `placement` within its span, [`ITEM_SPAN`](crate::telemetry::ITEM_SPAN): its
+    /// requests (a settle, a transaction during a transition) are the span's children.
+    pub(crate) fn item_operation<'f, T>(
+        &self,
+        operation: &'static str,
+        placement: &Placement,
+        run: impl std::future::Future<Output = Result<T, Error>> + 'f,
+    ) -> impl std::future::Future<Output = Result<T, Error>> + 'f {
+        use crate::telemetry::*;
+        let shards = E::SCHEMA.pk.sharding.shard_count();
+        let (logical_key, shard) = match shards.and_then(|n| split_shard(placement.pk(), n)) {
+            Some((logical, shard)) => (logical, Some(shard)),
+            None => (placement.pk(), None),
+        };
+        let span = tracing::info_span!(
+            "sharded.item",
+            { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
+            { TABLE_NAMES } = self.table(),
+            { OPERATION } = operation,
+            { ENTITY } = E::SCHEMA.entity,
+            { LOGICAL_KEY } = logical_key,
+            { SHARD } = shard,
+            { SHARD_COUNT } = shards,
+            { TRANSITION } = placement.has_previous(),
+        );
+        within(span, shard, run)
     }
 
     /// Settles the item during a transition (see `Placement::settle`).
@@ -696,7 +749,13 @@ impl<E: ShardedEntity> Repo<E> {
     /// # Ok(()) }
     /// ```
     pub async fn put(&self, entity: &E) -> Result<(), Error> {
-        self.send_put(entity, PutMode::Replace).await
+        let placement = Placement::of(entity)?;
+        self.item_operation(
+            "put",
+            &placement,
+            self.send_put(entity, &placement, PutMode::Replace),
+        )
+        .await
     }
 
     /// Writes `entity` only if no item has its key; otherwise [`Error::AlreadyExists`] (or,
@@ -728,10 +787,13 @@ impl<E: ShardedEntity> Repo<E> {
     /// item, not per shard.
     pub async fn put_new(&self, entity: &E) -> Result<(), Error> {
         let placement = Placement::of(entity)?;
-        if placement.has_previous() {
-            return self.put_new_in_transition(entity, &placement).await;
-        }
-        self.send_put(entity, PutMode::New).await
+        self.item_operation("put_new", &placement, async {
+            if placement.has_previous() {
+                return self.put_new_in_transition(entity, &placement).await;
+            }
+            self.send_put(entity, &placement, PutMode::New).await
+        })
+        .await
     }
 
     /// `put_new` during a transition: one transaction that checks the previous place is empty
@@ -742,7 +804,7 @@ impl<E: ShardedEntity> Repo<E> {
         stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
         let Some((_, check)) = placement.previous_vacancy(&self.shared.table)? else {
-            return self.send_put(entity, PutMode::New).await;
+            return self.send_put(entity, placement, PutMode::New).await;
         };
         let mut names = Names::new();
         let condition = no_item(E::SCHEMA, &mut names);
@@ -797,11 +859,15 @@ impl<E: ShardedEntity> Repo<E> {
     /// One conditional put (see [`PutMode`]): a `PutItem`, or during a transition a `put`
     /// with the previous place's delete in one transaction; records the write (or its
     /// throttle) when stats are on.
-    async fn send_put(&self, entity: &E, mode: PutMode) -> Result<(), Error> {
-        let placement = Placement::of(entity)?;
-        let _written = self.writing(&placement);
+    async fn send_put(
+        &self,
+        entity: &E,
+        placement: &Placement,
+        mode: PutMode,
+    ) -> Result<(), Error> {
+        let _written = self.writing(placement);
         if mode == PutMode::Replace && E::SCHEMA.version.is_some() {
-            self.settle(&placement).await?;
+            self.settle(placement).await?;
         }
         let mut item = physical_item(entity)?;
         // The version read (the struct's), before this write bumps it.
@@ -871,7 +937,7 @@ impl<E: ShardedEntity> Repo<E> {
                 .build()
                 .map_err(build_error)?;
             let put = TransactWriteItem::builder().put(put).build();
-            match self.with_previous_delete(&placement, put).await {
+            match self.with_previous_delete(placement, put).await {
                 Ok(Sent::Done) => Ok(None),
                 Ok(Sent::Refused(found)) => refusal(found.as_ref()),
                 Err(e) => Err(e),
@@ -922,7 +988,8 @@ impl<E: ShardedEntity> Repo<E> {
         sk: Option<String>,
     ) -> Result<Option<E>, Error> {
         let placement = Placement::fixed(E::SCHEMA, pk, sk);
-        self.get_at(&placement).await
+        self.item_operation("get", &placement, self.get_at(&placement))
+            .await
     }
 
     /// One `GetItem` at the current place of `placement`, recorded when stats are on.
@@ -1002,7 +1069,13 @@ impl<E: ShardedEntity> Repo<E> {
         sk: Option<String>,
     ) -> Result<Option<E>, Error> {
         let placement = Placement::of_key(E::SCHEMA, pk, previous, sk);
-        if let Some(found) = self.get_at(&placement).await? {
+        self.item_operation("get", &placement, self.get_through_layout(&placement))
+            .await
+    }
+
+    /// [`get_in_layout`](Self::get_in_layout) within its span.
+    async fn get_through_layout(&self, placement: &Placement) -> Result<Option<E>, Error> {
+        if let Some(found) = self.get_at(placement).await? {
             return Ok(Some(found));
         }
         let Some(key) = placement.previous_key()? else {
@@ -1037,7 +1110,12 @@ impl<E: ShardedEntity> Repo<E> {
         sk: Option<String>,
     ) -> Result<(), Error> {
         let placement = Placement::of_key(E::SCHEMA, pk, previous, sk);
-        self.send_delete(&placement, DeleteGuard::Entity).await
+        self.item_operation(
+            "delete",
+            &placement,
+            self.send_delete(&placement, DeleteGuard::Entity),
+        )
+        .await
     }
 
     /// Deletes the item with this physical key (no error if there is none). Guarded like
@@ -1045,7 +1123,12 @@ impl<E: ShardedEntity> Repo<E> {
     /// [`Error::KeyTakenByOtherEntity`].
     pub(crate) async fn delete_by_key(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
         let placement = Placement::fixed(E::SCHEMA, pk, sk);
-        self.send_delete(&placement, DeleteGuard::Entity).await
+        self.item_operation(
+            "delete",
+            &placement,
+            self.send_delete(&placement, DeleteGuard::Entity),
+        )
+        .await
     }
 
     /// A scatter-gather query over every shard of a logical key, on the base table

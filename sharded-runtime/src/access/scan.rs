@@ -19,7 +19,6 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select};
 use aws_sdk_dynamodb::Client;
 use futures::stream::{self, Stream, StreamExt, TryStreamExt};
-use tracing::Instrument;
 
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::options::{scan_setters, ScanOptions};
@@ -282,10 +281,21 @@ impl<E: ShardedEntity, O> Scan<E, O> {
     /// Validates the settings into what every request needs.
     fn plan(self, count_only: bool) -> Result<Plan, Error> {
         let checked = self.options.check(self.repo.concurrency())?;
+        let span = {
+            use crate::telemetry::*;
+            tracing::info_span!(
+                "sharded.scan",
+                { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
+                { TABLE_NAMES } = self.repo.table(),
+                { ENTITY } = E::SCHEMA.entity,
+                { TOTAL_SEGMENTS } = checked.segments,
+            )
+        };
         Ok(Plan {
             client: self.repo.client().clone(),
             table: self.repo.table().to_owned(),
             entity: E::SCHEMA.entity,
+            span,
             projection: self.projection.map(|attributes| {
                 let mut all = attributes.to_vec();
                 all.push(ENTITY_ATTRIBUTE);
@@ -370,6 +380,8 @@ struct Plan {
     client: Client,
     table: String,
     entity: &'static str,
+    /// The scan's span ([`SCAN_SPAN`](crate::telemetry::SCAN_SPAN)), the parent of its requests.
+    span: tracing::Span,
     /// The attributes of a projection, with the entity attribute.
     projection: Option<Vec<&'static str>>,
     segments: u32,
@@ -401,7 +413,9 @@ fn segment_pages(
             let Some(start) = next else {
                 return Ok(None);
             };
-            let (page, last_evaluated_key) = scan_page(&plan, segment, start).await?;
+            let page = scan_page(&plan, segment, start);
+            let (page, last_evaluated_key) =
+                crate::telemetry::within(plan.span.clone(), None, page).await?;
             Ok(Some((page, last_evaluated_key.map(Some))))
         }
     })
@@ -453,14 +467,8 @@ async fn scan_page(
         .set_exclusive_start_key(start)
         .set_select(plan.count_only.then_some(Select::Count))
         .set_return_consumed_capacity(plan.budget.as_ref().map(|_| ReturnConsumedCapacity::Total));
-    let span = tracing::debug_span!(
-        "sharded.scan_segment",
-        entity = plan.entity,
-        table = %plan.table,
-        segment,
-        segments = plan.segments,
-    );
-    let output = match request.send().instrument(span).await {
+    // The request span (`telemetry`) carries the segment and the counts.
+    let output = match request.send().await {
         Ok(output) => output,
         Err(error) => {
             if let Some(budget) = &plan.budget {

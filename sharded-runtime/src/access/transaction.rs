@@ -288,7 +288,13 @@ impl Transaction {
     /// outcome unknown: to retry it yourself, `prepare` and commit the prepared transaction
     /// again (never a rebuilt one: see [`PreparedTransaction`]).
     pub async fn commit(self) -> Result<(), Error> {
-        self.prepare().await?.commit().await
+        let span = transaction_span(&self.table, self.actions.len());
+        crate::telemetry::within(
+            span,
+            None,
+            async move { self.prepare().await?.commit().await },
+        )
+        .await
     }
 
     /// Checks the transaction and settles the items of its conditional actions (during a
@@ -1063,6 +1069,19 @@ impl TransactGetAnswer {
             None => Ok(None),
         }
     }
+}
+
+/// The span of one write transaction's commit
+/// ([`TRANSACTION_SPAN`](crate::telemetry::TRANSACTION_SPAN)): its settling reads, its
+/// `TransactWriteItems` and the resends are its children.
+fn transaction_span(table: &str, actions: usize) -> tracing::Span {
+    use crate::telemetry::*;
+    tracing::info_span!(
+        "sharded.transaction",
+        { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
+        { TABLE_NAMES } = table,
+        { ITEMS_EMITTED } = actions,
+    )
 }
 
 #[cfg(test)]

@@ -235,9 +235,20 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
     }
 
     async fn run(self, returning: bool) -> Result<Option<Item>, Error> {
-        let schema = E::SCHEMA;
         let repo = self.repo.clone();
         let built = self.build()?;
+        let placement = built.placement.clone();
+        repo.item_operation("update", &placement, Self::apply(&repo, built, returning))
+            .await
+    }
+
+    /// Sends the built update (within its span: see `run`).
+    async fn apply(
+        repo: &Repo<E>,
+        built: BuiltUpdate,
+        returning: bool,
+    ) -> Result<Option<Item>, Error> {
+        let schema = E::SCHEMA;
         let _written = repo.writing(&built.placement);
         // During a transition, an item still at its previous place is moved to its current
         // place first, so the update changes it there (instead of finding no item) and no

@@ -118,6 +118,8 @@ struct State {
     samples: VecDeque<(Duration, f64)>,
     /// Items counted by `remaining`.
     remaining: u64,
+    /// The counts last handed to the metrics (each emit records what changed since).
+    reported: Progress,
 }
 
 impl<E: ShardedEntity> Runner<E> {
@@ -276,6 +278,7 @@ impl<E: ShardedEntity> Runner<E> {
                 positions,
                 samples: VecDeque::new(),
                 remaining: 0,
+                reported: Progress::default(),
             }),
         })
     }
@@ -298,10 +301,22 @@ impl<E: ShardedEntity> Runner<E> {
 
     /// Runs the migration: see [`Migration::run`].
     pub(super) async fn run(self) -> Result<Report, Error> {
-        let result = self.parts(false).await;
+        let span = {
+            use crate::telemetry::*;
+            tracing::info_span!(
+                "sharded.migration",
+                { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
+                { TABLE_NAMES } = self.repo.table(),
+                { ENTITY } = E::SCHEMA.entity,
+                { TRANSITION } = true,
+                { ITEMS_READ } = tracing::field::Empty,
+            )
+        };
+        let result = crate::telemetry::within(span.clone(), None, self.parts(false)).await;
         self.emit_progress();
         let report = {
             let state = self.state();
+            span.record(crate::telemetry::ITEMS_READ, state.progress.scanned);
             Report {
                 progress: state.progress.clone(),
                 failed: state.failures.clone(),
@@ -725,11 +740,34 @@ impl<E: ShardedEntity> Runner<E> {
                 }
                 _ => state.progress.write_units_per_second(),
             };
+            record_progress(E::SCHEMA.entity, &state.reported, &state.progress);
+            state.reported = state.progress.clone();
             self.on_progress.as_ref().map(|_| state.progress.clone())
         };
         if let (Some(hook), Some(progress)) = (&self.on_progress, progress) {
             hook(&progress);
         }
+    }
+}
+
+/// Records in the migration metric what the counts of a run gained since `before`.
+fn record_progress(entity: &'static str, before: &Progress, now: &Progress) {
+    type Count = fn(&Progress) -> u64;
+    let outcomes: [(&'static str, Count); 7] = [
+        ("scanned", |p| p.scanned),
+        ("moved", |p| p.moved),
+        ("superseded", |p| p.superseded),
+        ("in_place", |p| p.in_place),
+        ("gone", |p| p.gone),
+        ("conflicts", |p| p.conflicts),
+        ("failed", |p| p.failed),
+    ];
+    for (outcome, count) in outcomes {
+        crate::telemetry::migration_items(
+            entity,
+            outcome,
+            count(now).saturating_sub(count(before)),
+        );
     }
 }
 

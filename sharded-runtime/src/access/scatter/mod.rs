@@ -58,6 +58,8 @@ use futures::future::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tracing::Instrument;
 
+use crate::telemetry;
+
 mod request;
 mod transition;
 
@@ -362,6 +364,56 @@ pub(crate) struct Engine {
     tolerate_failures: bool,
     failures: Vec<ShardFailure>,
     span: tracing::Span,
+    /// What the scatter-gather did, recorded when the engine is dropped.
+    telemetry: Tally,
+}
+
+/// What one scatter-gather read, emitted and sent, recorded on its span and in the metrics
+/// when it is dropped (with the engine: however the query ended).
+struct Tally {
+    span: tracing::Span,
+    entity: &'static str,
+    /// Whether the engine resumed from a cursor.
+    resumed: bool,
+    items_read: u64,
+    items_emitted: u64,
+    requests_sent: u64,
+}
+
+/// The span of one scatter-gather (a page, a collect, a stream): [`telemetry::QUERY_SPAN`]
+/// with the OpenTelemetry table and index and the `sharded.*` shape of the read. The items
+/// read and emitted are recorded when the engine is dropped.
+fn query_span(plan: &Plan, limit: Option<usize>, resumed: bool) -> tracing::Span {
+    use telemetry::*;
+    tracing::info_span!(
+        "sharded.query",
+        { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
+        { TABLE_NAMES } = %plan.table,
+        { INDEX_NAME } = plan.index,
+        { LIMIT } = limit.map(|l| l as u64),
+        { SCAN_FORWARD } = !plan.descending,
+        { ENTITY } = plan.entity,
+        { SHARD_COUNT } = plan.partitions.len(),
+        { FAN_OUT } = plan.concurrency.clamp(1, plan.partitions.len().max(1)),
+        { TRANSITION } = plan.transition.is_some(),
+        { RESUMED } = resumed,
+        { ITEMS_READ } = tracing::field::Empty,
+        { ITEMS_EMITTED } = tracing::field::Empty,
+    )
+}
+
+impl Drop for Tally {
+    /// Records items read and emitted on the span, the merge waste and, for a page resumed
+    /// from a cursor, the requests the resume cost.
+    fn drop(&mut self) {
+        self.span
+            .record(telemetry::ITEMS_READ, self.items_read)
+            .record(telemetry::ITEMS_EMITTED, self.items_emitted);
+        telemetry::merge_waste(self.entity, self.items_read, self.items_emitted);
+        if self.resumed {
+            telemetry::cursor_resume(self.entity, self.requests_sent);
+        }
+    }
 }
 
 impl Engine {
@@ -372,14 +424,14 @@ impl Engine {
         limit: Option<usize>,
         tolerate_failures: bool,
     ) -> Engine {
-        let span = tracing::info_span!(
-            "sharded.query",
-            entity = plan.entity,
-            table = %plan.table,
-            index = plan.index.unwrap_or(""),
-            shards = plan.partitions.len(),
-            limit = limit.map(|l| l as u64),
-        );
+        let resumed = resume.merge.is_some()
+            || resume
+                .shards
+                .iter()
+                .any(|s| !matches!(s, ShardPosition::Start));
+        let span = query_span(&plan, limit, resumed);
+        let plan_entity = plan.entity;
+        telemetry::fan_out(plan.entity, plan.partitions.len());
         let position = resume.merge.map(|merge| Position {
             key: merge.sort.as_ref().and_then(SortValue::from_attribute),
             shard: merge.shard as usize,
@@ -452,6 +504,14 @@ impl Engine {
             remaining: limit,
             tolerate_failures,
             failures: Vec::new(),
+            telemetry: Tally {
+                span: span.clone(),
+                entity: plan_entity,
+                resumed,
+                items_read: 0,
+                items_emitted: 0,
+                requests_sent: 0,
+            },
             span,
         }
     }
@@ -564,6 +624,7 @@ impl Engine {
             let state = &mut self.shards[shard];
             state.last_emitted = Some(position_values(&self.plan, &item));
             state.emitted += 1;
+            self.telemetry.items_emitted += 1;
             self.position = Some(Position {
                 key,
                 shard,
@@ -664,10 +725,13 @@ impl Engine {
             let plan = Arc::clone(&self.plan);
             // Spawned, so that a page read ahead arrives while the caller is busy with the
             // items it has (a future in the engine would only move when the engine is polled).
-            let task = tokio::spawn(
-                async move { fetch_page(&plan, s, start, limit).await }
-                    .instrument(self.span.clone()),
-            );
+            // Within the query's span: the shard's request span is its child, with its shard.
+            let task = tokio::spawn(telemetry::within(
+                self.span.clone(),
+                Some(s as u32),
+                async move { fetch_page(&plan, s, start, limit).await },
+            ));
+            self.telemetry.requests_sent += 1;
             self.in_flight.push(ShardRequest { shard: s, task });
         }
     }
@@ -685,6 +749,7 @@ impl Engine {
                 state.filtered_empty = page.items.is_empty() && !state.exhausted;
                 state.next_start = page.last_evaluated_key;
                 state.last_page_items = page.items.len();
+                self.telemetry.items_read += page.items.len() as u64;
                 state.buffer.extend(page.items);
                 if was_empty {
                     if let Some(head) = state.buffer.front() {

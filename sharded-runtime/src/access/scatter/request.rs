@@ -157,10 +157,10 @@ pub(crate) async fn query_shard(
         .set_exclusive_start_key(start)
         .set_select(count_only.then_some(Select::Count))
         .set_return_consumed_capacity(plan.stats.as_ref().map(|_| ReturnConsumedCapacity::Total));
-    let span = tracing::debug_span!("sharded.shard_query", shard, partition_key = %pk, limit = limit.map(i64::from));
+    // Its span (with the shard, the limit and what it returned) is the request span every
+    // request gets (`telemetry`), a child of the query's.
     let result = request
         .send()
-        .instrument(span)
         .await
         .map_err(|e| Error::dynamo("Query", &plan.table, e));
     let answer = result.as_ref().map(|o| o.consumed_capacity.as_ref());
@@ -236,16 +236,30 @@ pub(crate) async fn count_shard(plan: &Plan, shard: usize) -> Result<u64, Error>
 /// shard order. A failed shard fails the count, naming the shard: a partial sum would be a
 /// wrong number that looks right.
 pub(crate) async fn count_by_shard(plan: &Plan) -> Result<Vec<u64>, Error> {
-    let span = tracing::info_span!(
-        "sharded.count",
-        entity = plan.entity,
-        shards = plan.partitions.len()
-    );
+    let span = {
+        use crate::telemetry::*;
+        tracing::info_span!(
+            "sharded.count",
+            { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
+            { TABLE_NAMES } = %plan.table,
+            { INDEX_NAME } = plan.index,
+            { ENTITY } = plan.entity,
+            { SHARD_COUNT } = plan.partitions.len(),
+            { FAN_OUT } = plan.concurrency.clamp(1, plan.partitions.len().max(1)),
+            { TRANSITION } = plan.transition.is_some(),
+        )
+    };
+    crate::telemetry::fan_out(plan.entity, plan.partitions.len());
     let counts: Vec<(usize, Result<u64, Error>)> = stream::iter(0..plan.partitions.len())
-        .map(|shard| async move { (shard, count_shard(plan, shard).await) })
+        .map(|shard| {
+            let within = crate::telemetry::within(span.clone(), Some(shard as u32), async move {
+                count_shard(plan, shard).await
+            });
+            async move { (shard, within.await) }
+        })
         .buffer_unordered(plan.concurrency.max(1))
         .collect()
-        .instrument(span)
+        .instrument(span.clone())
         .await;
     let mut by_shard = vec![0; plan.partitions.len()];
     for (shard, result) in counts {

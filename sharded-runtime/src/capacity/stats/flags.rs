@@ -199,7 +199,7 @@ impl<'a> Traffic<'a> {
 }
 
 /// `(logical key, shard)` of a physical key `<logical>#<shard>` of a key with `n` shards.
-pub(super) fn split_shard(key: &str, n: u32) -> Option<(&str, u32)> {
+pub(crate) fn split_shard(key: &str, n: u32) -> Option<(&str, u32)> {
     let (logical, shard) = key.rsplit_once('#')?;
     let shard: u32 = shard.parse().ok()?;
     (!logical.is_empty() && shard < n).then_some((logical, shard))

@@ -51,6 +51,7 @@ use crate::capacity::clock::{Clock, SystemClock};
 use crate::capacity::limits::PerKeyLimits;
 use window::{Bucket, KeyEntry, State};
 
+pub(crate) use flags::split_shard;
 pub use flags::{HotKeyFlag, HotKeyThresholds};
 pub use logical::{
     Advice, HotKeyPattern, LoadSummary, LogicalKeyReport, ShardSpread, ThrottleCount,

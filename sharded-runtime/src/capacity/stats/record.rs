@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::{AttributeValue, ConsumedCapacity};
 
+use crate::capacity::stats::split_shard;
 use crate::capacity::stats::HotKeyStats;
 use crate::capacity::units::{item_size, read_units, write_units, Consistency};
 use crate::error::{Error, UNPROCESSED_ITEMS};
@@ -17,6 +18,7 @@ use crate::item::{describe_key, Item};
 use crate::keys::attribute::KeyValue;
 use crate::keys::schema::{EntitySchema, GsiSchema};
 use crate::keys::shards::render_attributes;
+use crate::telemetry;
 
 /// DynamoDB's answer to one request: the capacity it reports (if asked), or the error.
 pub(crate) type Answer<'a> = Result<Option<&'a ConsumedCapacity>, &'a Error>;
@@ -48,6 +50,7 @@ pub(crate) fn write(
                 if let Some(key) = key {
                     let index = gsi.map(|g| g.index_name);
                     stats.record_throttle(index, &key, &reason, pk.sharding.shard_count());
+                    key_throttle(index, &key, pk.sharding.shard_count(), &reason);
                 }
             }
             return;
@@ -62,6 +65,7 @@ pub(crate) fn write(
         let sort_key = schema.sk.as_ref().and_then(|sk| text(sk.attribute));
         let item_id = item_identity(&key, sort_key.as_deref());
         stats.record_item_write(None, &key, item_id, units.unwrap_or(by_size), shards);
+        key_units(None, &key, shards, WRITE, units.unwrap_or(by_size));
     }
     for gsi in schema.gsis {
         let key = match gsi.attributes {
@@ -77,6 +81,7 @@ pub(crate) fn write(
             .and_then(|c| c.capacity_units);
         let (index, shards) = (Some(gsi.index_name), gsi.pk.sharding.shard_count());
         stats.record_write(index, &key, units.unwrap_or(by_size), shards);
+        key_units(index, &key, shards, WRITE, units.unwrap_or(by_size));
     }
 }
 
@@ -119,10 +124,12 @@ pub(crate) fn read(
             let units = consumed.and_then(|c| c.capacity_units);
             let units = units.unwrap_or_else(|| read_units(0, consistency));
             stats.record_read(index, pk, units, shards);
+            key_units(index, pk, shards, READ, units);
         }
         Err(error) => {
             for (reason, _) in error.throttling_reasons() {
                 stats.record_throttle(index, pk, &reason, shards);
+                key_throttle(index, pk, shards, &reason);
             }
         }
     }
@@ -157,12 +164,39 @@ pub(crate) fn batch_writes(
         let key = describe_key(schema, item);
         match (&key.pk, unprocessed.contains(&key)) {
             (Some(pk), true) if throttled => {
-                stats.record_throttle(None, pk, UNPROCESSED_ITEMS, shards)
+                stats.record_throttle(None, pk, UNPROCESSED_ITEMS, shards);
+                key_throttle(None, pk, shards, UNPROCESSED_ITEMS);
             }
             (_, true) => {}
             _ => write(Some(stats), schema, item, Ok(None)),
         }
     }
+}
+
+const READ: &str = "read";
+const WRITE: &str = "write";
+
+/// The logical key of physical key `key` (the shard suffix stripped when it has `shards`).
+fn logical(key: &str, shards: Option<u32>) -> &str {
+    shards
+        .and_then(|n| split_shard(key, n))
+        .map_or(key, |(logical, _)| logical)
+}
+
+/// The per-logical-key metrics: recorded here, where a repository with hot-key stats turns
+/// an answer into stats, so a logical key becomes a metric label only with stats on.
+fn key_units(
+    index: Option<&str>,
+    key: &str,
+    shards: Option<u32>,
+    access: &'static str,
+    units: f64,
+) {
+    telemetry::key_units(index, logical(key, shards), access, units);
+}
+
+fn key_throttle(index: Option<&str>, key: &str, shards: Option<u32>, reason: &str) {
+    telemetry::key_throttle(index, logical(key, shards), reason);
 }
 
 /// A hash of an item's primary key, to tell "every write went to one item" from "many items

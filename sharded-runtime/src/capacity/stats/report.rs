@@ -130,7 +130,7 @@ impl HotKeyReport {
 
     /// Compares each logical key's peak with what the table takes at once (its warm
     /// throughput, on-demand maximum or provisioned capacity: [`TableCaps::describe`] reads
-    /// them) and fills in [`Advice::table_gap`] with the `UpdateTable` that lifts the cap.
+    /// them) and fills in [`Advice::table_gap`](crate::capacity::Advice::table_gap) with the `UpdateTable` that lifts the cap.
     pub fn with_table_caps(mut self, caps: &TableCaps) -> Self {
         for row in &mut self.logical_keys {
             row.advice.table_gap =

@@ -13,6 +13,8 @@
 //! must ask each unfinished shard for its next item). The listing is checked against one
 //! `collect()` of the same query. Counts, not times: they do not depend on the machine.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::Client;
@@ -45,17 +47,7 @@ fn scores() -> Vec<Score> {
 }
 
 async fn bench() {
-    let sizes: Vec<usize> = {
-        let args: Vec<usize> = std::env::args()
-            .skip(1)
-            .filter_map(|a| a.parse().ok())
-            .collect();
-        if args.is_empty() {
-            vec![1, 5, 20]
-        } else {
-            args
-        }
-    };
+    let sizes: Vec<usize> = common::numbers_from_args(&[1, 5, 20]);
     let local = DynamoDbLocal::shared()
         .await
         .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));

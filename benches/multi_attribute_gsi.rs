@@ -27,6 +27,8 @@
 //! are compared. The machine has 2 cores shared with DynamoDB Local: only ratios mean
 //! anything. This binary reports; it never fails on a missed target.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -203,21 +205,8 @@ async fn phase(
 }
 
 async fn bench() {
-    let latencies: Vec<u64> = {
-        let args: Vec<u64> = std::env::args()
-            .skip(1)
-            .filter_map(|a| a.parse().ok())
-            .collect();
-        if args.is_empty() {
-            vec![10]
-        } else {
-            args
-        }
-    };
-    let rounds = std::env::var("MA_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(DEFAULT_ROUNDS);
+    let latencies: Vec<u64> = common::numbers_from_args(&[10]);
+    let rounds = common::env_number("MA_ROUNDS", DEFAULT_ROUNDS);
     let local = DynamoDbLocal::shared()
         .await
         .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));

@@ -27,6 +27,8 @@
 //! machine has 2 cores shared with builds and with DynamoDB Local itself, so only ratios mean
 //! anything. This binary reports; it never fails.
 
+mod common;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
@@ -255,25 +257,9 @@ async fn phase(
 }
 
 async fn bench() {
-    let latencies: Vec<u64> = {
-        let args: Vec<u64> = std::env::args()
-            .skip(1)
-            .filter_map(|a| a.parse().ok())
-            .collect();
-        if args.is_empty() {
-            vec![10]
-        } else {
-            args
-        }
-    };
-    let env = |name: &str, default: usize| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
-    let rounds = env("PARALLEL_SCAN_ROUNDS", DEFAULT_ROUNDS).max(1);
-    let items = env("PARALLEL_SCAN_ITEMS", DEFAULT_ITEMS).max(1);
+    let latencies: Vec<u64> = common::numbers_from_args(&[10]);
+    let rounds = common::env_number("PARALLEL_SCAN_ROUNDS", DEFAULT_ROUNDS).max(1);
+    let items = common::env_number("PARALLEL_SCAN_ITEMS", DEFAULT_ITEMS).max(1);
 
     let local = DynamoDbLocal::shared()
         .await

@@ -33,6 +33,8 @@
 //! per-round ratios as a drift check. The machine has 2 cores shared with DynamoDB Local, so
 //! only ratios mean anything. This binary reports; it never fails on a missed target.
 
+mod common;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
@@ -289,21 +291,8 @@ async fn phase(
 }
 
 async fn bench() {
-    let latencies: Vec<u64> = {
-        let args: Vec<u64> = std::env::args()
-            .skip(1)
-            .filter_map(|a| a.parse().ok())
-            .collect();
-        if args.is_empty() {
-            vec![10]
-        } else {
-            args
-        }
-    };
-    let rounds = std::env::var("RANGE_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(DEFAULT_ROUNDS);
+    let latencies: Vec<u64> = common::numbers_from_args(&[10]);
+    let rounds = common::env_number("RANGE_ROUNDS", DEFAULT_ROUNDS);
 
     let local = DynamoDbLocal::shared()
         .await

@@ -41,6 +41,8 @@
 //! drift check. The machine has 2 cores shared with builds and with DynamoDB Local itself, so
 //! only ratios mean anything. This binary reports; it never fails on a missed target.
 
+mod common;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
@@ -483,15 +485,8 @@ async fn check_consumed_capacity(client: &Client, table: &str) {
 }
 
 async fn bench() {
-    let args: Vec<u64> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
-    let latencies = if args.is_empty() { vec![10, 0] } else { args };
-    let rounds = std::env::var("SCATTER_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(DEFAULT_ROUNDS);
+    let latencies: Vec<u64> = common::numbers_from_args(&[10, 0]);
+    let rounds = common::env_number("SCATTER_ROUNDS", DEFAULT_ROUNDS);
 
     let local = DynamoDbLocal::shared()
         .await

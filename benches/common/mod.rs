@@ -85,3 +85,25 @@ pub fn hand_pk(game_id: &str, player_id: &str) -> String {
 pub fn hand_sk(score: u64, player_id: &str) -> String {
     format!("SCORE#{:020}#{}", score, player_id)
 }
+
+/// The numbers among the command line's arguments (`cargo bench --bench x -- 0 25`), or
+/// `default` when there are none: the latencies, sizes or budgets a run measures.
+pub fn numbers_from_args<T: std::str::FromStr + Clone>(default: &[T]) -> Vec<T> {
+    let numbers: Vec<T> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    if numbers.is_empty() {
+        default.to_vec()
+    } else {
+        numbers
+    }
+}
+
+/// The number in the environment variable `name` (`MA_ROUNDS=40`), or `default`.
+pub fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

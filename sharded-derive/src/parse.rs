@@ -585,12 +585,14 @@ fn field_list(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Sp<Vec<Ident>>> 
     let span = array.bracket_token.span.join();
     let mut fields = Vec::new();
     for element in &array.elems {
-        match element {
-            syn::Expr::Path(path) if path.path.get_ident().is_some() => {
-                fields.push(path.path.get_ident().cloned().expect("checked"));
-            }
-            other => cx.error_spanned_by(
-                other,
+        let ident = match element {
+            syn::Expr::Path(path) => path.path.get_ident(),
+            _ => None,
+        };
+        match ident {
+            Some(ident) => fields.push(ident.clone()),
+            None => cx.error_spanned_by(
+                element,
                 "expected a field name: the list names the struct's fields, e.g. \
                  `pk = [game_id]`, `sk = [score, player_id]`",
             ),

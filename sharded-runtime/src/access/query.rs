@@ -15,6 +15,7 @@ use crate::access::repo::Repo;
 use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, SortCondition, Transition};
 use crate::access::sort_condition::SortKeyCondition;
 use crate::access::source::{CollectionMember, QuerySource, ShardedCollection, ShardedProjection};
+use crate::capacity::stats::record;
 use crate::error::{Error, KeyError};
 use crate::keys::attribute::KeyValue;
 use crate::keys::schema::{
@@ -718,12 +719,12 @@ impl<S: QuerySource, O> Query<S, O> {
             stats: self.repo.stats().cloned(),
             learned_shares: None,
             shards: match index {
-                None => schema.pk.sharding.shard_count(),
+                None => record::spelled(&schema.pk),
                 Some(name) => schema
                     .gsis
                     .iter()
                     .find(|g| g.index_name == name)
-                    .and_then(|g| g.pk.sharding.shard_count()),
+                    .and_then(|g| record::spelled(&g.pk)),
             },
         };
         Ok(Planned {
@@ -1000,7 +1001,7 @@ fn alternative_layouts(
             partitions.all().len() as u32,
         ));
         let previous_count = match schema.pk.previous {
-            Some(crate::keys::schema::PreviousLayout::Shards { n }) => n,
+            Some(crate::keys::schema::PreviousLayout::Shards { n, .. }) => n,
             _ => 1,
         };
         out.push((previous, String::new(), previous_count));

@@ -45,7 +45,7 @@ use crate::error::{Error, KeyError};
 use crate::keys::bucket::Granularity;
 use crate::keys::bucket::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime};
 use crate::keys::encoding::{KeyPart, KeyPartError};
-use crate::keys::schema::{PreviousLayout, SortKeySchema};
+use crate::keys::schema::{PartitionKeySchema, PreviousLayout, ShardSuffix, SortKeySchema};
 use crate::keys::shards::{Partitions, ShardKeys};
 use crate::keys::template::{build_around_bucket, build_key_prefix, KeyContext, Segment};
 
@@ -156,6 +156,8 @@ struct Range {
     before: String,
     after: String,
     shards: Option<u32>,
+    /// How the queried key spells its shards.
+    suffix: ShardSuffix,
     /// The partitions of one bucket a query reads: the shards, and during a resharding
     /// (`previous_n`) the previous layout's other shards too. A cursor records one position
     /// per partition read.
@@ -195,22 +197,25 @@ pub fn range_query<E: ShardedEntity>(
     }
 }
 
-/// The previous layout's keys of a bucket's logical key during a resharding (`previous_n`),
-/// read with its current keys.
-fn previous_keys(logical: String, previous: Option<PreviousLayout>) -> Option<ShardKeys> {
-    match previous {
-        Some(PreviousLayout::Shards { n }) => Some(ShardKeys::new(logical, Some(n))),
+/// The previous layout's keys of a bucket's logical key during a resharding (`previous_n`)
+/// of the base table's `pk`, read with its current keys.
+fn previous_keys(logical: String, pk: Option<&PartitionKeySchema>) -> Option<ShardKeys> {
+    let pk = pk?;
+    match pk.previous {
+        Some(PreviousLayout::Shards { n, .. }) => {
+            Some(ShardKeys::new(logical, Some(n)).with_suffix(pk.previous_suffix()))
+        }
         _ => None,
     }
 }
 
 /// The partitions a bucket's query reads, as [`Partitions::all`] lists them: the current
 /// shards, then the previous layout's other shards during a resharding.
-fn bucket_partitions(shards: Option<u32>, previous: Option<PreviousLayout>) -> usize {
+fn bucket_partitions(key: &PartitionKeySchema, base: Option<&PartitionKeySchema>) -> usize {
     let bucket = "B".to_owned();
     Partitions::new(
-        ShardKeys::new(bucket.clone(), shards),
-        previous_keys(bucket, previous),
+        ShardKeys::new(bucket.clone(), key.sharding.shard_count()).with_suffix(key.suffix),
+        previous_keys(bucket, base),
     )
     .all()
     .len()
@@ -291,10 +296,8 @@ impl Range {
             before,
             after,
             shards: pk.sharding.shard_count(),
-            partitions_read: bucket_partitions(
-                pk.sharding.shard_count(),
-                index.is_none().then_some(schema.pk.previous).flatten(),
-            ),
+            suffix: pk.suffix,
+            partitions_read: bucket_partitions(&pk, index.is_none().then_some(&schema.pk)),
             empty: from_key == to_key,
             from,
             to,
@@ -463,12 +466,12 @@ impl<E: ShardedEntity> Spec<E> {
         // each item comes out once (see `scatter`, "Layout transitions").
         let previous = previous_keys(
             logical.clone(),
-            self.index
-                .is_none()
-                .then_some(E::SCHEMA.pk.previous)
-                .flatten(),
+            self.index.is_none().then_some(&E::SCHEMA.pk),
         );
-        let partitions = Partitions::new(ShardKeys::new(logical, range.shards), previous);
+        let partitions = Partitions::new(
+            ShardKeys::new(logical, range.shards).with_suffix(range.suffix),
+            previous,
+        );
         let mut query = Query::new(self.repo.clone(), self.index, Ok(partitions))
             .consistent_read(self.consistent);
         let (condition, skip) = range.condition(E::SCHEMA.entity, bucket)?;
@@ -1000,6 +1003,7 @@ mod tests {
             before: "OPS#".into(),
             after: String::new(),
             shards: Some(4),
+            suffix: ShardSuffix::DEFAULT,
             partitions_read: 4,
             from,
             to,

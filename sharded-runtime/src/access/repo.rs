@@ -514,8 +514,10 @@ impl<E: ShardedEntity> Repo<E> {
         run: impl std::future::Future<Output = Result<T, Error>> + 'f,
     ) -> impl std::future::Future<Output = Result<T, Error>> + 'f {
         use crate::telemetry::*;
-        let shards = E::SCHEMA.pk.sharding.shard_count();
-        let (logical_key, shard) = match shards.and_then(|n| split_shard(placement.pk(), n)) {
+        let key = &E::SCHEMA.pk;
+        let shards = key.sharding.shard_count();
+        let split = shards.and_then(|n| split_shard(placement.pk(), n, &key.suffix));
+        let (logical_key, shard) = match split {
             Some((logical, shard)) => (logical, Some(shard)),
             None => (placement.pk(), None),
         };
@@ -1011,7 +1013,7 @@ impl<E: ShardedEntity> Repo<E> {
             .await
             .map_err(|e| Error::dynamo("GetItem", &self.shared.table, e));
         let answer = result.as_ref().map(|o| o.consumed_capacity.as_ref());
-        let shards = E::SCHEMA.pk.sharding.shard_count();
+        let shards = record::spelled(&E::SCHEMA.pk);
         record::read(
             self.stats(),
             None,

@@ -14,7 +14,9 @@
 //!   [`KeyPart`](crate::KeyPart) may write (never `#`, nothing below `$`, never empty), and
 //!   a `String` field can write any such text (its escape makes every byte sequence
 //!   reachable);
-//! * a shard suffix is `#` and a shard number below `n` in decimal, without leading zeros;
+//! * a shard suffix is its literal (starting with `#`, see [`ShardSuffix`]) and a shard
+//!   number below `n` in decimal: without leading zeros, or zero-padded to exactly the
+//!   suffix's width;
 //! * a time bucket (`{at:day}`) is exactly as many bytes as its label has (13 for an hour,
 //!   10 for a day, 8 for a week, 7 for a month), each a digit, `-`, `T` or `W`. That is more
 //!   than the labels a bucket writes (`9999-99-99` is no date), so the model stays on the side
@@ -37,6 +39,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use crate::keys::suffix::ShardSuffix;
 use crate::keys::template::{KeyTemplate, Segment};
 
 /// The smallest byte a key field may write (`$`): see [`KeyPart`](crate::KeyPart).
@@ -49,8 +52,9 @@ enum Element {
     Byte(u8),
     /// One or more bytes, each at least [`FIELD_MIN_BYTE`].
     Field,
-    /// A shard number below `n`: decimal, no leading zeros.
-    Shard(u32),
+    /// A shard number below `n`: decimal, no leading zeros (width 0), or exactly `width`
+    /// digits.
+    Shard { n: u32, width: u8 },
     /// A bucket label: exactly this many bytes, each [`bucket_byte`].
     Bucket(u32),
 }
@@ -61,9 +65,9 @@ fn bucket_byte(byte: u8) -> bool {
     byte.is_ascii_digit() || matches!(byte, b'-' | b'T' | b'W')
 }
 
-/// The pattern of the keys a template writes: with `shards = Some(n)`, followed by `#` and
-/// a shard number below `n`.
-fn pattern(template: &KeyTemplate, shards: Option<u32>) -> Vec<Element> {
+/// The pattern of the keys a template writes: with `shards = Some((n, suffix))`, followed by
+/// the suffix's literal and a shard number below `n`.
+fn pattern(template: &KeyTemplate, shards: Option<(u32, ShardSuffix)>) -> Vec<Element> {
     let mut elements = Vec::new();
     for segment in template.segments {
         match *segment {
@@ -74,34 +78,51 @@ fn pattern(template: &KeyTemplate, shards: Option<u32>) -> Vec<Element> {
             }
         }
     }
-    if let Some(n) = shards {
-        elements.push(Element::Byte(b'#'));
-        elements.push(Element::Shard(n));
+    if let Some((n, suffix)) = shards {
+        elements.extend(suffix.literal.bytes().map(Element::Byte));
+        elements.push(Element::Shard {
+            n,
+            width: suffix.width,
+        });
     }
     elements
 }
 
 /// A place in a pattern: before element `at`, or inside it having read something (`inside`:
 /// for a field, 1; for a shard, the number read so far plus one; for a bucket, the bytes read
-/// so far). `at == len` is the end.
+/// so far; `digits`: for a shard, the digits read so far). `at == len` is the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Place {
     at: usize,
     inside: u32,
+    digits: u8,
+}
+
+impl Place {
+    /// Before element `at`.
+    fn at(at: usize) -> Place {
+        Place {
+            at,
+            inside: 0,
+            digits: 0,
+        }
+    }
 }
 
 /// Where both patterns are after reading the same bytes.
 type Pair = (Place, Place);
 
-/// A place and every place reachable from it without reading a byte: a field or shard that
-/// has read something may end there.
-fn close(place: Place, out: &mut Vec<Place>) {
+/// A place and every place reachable from it without reading a byte: a field or an
+/// unpadded shard that has read something may end there, a padded shard once it has read
+/// its width.
+fn close(pattern: &[Element], place: Place, out: &mut Vec<Place>) {
+    let may_end = match pattern.get(place.at) {
+        Some(Element::Shard { width, .. }) if *width > 0 => place.digits == *width,
+        _ => place.inside > 0,
+    };
     out.push(place);
-    if place.inside > 0 {
-        out.push(Place {
-            at: place.at + 1,
-            inside: 0,
-        });
+    if may_end {
+        out.push(Place::at(place.at + 1));
     }
 }
 
@@ -111,54 +132,45 @@ fn step(pattern: &[Element], place: Place, byte: u8, out: &mut Vec<Place>) {
         return;
     };
     match *element {
-        Element::Byte(b) if b == byte => close(
-            Place {
-                at: place.at + 1,
-                inside: 0,
-            },
-            out,
-        ),
+        Element::Byte(b) if b == byte => close(pattern, Place::at(place.at + 1), out),
         Element::Byte(_) => {}
-        Element::Field if byte >= FIELD_MIN_BYTE => close(
-            Place {
-                at: place.at,
-                inside: 1,
-            },
-            out,
-        ),
+        Element::Field if byte >= FIELD_MIN_BYTE => {
+            close(pattern, Place { inside: 1, ..place }, out)
+        }
         Element::Field => {}
-        Element::Shard(n) if byte.is_ascii_digit() => {
+        Element::Shard { n, width } if byte.is_ascii_digit() => {
             let digit = u32::from(byte - b'0');
-            let number = match place.inside {
-                0 => Some(digit),
-                // A shard number has no leading zero: "0" is complete.
-                1 => None,
-                read => (read - 1)
+            let number = match (place.inside, width) {
+                (0, _) => Some(digit),
+                // An unpadded shard number has no leading zero: "0" is complete.
+                (1, 0) => None,
+                (read, _) => (read - 1)
                     .checked_mul(10)
                     .and_then(|v| v.checked_add(digit)),
             };
-            if let Some(number) = number.filter(|&v| v < n) {
+            let digits = place.digits + 1;
+            let fits = width == 0 || digits <= width;
+            if let Some(number) = number.filter(|&v| v < n && fits) {
                 close(
+                    pattern,
                     Place {
                         at: place.at,
                         inside: number + 1,
+                        digits,
                     },
                     out,
                 );
             }
         }
-        Element::Shard(_) => {}
+        Element::Shard { .. } => {}
         Element::Bucket(width) if bucket_byte(byte) => {
             let read = place.inside + 1;
             out.push(if read >= width {
-                Place {
-                    at: place.at + 1,
-                    inside: 0,
-                }
+                Place::at(place.at + 1)
             } else {
                 Place {
-                    at: place.at,
                     inside: read,
+                    ..place
                 }
             });
         }
@@ -195,7 +207,7 @@ fn shared_word(a: &[Element], b: &[Element]) -> Option<Vec<u8>> {
     let alphabet = alphabet(a, b);
     // Each pair of places, with the pair and byte it was first reached from: a breadth-first
     // walk of the product automaton, so the first accepting pair ends a shortest key.
-    let start = Place { at: 0, inside: 0 };
+    let start = Place::at(0);
     let mut parent: HashMap<Pair, Option<(Pair, u8)>> = HashMap::from([((start, start), None)]);
     let mut queue = VecDeque::from([(start, start)]);
     let (mut next_a, mut next_b) = (Vec::new(), Vec::new());
@@ -233,13 +245,13 @@ fn shared_word(a: &[Element], b: &[Element]) -> Option<Vec<u8>> {
     None
 }
 
-/// A shortest physical key that both `a` (sharded over `a_shards`, if `Some`) and `b` can
-/// produce, or `None` when no values of their fields make them equal.
+/// A shortest physical key that both `a` (sharded over `a_shards`, if `Some`, with that
+/// suffix) and `b` can produce, or `None` when no values of their fields make them equal.
 pub(crate) fn shared_key(
     a: &KeyTemplate,
-    a_shards: Option<u32>,
+    a_shards: Option<(u32, ShardSuffix)>,
     b: &KeyTemplate,
-    b_shards: Option<u32>,
+    b_shards: Option<(u32, ShardSuffix)>,
 ) -> Option<String> {
     shared_word(&pattern(a, a_shards), &pattern(b, b_shards))
         .map(|word| String::from_utf8_lossy(&word).into_owned())
@@ -262,6 +274,55 @@ mod tests {
         entity: "Test",
         attribute: "pk",
     };
+
+    /// [`super::shared_key`] with the default suffix `#{shard}`.
+    fn shared_key(
+        a: &KeyTemplate,
+        a_shards: Option<u32>,
+        b: &KeyTemplate,
+        b_shards: Option<u32>,
+    ) -> Option<String> {
+        let spelled = |n: Option<u32>| n.map(|n| (n, ShardSuffix::DEFAULT));
+        super::shared_key(a, spelled(a_shards), b, spelled(b_shards))
+    }
+
+    #[test]
+    fn suffixes_are_part_of_the_key() {
+        use crate::keys::template::parse_key_with;
+        let base = template!("ACTIVE_USERS", [L("ACTIVE_USERS")]);
+        let user = template!("ACTIVE_USERS#{id}", [L("ACTIVE_USERS#"), F("id")]);
+        let ddb = ShardSuffix::parse("#SHARD_{shard}").unwrap();
+        let hashed = ShardSuffix::parse("#SHARD#{shard}").unwrap();
+        let padded = ShardSuffix::parse("#{shard:02}").unwrap();
+        // A field can spell `SHARD_7`: the two collide.
+        let key = super::shared_key(base, Some((10, ddb)), user, None).unwrap();
+        assert_eq!(key, "ACTIVE_USERS#SHARD_0");
+        assert!(parse_key_with(CTX, base, &key, Some((10, ddb))).is_ok());
+        // `#SHARD#0` has two `#` after the prefix, one field cannot write it.
+        assert_eq!(
+            super::shared_key(base, Some((10, hashed)), user, None),
+            None
+        );
+        // Two spellings of the same shards never meet: `#07` is no `#SHARD_..` key.
+        assert_eq!(
+            super::shared_key(base, Some((10, padded)), base, Some((10, ddb))),
+            None
+        );
+        // A padded shard is exactly its width: `#07` but never `#7`.
+        assert_eq!(
+            super::shared_key(
+                base,
+                Some((10, padded)),
+                base,
+                Some((10, ShardSuffix::DEFAULT))
+            ),
+            None
+        );
+        assert_eq!(
+            super::shared_key(base, Some((10, padded)), base, Some((20, padded))).as_deref(),
+            Some("ACTIVE_USERS#00")
+        );
+    }
 
     /// The shared key, checked to parse under both templates: the witness is real.
     fn shared(

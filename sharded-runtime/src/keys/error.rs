@@ -152,6 +152,20 @@ pub enum KeyError {
         /// The first sort attribute.
         attribute: &'static str,
     },
+    /// A shard suffix declaration that could not be parsed back (see
+    /// [`ShardSuffix`](crate::keys::ShardSuffix)).
+    ///
+    /// ```
+    /// use sharded::{keys::ShardSuffix, KeyError};
+    /// assert!(matches!(ShardSuffix::parse("_{shard}"), Err(KeyError::InvalidSuffix { .. })));
+    /// ```
+    #[error("the shard suffix `{suffix}` is refused: {reason}")]
+    InvalidSuffix {
+        /// The suffix as given.
+        suffix: &'static str,
+        /// Why, and what to write instead.
+        reason: &'static str,
+    },
     /// Generated code passed the wrong number of values for a template. This is a bug in
     /// `sharded`, not in your code: please report it.
     #[error("internal error: wrong number of values for the `{attribute}` template `{template}` of {entity}")]

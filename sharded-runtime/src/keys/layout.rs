@@ -9,11 +9,12 @@
 
 use crate::keys::encoding::KeyPart;
 use crate::keys::error::KeyError;
-use crate::keys::schema::{PartitionKeySchema, PreviousLayout, Sharding};
+use crate::keys::schema::{PartitionKeySchema, PreviousLayout, PreviousPlacement, Sharding};
 use crate::keys::shards::{identity, Partitions, ShardKeys};
+use crate::keys::suffix::ShardSuffix;
 use crate::keys::template::{
-    build_hashed_key, build_key, build_key_on_shard, parse_key, push_shard, shard_of,
-    shard_of_text, KeyContext, ParsedKey,
+    build_hashed_key, build_key, build_key_on_shard, parse_key_with, shard_of, shard_of_text,
+    KeyContext, ParsedKey,
 };
 
 /// What decides an item's shard, as a key builder has it.
@@ -62,11 +63,19 @@ pub fn item_key(
     values: &[&dyn KeyPart],
     by: ShardBy<'_>,
 ) -> Result<String, KeyError> {
-    place(entity, key, values, by, key.sharding.shard_count())
+    place(
+        entity,
+        key,
+        values,
+        by,
+        key.sharding.shard_count().map(|n| (n, &key.suffix)),
+    )
 }
 
 /// The partition key one item had under the previous layout, while a transition is declared
-/// (`None` otherwise). `legacy_values` are the values of the legacy template's fields.
+/// (`None` otherwise, and for a previous layout whose placement is unknown: then any of its
+/// shards may hold the item, see [`previous_shards`]). `legacy_values` are the values of the
+/// legacy template's fields.
 pub fn previous_item_key(
     entity: &'static str,
     key: &PartitionKeySchema,
@@ -75,29 +84,67 @@ pub fn previous_item_key(
     legacy_values: &[&dyn KeyPart],
 ) -> Result<Option<String>, KeyError> {
     match key.previous {
-        None => Ok(None),
-        Some(PreviousLayout::Shards { n }) => place(entity, key, values, by, Some(n)).map(Some),
+        None
+        | Some(PreviousLayout::Shards {
+            placement: PreviousPlacement::Unknown,
+            ..
+        }) => Ok(None),
+        Some(PreviousLayout::Shards { n, .. }) => {
+            let suffix = key.previous_suffix();
+            place(entity, key, values, by, Some((n, &suffix))).map(Some)
+        }
         Some(PreviousLayout::Legacy { template }) => {
             build_key(context(entity, key), template, legacy_values).map(Some)
         }
     }
 }
 
-/// The key of `values` placed by `by` over `shards` shards (`None`: unsharded).
+/// Every previous shard that may hold the item whose current partition key is `current`,
+/// while a previous layout of unknown placement is declared (`previous_shard = "unknown"`):
+/// the logical key of `current` over the previous count and spelling. `None` for any other
+/// layout, or when `current` is no key of the current layout.
+///
+/// ```
+/// use sharded::schema::*;
+/// static T: KeyTemplate = KeyTemplate::new("CANDIDATE#{id}", &[Segment::literal("CANDIDATE#"), Segment::field("id")]);
+/// static PK: PartitionKeySchema = PartitionKeySchema::new("PK", &T, Sharding::hash(&["voter"], 4))
+///     .with_previous(PreviousLayout::shards(3).with_suffix(ShardSuffix::declared("#SHARD_{shard}"))
+///         .with_placement(PreviousPlacement::Unknown));
+/// let shards = sharded::__private::layout::previous_shards(&PK, "CANDIDATE#A#2").unwrap();
+/// assert_eq!(shards.collect::<Vec<_>>(), ["CANDIDATE#A#SHARD_0", "CANDIDATE#A#SHARD_1", "CANDIDATE#A#SHARD_2"]);
+/// ```
+pub fn previous_shards(key: &PartitionKeySchema, current: &str) -> Option<ShardKeys> {
+    let Some(PreviousLayout::Shards {
+        n,
+        placement: PreviousPlacement::Unknown,
+        ..
+    }) = key.previous
+    else {
+        return None;
+    };
+    let logical = match key.sharding.shard_count() {
+        Some(current_n) => key.suffix.split(current, current_n).ok()?.0,
+        None => current,
+    };
+    Some(ShardKeys::new(logical.to_owned(), Some(n)).with_suffix(key.previous_suffix()))
+}
+
+/// The key of `values` placed by `by` over `shards` shards spelled by their suffix (`None`:
+/// unsharded).
 #[inline(always)]
 fn place(
     entity: &'static str,
     key: &PartitionKeySchema,
     values: &[&dyn KeyPart],
     by: ShardBy<'_>,
-    shards: Option<u32>,
+    shards: Option<(u32, &ShardSuffix)>,
 ) -> Result<String, KeyError> {
     let ctx = context(entity, key);
-    let (Some(n), Sharding::Hash { fields, .. }, ShardBy::Fields(shard_values)) =
+    let (Some((n, suffix)), Sharding::Hash { fields, .. }, ShardBy::Fields(shard_values)) =
         (shards, key.sharding, by)
     else {
         let mut out = build_key(ctx, key.template, values)?;
-        let Some(n) = shards else {
+        let Some((n, suffix)) = shards else {
             return Ok(out);
         };
         let shard = match by {
@@ -106,10 +153,10 @@ fn place(
             // is defined.
             ShardBy::Fields(_) | ShardBy::Unsharded => 0,
         };
-        push_shard(&mut out, shard);
+        suffix.write(&mut out, shard);
         return Ok(out);
     };
-    build_hashed_key(ctx, key.template, values, fields, shard_values, n)
+    build_hashed_key(ctx, key.template, values, fields, shard_values, n, suffix)
 }
 
 /// The shard (`0..n`) the hashed fields' values give under `key`'s current layout (0 for a
@@ -143,7 +190,14 @@ pub fn key_on_shard(
     shard: u32,
 ) -> Result<String, KeyError> {
     let n = key.sharding.shard_count().unwrap_or(1);
-    build_key_on_shard(context(entity, key), key.template, values, shard, n)
+    build_key_on_shard(
+        context(entity, key),
+        key.template,
+        values,
+        shard,
+        n,
+        &key.suffix,
+    )
 }
 
 /// Every physical key of a logical key under the current layout.
@@ -153,7 +207,7 @@ pub fn all_shards(
     values: &[&dyn KeyPart],
 ) -> Result<ShardKeys, KeyError> {
     let logical = build_key(context(entity, key), key.template, values)?;
-    Ok(ShardKeys::new(logical, key.sharding.shard_count()))
+    Ok(ShardKeys::new(logical, key.sharding.shard_count()).with_suffix(key.suffix))
 }
 
 /// Every partition that may hold a logical key's items: the current layout's shards and,
@@ -168,13 +222,15 @@ pub fn partitions(
     let logical = build_key(ctx, key.template, values)?;
     let previous = match key.previous {
         None => None,
-        Some(PreviousLayout::Shards { n }) => Some(ShardKeys::new(logical.clone(), Some(n))),
+        Some(PreviousLayout::Shards { n, .. }) => {
+            Some(ShardKeys::new(logical.clone(), Some(n)).with_suffix(key.previous_suffix()))
+        }
         Some(PreviousLayout::Legacy { template }) => Some(ShardKeys::new(
             build_key(ctx, template, legacy_values)?,
             None,
         )),
     };
-    let current = ShardKeys::new(logical, key.sharding.shard_count());
+    let current = ShardKeys::new(logical, key.sharding.shard_count()).with_suffix(key.suffix);
     Ok(Partitions::new(current, previous))
 }
 
@@ -184,11 +240,11 @@ pub fn parse<'a>(
     key: &PartitionKeySchema,
     text: &'a str,
 ) -> Result<ParsedKey<'a>, KeyError> {
-    parse_key(
+    parse_key_with(
         context(entity, key),
         key.template,
         text,
-        key.sharding.shard_count(),
+        key.sharding.shard_count().map(|n| (n, key.suffix)),
     )
 }
 
@@ -221,10 +277,26 @@ mod tests {
         for player in ["p1", "player-1", "x", "someone else"] {
             let values: [&dyn KeyPart; 1] = [&"g1"];
             let shard_values: [&dyn KeyPart; 1] = [&player];
-            let expected = build_hashed_key(ctx(), &T, &values, &["player_id"], &shard_values, 10)?;
+            let expected = build_hashed_key(
+                ctx(),
+                &T,
+                &values,
+                &["player_id"],
+                &shard_values,
+                10,
+                &ShardSuffix::DEFAULT,
+            )?;
             let got = item_key("Score", &pk, &values, ShardBy::Fields(&shard_values))?;
             assert_eq!(got, expected);
-            let previous = build_hashed_key(ctx(), &T, &values, &["player_id"], &shard_values, 4)?;
+            let previous = build_hashed_key(
+                ctx(),
+                &T,
+                &values,
+                &["player_id"],
+                &shard_values,
+                4,
+                &ShardSuffix::DEFAULT,
+            )?;
             let got =
                 previous_item_key("Score", &pk, &values, ShardBy::Fields(&shard_values), &[])?;
             assert_eq!(got, Some(previous));

@@ -21,10 +21,11 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `bucket` | time buckets (hour, day, ISO week, month): labels, arithmetic, ranges ([`bucket`](crate::bucket)) |
-//! //! | `attribute` | `KeyAttribute`: the field types a multi-attribute key can hold, and their values |
+//! | `attribute` | `KeyAttribute`: the field types a multi-attribute key can hold, and their values |
 //! | `encoding` | `KeyPart`: how one value is written into a key so keys sort like values |
 //! | `template` | key templates: building physical keys and parsing them back |
 //! | `shards` | the physical keys of one logical key, and random shards |
+//! | `suffix` | how a shard number is spelled after a logical key (`#{shard}`, `#SHARD_{shard}`, `#{shard:02}`) |
 //! | `layout` | one partition key's layout applied to values: an item's key and shard, every shard, the previous place |
 //! | `hash.rs` | the shard hash specification and its test vectors ([`hash`], declared at the crate root) |
 //! | `schema.rs` | the static description of an entity's keys, DynamoDB's key size limits; table definitions ([`schema`], declared at the crate root) |
@@ -38,6 +39,7 @@ pub(crate) mod encoding;
 pub(crate) mod error;
 pub(crate) mod layout;
 pub(crate) mod shards;
+pub(crate) mod suffix;
 pub(crate) mod template;
 
 // `hash.rs` and `schema.rs` are public modules of the crate root; the key model reaches them
@@ -49,3 +51,4 @@ pub use crate::item::ItemKeyDisplay;
 pub use attribute::{KeyArg, KeyAttribute, KeyValue};
 pub use encoding::{KeyPart, KeyPartDecode, KeyPartError};
 pub use shards::{Partitions, ShardKeys};
+pub use suffix::{ShardSuffix, MAX_SUFFIX_WIDTH};

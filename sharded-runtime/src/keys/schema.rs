@@ -7,6 +7,7 @@
 
 use crate::keys::collision::shared_key;
 use crate::keys::error::KeyError;
+pub use crate::keys::suffix::ShardSuffix;
 pub use crate::keys::template::{KeyTemplate, Segment};
 
 // The literals behind `ENTITY_ATTRIBUTE` and `MAX_SHARDS`, as macros so the compile-time
@@ -163,6 +164,9 @@ pub struct PartitionKeySchema {
     pub template: &'static KeyTemplate,
     /// How the logical key is spread.
     pub sharding: Sharding,
+    /// How the shard is spelled after the logical key (`suffix = "#SHARD_{shard}"` on the
+    /// key; `#{shard}` by default).
+    pub suffix: ShardSuffix,
     /// The layout the items had before this one, while a transition is declared
     /// (`previous_n = N` or `legacy = "..."` on `#[pk]`): reads cover it too.
     pub previous: Option<PreviousLayout>,
@@ -189,11 +193,17 @@ pub struct PartitionKeySchema {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PreviousLayout {
-    /// `previous_n = N`: the same template and sharding over `n` shards.
+    /// `previous_n = N`: the same template over `n` shards, spelled by `suffix` (the current
+    /// key's unless `previous_suffix` says otherwise), each item on the shard `placement`
+    /// says.
     #[non_exhaustive]
     Shards {
         /// The shard count before the transition.
         n: u32,
+        /// How the previous layout spells its shards; `None`: as the current layout does.
+        suffix: Option<ShardSuffix>,
+        /// Which of the `n` shards holds an item.
+        placement: PreviousPlacement,
     },
     /// `legacy = "TEMPLATE"`: one unsharded key per logical key, built from this template
     /// (whose fields are fields of the current template).
@@ -204,10 +214,72 @@ pub enum PreviousLayout {
     },
 }
 
+/// Where an item sat among the previous layout's shards.
+///
+/// ```
+/// use sharded::schema::{PreviousLayout, PreviousPlacement};
+/// // Data sharded by hand with random shards: any of the 10 may hold an item.
+/// let p = PreviousLayout::shards(10).with_placement(PreviousPlacement::Unknown);
+/// assert!(p.placement_unknown());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PreviousPlacement {
+    /// The current key's rule (`hash(..)` or the item's identity) over the previous count:
+    /// one shard per item, so a point read asks one previous place.
+    Current,
+    /// Unknown (`previous_shard = "unknown"`): the data was written with random shards or
+    /// another hash, so any previous shard may hold an item. Queries read them all, as
+    /// always; a point read asks every previous shard (one `BatchGetItem`), and a write
+    /// looks its item up there first to remove the old copy.
+    Unknown,
+}
+
 impl PreviousLayout {
     /// The same template and sharding over `n` shards.
     pub const fn shards(n: u32) -> PreviousLayout {
-        PreviousLayout::Shards { n }
+        PreviousLayout::Shards {
+            n,
+            suffix: None,
+            placement: PreviousPlacement::Current,
+        }
+    }
+
+    /// The same previous shards, spelled by `suffix` (`previous_suffix = ".."`): a previous
+    /// layout written by hand with another spelling. Unchanged for a legacy key.
+    pub const fn with_suffix(self, suffix: ShardSuffix) -> PreviousLayout {
+        match self {
+            PreviousLayout::Shards { n, placement, .. } => PreviousLayout::Shards {
+                n,
+                suffix: Some(suffix),
+                placement,
+            },
+            other => other,
+        }
+    }
+
+    /// The same previous shards with items placed by `placement` (`previous_shard =
+    /// "unknown"`). Unchanged for a legacy key.
+    pub const fn with_placement(self, placement: PreviousPlacement) -> PreviousLayout {
+        match self {
+            PreviousLayout::Shards { n, suffix, .. } => PreviousLayout::Shards {
+                n,
+                suffix,
+                placement,
+            },
+            other => other,
+        }
+    }
+
+    /// Whether any previous shard may hold an item (see [`PreviousPlacement::Unknown`]).
+    pub const fn placement_unknown(&self) -> bool {
+        matches!(
+            self,
+            PreviousLayout::Shards {
+                placement: PreviousPlacement::Unknown,
+                ..
+            }
+        )
     }
 
     /// An unsharded key built from `template`.
@@ -227,7 +299,33 @@ impl PartitionKeySchema {
             attribute,
             template,
             sharding,
+            suffix: ShardSuffix::DEFAULT,
             previous: None,
+        }
+    }
+
+    /// The same key with its shard spelled by `suffix` (`suffix = ".."` on the key).
+    ///
+    /// ```
+    /// use sharded::schema::{KeyTemplate, PartitionKeySchema, Segment, Sharding, ShardSuffix};
+    /// static T: KeyTemplate = KeyTemplate::new("ACTIVE_USERS", &[Segment::literal("ACTIVE_USERS")]);
+    /// let pk = PartitionKeySchema::new("PK", &T, Sharding::random(10))
+    ///     .with_suffix(ShardSuffix::declared("#SHARD_{shard}"));
+    /// assert_eq!(pk.physical_form(), "ACTIVE_USERS#SHARD_<shard 0..10>");
+    /// ```
+    pub const fn with_suffix(mut self, suffix: ShardSuffix) -> Self {
+        self.suffix = suffix;
+        self
+    }
+
+    /// How the previous layout spells its shards, while a resharding is declared.
+    pub fn previous_suffix(&self) -> ShardSuffix {
+        match self.previous {
+            Some(PreviousLayout::Shards {
+                suffix: Some(suffix),
+                ..
+            }) => suffix,
+            _ => self.suffix,
         }
     }
 
@@ -257,8 +355,15 @@ impl PartitionKeySchema {
         let current = self.physical_form();
         match self.previous {
             None => current,
-            Some(PreviousLayout::Shards { n }) => {
-                format!("{current}, previously #<shard 0..{n}>")
+            Some(PreviousLayout::Shards { n, placement, .. }) => {
+                let unknown = match placement {
+                    PreviousPlacement::Unknown => " (placement unknown)",
+                    PreviousPlacement::Current => "",
+                };
+                format!(
+                    "{current}, previously {}{unknown}",
+                    self.previous_suffix().describe(n)
+                )
             }
             Some(PreviousLayout::Legacy { template }) => {
                 format!("{current}, previously {}", template.source)
@@ -270,9 +375,11 @@ impl PartitionKeySchema {
     /// transition was declared), if one is declared.
     pub(crate) fn previous_description(&self) -> Option<String> {
         match self.previous? {
-            PreviousLayout::Shards { n } => {
-                Some(format!("{}#<shard 0..{n}>", self.template.source))
-            }
+            PreviousLayout::Shards { n, .. } => Some(format!(
+                "{}{}",
+                self.template.source,
+                self.previous_suffix().describe(n)
+            )),
             PreviousLayout::Legacy { template } => Some(template.source.to_owned()),
         }
     }
@@ -295,7 +402,7 @@ impl PartitionKeySchema {
     pub fn physical_form(&self) -> String {
         match self.sharding.shard_count() {
             None => self.template.source.to_owned(),
-            Some(n) => format!("{}#<shard 0..{n}>", self.template.source),
+            Some(n) => format!("{}{}", self.template.source, self.suffix.describe(n)),
         }
     }
 }
@@ -308,14 +415,38 @@ pub(crate) const fn same_partition_layout(a: &PartitionKeySchema, b: &PartitionK
     str_eq(a.attribute, b.attribute)
         && same_template_shape(a.template, b.template)
         && shard_count(a.sharding) == shard_count(b.sharding)
+        && same_suffix(&a.suffix, &b.suffix)
         && same_previous(a.previous, b.previous)
+}
+
+/// Whether two suffixes spell shards alike.
+pub(crate) const fn same_suffix(a: &ShardSuffix, b: &ShardSuffix) -> bool {
+    str_eq(a.literal, b.literal) && a.width == b.width
 }
 
 /// Whether two transitions read the same previous partitions.
 pub(crate) const fn same_previous(a: Option<PreviousLayout>, b: Option<PreviousLayout>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(PreviousLayout::Shards { n: x }), Some(PreviousLayout::Shards { n: y })) => x == y,
+        (
+            Some(PreviousLayout::Shards {
+                n: x,
+                suffix: xs,
+                placement: xp,
+            }),
+            Some(PreviousLayout::Shards {
+                n: y,
+                suffix: ys,
+                placement: yp,
+            }),
+        ) => {
+            let same_spelling = match (xs, ys) {
+                (None, None) => true,
+                (Some(a), Some(b)) => same_suffix(&a, &b),
+                _ => false,
+            };
+            x == y && same_spelling && xp as u8 == yp as u8
+        }
         (
             Some(PreviousLayout::Legacy { template: x }),
             Some(PreviousLayout::Legacy { template: y }),
@@ -781,7 +912,7 @@ impl EntitySchema {
         {
             return None;
         }
-        let shards = |pk: &PartitionKeySchema| pk.sharding.shard_count();
+        let shards = |pk: &PartitionKeySchema| pk.sharding.shard_count().map(|n| (n, pk.suffix));
         let pk = shared_key(
             self.pk.template,
             shards(&self.pk),

@@ -1,7 +1,7 @@
 //! The physical keys of one logical key, and random shards.
 
 use crate::keys::attribute::KeyValue;
-use crate::keys::template::push_shard;
+use crate::keys::suffix::ShardSuffix;
 
 /// A uniformly random shard in `0..n` (0 when `n` is 0 or 1).
 ///
@@ -31,13 +31,38 @@ pub(crate) fn random_shard(n: u32) -> u32 {
 pub struct ShardKeys {
     prefix: String,
     n: Option<u32>,
+    suffix: ShardSuffix,
     next: u32,
 }
 
 impl ShardKeys {
     /// The keys of `prefix` over `n` shards, or the one key `prefix` when `n` is `None`.
     pub fn new(prefix: String, n: Option<u32>) -> Self {
-        ShardKeys { prefix, n, next: 0 }
+        ShardKeys {
+            prefix,
+            n,
+            suffix: ShardSuffix::DEFAULT,
+            next: 0,
+        }
+    }
+
+    /// The same keys with the shard spelled by `suffix`.
+    ///
+    /// ```
+    /// use sharded::keys::{ShardKeys, ShardSuffix};
+    /// let keys = ShardKeys::new("ACTIVE_USERS".into(), Some(2))
+    ///     .with_suffix(ShardSuffix::parse("#SHARD_{shard}")?);
+    /// assert_eq!(keys.collect::<Vec<_>>(), ["ACTIVE_USERS#SHARD_0", "ACTIVE_USERS#SHARD_1"]);
+    /// # Ok::<(), sharded::KeyError>(())
+    /// ```
+    pub fn with_suffix(mut self, suffix: ShardSuffix) -> Self {
+        self.suffix = suffix;
+        self
+    }
+
+    /// How the shard is spelled after the logical key.
+    pub fn suffix(&self) -> &ShardSuffix {
+        &self.suffix
     }
 
     /// The logical key (the template part, without a shard).
@@ -284,9 +309,10 @@ impl Iterator for ShardKeys {
                 Some(self.prefix.clone())
             }
             Some(n) if self.next < n => {
-                let mut key = String::with_capacity(self.prefix.len() + 4);
+                let mut key =
+                    String::with_capacity(self.prefix.len() + self.suffix.literal.len() + 4);
                 key.push_str(&self.prefix);
-                push_shard(&mut key, self.next);
+                self.suffix.write(&mut key, self.next);
                 self.next += 1;
                 Some(key)
             }

@@ -8,13 +8,14 @@
 //!
 //! ```text
 //! unsharded partition key   <template>                 GAME#g1
-//! sharded partition key     <template>#<shard>         GAME#g1#3      (shard: decimal, 0..n, no padding)
+//! sharded partition key     <template><suffix>         GAME#g1#3      (default suffix `#{shard}`: decimal, 0..n, no padding)
+//!                                                      ACTIVE_USERS#SHARD_7  (`suffix = "#SHARD_{shard}"`)
 //! sort key                  <template>                 SCORE#00000000000000000042#p1
 //! ```
 //!
-//! Field values are written with their [`KeyPart`] encoding, which never contains `#`, so the
-//! last `#` of a sharded key always starts the shard number and every key parses back
-//! unambiguously.
+//! Field values are written with their [`KeyPart`] encoding, which never contains `#`, and a
+//! shard suffix starts with `#` and ends in the shard's digits after a literal that ends in no
+//! digit (see [`ShardSuffix`]), so every key parses back unambiguously.
 //!
 //! A time-bucketed field (`{at:day}`, a [`Segment::Bucket`]) is written as the label of the
 //! [`Bucket`] its value falls in (`2026-11-22`): fixed-width digits and `-`, `T`, `W`, never
@@ -24,6 +25,7 @@ use crate::keys::bucket::{Bucket, BucketTime, Granularity};
 use crate::keys::encoding::{ensure_canonical, KeyPart, KeyPartDecode, KeyPartError};
 use crate::keys::error::KeyError;
 use crate::keys::hash;
+use crate::keys::suffix::ShardSuffix;
 
 /// One piece of a key template.
 ///
@@ -326,13 +328,15 @@ pub fn build_key_prefix(
     build_key(ctx, &prefix, values)
 }
 
-/// Builds a sharded partition key on an explicit shard: `<template>#<shard>`.
+/// Builds a sharded partition key on an explicit shard: `<template><suffix>`, the shard
+/// spelled by `suffix` (`GAME#g1#3` by default).
 pub fn build_key_on_shard(
     ctx: KeyContext,
     template: &KeyTemplate,
     values: &[&dyn KeyPart],
     shard: u32,
     n: u32,
+    suffix: &ShardSuffix,
 ) -> Result<String, KeyError> {
     if shard >= n {
         return Err(KeyError::ShardOutOfRange {
@@ -344,7 +348,7 @@ pub fn build_key_on_shard(
     }
     let mut out = String::with_capacity(template.capacity_hint());
     write_template(&mut out, ctx, template, values)?;
-    push_shard(&mut out, shard);
+    suffix.write(&mut out, shard);
     Ok(out)
 }
 
@@ -363,6 +367,7 @@ pub fn build_hashed_key(
     shard_fields: &[&'static str],
     shard_values: &[&dyn KeyPart],
     n: u32,
+    suffix: &ShardSuffix,
 ) -> Result<String, KeyError> {
     let mut out = String::with_capacity(template.capacity_hint() + 24);
     write_template(&mut out, ctx, template, values)?;
@@ -370,7 +375,7 @@ pub fn build_hashed_key(
     write_canonical(&mut out, ctx, shard_fields, shard_values)?;
     let shard = hash::shard_of_bytes(&out.as_bytes()[end..], n);
     out.truncate(end);
-    push_shard(&mut out, shard);
+    suffix.write(&mut out, shard);
     Ok(out)
 }
 
@@ -423,27 +428,6 @@ fn write_canonical(
             .map_err(|e| field_error(ctx, field, e))?;
     }
     Ok(())
-}
-
-pub(crate) fn push_shard(out: &mut String, shard: u32) {
-    out.push('#');
-    // Shards are small; a tiny hand loop avoids the formatting machinery on the write path.
-    if shard < 10 {
-        out.push(char::from(b'0' + shard as u8));
-        return;
-    }
-    let mut digits = [0u8; 10];
-    let mut i = digits.len();
-    let mut v = shard;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.push_str(std::str::from_utf8(&digits[i..]).unwrap_or("0"));
 }
 
 /// The encoded field values and shard number of a parsed physical key.
@@ -536,43 +520,36 @@ fn malformed(ctx: KeyContext, template: &KeyTemplate, key: &str, reason: String)
 
 /// Splits a physical key into its encoded field values and shard number.
 ///
-/// `shards` is `Some(n)` for a sharded key (the last `#` segment must be a shard below `n`).
-/// Every mismatch is an error naming the template and what did not match; nothing is guessed.
+/// `shards` is `Some(n)` for a sharded key (with the default suffix `#<shard>`, a shard
+/// below `n`); [`parse_key_with`] takes another suffix. Every mismatch is an error naming the
+/// template and what did not match; nothing is guessed.
 pub fn parse_key<'a>(
     ctx: KeyContext,
     template: &'static KeyTemplate,
     key: &'a str,
     shards: Option<u32>,
 ) -> Result<ParsedKey<'a>, KeyError> {
+    parse_key_with(
+        ctx,
+        template,
+        key,
+        shards.map(|n| (n, ShardSuffix::DEFAULT)),
+    )
+}
+
+/// [`parse_key`] of a key whose shard (below `n`) is spelled by `suffix`.
+pub fn parse_key_with<'a>(
+    ctx: KeyContext,
+    template: &'static KeyTemplate,
+    key: &'a str,
+    shards: Option<(u32, ShardSuffix)>,
+) -> Result<ParsedKey<'a>, KeyError> {
     let (body, shard) = match shards {
         None => (key, None),
-        Some(n) => {
-            let (body, digits) = key
-                .rsplit_once('#')
-                .ok_or_else(|| malformed(ctx, template, key, "no `#<shard>` suffix".into()))?;
-            let canonical = !digits.is_empty()
-                && digits.bytes().all(|b| b.is_ascii_digit())
-                && (digits == "0" || !digits.starts_with('0'));
-            let shard = digits
-                .parse::<u32>()
-                .ok()
-                .filter(|_| canonical)
-                .ok_or_else(|| {
-                    malformed(
-                        ctx,
-                        template,
-                        key,
-                        format!("shard `{digits}` is not a number"),
-                    )
-                })?;
-            if shard >= n {
-                return Err(malformed(
-                    ctx,
-                    template,
-                    key,
-                    format!("shard {shard} is not below n = {n}"),
-                ));
-            }
+        Some((n, suffix)) => {
+            let (body, shard) = suffix
+                .split(key, n)
+                .map_err(|reason| malformed(ctx, template, key, reason))?;
             (body, Some(shard))
         }
     };
@@ -755,7 +732,8 @@ mod tests {
         // 2026-11-22T13:34:56Z
         let at = 1_795_354_496i64;
         let label = BucketLabel::new(&at, Granularity::Day);
-        let key = build_key_on_shard(PK_CTX, &OPS, &[&"eu", &label], 3, 4).unwrap();
+        let key = build_key_on_shard(PK_CTX, &OPS, &[&"eu", &label], 3, 4, &ShardSuffix::DEFAULT)
+            .unwrap();
         assert_eq!(key, "OPS#eu#2026-11-22#3");
         let parsed = parse_key(PK_CTX, &OPS, &key, Some(4)).unwrap();
         assert_eq!(parsed.decode::<String>(0).unwrap(), "eu");
@@ -808,7 +786,7 @@ mod tests {
                 // An ISO week of the first or last days of the years 0000/9999 has no label.
                 return Ok(());
             };
-            let key = build_key_on_shard(PK_CTX, template, &[&region, &BucketLabel::new(&at, g)], n - 1, n).unwrap();
+            let key = build_key_on_shard(PK_CTX, template, &[&region, &BucketLabel::new(&at, g)], n - 1, n, &ShardSuffix::DEFAULT).unwrap();
             let parsed = parse_key(PK_CTX, template, &key, Some(n)).unwrap();
             prop_assert_eq!(parsed.decode::<String>(0).unwrap(), region);
             prop_assert_eq!(parsed.bucket(1).unwrap(), expected);
@@ -842,7 +820,7 @@ mod tests {
         /// parse(build(x)) == x for sharded partition keys and composite sort keys.
         #[test]
         fn parse_inverts_build(game in "\\PC{1,12}", player in "[ -~]{1,12}", score: u64, n in 1u32..1000) {
-            let pk = build_hashed_key(PK_CTX, &PK, &[&game], &["player_id"], &[&player], n).unwrap();
+            let pk = build_hashed_key(PK_CTX, &PK, &[&game], &["player_id"], &[&player], n, &ShardSuffix::DEFAULT).unwrap();
             let parsed = parse_key(PK_CTX, &PK, &pk, Some(n)).unwrap();
             prop_assert_eq!(parsed.decode::<String>(0).unwrap(), game.clone());
             prop_assert_eq!(parsed.shard.unwrap(), shard_of(PK_CTX, &["player_id"], &[&player], n).unwrap());
@@ -921,17 +899,27 @@ mod doc_examples {
     fn example_build_key_on_shard() {
         let ctx = context("Score", "pk");
         assert_eq!(
-            build_key_on_shard(ctx, &GAME_PK, &[&"g1"], 3, 10).unwrap(),
+            build_key_on_shard(ctx, &GAME_PK, &[&"g1"], 3, 10, &ShardSuffix::DEFAULT).unwrap(),
             "GAME#g1#3"
         );
-        assert!(build_key_on_shard(ctx, &GAME_PK, &[&"g1"], 10, 10).is_err());
+        assert!(
+            build_key_on_shard(ctx, &GAME_PK, &[&"g1"], 10, 10, &ShardSuffix::DEFAULT).is_err()
+        );
     }
 
     #[test]
     fn example_build_hashed_key() {
         let ctx = context("Score", "pk");
-        let key =
-            build_hashed_key(ctx, &GAME_PK, &[&"g1"], &["player_id"], &[&"player-1"], 10).unwrap();
+        let key = build_hashed_key(
+            ctx,
+            &GAME_PK,
+            &[&"g1"],
+            &["player_id"],
+            &[&"player-1"],
+            10,
+            &ShardSuffix::DEFAULT,
+        )
+        .unwrap();
         assert_eq!(key, "GAME#g1#0"); // shard of "player-1" mod 10 is 0 (see the hash test vectors)
     }
 

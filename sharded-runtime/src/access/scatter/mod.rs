@@ -194,8 +194,9 @@ pub(crate) struct Plan {
     pub concurrency: usize,
     /// Where shard requests record consumed capacity and throttles, if anywhere.
     pub stats: Option<std::sync::Arc<crate::capacity::stats::HotKeyStats>>,
-    /// The shard count of the queried key, when it is sharded (for grouping in the stats).
-    pub shards: Option<u32>,
+    /// The shard count and suffix of the queried key, when it is sharded (for grouping in
+    /// the stats).
+    pub shards: crate::capacity::stats::Shards,
     /// What each shard supplied of the same query's answer last time (a fraction per
     /// partition), when the repository has seen it: a shard that held more than its share of
     /// the top `k` is asked for that much in its first request (see `request_limit`).
@@ -1179,7 +1180,7 @@ mod tests {
             page_size,
             concurrency: 32,
             stats: None,
-            shards: Some(shards as u32),
+            shards: Some((shards as u32, crate::keys::suffix::ShardSuffix::DEFAULT)),
             learned_shares: None,
         };
         Engine::new(plan, Resume::start(shards), limit, false)

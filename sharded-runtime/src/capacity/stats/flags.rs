@@ -3,6 +3,7 @@
 //! Each rule is one function over the report's keys; [`raise`] runs them in the order the
 //! report lists their flags. What each flag advises is in the `advice` module.
 
+use crate::keys::suffix::ShardSuffix;
 use std::collections::BTreeMap;
 
 use crate::capacity::limits::PerKeyLimits;
@@ -177,7 +178,8 @@ impl<'a> Traffic<'a> {
     ) -> Self {
         let mut groups: BTreeMap<_, ShardGroup<'a>> = BTreeMap::new();
         for k in keys {
-            if let Some((logical, shard)) = k.shards.and_then(|n| split_shard(&k.key, n)) {
+            if let Some((logical, shard)) = k.shards.and_then(|n| split_shard(&k.key, n, &k.suffix))
+            {
                 let group = groups.entry((k.index.as_deref(), logical)).or_default();
                 group.n = group.n.max(k.shards.unwrap_or(0));
                 group.shards.push((shard, k));
@@ -193,16 +195,19 @@ impl<'a> Traffic<'a> {
 
     /// The logical key `k` is a shard of, if it is one.
     fn group_of(&self, k: &'a KeyActivity) -> Option<&ShardGroup<'a>> {
-        let (logical, _) = split_shard(&k.key, k.shards?)?;
+        let (logical, _) = split_shard(&k.key, k.shards?, &k.suffix)?;
         self.groups.get(&(k.index.as_deref(), logical))
     }
 }
 
-/// `(logical key, shard)` of a physical key `<logical>#<shard>` of a key with `n` shards.
-pub(crate) fn split_shard(key: &str, n: u32) -> Option<(&str, u32)> {
-    let (logical, shard) = key.rsplit_once('#')?;
-    let shard: u32 = shard.parse().ok()?;
-    (!logical.is_empty() && shard < n).then_some((logical, shard))
+/// `(logical key, shard)` of a physical key `<logical><suffix>` of a key with `n` shards.
+pub(crate) fn split_shard<'a>(
+    key: &'a str,
+    n: u32,
+    suffix: &ShardSuffix,
+) -> Option<(&'a str, u32)> {
+    let (logical, shard) = suffix.split(key, n).ok()?;
+    (!logical.is_empty()).then_some((logical, shard))
 }
 
 /// Reads or writes of a key: its units in the window and its share of its index's.

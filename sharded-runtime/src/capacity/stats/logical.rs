@@ -179,7 +179,10 @@ pub(super) fn roll_up(
     let mut groups: BTreeMap<(&str, &str), Group<'_>> = BTreeMap::new();
     for (index, entries) in &state.indexes {
         for (key, entry) in entries {
-            let (logical, shard) = match entry.shards.and_then(|n| split_shard(key, n)) {
+            let split = entry
+                .shards
+                .and_then(|n| split_shard(key, n, &entry.suffix));
+            let (logical, shard) = match split {
                 Some((logical, shard)) => (logical, Some(shard)),
                 None => (key.as_str(), None),
             };

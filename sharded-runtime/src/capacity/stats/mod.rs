@@ -52,6 +52,14 @@ use crate::capacity::limits::PerKeyLimits;
 use window::{Bucket, KeyEntry, State};
 
 pub(crate) use flags::split_shard;
+
+/// A key's shard count and how it spells its shard, when it is a shard of a logical key.
+pub(crate) type Shards = Option<(u32, crate::keys::suffix::ShardSuffix)>;
+
+/// The shards of a key recorded through the public API: `#{shard}`-suffixed.
+fn default_spelling(shards: Option<u32>) -> Shards {
+    shards.map(|n| (n, crate::keys::suffix::ShardSuffix::DEFAULT))
+}
 pub use flags::{HotKeyFlag, HotKeyThresholds};
 pub use logical::{
     Advice, HotKeyPattern, LoadSummary, LogicalKeyReport, ShardSpread, ThrottleCount,
@@ -182,7 +190,7 @@ impl HotKeyStats {
         &self,
         index: Option<&str>,
         key: &str,
-        shards: Option<u32>,
+        shards: Shards,
         apply: impl FnOnce(&mut KeyEntry, &mut Bucket),
     ) {
         let now = self.clock.now().as_secs();
@@ -194,6 +202,17 @@ impl HotKeyStats {
     /// empty name, = the base table). `shards: Some(n)` says `key` is `<logical>#<shard>` of a
     /// logical key with `n` shards, so the report can group the shards.
     pub fn record_write(&self, index: Option<&str>, key: &str, units: f64, shards: Option<u32>) {
+        self.record_write_spelled(index, key, units, default_spelling(shards));
+    }
+
+    /// [`record_write`](Self::record_write) of a key whose shard suffix is known.
+    pub(crate) fn record_write_spelled(
+        &self,
+        index: Option<&str>,
+        key: &str,
+        units: f64,
+        shards: Shards,
+    ) {
         if units.is_finite() && units > 0.0 {
             self.record(index, key, shards, |_, b| {
                 b.write += units;
@@ -210,7 +229,7 @@ impl HotKeyStats {
         key: &str,
         item: u64,
         units: f64,
-        shards: Option<u32>,
+        shards: Shards,
     ) {
         if units.is_finite() && units > 0.0 {
             self.record(index, key, shards, |entry, b| {
@@ -224,6 +243,17 @@ impl HotKeyStats {
     /// Records `units` read units consumed on partition key `key` of `index`; see
     /// [`record_write`](Self::record_write).
     pub fn record_read(&self, index: Option<&str>, key: &str, units: f64, shards: Option<u32>) {
+        self.record_read_spelled(index, key, units, default_spelling(shards));
+    }
+
+    /// [`record_read`](Self::record_read) of a key whose shard suffix is known.
+    pub(crate) fn record_read_spelled(
+        &self,
+        index: Option<&str>,
+        key: &str,
+        units: f64,
+        shards: Shards,
+    ) {
         if units.is_finite() && units > 0.0 {
             self.record(index, key, shards, |_, b| {
                 b.read += units;
@@ -240,6 +270,17 @@ impl HotKeyStats {
         key: &str,
         reason: &str,
         shards: Option<u32>,
+    ) {
+        self.record_throttle_spelled(index, key, reason, default_spelling(shards));
+    }
+
+    /// [`record_throttle`](Self::record_throttle) of a key whose shard suffix is known.
+    pub(crate) fn record_throttle_spelled(
+        &self,
+        index: Option<&str>,
+        key: &str,
+        reason: &str,
+        shards: Shards,
     ) {
         self.record(index, key, shards, |_, b| b.add_throttles(reason, 1));
     }

@@ -11,12 +11,12 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::{AttributeValue, ConsumedCapacity};
 
 use crate::capacity::stats::split_shard;
-use crate::capacity::stats::HotKeyStats;
+use crate::capacity::stats::{HotKeyStats, Shards};
 use crate::capacity::units::{item_size, read_units, write_units, Consistency};
 use crate::error::{Error, UNPROCESSED_ITEMS};
 use crate::item::{describe_key, Item};
 use crate::keys::attribute::KeyValue;
-use crate::keys::schema::{EntitySchema, GsiSchema};
+use crate::keys::schema::{EntitySchema, GsiSchema, PartitionKeySchema};
 use crate::keys::shards::render_attributes;
 use crate::telemetry;
 
@@ -49,8 +49,9 @@ pub(crate) fn write(
                 };
                 if let Some(key) = key {
                     let index = gsi.map(|g| g.index_name);
-                    stats.record_throttle(index, &key, &reason, pk.sharding.shard_count());
-                    key_throttle(index, &key, pk.sharding.shard_count(), &reason);
+                    let shards = spelled(pk);
+                    stats.record_throttle_spelled(index, &key, &reason, shards);
+                    key_throttle(index, &key, shards, &reason);
                 }
             }
             return;
@@ -61,7 +62,7 @@ pub(crate) fn write(
         let units = consumed
             .and_then(|c| c.table.as_ref())
             .and_then(|t| t.capacity_units);
-        let shards = schema.pk.sharding.shard_count();
+        let shards = spelled(&schema.pk);
         let sort_key = schema.sk.as_ref().and_then(|sk| text(sk.attribute));
         let item_id = item_identity(&key, sort_key.as_deref());
         stats.record_item_write(None, &key, item_id, units.unwrap_or(by_size), shards);
@@ -79,8 +80,8 @@ pub(crate) fn write(
             .and_then(|c| c.global_secondary_indexes.as_ref())
             .and_then(|m| m.get(gsi.index_name))
             .and_then(|c| c.capacity_units);
-        let (index, shards) = (Some(gsi.index_name), gsi.pk.sharding.shard_count());
-        stats.record_write(index, &key, units.unwrap_or(by_size), shards);
+        let (index, shards) = (Some(gsi.index_name), spelled(&gsi.pk));
+        stats.record_write_spelled(index, &key, units.unwrap_or(by_size), shards);
         key_units(index, &key, shards, WRITE, units.unwrap_or(by_size));
     }
 }
@@ -112,7 +113,7 @@ pub(crate) fn read(
     stats: Option<&Arc<HotKeyStats>>,
     index: Option<&str>,
     pk: &str,
-    shards: Option<u32>,
+    shards: Shards,
     consistency: Consistency,
     answer: Answer<'_>,
 ) {
@@ -123,12 +124,12 @@ pub(crate) fn read(
         Ok(consumed) => {
             let units = consumed.and_then(|c| c.capacity_units);
             let units = units.unwrap_or_else(|| read_units(0, consistency));
-            stats.record_read(index, pk, units, shards);
+            stats.record_read_spelled(index, pk, units, shards);
             key_units(index, pk, shards, READ, units);
         }
         Err(error) => {
             for (reason, _) in error.throttling_reasons() {
-                stats.record_throttle(index, pk, &reason, shards);
+                stats.record_throttle_spelled(index, pk, &reason, shards);
                 key_throttle(index, pk, shards, &reason);
             }
         }
@@ -159,12 +160,12 @@ pub(crate) fn batch_writes(
         ),
         _ => (Vec::new(), false),
     };
-    let shards = schema.pk.sharding.shard_count();
+    let shards = spelled(&schema.pk);
     for item in items {
         let key = describe_key(schema, item);
         match (&key.pk, unprocessed.contains(&key)) {
             (Some(pk), true) if throttled => {
-                stats.record_throttle(None, pk, UNPROCESSED_ITEMS, shards);
+                stats.record_throttle_spelled(None, pk, UNPROCESSED_ITEMS, shards);
                 key_throttle(None, pk, shards, UNPROCESSED_ITEMS);
             }
             (_, true) => {}
@@ -177,25 +178,24 @@ const READ: &str = "read";
 const WRITE: &str = "write";
 
 /// The logical key of physical key `key` (the shard suffix stripped when it has `shards`).
-fn logical(key: &str, shards: Option<u32>) -> &str {
+fn logical(key: &str, shards: Shards) -> &str {
     shards
-        .and_then(|n| split_shard(key, n))
+        .and_then(|(n, suffix)| split_shard(key, n, &suffix))
         .map_or(key, |(logical, _)| logical)
+}
+
+/// The shard count and suffix of a key's layout, as stats record them.
+pub(crate) fn spelled(key: &PartitionKeySchema) -> Shards {
+    key.sharding.shard_count().map(|n| (n, key.suffix))
 }
 
 /// The per-logical-key metrics: recorded here, where a repository with hot-key stats turns
 /// an answer into stats, so a logical key becomes a metric label only with stats on.
-fn key_units(
-    index: Option<&str>,
-    key: &str,
-    shards: Option<u32>,
-    access: &'static str,
-    units: f64,
-) {
+fn key_units(index: Option<&str>, key: &str, shards: Shards, access: &'static str, units: f64) {
     telemetry::key_units(index, logical(key, shards), access, units);
 }
 
-fn key_throttle(index: Option<&str>, key: &str, shards: Option<u32>, reason: &str) {
+fn key_throttle(index: Option<&str>, key: &str, shards: Shards, reason: &str) {
     telemetry::key_throttle(index, logical(key, shards), reason);
 }
 
@@ -293,7 +293,7 @@ mod tests {
             Some(&stats),
             None,
             "G#2",
-            Some(4),
+            Some((4, crate::keys::suffix::ShardSuffix::DEFAULT)),
             Consistency::Strong,
             Err(&throttled),
         );
@@ -332,7 +332,7 @@ mod tests {
             Some(&stats),
             None,
             "G#0",
-            Some(4),
+            Some((4, crate::keys::suffix::ShardSuffix::DEFAULT)),
             Consistency::Eventual,
             Ok(None),
         );

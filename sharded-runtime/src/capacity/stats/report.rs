@@ -1,6 +1,7 @@
 //! The hot-key report: each key's activity in the window and the flags raised, and how it
 //! prints (a table of the hottest keys, then each flag's advice).
 
+use crate::keys::suffix::ShardSuffix;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
@@ -41,6 +42,9 @@ pub struct KeyActivity {
     pub key: String,
     /// The shard count of its logical key, as last recorded.
     pub shards: Option<u32>,
+    /// How the key spells its shard after the logical key (`#{shard}` unless its entity
+    /// declares another suffix).
+    pub suffix: ShardSuffix,
     /// Write units in the window.
     pub write_units: f64,
     /// Read units in the window.
@@ -155,18 +159,21 @@ impl HotKeyReport {
     /// ```
     pub fn redact(mut self, salt: &str) -> Self {
         // A flag may not carry its key's shard count: the key's row does.
-        let shards: BTreeMap<String, Option<u32>> = self
+        let shards: BTreeMap<String, (Option<u32>, ShardSuffix)> = self
             .keys
             .iter()
-            .map(|k| (k.key.clone(), k.shards))
+            .map(|k| (k.key.clone(), (k.shards, k.suffix)))
             .collect();
         for flag in &mut self.flags {
             flag.redact_keys(|key, n| {
-                redact_key(salt, key, n.or_else(|| shards.get(key).copied().flatten()))
+                let known = shards.get(key).copied();
+                let suffix = known.map_or(ShardSuffix::DEFAULT, |(_, s)| s);
+                let n = n.or_else(|| known.and_then(|(n, _)| n));
+                redact_key(salt, key, n.map(|n| (n, suffix)))
             });
         }
         for k in &mut self.keys {
-            k.key = redact_key(salt, &k.key, k.shards);
+            k.key = redact_key(salt, &k.key, k.shards.map(|n| (n, k.suffix)));
         }
         for row in &mut self.logical_keys {
             row.logical_key = hashed(salt, &row.logical_key);
@@ -243,9 +250,13 @@ impl HotKeyReport {
 }
 
 /// A physical key redacted: the logical part hashed, a shard suffix kept.
-fn redact_key(salt: &str, key: &str, shards: Option<u32>) -> String {
-    match shards.and_then(|n| split_shard(key, n)) {
-        Some((logical, shard)) => format!("{}#{shard}", hashed(salt, logical)),
+fn redact_key(salt: &str, key: &str, shards: Option<(u32, ShardSuffix)>) -> String {
+    match shards.and_then(|(n, suffix)| Some((split_shard(key, n, &suffix)?, suffix))) {
+        Some(((logical, shard), suffix)) => {
+            let mut out = hashed(salt, logical);
+            suffix.write(&mut out, shard);
+            out
+        }
         None => hashed(salt, key),
     }
 }
@@ -372,6 +383,7 @@ pub(super) fn activities(state: &State, seconds: f64, limits: PerKeyLimits) -> V
                 index: index.clone(),
                 key: key.clone(),
                 shards: entry.shards,
+                suffix: entry.suffix,
                 write_units: 0.0,
                 read_units: 0.0,
                 write_units_per_sec: 0.0,

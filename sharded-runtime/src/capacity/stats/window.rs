@@ -1,6 +1,7 @@
 //! The sliding window: one bucket of units and throttles per key and second, pruned as time
 //! passes.
 
+use crate::keys::suffix::ShardSuffix;
 use std::collections::{HashMap, VecDeque};
 
 /// The base table's name inside the collector; DynamoDB index names have at least 3
@@ -61,6 +62,8 @@ impl ItemsWritten {
 #[derive(Debug, Default)]
 pub(super) struct KeyEntry {
     pub(super) shards: Option<u32>,
+    /// How the key spells its shard (`#{shard}` unless its entity declares another).
+    pub(super) suffix: ShardSuffix,
     /// Since the key entered the window (not pruned per second: one item hot for part of
     /// the window still reads as one item, which is what the label means).
     pub(super) items: ItemsWritten,
@@ -109,7 +112,7 @@ impl State {
         &mut self,
         index: Option<&str>,
         key: &str,
-        shards: Option<u32>,
+        shards: Option<(u32, ShardSuffix)>,
         (now_sec, window_secs): (u64, u64),
         apply: impl FnOnce(&mut KeyEntry, &mut Bucket),
     ) {
@@ -118,8 +121,9 @@ impl State {
         }
         with_slot(&mut self.indexes, index.unwrap_or(BASE), |keys| {
             with_slot(keys, key, |entry| {
-                if shards.is_some() {
-                    entry.shards = shards;
+                if let Some((n, suffix)) = shards {
+                    entry.shards = Some(n);
+                    entry.suffix = suffix;
                 }
                 entry.prune(now_sec, window_secs);
                 // A clock that went backwards adds to the newest bucket.

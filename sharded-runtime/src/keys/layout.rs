@@ -234,6 +234,84 @@ pub fn partitions(
     Ok(Partitions::new(current, previous))
 }
 
+/// Which of `key`'s layouts a stored partition key parses under (a shard below `n`
+/// parses under both layouts of a resharding that keeps it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    /// It is a key of the current layout.
+    pub current: bool,
+    /// It is a key of the previous layout, while a transition is declared.
+    pub previous: bool,
+}
+
+/// Where the stored partition key `text` sits among `key`'s layouts, or `None` when it is no
+/// key of any of them (its template, suffix and shard range checked, not its fields' types).
+///
+/// ```
+/// use sharded::schema::*;
+/// static T: KeyTemplate = KeyTemplate::new("G#{g}", &[Segment::literal("G#"), Segment::field("g")]);
+/// static PK: PartitionKeySchema = PartitionKeySchema::new("pk", &T, Sharding::random(4))
+///     .with_previous(PreviousLayout::legacy(&T));
+/// use sharded::__private::layout::locate;
+/// assert!(locate("E", &PK, "G#a#3").is_some_and(|p| p.current && !p.previous));
+/// assert!(locate("E", &PK, "G#a").is_some_and(|p| p.previous && !p.current));
+/// assert!(locate("E", &PK, "H#a").is_none());
+/// ```
+pub fn locate(entity: &'static str, key: &PartitionKeySchema, text: &str) -> Option<Place> {
+    let ctx = context(entity, key);
+    let current = parse(entity, key, text).is_ok();
+    let previous = match key.previous {
+        None => false,
+        Some(PreviousLayout::Shards { n, .. }) => {
+            parse_key_with(ctx, key.template, text, Some((n, key.previous_suffix()))).is_ok()
+        }
+        Some(PreviousLayout::Legacy { template }) => {
+            parse_key_with(ctx, template, text, None).is_ok()
+        }
+    };
+    (current || previous).then_some(Place { current, previous })
+}
+
+/// Parses a stored partition key under whichever of `key`'s layouts it belongs to: the
+/// current one first, then the previous one (its shards, or its legacy template). What an
+/// untagged item's key fields are read from.
+pub fn parse_stored<'a>(
+    entity: &'static str,
+    key: &PartitionKeySchema,
+    text: &'a str,
+) -> Result<ParsedKey<'a>, KeyError> {
+    let current = parse(entity, key, text);
+    if current.is_ok() {
+        return current;
+    }
+    let ctx = context(entity, key);
+    let previous = match key.previous {
+        Some(PreviousLayout::Shards { n, .. }) => Some(parse_key_with(
+            ctx,
+            key.template,
+            text,
+            Some((n, key.previous_suffix())),
+        )),
+        Some(PreviousLayout::Legacy { template }) => {
+            Some(parse_key_with(ctx, template, text, None))
+        }
+        None => None,
+    };
+    match previous {
+        Some(Ok(parsed)) => Ok(parsed),
+        _ => current,
+    }
+}
+
+/// Whether two keys of the current layout are shards of one logical key.
+pub fn same_logical_key(key: &PartitionKeySchema, a: &str, b: &str) -> bool {
+    let logical = |k| match key.sharding.shard_count() {
+        Some(n) => key.suffix.split(k, n).ok().map(|(l, _)| l),
+        None => Some(k),
+    };
+    matches!((logical(a), logical(b)), (Some(x), Some(y)) if x == y)
+}
+
 /// Parses a physical key of the current layout back into its template parts and shard.
 pub fn parse<'a>(
     entity: &'static str,

@@ -8,6 +8,7 @@
 use crate::keys::collision::shared_key;
 use crate::keys::error::KeyError;
 pub use crate::keys::suffix::ShardSuffix;
+pub use crate::keys::table::{DefaultTable, IndexNames, Recognition, ShardedTable, TableSchema};
 pub use crate::keys::template::{KeyTemplate, Segment};
 
 // The literals behind `ENTITY_ATTRIBUTE` and `MAX_SHARDS`, as macros so the compile-time
@@ -27,10 +28,11 @@ macro_rules! max_key_attributes {
         4
     };
 }
-pub(crate) use {entity_attribute, max_key_attributes, max_shards};
+pub(crate) use {max_key_attributes, max_shards};
 
 /// The attribute that records which entity an item is, so a query over a shared partition
-/// never reads one entity's item as another's.
+/// never reads one entity's item as another's: the tag of a table that declares none
+/// (a [`TableSchema`] may rename it, or do without one).
 pub const ENTITY_ATTRIBUTE: &str = entity_attribute!();
 
 /// The largest shard count the derive accepts.
@@ -763,6 +765,9 @@ pub struct EntitySchema {
     pub created_at: Option<TimeAttribute>,
     /// The `#[sharded(updated_at)]` attribute, set by every write.
     pub updated_at: Option<TimeAttribute>,
+    /// The table the entity lives in (`#[sharded(table = Type)]`): its names and how its
+    /// items say which entity they are. [`TableSchema::DEFAULT`] unless declared.
+    pub table_schema: &'static TableSchema,
 }
 
 /// An attribute holding a time the runtime writes (`created_at`, `updated_at`).
@@ -822,7 +827,23 @@ impl EntitySchema {
             ttl: None,
             created_at: None,
             updated_at: None,
+            table_schema: &TableSchema::DEFAULT,
         }
+    }
+
+    /// The same schema in the table `table` declares (`#[sharded(table = Type)]`): its
+    /// default table name, unless the entity names one, and its recognition.
+    pub const fn in_table(mut self, table: &'static TableSchema) -> Self {
+        self.table_schema = table;
+        if self.table.is_none() {
+            self.table = table.table;
+        }
+        self
+    }
+
+    /// The tag attribute items of this entity carry, if its table has one.
+    pub const fn tag_attribute(&self) -> Option<&'static str> {
+        self.table_schema.recognition.tag_attribute()
     }
 
     /// The same schema with a `#[sharded(version)]` attribute.
@@ -853,6 +874,7 @@ impl EntitySchema {
     pub fn table_definition(&self) -> TableDefinition {
         TableDefinition {
             entities: vec![*self],
+            schema: self.table_schema,
             partition_key: self.pk.attribute,
             sort_key: self.sk.map(|s| s.attribute),
             indexes: self
@@ -963,6 +985,9 @@ pub struct TableDefinition {
     pub sort_key: Option<&'static str>,
     /// The GSIs.
     pub indexes: Vec<IndexDefinition>,
+    /// The table's names and how its items are recognised (the entities' table, or
+    /// [`TableSchema::DEFAULT`]): what a counter in the table tags its items with, if anything.
+    pub schema: &'static TableSchema,
     /// The entities merged into this definition, for the collision check of `merge`.
     entities: Vec<EntitySchema>,
 }
@@ -1051,6 +1076,37 @@ impl TableDefinition {
             partition_key,
             sort_key,
             indexes: Vec::new(),
+            schema: &TableSchema::DEFAULT,
+            entities: Vec::new(),
+        }
+    }
+
+    /// The table `T` declares (`#[derive(ShardedTable)]`): its key names (a sort key, as
+    /// declared), the indexes it names, and its recognition. What a counter of a table that
+    /// holds no entity is built from.
+    ///
+    /// ```
+    /// use sharded::{schema::TableDefinition, ShardedTable};
+    ///
+    /// #[derive(ShardedTable)]
+    /// #[table(pk = "PK", sk = "SK", recognize = "key")]
+    /// struct ElectionData;
+    ///
+    /// let def = TableDefinition::of::<ElectionData>();
+    /// assert_eq!((def.partition_key, def.sort_key), ("PK", Some("SK")));
+    /// assert_eq!(def.schema.recognition.tag_attribute(), None);
+    /// ```
+    pub fn of<T: ShardedTable>() -> Self {
+        let schema = T::SCHEMA;
+        TableDefinition {
+            partition_key: schema.partition_key,
+            sort_key: Some(schema.sort_key),
+            indexes: schema
+                .indexes
+                .iter()
+                .map(|i| IndexDefinition::new(i.index, i.partition_key, Some(i.sort_key)))
+                .collect(),
+            schema,
             entities: Vec::new(),
         }
     }
@@ -1117,6 +1173,14 @@ impl TableDefinition {
                 self.partition_key, self.sort_key, other.partition_key, other.sort_key
             )));
         }
+        if !self.schema.same_as(other.schema) {
+            return Err(TableConflict(format!(
+                "the tables `{}` and `{}` are declared differently (key or index names, or how \
+                 items say which entity they are): every entity of one table names the same \
+                 `#[derive(ShardedTable)]` type",
+                self.schema.declared_by, other.schema.declared_by
+            )));
+        }
         let mut indexes = self.indexes.clone();
         for index in &other.indexes {
             match indexes.iter().find(|i| i.name == index.name) {
@@ -1148,6 +1212,7 @@ impl TableDefinition {
             partition_key: self.partition_key,
             sort_key: self.sort_key,
             indexes,
+            schema: self.schema,
             entities,
         })
     }

@@ -430,6 +430,56 @@ fn write_canonical(
     Ok(())
 }
 
+/// Whether a stored key spells the same values as the canonical key `canonical`, only not in
+/// canonical form: each `#`-separated piece the same, or the same number with other zero
+/// padding (`0000000999` for `00000000000000000999`), or the same text without its escapes
+/// (`Jane Doe` for `Jane$20Doe`), or the same time with fewer fraction digits
+/// (`…:00.123Z` for `…:00.123000000Z`). What tells a key another service spelled its own way
+/// (re-keyable) from a key of another record altogether (`BEST#player-1`).
+///
+/// ```
+/// use sharded::__private::loosely_same_key;
+/// assert!(loosely_same_key("0000000999#Jane Doe", "00000000000000000999#Jane$20Doe"));
+/// assert!(loosely_same_key("T#2026-06-22T01:00:00.123Z", "T#2026-06-22T01:00:00.123000000Z"));
+/// assert!(!loosely_same_key("BEST#player-1", "00000000000000000999#player-1"));
+/// ```
+pub fn loosely_same_key(stored: &str, canonical: &str) -> bool {
+    let (stored, canonical): (Vec<&str>, Vec<&str>) =
+        (stored.split('#').collect(), canonical.split('#').collect());
+    stored.len() == canonical.len()
+        && stored
+            .iter()
+            .zip(&canonical)
+            .all(|(s, c)| loosely_same_piece(s, c))
+}
+
+fn loosely_same_piece(stored: &str, canonical: &str) -> bool {
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let trim_zeros = |t: &str| t.trim_start_matches('0').to_owned();
+    let trim_fraction = |t: &str| -> String {
+        match t.strip_suffix('Z').and_then(|t| t.rsplit_once('.')) {
+            Some((whole, fraction)) if digits(fraction) => {
+                let fraction = fraction.trim_end_matches('0');
+                if fraction.is_empty() {
+                    format!("{whole}Z")
+                } else {
+                    format!("{whole}.{fraction}Z")
+                }
+            }
+            _ => t.to_owned(),
+        }
+    };
+    stored == canonical
+        || (digits(stored) && digits(canonical) && trim_zeros(stored) == trim_zeros(canonical))
+        || unescaped(canonical).as_deref() == Some(stored)
+        || trim_fraction(stored) == trim_fraction(canonical)
+}
+
+/// The text a string key part was escaped from (`$20` back to a space), if it is one.
+fn unescaped(key: &str) -> Option<String> {
+    <String as KeyPartDecode>::decode_key(key).ok()
+}
+
 /// The encoded field values and shard number of a parsed physical key.
 ///
 /// Produced by [`parse_key`]; the generated `parse_*` functions decode each raw value with
@@ -449,6 +499,31 @@ impl<'a> ParsedKey<'a> {
     /// The still-encoded value of the `index`-th field.
     pub fn raw(&self, index: usize) -> Option<&'a str> {
         self.values.get(index).map(|(_, v)| *v)
+    }
+
+    /// The number of field values.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether the key has no field values.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The `index`-th field's name, and whether the key holds its bucket (`{at:day}`) rather
+    /// than its value.
+    pub fn field(&self, index: usize) -> Option<(&'static str, bool)> {
+        let segment = self
+            .template
+            .segments
+            .iter()
+            .filter(|s| s.field_name().is_some())
+            .nth(index)?;
+        Some((
+            segment.field_name()?,
+            matches!(segment, Segment::Bucket { .. }),
+        ))
     }
 
     /// Decodes the `index`-th field into `T`, and only from `T`'s canonical key form.

@@ -70,11 +70,11 @@
 
 pub mod guide;
 
-pub use sharded_derive::{ShardedCollection, ShardedEntity, ShardedProjection};
+pub use sharded_derive::{ShardedCollection, ShardedEntity, ShardedProjection, ShardedTable};
 
 pub use sharded_runtime::{
     Condition, Cursor, Error, KeyError, Page, Query, Repo, RetryPolicy, ShardedCollection,
-    ShardedCounter, ShardedEntity, ShardedProjection, Update,
+    ShardedCounter, ShardedEntity, ShardedProjection, ShardedTable, Update,
 };
 
 pub use sharded_runtime::{

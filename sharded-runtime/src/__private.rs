@@ -27,14 +27,16 @@ pub use crate::keys::layout::ShardBy;
 pub mod layout {
     pub use crate::keys::layout::*;
 }
+pub use crate::keys::schema::ENTITY_ATTRIBUTE;
 pub use crate::keys::schema::{
-    AttributeKeySchema, EntitySchema, GsiSchema, KeyAttributeSchema, PartitionKeySchema,
-    PreviousLayout, Sharding, SortKeySchema, TimeAttribute, TimeFormat,
+    AttributeKeySchema, EntitySchema, GsiSchema, IndexNames, KeyAttributeSchema,
+    PartitionKeySchema, PreviousLayout, PreviousPlacement, Recognition, ShardSuffix, ShardedTable,
+    Sharding, SortKeySchema, TableSchema, TimeAttribute, TimeFormat,
 };
 pub use crate::keys::shards::{Partitions, ShardKeys};
 pub use crate::keys::template::{
-    build_key, build_key_prefix, canonical, parse_key, BucketLabel, KeyContext, KeyTemplate,
-    ParsedKey, Segment,
+    build_key, build_key_prefix, canonical, loosely_same_key, parse_key, BucketLabel, KeyContext,
+    KeyTemplate, ParsedKey, Segment,
 };
 pub use aws_sdk_dynamodb::types::AttributeValue;
 pub use core::result::Result;
@@ -42,7 +44,9 @@ pub use std::string::String;
 pub use std::vec::Vec;
 
 use crate::access::entity::ShardedEntity as Entity;
-use crate::keys::schema::{self, same_previous, same_template_shape, shard_count, str_eq};
+use crate::keys::schema::{
+    self, same_previous, same_suffix, same_template_shape, shard_count, str_eq,
+};
 
 /// One `GetItem` by physical key: the body of the generated `Entity::get`.
 pub async fn get_by_key<E: Entity>(
@@ -513,16 +517,107 @@ pub const fn assert_shard_count(n: u32) {
     }
 }
 
-/// Fails compilation when a field is stored as `ENTITY_ATTRIBUTE`, the attribute the
-/// runtime writes itself. Called like `assert_shard_count`, spanned at the field.
-pub const fn assert_not_entity_attribute(attribute: &str) {
-    if str_eq(attribute, schema::ENTITY_ATTRIBUTE) {
-        panic!(concat!(
-            "this field is stored as the attribute `",
-            schema::entity_attribute!(),
-            "`, which `sharded` writes itself (the entity name): rename the field, or give it \
-             another name with #[serde(rename = \"...\")]"
-        ));
+/// A message assembled at compile time, for a `const` check whose refusal names what the
+/// user wrote and the table's names (which only generated code sees). Longer text is cut.
+struct ConstMessage {
+    buf: [u8; 1024],
+    len: usize,
+}
+
+impl ConstMessage {
+    const fn new() -> Self {
+        ConstMessage {
+            buf: [0; 1024],
+            len: 0,
+        }
+    }
+
+    const fn push(mut self, text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() && self.len < self.buf.len() {
+            self.buf[self.len] = bytes[i];
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+
+    const fn as_str(&self) -> &str {
+        match core::str::from_utf8(self.buf.split_at(self.len).0) {
+            Ok(text) => text,
+            // Cut inside a character: the message up to its last whole one is not worth the
+            // search; this never happens with the ASCII names attributes have.
+            Err(_) => "a field is stored as an attribute `sharded` writes itself: rename it",
+        }
+    }
+}
+
+/// Fails compilation when a field is stored (as `attribute`) under a name the runtime writes
+/// itself in the entity's table: one of the entity's key attributes (`keys`: name and what it
+/// holds), an index key attribute the table declares, or the table's tag. The derive calls it
+/// in a `const` item spanned at the field's name, with the field (`field`), how its name came
+/// about (`how`) and the fix (`fix`) to say.
+pub const fn assert_not_written_by_sharded(
+    table: &TableSchema,
+    keys: &[(&str, &str)],
+    field: &str,
+    attribute: &str,
+    how: &str,
+    fix: &str,
+) {
+    let mut role: Option<&str> = None;
+    let mut i = 0;
+    while i < keys.len() {
+        if str_eq(keys[i].0, attribute) {
+            role = Some(keys[i].1);
+        }
+        i += 1;
+    }
+    let mut i = 0;
+    while i < table.indexes.len() {
+        if str_eq(table.indexes[i].partition_key, attribute)
+            || str_eq(table.indexes[i].sort_key, attribute)
+        {
+            role = Some("a key attribute of an index the table declares");
+        }
+        i += 1;
+    }
+    if let Some(tag) = table.recognition.tag_attribute() {
+        if str_eq(tag, attribute) {
+            role = Some("the tag holding the entity's name");
+        }
+    }
+    if let Some(role) = role {
+        let message = ConstMessage::new()
+            .push("field `")
+            .push(field)
+            .push("` is stored as the attribute `")
+            .push(attribute)
+            .push("`")
+            .push(how)
+            .push(", which `sharded` writes itself (")
+            .push(role)
+            .push(", in table `")
+            .push(table.declared_by)
+            .push("`): ")
+            .push(fix);
+        panic!("{}", message.as_str());
+    }
+}
+
+/// Fails compilation when a zero-padded shard suffix cannot hold every shard below `n`
+/// (`{shard:02}` with `n = 101`). Spanned at the suffix.
+pub const fn assert_suffix_fits(suffix: ShardSuffix, n: u32) {
+    if !suffix.fits(n) {
+        let message = ConstMessage::new()
+            .push("the suffix `")
+            .push(suffix.source)
+            .push(
+                "` pads the shard to fewer digits than the highest shard below n has: widen \
+                   the padding (`{shard:03}` holds up to 1000 shards) or lower n",
+            );
+        panic!("{}", message.as_str());
     }
 }
 
@@ -541,7 +636,8 @@ impl<T> SamePartitionTypes<T> for T {}
 pub const fn assert_same_partition_types<A: SamePartitionTypes<B>, B>() {}
 
 /// Fails compilation when `member` cannot share partitions with `first`, the collection's
-/// first member. (Key attribute names are fixed, `pk` and `sk`, so they always agree.) The derive calls it in a `const` item spanned at the member's type.
+/// first member: the same table, template shape, shard count and suffix, transition and
+/// sort-key presence. The derive calls it in a `const` item spanned at the member's type.
 pub const fn assert_collection_member(first: &EntitySchema, member: &EntitySchema) {
     if str_eq(first.entity, member.entity) {
         panic!(
@@ -562,6 +658,20 @@ pub const fn assert_collection_member(first: &EntitySchema, member: &EntitySchem
             "this member's shard count differs from the collection's first member's: a \
              collection reads the same shards for every member, so give every member the same \
              `n = ..` (how each picks its shard may differ)"
+        );
+    }
+    if !first.table_schema.same_as(member.table_schema) {
+        panic!(
+            "this member lives in another table than the collection's first member (its \
+             #[sharded(table = ..)] declares other key names, indexes or tag): a collection \
+             reads one table's partitions; give every member the same table type"
+        );
+    }
+    if !same_suffix(&first.pk.suffix, &member.pk.suffix) {
+        panic!(
+            "this member spells its shard suffix differently from the collection's first \
+             member (`suffix = ..` on #[pk]): a collection reads one set of partitions; give \
+             every member the same suffix"
         );
     }
     if !same_previous(first.pk.previous, member.pk.previous) {
@@ -616,23 +726,44 @@ pub const fn assert_projected_attribute(stored: &[&str], open: bool, attribute: 
     );
 }
 
-/// The entity name an item carries: what a collection's decoding dispatches on.
-pub fn entity_name(item: &Item) -> Option<&str> {
-    crate::access::entity::entity_of(item)
+/// A key field's decoded value as the attribute serde stores it: what completes an untagged
+/// item that carries the field only in its key.
+pub fn key_field_attribute<T: serde::Serialize>(
+    entity: &'static str,
+    field: &'static str,
+    value: &T,
+) -> Result<AttributeValue, KeyError> {
+    serde_dynamo::to_attribute_value(value).map_err(|e| KeyError::Unencodable {
+        entity,
+        attribute: field,
+        field,
+        reason: format!("its value read from the key cannot be stored as an attribute: {e}"),
+    })
 }
+pub use crate::access::recognize::{recognize_member, Depth, NotOurs, Recognize};
 
-/// The error for an item of no member of the collection `collection` (the query filters them
-/// out, so only a hand-built item reaches it).
-pub fn not_a_member(collection: &'static str, item: &Item) -> Error {
-    let found = match entity_name(item) {
-        Some(other) => format!("a `{other}`, which is not a member"),
-        None => "an item without an entity attribute".to_owned(),
-    };
-    Error::WrongEntity {
-        expected: collection,
-        found,
-        attribute: schema::ENTITY_ATTRIBUTE,
-        key: crate::error::ItemKeyDisplay { pk: None, sk: None },
+/// The error for an item of no member of the collection `collection` (whose first member's
+/// layout is `layout`): another entity's, or foreign (a query leaves both out, so only a
+/// hand-built item reaches it).
+pub fn not_a_member(
+    collection: &'static str,
+    layout: &'static EntitySchema,
+    item: &Item,
+    not_ours: NotOurs,
+) -> Error {
+    let key = crate::item::describe_key(layout, item);
+    match not_ours {
+        NotOurs::OtherEntity(other) => Error::WrongEntity {
+            expected: collection,
+            found: format!("a `{other}`, which is not a member"),
+            attribute: layout.tag_attribute().unwrap_or_default(),
+            key,
+        },
+        NotOurs::Foreign(reason) => Error::ForeignItem {
+            entity: collection,
+            key,
+            reason,
+        },
     }
 }
 

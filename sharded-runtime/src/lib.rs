@@ -51,6 +51,7 @@ pub use access::source::{ShardedCollection, ShardedProjection};
 pub use access::update::Update;
 pub use error::Error;
 pub use keys::error::KeyError;
+pub use keys::table::ShardedTable;
 
 /// Reading: range queries over time buckets, scans, partial and shared answers, sort-key
 /// conditions, and the bounds of a scatter-gather.
@@ -86,6 +87,7 @@ pub mod query {
     pub use crate::access::query::{Answer, Partial, STREAM_PAGE_ITEMS};
     pub use crate::access::range::RangeQuery;
     pub use crate::access::read_cache::DEFAULT_CACHE_ITEMS;
+    pub use crate::access::recognize::{Foreign, ForeignItem, ForeignReason, MAX_FOREIGN_EXAMPLES};
     pub use crate::access::repo::MAX_FAN_OUT;
     pub use crate::access::scan::Scan;
     pub use crate::access::scatter::ShardFailure;
@@ -200,7 +202,9 @@ pub mod transaction {
 /// # Ok(()) }
 /// ```
 pub mod migrate {
-    pub use crate::access::migrate::{Checkpoint, Failure, Migration, Progress, Report};
+    pub use crate::access::migrate::{
+        Checkpoint, Failure, Migration, Progress, Rekeyed, Remaining, Report,
+    };
 }
 
 /// Time buckets (hour, day, ISO week, month) of time-bucketed partition keys (`{at:day}`):

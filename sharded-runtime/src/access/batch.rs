@@ -376,11 +376,13 @@ async fn get_batch(
     table: &str,
     keys: Vec<Item>,
     retry: &RetryPolicy,
+    consistent: bool,
 ) -> (Vec<Item>, Outcome) {
     let retried = retry_unprocessed(keys, retry, |pending: Vec<Item>, attempt| async move {
         let keys = pending.len();
         let request = KeysAndAttributes::builder()
             .set_keys(Some(pending))
+            .set_consistent_read(consistent.then_some(true))
             .build()
             .expect("keys are set");
         let output = client
@@ -424,6 +426,28 @@ pub(crate) async fn get(
     retry: &RetryPolicy,
     concurrency: usize,
 ) -> Result<Vec<Item>, Error> {
+    get_with(client, table, keys, retry, concurrency, false).await
+}
+
+/// [`get`], strongly consistent: what a write reads before it writes (a settle's search for
+/// an old copy).
+pub(crate) async fn get_consistent(
+    client: &Client,
+    table: &str,
+    keys: Vec<Item>,
+    retry: &RetryPolicy,
+) -> Result<Vec<Item>, Error> {
+    get_with(client, table, keys, retry, 8, true).await
+}
+
+async fn get_with(
+    client: &Client,
+    table: &str,
+    keys: Vec<Item>,
+    retry: &RetryPolicy,
+    concurrency: usize,
+    consistent: bool,
+) -> Result<Vec<Item>, Error> {
     let mut seen = HashSet::new();
     let unique: Vec<Item> = keys
         .into_iter()
@@ -442,7 +466,7 @@ pub(crate) async fn get(
         span.clone(),
         None,
         stream::iter(batches)
-            .map(|batch| get_batch(client, table, batch, retry))
+            .map(|batch| get_batch(client, table, batch, retry, consistent))
             .buffer_unordered(concurrency.max(1))
             .collect(),
     )

@@ -380,6 +380,13 @@ pub(crate) type Names = HashMap<String, String>;
 /// `ExpressionAttributeValues` of one request.
 pub(crate) type Values = HashMap<String, AttributeValue>;
 
+/// Expression values as a request takes them: none rather than an empty map, which DynamoDB
+/// refuses ("ExpressionAttributeValues must not be empty"). A condition on the keys alone has
+/// none: `attribute_exists(#pk)`, the entity guard of a table without a tag.
+pub(crate) fn values_of(values: Values) -> Option<Values> {
+    (!values.is_empty()).then_some(values)
+}
+
 fn name(names: &mut Names, attribute: &str) -> String {
     // The same attribute reuses its placeholder.
     if let Some((placeholder, _)) = names

@@ -6,22 +6,27 @@ use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use aws_sdk_dynamodb::Client;
 
 use crate::access::batch::{self, RetryPolicy};
+use crate::access::condition::values_of;
 use crate::access::entity::Item;
 use crate::access::idempotent::{self, check_token, FirstSent, TokenRequest};
 use crate::access::placement::counter_shard_key;
 use crate::error::Error;
 use crate::keys::hash::fnv1a64;
-use crate::keys::schema::{TableDefinition, ENTITY_ATTRIBUTE, MAX_SHARDS};
+use crate::keys::schema::{ShardSuffix, TableDefinition, MAX_SHARDS};
 use crate::keys::shards::{random_shard, ShardKeys};
 
-/// The entity name counter items carry, so no entity query ever reads one as its own.
+/// The entity name counter items carry in a table with a tag, so no entity query ever reads
+/// one as its own.
 pub(crate) const COUNTER_ENTITY: &str = "ShardedCounter";
-/// What an increment does: add to the count, and mark the item as a counter's.
-const ADD_EXPRESSION: &str = "ADD #count :by SET #et = :et";
+/// What an increment does: add to the count (and, in a table with a tag, mark the item as a
+/// counter's: [`TAGGED_ADD_EXPRESSION`]).
+const ADD_EXPRESSION: &str = "ADD #count :by";
+const TAGGED_ADD_EXPRESSION: &str = "ADD #count :by SET #et = :et";
 
-/// One increment's key and placeholders.
+/// One increment's key, expression and placeholders.
 struct Add {
     key: Item,
+    expression: &'static str,
     names: HashMap<String, String>,
     values: HashMap<String, AttributeValue>,
 }
@@ -51,17 +56,25 @@ pub struct ShardedCounter {
     table: String,
     pk_attribute: &'static str,
     sk_attribute: Option<&'static str>,
+    /// The sort key value of the counter's items, in a table with a sort key.
+    sort_key: String,
+    /// The table's tag attribute, written into the counter's items when it has one.
+    tag: Option<&'static str>,
     logical_key: String,
     n: u32,
+    suffix: ShardSuffix,
     attribute: String,
     retry: RetryPolicy,
 }
 
 impl ShardedCounter {
-    /// A counter at `logical_key` with `n` shards, in a table with the given definition (its
-    /// key attributes are used; in a table with a sort key, counter items have the sort key
-    /// `COUNTER`). Counter items carry the entity name `ShardedCounter`, so no entity query
-    /// reads one as its own.
+    /// A counter at `logical_key` with `n` shards (`<logical_key>#0` .. `#(n-1)`), in a table
+    /// with the given definition: its key attributes are used, and in a table with a sort key
+    /// the counter's items have the sort key `COUNTER` ([`with_sort_key`](Self::with_sort_key)
+    /// to adopt a counter written by hand). In a table with a tag, counter items carry the
+    /// entity name `ShardedCounter` in it, so no entity query reads one as its own; in a table
+    /// without one (`recognize = "key"`) an increment adds to the count and touches nothing
+    /// else of the item.
     pub fn new(
         client: Client,
         table: impl Into<String>,
@@ -85,8 +98,11 @@ impl ShardedCounter {
             table: table.into(),
             pk_attribute: definition.partition_key,
             sk_attribute: definition.sort_key,
+            sort_key: COUNTER_SORT_KEY.to_owned(),
+            tag: definition.schema.recognition.tag_attribute(),
             logical_key,
             n,
+            suffix: ShardSuffix::DEFAULT,
             attribute: "count".to_owned(),
             retry: RetryPolicy::default(),
         })
@@ -105,16 +121,54 @@ impl ShardedCounter {
             table: table.into(),
             pk_attribute: definition.partition_key,
             sk_attribute: definition.sort_key,
+            sort_key: COUNTER_SORT_KEY.to_owned(),
+            tag: definition.schema.recognition.tag_attribute(),
             logical_key,
             n: n.clamp(1, MAX_SHARDS),
+            suffix: ShardSuffix::DEFAULT,
             attribute: "count".to_owned(),
             retry: RetryPolicy::default(),
         }
     }
 
-    /// Stores the count in `attribute` instead of `count`.
+    /// Stores the count in `attribute` instead of `count` (`votes` in the vote-counter
+    /// pattern's `ADD votes :inc`).
     pub fn with_attribute(mut self, attribute: impl Into<String>) -> Self {
         self.attribute = attribute.into();
+        self
+    }
+
+    /// Keys the counter's items by the sort key `value` instead of `COUNTER` (in a table
+    /// with a sort key): `METADATA` in the vote-counter pattern, so the counter reads and
+    /// adds to the items a hand-made counter already holds.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: sharded::aws_sdk_dynamodb::Client) -> Result<(), sharded::Error> {
+    /// use sharded::{schema::TableDefinition, ShardedCounter};
+    /// // CANDIDATE#A#0..9, SK = METADATA, ADD votes :inc: a counter written by hand.
+    /// let def = TableDefinition::new("PK", Some("SK"));
+    /// let votes = ShardedCounter::new(client, "ElectionData", &def, "CANDIDATE#A", 10)?
+    ///     .with_sort_key("METADATA")
+    ///     .with_attribute("votes");
+    /// println!("{}", votes.total().await?);
+    /// # Ok(()) }
+    /// ```
+    pub fn with_sort_key(mut self, value: impl Into<String>) -> Self {
+        self.sort_key = value.into();
+        self
+    }
+
+    /// Spells the shard after the logical key with `suffix` instead of `#{shard}`
+    /// (`CANDIDATE#A#SHARD_7` with `#SHARD_{shard}`).
+    ///
+    /// ```no_run
+    /// # fn demo(votes: sharded::ShardedCounter) -> Result<(), sharded::KeyError> {
+    /// use sharded::keys::ShardSuffix;
+    /// let votes = votes.with_suffix(ShardSuffix::parse("#SHARD_{shard}")?);
+    /// # Ok(()) }
+    /// ```
+    pub fn with_suffix(mut self, suffix: ShardSuffix) -> Self {
+        self.suffix = suffix;
         self
     }
 
@@ -125,7 +179,12 @@ impl ShardedCounter {
 
     /// The key of one shard: no previous place, whatever transition the entity declares.
     fn key(&self, pk: String) -> Item {
-        counter_shard_key(self.pk_attribute, self.sk_attribute, COUNTER_SORT_KEY, pk)
+        counter_shard_key(self.pk_attribute, self.sk_attribute, &self.sort_key, pk)
+    }
+
+    /// Every shard's partition key, in shard order.
+    fn shard_keys(&self) -> ShardKeys {
+        ShardKeys::new(self.logical_key.clone(), Some(self.n)).with_suffix(self.suffix)
     }
 
     /// Adds `by` (may be negative) on a random shard, **exactly once**; returns the shard
@@ -210,9 +269,9 @@ impl ShardedCounter {
         let update = aws_sdk_dynamodb::types::Update::builder()
             .table_name(&self.table)
             .set_key(Some(add.key))
-            .update_expression(ADD_EXPRESSION)
+            .update_expression(add.expression)
             .set_expression_attribute_names(Some(add.names))
-            .set_expression_attribute_values(Some(add.values))
+            .set_expression_attribute_values(values_of(add.values))
             .build()
             .map_err(|e| Error::InvalidQuery(format!("a counter increment: {e}")))?;
         let request = request(vec![TransactWriteItem::builder().update(update).build()]);
@@ -245,9 +304,9 @@ impl ShardedCounter {
             .update_item()
             .table_name(&self.table)
             .set_key(Some(add.key))
-            .update_expression(ADD_EXPRESSION)
+            .update_expression(add.expression)
             .set_expression_attribute_names(Some(add.names))
-            .set_expression_attribute_values(Some(add.values))
+            .set_expression_attribute_values(values_of(add.values))
             .send()
             .await
             .map_err(|e| Error::dynamo("UpdateItem", &self.table, e))?;
@@ -257,25 +316,33 @@ impl ShardedCounter {
     /// The key and placeholders of an increment of `by` on `shard` (both kinds of increment
     /// send the same `ADD`).
     fn add_on(&self, shard: u32, by: i64) -> Add {
-        let key = self.key(format!("{}#{shard}", self.logical_key));
-        let names = HashMap::from([
-            ("#count".to_owned(), self.attribute.clone()),
-            ("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned()),
-        ]);
-        let values = HashMap::from([
-            (":by".to_owned(), AttributeValue::N(by.to_string())),
-            (
-                ":et".to_owned(),
-                AttributeValue::S(COUNTER_ENTITY.to_owned()),
-            ),
-        ]);
-        Add { key, names, values }
+        let mut pk = self.logical_key.clone();
+        self.suffix.write(&mut pk, shard);
+        let key = self.key(pk);
+        let mut names = HashMap::from([("#count".to_owned(), self.attribute.clone())]);
+        let mut values = HashMap::from([(":by".to_owned(), AttributeValue::N(by.to_string()))]);
+        let expression = match self.tag {
+            Some(tag) => {
+                names.insert("#et".to_owned(), tag.to_owned());
+                values.insert(
+                    ":et".to_owned(),
+                    AttributeValue::S(COUNTER_ENTITY.to_owned()),
+                );
+                TAGGED_ADD_EXPRESSION
+            }
+            None => ADD_EXPRESSION,
+        };
+        Add {
+            key,
+            expression,
+            names,
+            values,
+        }
     }
 
     /// The value of every shard, in shard order (0 for a shard never written).
     pub async fn shard_values(&self) -> Result<Vec<i64>, Error> {
-        let shard_keys: Vec<String> =
-            ShardKeys::new(self.logical_key.clone(), Some(self.n)).collect();
+        let shard_keys: Vec<String> = self.shard_keys().collect();
         let keys = shard_keys.iter().cloned().map(|pk| self.key(pk)).collect();
         let items = batch::get(&self.client, &self.table, keys, &self.retry, 8).await?;
         let mut values = vec![0i64; self.n as usize];

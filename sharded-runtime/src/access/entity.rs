@@ -4,10 +4,11 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::access::recognize::{point_read_error, recognize, Depth, NotOurs};
 use crate::error::{Error, KeyError};
 pub(crate) use crate::item::describe_key;
 pub use crate::item::Item;
-use crate::keys::schema::{EntitySchema, TableDefinition, ENTITY_ATTRIBUTE};
+use crate::keys::schema::{EntitySchema, TableDefinition};
 
 /// The physical key attributes of one item, as `#[derive(ShardedEntity)]` computes them.
 ///
@@ -106,6 +107,37 @@ pub trait ShardedEntity: Serialize + DeserializeOwned + Sized {
         Ok(None)
     }
 
+    /// The key fields of the item stored under `pk` and `sk`, decoded from the keys (each
+    /// only from its canonical form) and written as the attributes serde stores them as: what
+    /// completes an untagged item that carries its key fields only in its keys. Written by
+    /// the derive; not a public API.
+    #[doc(hidden)]
+    fn __key_attributes(pk: &str, sk: Option<&str>) -> Result<Item, KeyError> {
+        let _ = (pk, sk);
+        Ok(Item::new())
+    }
+
+    /// Whether `item` is one of this entity's (see [`recognize`](crate::access::recognize)),
+    /// completed in place when it is recognised by its keys. What a collection asks of each
+    /// member; not a public API.
+    #[doc(hidden)]
+    fn __recognize(item: &mut Item, depth: Depth) -> Result<(), NotOurs> {
+        recognize::<Self>(item, depth)
+    }
+
+    /// Where `item` belongs (see [`QuerySource::placement`](crate::query::QuerySource)):
+    /// what a collection asks of the member an item is. Not a public API.
+    #[doc(hidden)]
+    fn __placement(item: &Item) -> Option<(String, Option<String>)> {
+        <Self as crate::access::source::QuerySource>::placement(item)
+    }
+
+    /// Reads an item already recognised as this entity's. Not a public API.
+    #[doc(hidden)]
+    fn __decode(item: Item) -> Result<Self, Error> {
+        decode::<Self>(item)
+    }
+
     /// The DynamoDB item: the struct's fields (through serde_dynamo), its key attributes and
     /// the entity attribute.
     fn to_item(&self) -> Result<Item, Error> {
@@ -162,7 +194,9 @@ pub(crate) fn to_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
             set_value(sk_schema.attribute, s(value))?;
         }
     }
-    set_value(ENTITY_ATTRIBUTE, s(schema.entity.to_owned()))?;
+    if let Some(tag) = schema.tag_attribute() {
+        set_value(tag, s(schema.entity.to_owned()))?;
+    }
     Ok(item)
 }
 
@@ -203,9 +237,10 @@ fn check_key_sizes(schema: &EntitySchema, keys: &ItemKeys) -> Result<(), KeyErro
     Ok(())
 }
 
-/// The entity an item says it is, from its [`ENTITY_ATTRIBUTE`].
-pub(crate) fn entity_of(item: &Item) -> Option<&str> {
-    item.get(ENTITY_ATTRIBUTE)
+/// The entity an item of `schema`'s table says it is, from the table's tag attribute (none
+/// in a table without a tag).
+pub(crate) fn entity_of<'a>(schema: &EntitySchema, item: &'a Item) -> Option<&'a str> {
+    item.get(schema.tag_attribute()?)
         .and_then(|v| v.as_s().ok())
         .map(String::as_str)
 }
@@ -286,37 +321,32 @@ fn normal_number(n: &str) -> Result<(bool, String, i64), String> {
     Ok((negative, significant.to_owned(), exponent))
 }
 
-/// The shared implementation of [`ShardedEntity::from_item`].
-pub(crate) fn from_item<E: ShardedEntity>(item: Item) -> Result<E, Error> {
-    from_item_as(E::SCHEMA, item)
+/// The shared implementation of [`ShardedEntity::from_item`]: the item is recognised as
+/// `E`'s (see [`recognize`](crate::access::recognize)), then read.
+pub(crate) fn from_item<E: ShardedEntity>(mut item: Item) -> Result<E, Error> {
+    recognize::<E>(&mut item, Depth::Whole)
+        .map_err(|not_ours| point_read_error(E::SCHEMA, &item, not_ours))?;
+    decode::<E>(item)
 }
 
-/// Reads an item of the entity `schema` describes as `T`: the entity itself, or a projection
-/// of it. Refuses an item of another entity.
-pub(crate) fn from_item_as<T: DeserializeOwned>(
+/// Reads an item of `E` as the entity without asking whose it is: for an item already
+/// recognised.
+pub(crate) fn decode<E: ShardedEntity>(item: Item) -> Result<E, Error> {
+    decode_as(E::SCHEMA, item)
+}
+
+/// Reads an item of the entity `schema` describes as `T` (the entity itself, or a projection
+/// of it) after it was recognised as the entity's.
+pub(crate) fn decode_as<T: DeserializeOwned>(
     schema: &'static EntitySchema,
     mut item: Item,
 ) -> Result<T, Error> {
-    match item.get(ENTITY_ATTRIBUTE).map(|v| v.as_s()) {
-        Some(Ok(name)) if name == schema.entity => {}
-        found => {
-            let found = match found {
-                Some(Ok(other)) => format!("a `{other}`"),
-                Some(Err(_)) => "an item whose entity attribute is not a string".to_owned(),
-                None => "an item without an entity attribute".to_owned(),
-            };
-            return Err(Error::WrongEntity {
-                expected: schema.entity,
-                found,
-                attribute: ENTITY_ATTRIBUTE,
-                key: describe_key(schema, &item),
-            });
-        }
-    }
     let key = describe_key(schema, &item);
     // Key attributes are derived data; removing them lets `#[serde(deny_unknown_fields)]`
     // structs read their own items.
-    item.remove(ENTITY_ATTRIBUTE);
+    if let Some(tag) = schema.tag_attribute() {
+        item.remove(tag);
+    }
     item.remove(schema.pk.attribute);
     if let Some(sk) = schema.sk {
         item.remove(sk.attribute);

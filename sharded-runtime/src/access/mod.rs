@@ -24,6 +24,7 @@
 //! | [`merge`] | the k-way heap merge in DynamoDB's sort order |
 //! | [`cursor`] | the versioned, integrity-checked cross-shard cursor |
 //! | `description` | the canonical description of a query, which its cursors are bound to |
+//! | [`recognize`] | which items are the entity's (by tag, or by keys), and what every read does with the foreign ones |
 //! | [`placement`] | where an item lives during a layout transition, and how each operation treats its previous place |
 //! | [`write_rules`] | the rules every write obeys: entity guard, version, timestamps, item and key sizes, tokens |
 //! | [`idempotent`] | the one way a transaction is sent: with a token, and sent again identical while its outcome is unknown |
@@ -46,6 +47,7 @@ pub(crate) mod placement;
 pub(crate) mod query;
 pub(crate) mod range;
 pub(crate) mod read_cache;
+pub(crate) mod recognize;
 pub(crate) mod repo;
 pub(crate) mod scan;
 pub(crate) mod scatter;

@@ -27,12 +27,12 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
-use crate::access::condition::{Names, Values};
+use crate::access::condition::{values_of, Names, Values};
 use crate::access::entity::{Item, ShardedEntity};
-use crate::access::migrate::{adopt_untagged, move_item, MoveOutcome, Store};
+use crate::access::migrate::{move_item, MoveOutcome, Store};
 use crate::access::write_rules::{entity_guard, key_item, no_item};
 use crate::error::Error;
-use crate::keys::schema::{EntitySchema, PreviousLayout};
+use crate::keys::schema::EntitySchema;
 
 /// Where one item of an entity lives: its partition key and sort key now, and its partition
 /// key under the previous layout while a transition is declared and that place differs.
@@ -42,6 +42,11 @@ pub(crate) struct Placement {
     pk: String,
     sk: Option<String>,
     previous: Option<String>,
+    /// While a previous layout of unknown placement is declared (`previous_shard =
+    /// "unknown"`): every previous shard but the current place, any of which may hold the
+    /// item. A point read asks them all; a write first [settles](Self::settle) the item (finds
+    /// its old copy there and moves it), so nothing is left behind.
+    candidates: Vec<String>,
 }
 
 /// The future of a settle, type-erased so that a transaction can hold actions of any entity.
@@ -85,11 +90,15 @@ impl Placement {
         sk: Option<String>,
     ) -> Self {
         let previous = previous.filter(|p| *p != pk);
+        let candidates = crate::keys::layout::previous_shards(&schema.pk, &pk)
+            .map(|shards| shards.filter(|key| *key != pk).collect())
+            .unwrap_or_default();
         Placement {
             schema,
             pk,
             sk,
             previous,
+            candidates,
         }
     }
 
@@ -97,7 +106,25 @@ impl Placement {
     /// explicit all-shard path of a randomly sharded entity, by its physical key): no
     /// previous place.
     pub(crate) fn fixed(schema: &'static EntitySchema, pk: String, sk: Option<String>) -> Self {
-        Placement::of_key(schema, pk, None, sk)
+        Placement {
+            schema,
+            pk,
+            sk,
+            previous: None,
+            candidates: Vec::new(),
+        }
+    }
+
+    /// The previous shards that may hold the item (a previous layout of unknown placement),
+    /// in shard order.
+    pub(crate) fn candidates(&self) -> &[String] {
+        &self.candidates
+    }
+
+    /// Whether the item may be at one of several previous places, none known (a previous
+    /// layout of unknown placement): a write settles it first.
+    pub(crate) fn previous_unknown(&self) -> bool {
+        !self.candidates.is_empty()
     }
 
     /// The current partition key.
@@ -113,6 +140,21 @@ impl Placement {
     /// The previous partition key, while a transition is declared and it differs.
     pub(crate) fn previous(&self) -> Option<&str> {
         self.previous.as_deref()
+    }
+
+    /// Whether an item stored under partition key `stored` (which parses under `place` of
+    /// the layouts) may be this one: at its current place, at its previous place (any of the
+    /// previous shards when their placement is unknown), or on another shard of its logical
+    /// key (written there by a service that places items its own way: queries read every
+    /// shard, so it is the item).
+    pub(crate) fn may_be_at(&self, stored: &str, place: crate::keys::layout::Place) -> bool {
+        let key = &self.schema.pk;
+        stored == self.pk
+            || self.previous.as_deref() == Some(stored)
+            || (place.previous
+                && crate::keys::layout::previous_shards(key, &self.pk)
+                    .is_some_and(|mut shards| shards.any(|s| s == stored)))
+            || (place.current && crate::keys::layout::same_logical_key(key, stored, &self.pk))
     }
 
     /// Whether the item may also be at a previous place.
@@ -134,33 +176,62 @@ impl Placement {
     }
 
     /// The keys a point read asks, in order: the current place first (whose copy wins), then
-    /// the previous one.
+    /// the previous one, or every previous shard when the previous placement is unknown.
     pub(crate) fn read_keys(&self) -> Result<Vec<Item>, Error> {
         let mut keys = vec![self.current_key()?];
         keys.extend(self.previous_key()?);
+        keys.extend(self.candidate_keys()?);
         Ok(keys)
     }
 
-    /// An item read at the previous place, as this entity reads it: an untagged legacy item
-    /// is adopted.
-    pub(crate) fn adopt_previous(schema: &EntitySchema, item: &mut Item) {
-        adopt_untagged(schema, item);
+    /// The key attributes of every previous shard that may hold the item (unknown placement).
+    pub(crate) fn candidate_keys(&self) -> Result<Vec<Item>, Error> {
+        self.candidates
+            .iter()
+            .map(|pk| key_item(self.schema, pk.clone(), self.sk.clone()))
+            .collect()
     }
 
-    /// The guard of a write to an item's previous place: no item, one of this entity, or,
-    /// during a `legacy` transition, an untagged item (written before the table adopted
-    /// `sharded`). Registers `#pk`, `#et` and `:et`.
-    pub(crate) fn previous_guard(
-        schema: &EntitySchema,
-        names: &mut Names,
-        values: &mut Values,
-    ) -> String {
-        let guard = entity_guard(schema, names, values);
-        if matches!(schema.pk.previous, Some(PreviousLayout::Legacy { .. })) {
-            format!("({guard}) OR attribute_not_exists(#et)")
-        } else {
-            guard.to_owned()
+    /// The item's old copy, read consistently: at the previous place, or, when the previous
+    /// placement is unknown, at the first previous shard that holds an item of the entity
+    /// (one `BatchGetItem`; another service may have written the item twice, and a write
+    /// settles one copy a time).
+    async fn old_copy<E: ShardedEntity>(
+        &self,
+        client: &Client,
+        table: &str,
+    ) -> Result<Option<Item>, Error> {
+        if let Some(key) = self.previous_key()? {
+            return client
+                .get_item()
+                .table_name(table)
+                .set_key(Some(key))
+                .consistent_read(true)
+                .send()
+                .await
+                .map_err(|e| Error::dynamo("GetItem", table, e))
+                .map(|output| output.item);
         }
+        if self.candidates.is_empty() {
+            return Ok(None);
+        }
+        let found = crate::access::batch::get_consistent(
+            client,
+            table,
+            self.candidate_keys()?,
+            &crate::access::batch::RetryPolicy::default(),
+        )
+        .await?;
+        let position = |item: &Item| {
+            let pk = item
+                .get(self.schema.pk.attribute)
+                .and_then(|v| v.as_s().ok());
+            self.candidates.iter().position(|c| Some(c) == pk)
+        };
+        Ok(found
+            .into_iter()
+            .filter(crate::access::recognize::is_ours::<E>)
+            .min_by_key(|item| position(item)))
     }
 
     /// The guarded `Delete` of the previous place (with its key), during a transition: the
@@ -170,13 +241,16 @@ impl Placement {
             return Ok(None);
         };
         let (mut names, mut values) = (Names::new(), Values::new());
-        let guard = Placement::previous_guard(self.schema, &mut names, &mut values);
+        // A previous place: the guard accepts an untagged item there too (written before the
+        // table adopted `sharded`, and the entity's by its keys, which are this item's).
+        let previous = self.previous.as_deref().unwrap_or_default();
+        let guard = entity_guard(self.schema, previous, &mut names, &mut values);
         let delete = Delete::builder()
             .table_name(table)
             .set_key(Some(key.clone()))
             .condition_expression(guard)
             .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(Some(values))
+            .set_expression_attribute_values(values_of(values))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(|e| build_error("the previous place's delete", e))?;
@@ -219,29 +293,23 @@ impl Placement {
         table: &str,
     ) -> Result<(), Error> {
         const ATTEMPTS: usize = 5;
-        let Some(key) = self.previous_key()? else {
+        if !self.has_previous() && !self.previous_unknown() {
             return Ok(());
-        };
+        }
         for _ in 0..ATTEMPTS {
-            let found = client
-                .get_item()
-                .table_name(table)
-                .set_key(Some(key.clone()))
-                .consistent_read(true)
-                .send()
-                .await
-                .map_err(|e| Error::dynamo("GetItem", table, e))?
-                .item;
-            let Some(old) = found else {
+            let Some(old) = self.old_copy::<E>(client, table).await? else {
                 return Ok(());
             };
             match move_item::<E>(Store::new(client, table), &old)
                 .await?
                 .outcome
             {
-                MoveOutcome::Moved | MoveOutcome::Superseded | MoveOutcome::InPlace => {
-                    return Ok(())
-                }
+                // Occupied: the current place holds another service's item; the write that
+                // follows is refused by its guard, naming it.
+                MoveOutcome::Moved
+                | MoveOutcome::Superseded
+                | MoveOutcome::InPlace
+                | MoveOutcome::Occupied => return Ok(()),
                 MoveOutcome::Changed => {}
                 // Nothing written: wait a little before reading it again.
                 MoveOutcome::Throttled => {
@@ -259,7 +327,7 @@ impl Placement {
 
     /// The settle a transaction runs before its commit, during a transition.
     pub(crate) fn pending_settle<E: ShardedEntity + 'static>(&self) -> Option<PendingSettle> {
-        self.has_previous().then(|| PendingSettle {
+        (self.has_previous() || self.previous_unknown()).then(|| PendingSettle {
             placement: self.clone(),
             run: settle_erased::<E>,
         })

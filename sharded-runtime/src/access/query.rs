@@ -10,7 +10,8 @@ use crate::access::cursor::{self, Cursor, CursorKey, Resume, ShardPosition};
 use crate::access::description::{Description, KeyShape, QueryShape};
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::options::{read_setters, ReadOptions};
-use crate::access::read_cache::ReadPolicy;
+use crate::access::read_cache::{Gathered, ReadPolicy};
+use crate::access::recognize::Foreign;
 use crate::access::repo::Repo;
 use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, SortCondition, Transition};
 use crate::access::sort_condition::SortKeyCondition;
@@ -18,9 +19,7 @@ use crate::access::source::{CollectionMember, QuerySource, ShardedCollection, Sh
 use crate::capacity::stats::record;
 use crate::error::{Error, KeyError};
 use crate::keys::attribute::KeyValue;
-use crate::keys::schema::{
-    EntitySchema, KeyAttributeSchema, ScalarType, SortKeySchema, ENTITY_ATTRIBUTE,
-};
+use crate::keys::schema::{EntitySchema, KeyAttributeSchema, ScalarType, SortKeySchema};
 use crate::keys::shards::{render_attributes, Partitions};
 use crate::keys::template::Segment;
 
@@ -154,6 +153,10 @@ pub struct Answer<O> {
     pub age: Duration,
     /// Whether another query's scatter-gather produced it (joined in flight, or cached).
     pub shared: bool,
+    /// Items read in the entity's partitions that are not the entity's (another service's
+    /// records, keys not in canonical form): skipped, counted here (see
+    /// [`ForeignReason`](crate::query::ForeignReason)).
+    pub foreign: Foreign,
 }
 
 /// One page of a cursor-paged query.
@@ -174,6 +177,8 @@ pub struct Page<E> {
     pub items: Vec<E>,
     /// Where the next page starts; `None` when every shard is finished.
     pub cursor: Option<Cursor>,
+    /// Items this page's reads met that are not the entity's: skipped, counted here.
+    pub foreign: Foreign,
 }
 
 /// The results of a query run with partial results accepted, and the shards that failed.
@@ -192,6 +197,8 @@ pub struct Partial<E> {
     pub items: Vec<E>,
     /// Every shard that failed, with its error. Empty when the answer is complete.
     pub failures: Vec<ShardFailure>,
+    /// Items read that are not the entity's: skipped, counted here.
+    pub foreign: Foreign,
 }
 
 impl<S: QuerySource> Query<S> {
@@ -624,7 +631,11 @@ impl<S: QuerySource, O> Query<S, O> {
                 let mut all: Vec<&'static str> = attributes.to_vec();
                 all.extend(pk_attributes.iter().copied());
                 all.extend(position_attributes.iter().copied());
-                all.push(ENTITY_ATTRIBUTE);
+                // What recognition reads: the tag, and the table's keys (an untagged item is
+                // recognised by them).
+                all.extend(schema.tag_attribute());
+                all.push(schema.pk.attribute);
+                all.extend(schema.sk.map(|sk| sk.attribute));
                 let mut seen = std::collections::HashSet::new();
                 all.retain(|a| seen.insert(*a));
                 all
@@ -670,7 +681,10 @@ impl<S: QuerySource, O> Query<S, O> {
             table: self.repo.table().to_owned(),
             entity: S::NAME,
             entities: S::ENTITIES,
+            tag: schema.tag_attribute(),
             filter_on_server,
+            recognize: S::recognize,
+            layout: schema,
             projection,
             filter: self.filter.clone(),
             expiry,
@@ -682,12 +696,6 @@ impl<S: QuerySource, O> Query<S, O> {
             transition: (transition || index_transition).then(|| Transition {
                 placement: S::placement,
                 current_partitions: partitions.current_count(),
-                legacy: match (transition, schema.pk.previous, S::ENTITIES) {
-                    (true, Some(crate::keys::schema::PreviousLayout::Legacy { .. }), [_]) => {
-                        Some(schema)
-                    }
-                    _ => None,
-                },
                 base_keys: (schema.pk.attribute, schema.sk.map(|sk| sk.attribute)),
                 // The current copy of an old copy is not in an index page, and a filter may
                 // hide it: old copies are then looked up at their current place.
@@ -826,7 +834,10 @@ impl<S: QuerySource, O> Query<S, O> {
             if let Some(learn_key) = learn_key.filter(|_| !items.is_empty()) {
                 learner.learn_shares(learn_key, engine.shares());
             }
-            Ok(items)
+            Ok(Gathered {
+                items,
+                foreign: engine.foreign().clone(),
+            })
         }
         .boxed();
         let served = cache.serve(key, partitions, policy, run).await?;
@@ -838,6 +849,7 @@ impl<S: QuerySource, O> Query<S, O> {
                 .collect::<Result<_, _>>()?,
             age: served.age,
             shared: served.shared,
+            foreign: served.foreign,
         })
     }
 
@@ -853,6 +865,7 @@ impl<S: QuerySource, O> Query<S, O> {
         Ok(Partial {
             items,
             failures: engine.take_failures(),
+            foreign: engine.foreign().clone(),
         })
     }
 
@@ -942,7 +955,11 @@ impl<S: QuerySource, O> Query<S, O> {
         engine.settle().await?;
         let cursor = (!engine.is_complete())
             .then(|| cursor::encode(&description, &engine.positions(), seal.as_ref()));
-        Ok(Page { items, cursor })
+        Ok(Page {
+            items,
+            cursor,
+            foreign: engine.foreign().clone(),
+        })
     }
 
     /// Counts the matching items over every shard (`Select=COUNT` per shard, summed). A failed

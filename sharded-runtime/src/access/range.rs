@@ -38,6 +38,7 @@ use crate::access::description::{Description, KeyShape, QueryShape};
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::options::{read_setters, ReadOptions};
 use crate::access::query::{Page, Query, STREAM_PAGE_ITEMS};
+use crate::access::recognize::Foreign;
 use crate::access::repo::Repo;
 use crate::access::scatter::{Engine, SortCondition};
 use crate::access::sort_condition::{sort_key_condition, SortOp};
@@ -543,6 +544,8 @@ struct Walk<E> {
     started: VecDeque<Started>,
     arrived: HashMap<u64, (Engine, Result<(), Error>)>,
     pending: FuturesUnordered<Prefetch>,
+    /// The foreign items the engines of finished buckets skipped.
+    foreign: Foreign,
 }
 
 impl<E: ShardedEntity> Walk<E> {
@@ -566,7 +569,17 @@ impl<E: ShardedEntity> Walk<E> {
             started: VecDeque::new(),
             arrived: HashMap::new(),
             pending: FuturesUnordered::new(),
+            foreign: Foreign::default(),
         }
+    }
+
+    /// The foreign items the buckets read so far skipped.
+    fn foreign(&self) -> Foreign {
+        let mut foreign = self.foreign.clone();
+        if let Some(current) = &self.current {
+            foreign.merge(current.engine.foreign().clone());
+        }
+        foreign
     }
 
     fn remaining(&self) -> Option<usize> {
@@ -653,11 +666,16 @@ impl<E: ShardedEntity> Walk<E> {
                     let remaining = self.limit.map(|l| l.saturating_sub(self.emitted));
                     let (query, _) = self.spec.bucket_query(&current.bucket)?;
                     let positions = current.engine.positions();
-                    current.engine = query.bucket_engine(Some(positions), remaining)?;
+                    let finished = std::mem::replace(
+                        &mut current.engine,
+                        query.bucket_engine(Some(positions), remaining)?,
+                    );
+                    self.foreign.merge(finished.foreign().clone());
                 }
                 None => {
                     self.finished_buckets += 1;
                     self.finished_items += current.emitted;
+                    self.foreign.merge(current.engine.foreign().clone());
                     self.current = None;
                 }
             }
@@ -900,7 +918,11 @@ impl<E: ShardedEntity> RangeQuery<E> {
         let cursor = walk.cursor_position().await?.map(|(bucket, position)| {
             cursor::encode_labeled(&description, &bucket.label(), &position, seal.as_ref())
         });
-        Ok(Page { items, cursor })
+        Ok(Page {
+            items,
+            cursor,
+            foreign: walk.foreign(),
+        })
     }
 
     /// Counts the items of the range: `Select=COUNT` on every shard of every bucket, summed.

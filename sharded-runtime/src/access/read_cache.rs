@@ -31,6 +31,7 @@ use std::time::Duration;
 use futures::future::{BoxFuture, FutureExt, Shared};
 
 use crate::access::entity::Item;
+use crate::access::recognize::Foreign;
 use crate::capacity::{Clock, SystemClock};
 use crate::error::Error;
 
@@ -38,7 +39,7 @@ use crate::error::Error;
 pub const DEFAULT_CACHE_ITEMS: usize = 10_000;
 
 /// What a shared scatter-gather ends with: every waiter gets a clone.
-type SharedResult = Result<Arc<Vec<Item>>, Arc<Error>>;
+type SharedResult = Result<Arc<Gathered>, Arc<Error>>;
 
 /// How a query may use the cache and the in-flight map.
 #[derive(Debug, Clone, Copy)]
@@ -56,11 +57,18 @@ struct InFlight {
     future: Shared<BoxFuture<'static, SharedResult>>,
 }
 
+/// What one scatter-gather gathered: the items, and the foreign items it skipped.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Gathered {
+    pub(crate) items: Vec<Item>,
+    pub(crate) foreign: Foreign,
+}
+
 /// One cached answer.
 struct Answer {
     /// When its scatter-gather completed, on the cache's clock.
     at: Duration,
-    items: Arc<Vec<Item>>,
+    items: Arc<Gathered>,
     /// The partitions it read (physical keys), `None` for a GSI query.
     partitions: Option<Vec<String>>,
 }
@@ -111,6 +119,8 @@ impl Default for ReadCache {
 /// produced them.
 pub(crate) struct Served {
     pub(crate) items: Vec<Item>,
+    /// The foreign items the scatter-gather skipped.
+    pub(crate) foreign: Foreign,
     pub(crate) age: Duration,
     pub(crate) shared: bool,
 }
@@ -140,7 +150,7 @@ impl ReadCache {
         key: Vec<u8>,
         partitions: Option<Vec<String>>,
         policy: ReadPolicy,
-        run: BoxFuture<'static, Result<Vec<Item>, Error>>,
+        run: BoxFuture<'static, Result<Gathered, Error>>,
     ) -> Result<Served, Error> {
         let (future, id, epoch, leader) = {
             let mut state = self.lock();
@@ -150,7 +160,8 @@ impl ReadCache {
                     let age = now.saturating_sub(answer.at);
                     if age <= bound {
                         return Ok(Served {
-                            items: answer.items.as_ref().clone(),
+                            items: answer.items.items.clone(),
+                            foreign: answer.items.foreign.clone(),
                             age,
                             shared: true,
                         });
@@ -196,9 +207,11 @@ impl ReadCache {
                     self.store(&mut state, key, items.clone(), partitions, at);
                 }
                 drop(state);
-                let items = Arc::try_unwrap(items).unwrap_or_else(|shared| shared.as_ref().clone());
+                let gathered =
+                    Arc::try_unwrap(items).unwrap_or_else(|shared| shared.as_ref().clone());
                 Ok(Served {
-                    items,
+                    items: gathered.items,
+                    foreign: gathered.foreign,
                     age: Duration::ZERO,
                     shared: !leader,
                 })
@@ -217,17 +230,17 @@ impl ReadCache {
         &self,
         state: &mut State,
         key: Vec<u8>,
-        items: Arc<Vec<Item>>,
+        items: Arc<Gathered>,
         partitions: Option<Vec<String>>,
         at: Duration,
     ) {
-        if items.len() > self.capacity {
+        if items.items.len() > self.capacity {
             return;
         }
         if let Some(old) = state.answers.remove(&key) {
-            state.cached_items -= old.items.len();
+            state.cached_items -= old.items.items.len();
         }
-        while state.cached_items + items.len() > self.capacity {
+        while state.cached_items + items.items.len() > self.capacity {
             let Some(oldest) = state
                 .answers
                 .iter()
@@ -237,10 +250,10 @@ impl ReadCache {
                 break;
             };
             if let Some(evicted) = state.answers.remove(&oldest) {
-                state.cached_items -= evicted.items.len();
+                state.cached_items -= evicted.items.items.len();
             }
         }
-        state.cached_items += items.len();
+        state.cached_items += items.items.len();
         state.answers.insert(
             key,
             Answer {
@@ -269,7 +282,7 @@ impl ReadCache {
                 .as_ref()
                 .is_some_and(|read| !read.iter().any(|p| touched.contains(&p.as_str())));
             if !keep {
-                *cached_items -= answer.items.len();
+                *cached_items -= answer.items.items.len();
             }
             keep
         });
@@ -316,17 +329,24 @@ mod tests {
         Item::from([("pk".to_owned(), AttributeValue::S(v.to_owned()))])
     }
 
+    fn gathered(items: Vec<Item>) -> Gathered {
+        Gathered {
+            items,
+            foreign: Foreign::default(),
+        }
+    }
+
     fn counted(
         runs: &Arc<AtomicUsize>,
         value: &str,
-    ) -> BoxFuture<'static, Result<Vec<Item>, Error>> {
+    ) -> BoxFuture<'static, Result<Gathered, Error>> {
         let runs = runs.clone();
         let value = value.to_owned();
         async move {
             runs.fetch_add(1, Ordering::SeqCst);
             // Long enough for every query started in the same poll round to join.
             tokio::time::sleep(Duration::from_millis(10)).await;
-            Ok(vec![item(&value)])
+            Ok(gathered(vec![item(&value)]))
         }
         .boxed()
     }
@@ -477,7 +497,7 @@ mod tests {
             async move {
                 runs.fetch_add(1, Ordering::SeqCst);
                 let _ = wait.await;
-                Ok(vec![item("old")])
+                Ok(gathered(vec![item("old")]))
             }
             .boxed()
         };

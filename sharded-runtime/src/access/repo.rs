@@ -15,13 +15,14 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 
 use crate::access::batch::{self, RetryPolicy};
-use crate::access::condition::{Condition, Names, Values};
-use crate::access::entity::{describe_key, entity_of, same_item, Item, ShardedEntity};
+use crate::access::condition::{values_of, Condition, Names, Values};
+use crate::access::entity::{describe_key, same_item, Item, ShardedEntity};
 use crate::access::idempotent;
 use crate::access::migrate::Migration;
 use crate::access::placement::Placement;
 use crate::access::query::Query;
 use crate::access::read_cache::ReadCache;
+use crate::access::recognize::{is_ours, tagged_as};
 use crate::access::scan::Scan;
 use crate::access::transaction::{TransactGet, Transaction};
 use crate::access::write_rules::{
@@ -432,15 +433,21 @@ impl<E: ShardedEntity> Repo<E> {
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
         let (mut names, mut values) = (Names::new(), Values::new());
-        let guard = put_guard(E::SCHEMA, read_version, &mut names, &mut values);
-        let expression = with_condition(guard, Some(condition), &mut names, &mut values)?;
+        let guard = put_guard(
+            E::SCHEMA,
+            placement.pk(),
+            read_version,
+            &mut names,
+            &mut values,
+        );
+        let expression = with_condition(&guard, Some(condition), &mut names, &mut values)?;
         if placement.has_previous() {
             let put = Put::builder()
                 .table_name(&self.shared.table)
                 .set_item(Some(item))
                 .condition_expression(expression)
                 .set_expression_attribute_names(Some(names))
-                .set_expression_attribute_values(Some(values))
+                .set_expression_attribute_values(values_of(values))
                 .return_values_on_condition_check_failure(
                     ReturnValuesOnConditionCheckFailure::AllOld,
                 )
@@ -460,7 +467,7 @@ impl<E: ShardedEntity> Repo<E> {
             .set_item(Some(item))
             .condition_expression(expression)
             .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(Some(values))
+            .set_expression_attribute_values(values_of(values))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
@@ -542,21 +549,38 @@ impl<E: ShardedEntity> Repo<E> {
             .await
     }
 
+    /// Settles every item of a batch whose old copy may sit at a previous shard of unknown
+    /// placement, at most the repository's concurrency at once; the first error stops them.
+    async fn settle_all(&self, placements: &[Placement]) -> Result<(), Error> {
+        // Windows of futures joined, not a stream of them: a stream holding the closure that
+        // borrows each placement across its awaits would make the caller's future less
+        // general than `tokio::spawn` needs.
+        for window in placements.chunks(self.concurrency().max(1)) {
+            futures::future::try_join_all(window.iter().map(|p| self.settle(p))).await?;
+        }
+        Ok(())
+    }
+
     /// A guarded delete of the item at `placement`: of no item or one of this entity
     /// (`delete`), or, with a condition, of an existing item of this entity for which it holds
     /// (`delete_if`). During a transition, one `TransactWriteItems` with the guarded delete of
     /// the previous place; otherwise one `DeleteItem`.
     async fn send_delete(&self, placement: &Placement, guard: DeleteGuard<E>) -> Result<(), Error> {
         let _written = self.writing(placement);
+        // An old copy at a previous shard of unknown placement is moved here first, so the
+        // delete removes it too.
+        if placement.previous_unknown() && matches!(guard, DeleteGuard::Entity) {
+            self.settle(placement).await?;
+        }
         let key = placement.current_key()?;
         let shown = describe_key(E::SCHEMA, &key);
         let (mut names, mut values) = (Names::new(), Values::new());
         let conditional = matches!(guard, DeleteGuard::Condition(_));
         let expression = match guard {
-            DeleteGuard::Entity => entity_guard(E::SCHEMA, &mut names, &mut values).to_owned(),
+            DeleteGuard::Entity => entity_guard(E::SCHEMA, placement.pk(), &mut names, &mut values),
             DeleteGuard::Condition(condition) => {
-                let own = own_entity(E::SCHEMA, &mut names, &mut values);
-                with_condition(own, Some(condition), &mut names, &mut values)?
+                let own = own_entity(E::SCHEMA, placement.pk(), &mut names, &mut values);
+                with_condition(&own, Some(condition), &mut names, &mut values)?
             }
         };
         let refused = |found: Option<Item>| -> Error {
@@ -568,7 +592,7 @@ impl<E: ShardedEntity> Repo<E> {
                 Error::KeyTakenByOtherEntity {
                     operation: "DeleteItem",
                     entity: E::SCHEMA.entity,
-                    other: found.as_ref().and_then(entity_of).map(str::to_owned),
+                    other: found.as_ref().and_then(|f| tagged_as(E::SCHEMA, f)),
                     key: shown.clone(),
                 }
             }
@@ -579,7 +603,7 @@ impl<E: ShardedEntity> Repo<E> {
                 .set_key(Some(key))
                 .condition_expression(expression)
                 .set_expression_attribute_names(Some(names))
-                .set_expression_attribute_values(Some(values))
+                .set_expression_attribute_values(values_of(values))
                 .return_values_on_condition_check_failure(
                     ReturnValuesOnConditionCheckFailure::AllOld,
                 )
@@ -599,7 +623,7 @@ impl<E: ShardedEntity> Repo<E> {
             .set_key(Some(key))
             .condition_expression(expression)
             .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(Some(values))
+            .set_expression_attribute_values(values_of(values))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
@@ -648,7 +672,7 @@ impl<E: ShardedEntity> Repo<E> {
                         return Err(Error::KeyTakenByOtherEntity {
                             operation: "TransactWriteItems",
                             entity: E::SCHEMA.entity,
-                            other: reason.item().and_then(entity_of).map(str::to_owned),
+                            other: reason.item().and_then(|f| tagged_as(E::SCHEMA, f)),
                             key: describe_key(E::SCHEMA, &previous_key),
                         });
                     }
@@ -696,11 +720,11 @@ impl<E: ShardedEntity> Repo<E> {
         read_version: Option<u64>,
     ) -> Error {
         let own = E::SCHEMA.entity;
-        match current.as_ref().map(entity_of) {
-            Some(other) if other != Some(own) => Error::KeyTakenByOtherEntity {
+        match &current {
+            Some(found) if !is_ours::<E>(found) => Error::KeyTakenByOtherEntity {
                 operation,
                 entity: own,
-                other: other.map(str::to_owned),
+                other: tagged_as(E::SCHEMA, found),
                 key,
             },
             _ => {
@@ -868,7 +892,10 @@ impl<E: ShardedEntity> Repo<E> {
         mode: PutMode,
     ) -> Result<(), Error> {
         let _written = self.writing(placement);
-        if mode == PutMode::Replace && E::SCHEMA.version.is_some() {
+        // A condition on the stored item (the version) needs it at its current place; so does
+        // any write while an old copy may sit at a previous shard of unknown placement.
+        if (mode == PutMode::Replace && E::SCHEMA.version.is_some()) || placement.previous_unknown()
+        {
             self.settle(placement).await?;
         }
         let mut item = physical_item(entity)?;
@@ -880,10 +907,16 @@ impl<E: ShardedEntity> Repo<E> {
         let (mut names, mut values) = (Names::new(), Values::new());
         let condition = match mode {
             // Optimistic locking too: replace only the version read (a new item only from 0).
-            PutMode::Replace => put_guard(E::SCHEMA, read_version, &mut names, &mut values),
-            PutMode::New => no_item(E::SCHEMA, &mut names),
+            PutMode::Replace => put_guard(
+                E::SCHEMA,
+                placement.pk(),
+                read_version,
+                &mut names,
+                &mut values,
+            ),
+            PutMode::New => no_item(E::SCHEMA, &mut names).to_owned(),
         };
-        let values = (!values.is_empty()).then_some(values);
+        let values = values_of(values);
         let refusal = |found: Option<&Item>| -> Result<Option<ConsumedCapacity>, Error> {
             let own = E::SCHEMA.entity;
             match (mode, found) {
@@ -893,12 +926,10 @@ impl<E: ShardedEntity> Repo<E> {
                 {
                     Ok(None)
                 }
-                (PutMode::New, Some(found)) if entity_of(found) == Some(own) => {
-                    Err(Error::AlreadyExists {
-                        entity: own,
-                        key: key.clone(),
-                    })
-                }
+                (PutMode::New, Some(found)) if is_ours::<E>(found) => Err(Error::AlreadyExists {
+                    entity: own,
+                    key: key.clone(),
+                }),
                 // No item came back (an endpoint that ignores
                 // `ReturnValuesOnConditionCheckFailure`): the key is taken and nothing
                 // can be compared, so even our own earlier attempt is AlreadyExists.
@@ -908,8 +939,7 @@ impl<E: ShardedEntity> Repo<E> {
                 }),
                 // Versioned: the item is ours but at another version, or gone.
                 (PutMode::Replace, found)
-                    if read_version.is_some()
-                        && found.is_none_or(|f| entity_of(f) == Some(own)) =>
+                    if read_version.is_some() && found.is_none_or(is_ours::<E>) =>
                 {
                     Err(Error::VersionConflict {
                         entity: own,
@@ -921,7 +951,7 @@ impl<E: ShardedEntity> Repo<E> {
                 (_, found) => Err(Error::KeyTakenByOtherEntity {
                     operation: "PutItem",
                     entity: own,
-                    other: found.and_then(entity_of).map(str::to_owned),
+                    other: found.and_then(|f| tagged_as(E::SCHEMA, f)),
                     key: key.clone(),
                 }),
             }
@@ -1080,6 +1110,24 @@ impl<E: ShardedEntity> Repo<E> {
         if let Some(found) = self.get_at(placement).await? {
             return Ok(Some(found));
         }
+        if placement.previous_unknown() {
+            // Any previous shard may hold it: one `BatchGetItem` of them all, the first
+            // shard's copy first.
+            let found = batch::get(
+                &self.shared.client,
+                &self.shared.table,
+                placement.candidate_keys()?,
+                &self.shared.retry,
+                self.concurrency(),
+            )
+            .await?;
+            let shard_of = |item: &Item| {
+                let pk = item.get(E::SCHEMA.pk.attribute).and_then(|v| v.as_s().ok());
+                placement.candidates().iter().position(|c| Some(c) == pk)
+            };
+            let first = found.into_iter().min_by_key(shard_of);
+            return first.map(E::from_item).transpose();
+        }
         let Some(key) = placement.previous_key()? else {
             return Ok(None);
         };
@@ -1093,12 +1141,7 @@ impl<E: ShardedEntity> Repo<E> {
             .await
             .map_err(|e| Error::dynamo("GetItem", &self.shared.table, e))?
             .item;
-        found
-            .map(|mut item| {
-                Placement::adopt_previous(E::SCHEMA, &mut item);
-                E::from_item(item)
-            })
-            .transpose()
+        found.map(E::from_item).transpose()
     }
 
     /// A delete through the layout: during a transition, the delete at the current place and
@@ -1236,7 +1279,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn migration_remaining(&self) -> Result<u64, Error> {
+    pub async fn migration_remaining(&self) -> Result<crate::migrate::Remaining, Error> {
         self.migrate().remaining().await
     }
 
@@ -1286,13 +1329,18 @@ impl<E: ShardedEntity> Repo<E> {
         }
         let mut puts = Vec::new();
         let mut previous = Vec::new();
+        let mut unknown = Vec::new();
         for entity in entities {
             let placement = Placement::of(entity)?;
             puts.push(batch::Write::Put(physical_item(entity)?));
             if let Some(key) = placement.previous_key()? {
                 previous.push((placement.current_key()?, key));
             }
+            if placement.previous_unknown() {
+                unknown.push(placement);
+            }
         }
+        self.settle_all(&unknown).await?;
         let written = self.run_batch(puts).await;
         let unwritten: HashSet<_> = match &written {
             Ok(()) => HashSet::new(),
@@ -1338,10 +1386,17 @@ impl<E: ShardedEntity> Repo<E> {
         E: 'a,
     {
         let mut items = Vec::new();
+        let mut unknown = Vec::new();
         for entity in entities {
             let placement = Placement::of(entity)?;
             items.push((placement.current_key()?, placement.previous_key()?));
+            if placement.previous_unknown() {
+                unknown.push(placement);
+            }
         }
+        // Old copies at previous shards of unknown placement are moved to their current
+        // place first, so deleting it deletes them.
+        self.settle_all(&unknown).await?;
         let previous: Vec<batch::Write> = items
             .iter()
             .filter_map(|(_, previous)| previous.clone().map(batch::Write::Delete))
@@ -1451,14 +1506,7 @@ impl<E: ShardedEntity> Repo<E> {
             self.concurrency(),
         )
         .await?;
-        items
-            .into_iter()
-            .map(|mut item| {
-                // As `get` reads a previous place: an untagged item the legacy service wrote.
-                Placement::adopt_previous(E::SCHEMA, &mut item);
-                E::from_item(item)
-            })
-            .collect()
+        items.into_iter().map(E::from_item).collect()
     }
 }
 

@@ -16,19 +16,21 @@
 
 use std::sync::Arc;
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use aws_sdk_dynamodb::Client;
 use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::options::{scan_setters, ScanOptions};
+use crate::access::recognize::{recognize, skip, untagged_may_be_ours, Depth, Foreign, Recognize};
 use crate::access::repo::Repo;
 use crate::access::source::ShardedProjection;
 use crate::capacity::budget::UnitBudget;
 use crate::capacity::units::{item_size, read_units, Consistency};
 use crate::capacity::SystemClock;
 use crate::error::Error;
-use crate::keys::schema::ENTITY_ATTRIBUTE;
+use crate::keys::layout;
+use crate::keys::schema::EntitySchema;
 
 /// Segments of a scan unless `.segments(n)` says otherwise: enough to overlap the round trips
 /// of a small job without opening many connections.
@@ -43,7 +45,11 @@ pub(crate) const MAX_SEGMENTS: u32 = 1_000_000;
 /// [`collect`](Self::collect) or [`count`](Self::count). DynamoDB splits the table into
 /// [`segments`](Self::segments) and each one is read page by page, at most
 /// [`concurrency`](Self::concurrency) segments at a time. Items of other entities in the same
-/// table are filtered out by DynamoDB (on the `_entity` attribute) and never decoded.
+/// table are filtered out by DynamoDB (on the table's tag) and never decoded; an item in the
+/// entity's partitions that is not the entity's (untagged in a tagged table, keys of another
+/// shape or not in canonical form: see [`ForeignReason`](crate::query::ForeignReason)) is
+/// skipped and counted in the `sharded.foreign_items` metric, with a `DEBUG` event naming
+/// its key.
 ///
 /// ```no_run
 /// # use serde::{Deserialize, Serialize};
@@ -68,8 +74,8 @@ pub(crate) const MAX_SEGMENTS: u32 = 1_000_000;
 ///
 /// A scan reads items where they are stored: during a layout transition (`previous_n`,
 /// `legacy`) an item that was copied to its new shard and not yet removed from its old one
-/// comes out twice, and untagged legacy items not at all. Queries return each item once; the
-/// migration runner is the tool that reads the previous layout.
+/// comes out twice. Queries return each item once; the migration runner is the tool that
+/// moves the previous layout's items.
 #[must_use = "a scan does nothing until it is run with stream, collect or count"]
 pub struct Scan<E, O = E> {
     repo: Repo<E>,
@@ -234,8 +240,8 @@ impl<E: ShardedEntity, O> Scan<E, O> {
             .await
     }
 
-    /// Counts the entity's items (`Select = COUNT`: DynamoDB returns counts, not items), over
-    /// every segment; a failed segment fails the count.
+    /// Counts the entity's items over every segment (reading only their keys and tag, which
+    /// is what tells the entity's items from the rest); a failed segment fails the count.
     ///
     /// The count reads the whole table as a scan does, and costs the same read units (the
     /// rate limit applies).
@@ -295,10 +301,17 @@ impl<E: ShardedEntity, O> Scan<E, O> {
             client: self.repo.client().clone(),
             table: self.repo.table().to_owned(),
             entity: E::SCHEMA.entity,
+            layout: E::SCHEMA,
+            recognize: recognize::<E>,
             span,
+            // What recognition reads besides the projection: the tag and the table's keys.
             projection: self.projection.map(|attributes| {
                 let mut all = attributes.to_vec();
-                all.push(ENTITY_ATTRIBUTE);
+                all.extend(E::SCHEMA.tag_attribute());
+                all.push(E::SCHEMA.pk.attribute);
+                all.extend(E::SCHEMA.sk.map(|sk| sk.attribute));
+                let mut seen = std::collections::HashSet::new();
+                all.retain(|a| seen.insert(*a));
                 all
             }),
             segments: checked.segments,
@@ -380,6 +393,10 @@ struct Plan {
     client: Client,
     table: String,
     entity: &'static str,
+    /// The entity's layout: what tells an item of its partitions from another key's.
+    layout: &'static EntitySchema,
+    /// The check every item read goes through.
+    recognize: Recognize,
     /// The scan's span ([`SCAN_SPAN`](crate::telemetry::SCAN_SPAN)), the parent of its requests.
     span: tracing::Span,
     /// The attributes of a projection, with the entity attribute.
@@ -432,23 +449,43 @@ async fn scan_page(
         None => 0.0,
     };
     // Projected attributes go through placeholders (`#a0`, ...) so reserved words work.
-    let mut request_names =
-        std::collections::HashMap::from([("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned())]);
-    let projection = match &plan.projection {
-        Some(attributes) if !plan.count_only => Some(
-            attributes
-                .iter()
-                .enumerate()
-                .map(|(i, attribute)| {
-                    let placeholder = format!("#a{i}");
-                    request_names.insert(placeholder.clone(), (*attribute).to_owned());
-                    placeholder
-                })
-                .collect::<Vec<_>>()
-                .join(", "),
-        ),
-        _ => None,
+    let mut request_names = std::collections::HashMap::new();
+    let tag = plan.layout.tag_attribute();
+    if let Some(tag) = tag {
+        request_names.insert("#et".to_owned(), tag.to_owned());
+    }
+    // A count reads what recognition needs, not whole items: the keys and the tag; whole
+    // items where an untagged item may be the entity's (only the whole item tells).
+    let whole_for_count = plan.count_only && untagged_may_be_ours(plan.layout);
+    let counted: Vec<&'static str>;
+    let attributes = match &plan.projection {
+        _ if whole_for_count => None,
+        _ if plan.count_only => {
+            counted = [
+                Some(plan.layout.pk.attribute),
+                plan.layout.sk.map(|sk| sk.attribute),
+                tag,
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            Some(counted.as_slice())
+        }
+        Some(attributes) => Some(attributes.as_slice()),
+        None => None,
     };
+    let projection = attributes.map(|attributes| {
+        attributes
+            .iter()
+            .enumerate()
+            .map(|(i, attribute)| {
+                let placeholder = format!("#a{i}");
+                request_names.insert(placeholder.clone(), (*attribute).to_owned());
+                placeholder
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
     let request = plan
         .client
         .scan()
@@ -456,16 +493,21 @@ async fn scan_page(
         // Both fit in i32: `plan` checked segments <= MAX_SEGMENTS.
         .segment(segment as i32)
         .total_segments(plan.segments as i32)
-        // Single-table: only this entity's items come back, so none is decoded as the wrong
-        // type (DynamoDB applies the filter after reading, and charges for what it read).
-        .filter_expression("#et = :et")
-        .set_expression_attribute_names(Some(request_names))
-        .expression_attribute_values(":et", AttributeValue::S(plan.entity.to_owned()))
+        // Single-table: other entities' items stay on the server (DynamoDB applies the filter
+        // after reading, and charges for what it read); untagged ones come back to be
+        // recognised. A table without a tag has nothing to filter by.
+        .set_filter_expression(tag.map(|_| "#et = :et OR attribute_not_exists(#et)".to_owned()))
+        .set_expression_attribute_names((!request_names.is_empty()).then_some(request_names))
+        .set_expression_attribute_values(tag.map(|_| {
+            std::collections::HashMap::from([(
+                ":et".to_owned(),
+                AttributeValue::S(plan.entity.to_owned()),
+            )])
+        }))
         .set_projection_expression(projection)
         .set_consistent_read(plan.consistent.then_some(true))
         .set_limit(plan.page_size)
         .set_exclusive_start_key(start)
-        .set_select(plan.count_only.then_some(Select::Count))
         .set_return_consumed_capacity(plan.budget.as_ref().map(|_| ReturnConsumedCapacity::Total));
     // The request span (`telemetry`) carries the segment and the counts.
     let output = match request.send().await {
@@ -491,9 +533,36 @@ async fn scan_page(
             });
         budget.settle(reserved, used);
     }
+    // Every item is recognised: the entity's kept, another entity's or another key's left
+    // out, a foreign one in the entity's partitions skipped and counted.
+    let depth = if (plan.count_only && !whole_for_count) || plan.projection.is_some() {
+        Depth::Keys
+    } else {
+        Depth::Whole
+    };
+    let mut foreign = Foreign::default();
+    let items: Vec<Item> = output
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|mut item| match (plan.recognize)(&mut item, depth) {
+            Ok(()) => Some(item),
+            Err(not_ours) => {
+                let in_partitions = item
+                    .get(plan.layout.pk.attribute)
+                    .and_then(|v| v.as_s().ok())
+                    .and_then(|pk| layout::locate(plan.entity, &plan.layout.pk, pk))
+                    .is_some();
+                if in_partitions {
+                    skip(plan.layout, &item, not_ours, &mut foreign);
+                }
+                None
+            }
+        })
+        .collect();
     let page = ScanPage {
-        count: output.count.max(0) as u64,
-        items: output.items.unwrap_or_default(),
+        count: items.len() as u64,
+        items,
     };
     Ok((page, output.last_evaluated_key))
 }

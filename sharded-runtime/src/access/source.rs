@@ -7,8 +7,9 @@
 
 use serde::de::DeserializeOwned;
 
-use crate::access::entity::{from_item_as, Item, ShardedEntity};
+use crate::access::entity::{decode_as, Item, ShardedEntity};
 use crate::access::placement::Placement;
+use crate::access::recognize::{recognize, Depth, NotOurs};
 use crate::error::Error;
 use crate::keys::schema::EntitySchema;
 
@@ -42,6 +43,11 @@ pub trait QuerySource: Sized {
     /// Reads one item, refusing an item of an entity not in [`ENTITIES`](Self::ENTITIES).
     #[doc(hidden)]
     fn from_source_item(item: Item) -> Result<Self, Error>;
+    /// Whether `item` is one of the source's (see
+    /// [`recognize`](crate::access::recognize)): the member it belongs to (0 for an entity).
+    /// An untagged item recognised by its keys is completed in place.
+    #[doc(hidden)]
+    fn recognize(item: &mut Item, depth: Depth) -> Result<usize, NotOurs>;
     /// Where `item` belongs: its partition key under its entity's current layout and, while a
     /// transition is declared, under the previous one (when it differs); `None` when it is not
     /// an item of this source. How a query tells an old copy from the current one, and a
@@ -60,6 +66,10 @@ impl<E: ShardedEntity> QuerySource for E {
 
     fn from_source_item(item: Item) -> Result<Self, Error> {
         E::from_item(item)
+    }
+
+    fn recognize(item: &mut Item, depth: Depth) -> Result<usize, NotOurs> {
+        recognize::<E>(item, depth).map(|()| 0)
     }
 
     fn placement(item: &Item) -> Option<(String, Option<String>)> {
@@ -139,8 +149,13 @@ pub trait ShardedProjection: DeserializeOwned {
     /// The attributes read (the struct's fields, as stored).
     const ATTRIBUTES: &'static [&'static str];
 
-    /// Reads a projected item, refusing an item of another entity.
-    fn from_item(item: Item) -> Result<Self, Error> {
-        from_item_as(<Self::Entity as ShardedEntity>::SCHEMA, item)
+    /// Reads a projected item, refusing an item that is not the entity's (checked by its tag,
+    /// or by its keys where it has none).
+    fn from_item(mut item: Item) -> Result<Self, Error> {
+        let schema = <Self::Entity as ShardedEntity>::SCHEMA;
+        recognize::<Self::Entity>(&mut item, Depth::Keys).map_err(|not_ours| {
+            crate::access::recognize::point_read_error(schema, &item, not_ours)
+        })?;
+        decode_as(schema, item)
     }
 }

@@ -11,7 +11,7 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 
 use crate::access::batch::RetryPolicy;
-use crate::access::condition::{Condition, Names, Values};
+use crate::access::condition::{values_of, Condition, Names, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
 use crate::access::idempotent::{self, FirstSent, TokenRequest};
 use crate::access::placement::{PendingSettle, Placement};
@@ -206,7 +206,7 @@ impl Transaction {
                         .update_expression(built.expression)
                         .condition_expression(built.condition)
                         .set_expression_attribute_names(Some(built.names))
-                        .set_expression_attribute_values(Some(built.values))
+                        .set_expression_attribute_values(values_of(built.values))
                         .return_values_on_condition_check_failure(
                             ReturnValuesOnConditionCheckFailure::AllOld,
                         )
@@ -549,7 +549,9 @@ fn placed<E: ShardedEntity + 'static>(
         key,
         item,
     });
-    let settle = if settle {
+    // An old copy at a previous shard of unknown placement is moved to the current place
+    // before the commit, whatever the action: the transaction cannot name where it is.
+    let settle = if settle || placement.previous_unknown() {
         placement.pending_settle::<E>()
     } else {
         None
@@ -585,19 +587,29 @@ fn put_action<E: ShardedEntity + 'static>(
         PutRule::Guarded => {
             // A condition on the stored item (the user's, or the version) needs it settled.
             let reads = condition.is_some() || schema.version.is_some();
-            let guard = put_guard(schema, read_version, &mut names, &mut values);
+            let guard = put_guard(
+                schema,
+                placement.pk(),
+                read_version,
+                &mut names,
+                &mut values,
+            );
             (guard, Previous::Delete, reads)
         }
-        PutRule::New => (no_item(schema, &mut names), Previous::Vacant, false),
+        PutRule::New => (
+            no_item(schema, &mut names).to_owned(),
+            Previous::Vacant,
+            false,
+        ),
     };
-    let expression = with_condition(base, condition, &mut names, &mut values)?;
+    let expression = with_condition(&base, condition, &mut names, &mut values)?;
     let size = request_size(&item, &[&expression], &names, &values);
     let put = Put::builder()
         .table_name(table)
         .set_item(Some(item))
         .condition_expression(expression)
         .set_expression_attribute_names(Some(names))
-        .set_expression_attribute_values((!values.is_empty()).then_some(values))
+        .set_expression_attribute_values(values_of(values))
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
         .build()
         .map_err(build_error)?;
@@ -635,12 +647,14 @@ fn keyed_action<E: ShardedEntity + 'static>(
     let (mut names, mut values) = (Names::new(), Values::new());
     // Never touch another entity's item under the same key.
     let base = match kind {
-        Kind::Delete => entity_guard(schema, &mut names, &mut values),
-        Kind::DeleteExisting | Kind::Check => own_entity(schema, &mut names, &mut values),
+        Kind::Delete => entity_guard(schema, placement.pk(), &mut names, &mut values),
+        Kind::DeleteExisting | Kind::Check => {
+            own_entity(schema, placement.pk(), &mut names, &mut values)
+        }
     };
     // A condition on the stored item (the user's, or "it exists") needs it settled.
     let settle = condition.is_some() || kind != Kind::Delete;
-    let expression = with_condition(base, condition, &mut names, &mut values)?;
+    let expression = with_condition(&base, condition, &mut names, &mut values)?;
     let size = request_size(&key, &[&expression], &names, &values);
     let on_failure = ReturnValuesOnConditionCheckFailure::AllOld;
     let item = if kind == Kind::Check {
@@ -649,7 +663,7 @@ fn keyed_action<E: ShardedEntity + 'static>(
             .set_key(Some(key.clone()))
             .condition_expression(expression)
             .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(Some(values))
+            .set_expression_attribute_values(values_of(values))
             .return_values_on_condition_check_failure(on_failure)
             .build()
             .map_err(build_error)?;
@@ -660,7 +674,7 @@ fn keyed_action<E: ShardedEntity + 'static>(
             .set_key(Some(key.clone()))
             .condition_expression(expression)
             .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(Some(values))
+            .set_expression_attribute_values(values_of(values))
             .return_values_on_condition_check_failure(on_failure)
             .build()
             .map_err(build_error)?;
@@ -992,21 +1006,11 @@ impl TransactGet {
         let items = self
             .slots
             .iter()
-            .map(|(keys, schema)| {
-                let mut found = None;
-                for (place, item) in responses.by_ref().take(keys.len()).enumerate() {
-                    match item {
-                        Some(item) if found.is_none() => {
-                            let mut item = item;
-                            if place > 0 {
-                                Placement::adopt_previous(schema, &mut item);
-                            }
-                            found = Some(item);
-                        }
-                        _ => {}
-                    }
-                }
-                found
+            .map(|(keys, _)| {
+                // Every answer of the slot is taken (the next slot's follow), the current
+                // place first: its copy wins over the previous place's.
+                let slot: Vec<Option<Item>> = responses.by_ref().take(keys.len()).collect();
+                slot.into_iter().flatten().next()
             })
             .collect();
         Ok(TransactGetAnswer {

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 
-use crate::access::condition::{Condition, Data, Field, Names, Operand, Values};
+use crate::access::condition::{values_of, Condition, Data, Field, Names, Operand, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
 use crate::access::placement::Placement;
 use crate::access::repo::Repo;
@@ -265,7 +265,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
             .update_expression(built.expression)
             .condition_expression(built.condition)
             .set_expression_attribute_names(Some(built.names))
-            .set_expression_attribute_values(Some(built.values))
+            .set_expression_attribute_values(values_of(built.values))
             .return_values(if returning {
                 ReturnValue::AllNew
             } else {
@@ -395,7 +395,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
                 expression.push_str(&format!("{clause} {} ", parts.join(", ")));
             }
         }
-        let mut condition = existing_entity(schema, &mut names, &mut values).to_owned();
+        let mut condition = existing_entity(schema, &key.pk, &mut names, &mut values);
         if let Some(expected) = expect_version(schema, self.expected_version, &mut values) {
             condition.push_str(" AND ");
             condition.push_str(expected);

@@ -9,13 +9,10 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use crate::access::clock_values::now_value;
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::{Item, ShardedEntity};
+use crate::access::recognize::untagged_is_ours_at;
 use crate::capacity::units::check_item_size;
 use crate::error::Error;
-use crate::keys::schema::{EntitySchema, ENTITY_ATTRIBUTE};
-
-/// The entity guard of `put` and `delete`: the key holds no item, or an item of this entity.
-/// `#pk` is the partition key attribute, `#et` the entity attribute, `:et` the entity name.
-const SAME_ENTITY_OR_NONE: &str = "attribute_not_exists(#pk) OR #et = :et";
+use crate::keys::schema::EntitySchema;
 
 /// The item `entity` is stored as (its fields, key attributes and entity attribute), refused
 /// before sending when over DynamoDB's 400 KB or when a key is over its size limits.
@@ -68,52 +65,71 @@ pub(crate) fn key_of(schema: &EntitySchema, item: &Item) -> Item {
     key
 }
 
-/// Registers `#et` and `:et` and returns `#et = :et`: the item is of this entity (an update,
-/// a `delete_if`, a check, the old half of a move).
+/// The condition "the item stored under partition key `pk` is this entity's", in the
+/// table's terms (see [`recognize`](super::recognize)), for an update, a `delete_if`, a check,
+/// the old half of a move: its tag is the entity's name, or it has none where an untagged
+/// item at the entity's own key is the entity's ([`untagged_is_ours_at`]: a table that
+/// recognises untagged items, or a previous layout's place); in a table without a tag, an
+/// item at the entity's key is the entity's. Registers its placeholders (`#pk`, `#et`, `:et`).
 pub(crate) fn own_entity(
     schema: &EntitySchema,
+    pk: &str,
     names: &mut Names,
     values: &mut Values,
-) -> &'static str {
-    names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
+) -> String {
+    let Some(attribute) = schema.table_schema.recognition.tag_attribute() else {
+        names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
+        return "attribute_exists(#pk)".to_owned();
+    };
+    names.insert("#et".to_owned(), attribute.to_owned());
     values.insert(
         ":et".to_owned(),
         AttributeValue::S(schema.entity.to_owned()),
     );
-    "#et = :et"
+    if untagged_is_ours_at(schema, pk) {
+        // Untagged, but there: `attribute_not_exists(#et)` alone holds for no item at all.
+        names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
+        "#et = :et OR (attribute_exists(#pk) AND attribute_not_exists(#et))".to_owned()
+    } else {
+        "#et = :et".to_owned()
+    }
 }
 
-/// The guard of `put` and `delete` (no item, or one of this entity); registers `#pk`, `#et`
-/// and `:et`.
+/// `condition` ready to be and-ed: parenthesised when it is an OR. Never twice: DynamoDB
+/// refuses redundant parentheses.
+fn grouped(condition: &str) -> String {
+    if condition.contains(" OR ") {
+        format!("({condition})")
+    } else {
+        condition.to_owned()
+    }
+}
+
+/// The guard of `put` and `delete` at partition key `pk`: the key holds no item, or one of
+/// this entity (see [`own_entity`]), so a write never overwrites or deletes another record.
+/// Registers its placeholders.
 pub(crate) fn entity_guard(
     schema: &EntitySchema,
+    pk: &str,
     names: &mut Names,
     values: &mut Values,
-) -> &'static str {
-    keyed_guard(schema, names, values, SAME_ENTITY_OR_NONE)
+) -> String {
+    names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
+    let own = own_entity(schema, pk, names, values);
+    format!("attribute_not_exists(#pk) OR {own}")
 }
 
-/// The guard of an update: the item exists and is of this entity (an update never creates a
-/// partial item); registers `#pk`, `#et` and `:et`.
+/// The guard of an update at partition key `pk`: the item exists and is of this entity (an
+/// update never creates a partial item). Registers its placeholders.
 pub(crate) fn existing_entity(
     schema: &EntitySchema,
+    pk: &str,
     names: &mut Names,
     values: &mut Values,
-) -> &'static str {
-    keyed_guard(schema, names, values, "attribute_exists(#pk) AND #et = :et")
-}
-
-/// Registers the placeholders every keyed guard uses (`#pk`, `#et`, `:et`) and returns
-/// `guard`, an expression over them.
-fn keyed_guard(
-    schema: &EntitySchema,
-    names: &mut Names,
-    values: &mut Values,
-    guard: &'static str,
-) -> &'static str {
+) -> String {
     names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
-    own_entity(schema, names, values);
-    guard
+    let own = own_entity(schema, pk, names, values);
+    format!("attribute_exists(#pk) AND {}", grouped(&own))
 }
 
 /// The guard of a write that creates its item (`put_new`, the new half of a move): the key
@@ -123,25 +139,27 @@ pub(crate) fn no_item(schema: &EntitySchema, names: &mut Names) -> &'static str 
     "attribute_not_exists(#pk)"
 }
 
-/// The condition of a guarded put (`Repo::put`, `put_if`, a transaction's `put`): the key
-/// holds no item or one of this entity and, for a versioned entity, the version read (a new
-/// item only from version 0). Registers `#pk`, `#et`, `:et` and, versioned, `#ver`, `:ver`.
+/// The condition of a guarded put (`Repo::put`, `put_if`, a transaction's `put`) at
+/// partition key `pk`: the key holds no item or one of this entity and, for a versioned entity, the version read (a new
+/// item only from version 0). Registers its placeholders (and, versioned, `#ver`, `:ver`).
 pub(crate) fn put_guard(
     schema: &EntitySchema,
+    pk: &str,
     read_version: Option<u64>,
     names: &mut Names,
     values: &mut Values,
-) -> &'static str {
-    entity_guard(schema, names, values);
+) -> String {
     match schema.version.zip(read_version) {
-        None => SAME_ENTITY_OR_NONE,
+        None => entity_guard(schema, pk, names, values),
         Some((attribute, read)) => {
+            names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
+            let own = grouped(&own_entity(schema, pk, names, values));
             names.insert("#ver".to_owned(), attribute.to_owned());
             values.insert(":ver".to_owned(), AttributeValue::N(read.to_string()));
             if read == 0 {
-                "attribute_not_exists(#pk) OR (#et = :et AND #ver = :ver)"
+                format!("attribute_not_exists(#pk) OR ({own} AND #ver = :ver)")
             } else {
-                "attribute_exists(#pk) AND #et = :et AND #ver = :ver"
+                format!("attribute_exists(#pk) AND {own} AND #ver = :ver")
             }
         }
     }
@@ -219,6 +237,16 @@ pub(crate) fn stamp_update(
         names.insert("#uver".to_owned(), version.to_owned());
         values.insert(":uone".to_owned(), AttributeValue::N("1".to_owned()));
         adds.push("#uver :uone".to_owned());
+    }
+    // An untagged item of the entity's (another service's, adopted) is tagged by the first
+    // update, as a put would write it: the tag is the same placeholders as the guard's.
+    if let Some(tag) = schema.table_schema.recognition.tag_attribute() {
+        names.insert("#et".to_owned(), tag.to_owned());
+        values.insert(
+            ":et".to_owned(),
+            AttributeValue::S(schema.entity.to_owned()),
+        );
+        sets.push("#et = :et".to_owned());
     }
     if let Some(updated) = schema.updated_at {
         if !changed.contains(&updated.attribute) {

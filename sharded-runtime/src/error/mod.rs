@@ -6,6 +6,7 @@
 //! other way round.
 
 pub(crate) mod cursor;
+pub(crate) mod foreign;
 pub(crate) mod migration;
 pub(crate) mod transaction;
 
@@ -66,6 +67,22 @@ pub enum Error {
         attribute: &'static str,
         /// The item's key.
         key: ItemKeyDisplay,
+    },
+    /// A point read found, at the item's key, an item that is not the entity's: another
+    /// service's record, or one whose keys are not in canonical form (see
+    /// [`ForeignReason`](crate::query::ForeignReason)). "No item" would not be true, so it is
+    /// an error; lists skip such items and count them instead.
+    #[error(
+        "the item at {key} is not a {entity}: {reason}; it was left as it is (a write through \
+         the repository refuses to overwrite it)"
+    )]
+    ForeignItem {
+        /// The entity read.
+        entity: &'static str,
+        /// The item's key.
+        key: ItemKeyDisplay,
+        /// Why it is not the entity's.
+        reason: foreign::ForeignReason,
     },
     /// A struct field serialises to the same attribute name as a generated key attribute.
     #[error(

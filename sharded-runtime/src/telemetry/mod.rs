@@ -21,7 +21,8 @@
 //!
 //! **Metrics.** [`OPERATION_DURATION`] (seconds, per request), [`REQUEST_UNITS`],
 //! [`THROTTLES`] (by reason), [`FAN_OUT_WIDTH`], [`MERGE_WASTE`],
-//! [`CURSOR_RESUME_REQUESTS`], [`MIGRATION_ITEMS`], and, per logical key, [`KEY_UNITS`] and
+//! [`CURSOR_RESUME_REQUESTS`], [`MIGRATION_ITEMS`], [`FOREIGN_ITEMS`] (by reason), and, per
+//! logical key, [`KEY_UNITS`] and
 //! [`KEY_THROTTLES`].
 //!
 //! **Cardinality.** Every label is from a small fixed set (operation names, error codes,
@@ -93,6 +94,11 @@ pub(crate) fn migration_items(entity: &'static str, outcome: &'static str, count
     if count > 0 {
         metrics::counter!(MIGRATION_ITEMS, ENTITY => entity, OUTCOME => outcome).increment(count);
     }
+}
+
+/// Records one item read in `entity`'s partitions that is not the entity's, by `reason`.
+pub(crate) fn foreign_item(entity: &'static str, reason: &'static str) {
+    metrics::counter!(FOREIGN_ITEMS, ENTITY => entity, FOREIGN_REASON => reason).increment(1);
 }
 
 /// Records `units` on a logical key (hot-key stats on).

@@ -94,6 +94,9 @@ pub const ACCESS: &str = "sharded.access";
 /// A migration count (`scanned`, `moved`, `superseded`, `in_place`, `gone`, `conflicts`,
 /// `failed`: the fields of `migrate::Progress`), a metric label.
 pub const OUTCOME: &str = "sharded.outcome";
+/// Why an item read is not the entity's (`untagged`, `bad_tag`, `other_keys`,
+/// `not_canonical`, `unreadable`: `query::ForeignReason::label`), a metric label.
+pub const FOREIGN_REASON: &str = "sharded.foreign_reason";
 
 // ---- Metrics ----
 
@@ -123,3 +126,8 @@ pub const CURSOR_RESUME_REQUESTS: &str = "sharded.cursor.resume_requests";
 /// Counter, items: a migration run's progress, counted as it goes (the counts of
 /// `migrate::Progress`). Labels: [`ENTITY`], [`OUTCOME`].
 pub const MIGRATION_ITEMS: &str = "sharded.migration.items";
+/// Counter, items: items read in an entity's partitions that are not the entity's (another
+/// service's records, keys not in canonical form, unreadable), skipped by reads and left
+/// alone by the migration, never returned as the entity. Labels: [`ENTITY`],
+/// [`FOREIGN_REASON`].
+pub const FOREIGN_ITEMS: &str = "sharded.foreign_items";

@@ -27,20 +27,24 @@
 
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity, TransactWriteItem,
+    AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity,
+    ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
 use aws_sdk_dynamodb::Client;
 
 use crate::access::batch::RetryPolicy;
-use crate::access::condition::{Names, Values};
-use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::condition::{values_of, Names, Values};
+use crate::access::entity::{decode, describe_key, Item, ShardedEntity};
 use crate::access::idempotent::{self, FirstSent, TokenRequest};
+use crate::access::recognize::{
+    is_ours, point_read_error, recognize, Depth, ForeignReason, NotOurs,
+};
 use crate::access::write_rules::key_of;
 use crate::capacity::units::{check_item_size, item_size, transactional_write_units, write_units};
 use crate::error::Error;
-use crate::keys::schema::{EntitySchema, PreviousLayout, ENTITY_ATTRIBUTE};
-use crate::keys::template::{parse_key, KeyContext};
+use crate::keys::schema::EntitySchema;
 
 /// The table a move writes in, and the client it sends with.
 #[derive(Clone, Copy)]
@@ -76,6 +80,10 @@ pub(crate) enum MoveOutcome {
     Changed,
     /// DynamoDB refused for capacity: nothing written; wait, then read it again.
     Throttled,
+    /// Its current place holds an item that is not the entity's (another service wrote
+    /// something there the repository cannot read): nothing written, nothing deleted; the
+    /// old copy stays, and the runner reports it.
+    Occupied,
 }
 
 /// What the first step of a two-step move did.
@@ -83,9 +91,12 @@ pub(crate) enum MoveOutcome {
 pub(crate) enum CopyOutcome {
     /// Copied to its current place; the old copy is still there, for [`delete_stale`].
     Copied,
-    /// Its current place already held an item (a newer write): the old copy is stale and
-    /// nothing was written; [`delete_stale`] removes it.
+    /// Its current place already held an item of the entity (a newer write): the old copy is
+    /// stale and nothing was written; [`delete_stale`] removes it.
     Taken,
+    /// Its current place holds an item that is not the entity's: nothing written, and the
+    /// old copy is kept (never deleted for a copy the repository cannot read).
+    Occupied,
     /// Already at its current place: nothing to do.
     InPlace,
     /// The old copy changed or went after it was read: nothing written; read it again.
@@ -105,6 +116,17 @@ pub(crate) enum DeleteOutcome {
     Throttled,
 }
 
+/// What [`tag_in_place`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TagOutcome {
+    /// Tagged where it is.
+    Tagged,
+    /// It changed or went after it was read: nothing written; read it again.
+    Changed,
+    /// DynamoDB refused for capacity: nothing written; wait, then read it again.
+    Throttled,
+}
+
 /// An outcome and the write units it used (DynamoDB's consumed capacity when returned,
 /// otherwise an estimate from the item sizes).
 #[derive(Debug, Clone, Copy)]
@@ -116,57 +138,27 @@ pub(crate) struct Step<T> {
 /// A move's outcome: what [`move_item`] returns.
 pub(crate) type MoveReport = Step<MoveOutcome>;
 
-/// Whether `item` is one of `schema`'s items as a service wrote them before the table adopted
-/// `sharded`: a transition from a `legacy` key is declared, the item carries no entity
-/// attribute, its partition key is the legacy template's and its sort key the entity's.
-/// The one answer to "is this untagged item ours", used by queries, point reads and the
-/// migration alike: an untagged record of another kind under the same key (a `META` item) is
-/// never read, counted or moved as the entity.
-pub(crate) fn is_untagged_legacy(schema: &EntitySchema, item: &Item) -> bool {
-    let Some(PreviousLayout::Legacy { template }) = schema.pk.previous else {
-        return false;
-    };
-    if item.contains_key(ENTITY_ATTRIBUTE) {
-        return false;
-    }
-    let text = |attribute: &str| item.get(attribute).and_then(|v| v.as_s().ok());
-    let ctx = |attribute| KeyContext {
-        entity: schema.entity,
-        attribute,
-    };
-    let pk_fits = text(schema.pk.attribute)
-        .is_some_and(|pk| parse_key(ctx(schema.pk.attribute), template, pk, None).is_ok());
-    let sk_fits = match schema.sk {
-        None => true,
-        Some(sk) => text(sk.attribute)
-            .is_some_and(|value| parse_key(ctx(sk.attribute), sk.template, value, None).is_ok()),
-    };
-    pk_fits && sk_fits
-}
-
-/// Tags an untagged legacy item of `schema` ([`is_untagged_legacy`]) as the entity's, so it
-/// can be read and moved, and says whether it did. Every other item is left as it is.
-pub(crate) fn adopt_untagged(schema: &EntitySchema, item: &mut Item) -> bool {
-    if !is_untagged_legacy(schema, item) {
-        return false;
-    }
-    item.insert(
-        ENTITY_ATTRIBUTE.to_owned(),
-        AttributeValue::S(schema.entity.to_owned()),
-    );
-    true
-}
-
 /// The item `old` as it is stored at its current place: its own attributes (kept, so nothing
 /// the struct does not know is lost), overlaid with what the entity writes (the current key,
-/// index keys, the entity attribute).
+/// index keys, the tag). An untagged item is completed from its keys first (see
+/// [`recognize`](crate::access::recognize)); one whose keys are not in canonical form (a
+/// re-key the caller asked for) is read from its attributes alone.
 pub(crate) fn rebuilt<E: ShardedEntity>(old: &Item) -> Result<Item, Error> {
-    let mut tagged = old.clone();
-    adopt_untagged(E::SCHEMA, &mut tagged);
-    let entity = E::from_item(tagged)?;
+    let entity = entity_of_old::<E>(old)?;
     let mut item = old.clone();
     item.extend(entity.to_item()?);
     Ok(item)
+}
+
+/// The entity an old copy holds: recognised (and completed from its keys where untagged),
+/// or, where its keys are not in canonical form, read from its attributes alone.
+fn entity_of_old<E: ShardedEntity>(old: &Item) -> Result<E, Error> {
+    let mut completed = old.clone();
+    match recognize::<E>(&mut completed, Depth::Whole) {
+        Ok(()) => decode::<E>(completed),
+        Err(NotOurs::Foreign(ForeignReason::NotCanonical { .. })) => decode::<E>(old.clone()),
+        Err(not_ours) => Err(point_read_error(E::SCHEMA, old, not_ours)),
+    }
 }
 
 /// The most attributes the condition "unchanged since read" compares one by one.
@@ -213,10 +205,10 @@ fn unchanged(
         values.insert(format!(":u{i}"), value.clone());
         parts.push(format!("#u{i} = :u{i}"));
     }
-    // An attribute added since the read is a change too, and only an absent entity attribute
-    // (an untagged legacy item) can be checked for cheaply.
-    if !old.contains_key(ENTITY_ATTRIBUTE) {
-        names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
+    // An attribute added since the read is a change too, and only an absent tag (an untagged
+    // item) can be checked for cheaply.
+    if let Some(tag) = schema.tag_attribute().filter(|tag| !old.contains_key(*tag)) {
+        names.insert("#et".to_owned(), tag.to_owned());
         parts.push("attribute_not_exists(#et)".to_owned());
     }
     parts.join(" AND ")
@@ -248,11 +240,7 @@ fn prepare<E: ShardedEntity>(old: &Item) -> Result<Option<Prepared>, Error> {
     // the entity and key, rather than by DynamoDB as an anonymous validation error.
     check_item_size(E::SCHEMA, &new)?;
     let (mut names, mut values) = (Names::new(), Values::new());
-    let own = {
-        let mut tagged = old.clone();
-        adopt_untagged(schema, &mut tagged);
-        E::from_item(tagged)?.to_item()?
-    };
+    let own = entity_of_old::<E>(old)?.to_item()?;
     let condition = unchanged(schema, old, &own, &mut names, &mut values);
     Ok(Some(Prepared {
         old_bytes: item_size(old) as u64,
@@ -272,13 +260,15 @@ impl Prepared {
             .set_item(Some(self.new.clone()))
             .condition_expression("attribute_not_exists(#pk)")
             .expression_attribute_names("#pk", pk_attribute)
+            // What holds the current place, when it is taken: a newer write of the entity,
+            // or something else.
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(|e| Error::InvalidUpdate(format!("could not build the move's put: {e}")))
     }
 
     fn values(&self) -> Option<Values> {
-        // DynamoDB refuses an empty map of values.
-        (!self.values.is_empty()).then(|| self.values.clone())
+        values_of(self.values.clone())
     }
 }
 
@@ -342,8 +332,8 @@ enum Sent {
     /// Committed, with the write units used.
     Done(f64),
     /// Canceled: DynamoDB's reason code per action (`"None"` for an action that was fine),
-    /// and its message.
-    Canceled(Vec<String>, Option<String>),
+    /// its message, and what held the current place when the put was refused.
+    Canceled(Vec<String>, Option<String>, Option<Item>),
     /// Refused as a whole (throttled, or an error).
     Failed(Error),
 }
@@ -374,6 +364,10 @@ async fn with_put<E: ShardedEntity>(
             TransactWriteItemsError::TransactionCanceledException(canceled) => Sent::Canceled(
                 cancellation_codes(&canceled),
                 canceled.message().map(str::to_owned),
+                canceled
+                    .cancellation_reasons()
+                    .first()
+                    .and_then(|reason| reason.item().cloned()),
             ),
             other => Sent::Failed(Error::dynamo("TransactWriteItems", repo.table(), other)),
         },
@@ -403,7 +397,7 @@ pub(crate) async fn move_item<E: ShardedEntity>(
         .build()
         .map_err(|e| Error::InvalidUpdate(format!("could not build the move's delete: {e}")))?;
     let second = TransactWriteItem::builder().delete(delete).build();
-    let (reasons, message) = match with_put::<E>(repo, &prepared, second, both).await? {
+    let (reasons, message, current) = match with_put::<E>(repo, &prepared, second, both).await? {
         Sent::Done(write_units) => {
             return Ok(Step {
                 outcome: MoveOutcome::Moved,
@@ -411,13 +405,29 @@ pub(crate) async fn move_item<E: ShardedEntity>(
             })
         }
         Sent::Failed(error) => return throttled_or(error, MoveOutcome::Throttled),
-        Sent::Canceled(codes, message) => (codes, message),
+        Sent::Canceled(codes, message, current) => (codes, message, current),
     };
     let codes: Vec<&str> = reasons.iter().map(String::as_str).collect();
     match codes.as_slice() {
-        // The current place holds an item: a newer write. The old copy is stale.
+        // The current place holds an item: a newer write of the entity, whose old copy is
+        // stale, or something the repository cannot read, and the old copy stays.
         ["ConditionalCheckFailed", "None"]
         | ["ConditionalCheckFailed", "ConditionalCheckFailed"] => {
+            match holds_the_entity::<E>(repo, &prepared, current).await? {
+                Holder::Entity => {}
+                Holder::Foreign => {
+                    return Ok(Step {
+                        outcome: MoveOutcome::Occupied,
+                        write_units: both,
+                    })
+                }
+                Holder::Nobody => {
+                    return Ok(Step {
+                        outcome: MoveOutcome::Changed,
+                        write_units: both,
+                    })
+                }
+            }
             let deleted = delete_stale::<E>(repo, old).await?;
             Ok(Step {
                 outcome: match deleted.outcome {
@@ -458,6 +468,47 @@ fn throttled_or<T>(error: Error, throttled: T) -> Result<Step<T>, Error> {
     }
 }
 
+/// Whether the item holding the current place of a move (`current`, as DynamoDB returned it
+/// with the refusal; read consistently when it did not) is the entity's: a newer write that
+/// supersedes the old copy. Anything else (an untagged copy another service wrote, in a
+/// table whose items are tagged) never makes the migration delete an original.
+async fn holds_the_entity<E: ShardedEntity>(
+    repo: Store<'_>,
+    prepared: &Prepared,
+    current: Option<Item>,
+) -> Result<Holder, Error> {
+    let current = match current {
+        Some(item) => Some(item),
+        None => {
+            repo.client()
+                .get_item()
+                .table_name(repo.table())
+                .set_key(Some(key_of(E::SCHEMA, &prepared.new)))
+                .consistent_read(true)
+                .send()
+                .await
+                .map_err(|e| Error::dynamo("GetItem", repo.table(), e))?
+                .item
+        }
+    };
+    Ok(match current {
+        // Gone since the refusal: the runner reads the old copy again and moves it.
+        None => Holder::Nobody,
+        Some(item) if is_ours::<E>(&item) => Holder::Entity,
+        Some(_) => Holder::Foreign,
+    })
+}
+
+/// What holds a move's current place.
+enum Holder {
+    /// An item of the entity: the old copy is stale.
+    Entity,
+    /// Something that is not the entity's: the old copy stays.
+    Foreign,
+    /// Nothing (any more).
+    Nobody,
+}
+
 /// The first step of a two-step move: copies `old` to its current place, only if nothing is
 /// there and `old` is unchanged (one `TransactWriteItems`: a put and a condition check on
 /// the old copy). The old copy stays until [`delete_stale`].
@@ -483,7 +534,7 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
         .build()
         .map_err(|e| Error::InvalidUpdate(format!("could not build the move's check: {e}")))?;
     let second = TransactWriteItem::builder().condition_check(check).build();
-    let (reasons, message) = match with_put::<E>(repo, &prepared, second, both).await? {
+    let (reasons, message, current) = match with_put::<E>(repo, &prepared, second, both).await? {
         Sent::Done(write_units) => {
             return Ok(Step {
                 outcome: CopyOutcome::Copied,
@@ -491,13 +542,19 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
             })
         }
         Sent::Failed(error) => return throttled_or(error, CopyOutcome::Throttled),
-        Sent::Canceled(codes, message) => (codes, message),
+        Sent::Canceled(codes, message, current) => (codes, message, current),
     };
     let codes: Vec<&str> = reasons.iter().map(String::as_str).collect();
     let outcome = match codes.as_slice() {
         // The old copy changed or went: whatever the current place holds, read it again.
         [_, "ConditionalCheckFailed"] => CopyOutcome::Changed,
-        ["ConditionalCheckFailed", "None"] => CopyOutcome::Taken,
+        ["ConditionalCheckFailed", "None"] => {
+            match holds_the_entity::<E>(repo, &prepared, current).await? {
+                Holder::Entity => CopyOutcome::Taken,
+                Holder::Foreign => CopyOutcome::Occupied,
+                Holder::Nobody => CopyOutcome::Changed,
+            }
+        }
         _ if codes.iter().any(|c| is_throttling_code(c)) => {
             return Ok(Step {
                 outcome: CopyOutcome::Throttled,
@@ -513,6 +570,60 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
     })
 }
 
+/// Tags `item`, an untagged item of the entity at its current place (written by another
+/// service, in a table that tags): the one write that adopts it. Only the tag is set, and only
+/// if the item is still exactly as read, so a record rewritten since is classified again
+/// rather than tagged unseen.
+pub(crate) async fn tag_in_place<E: ShardedEntity>(
+    repo: Store<'_>,
+    item: &Item,
+) -> Result<Step<TagOutcome>, Error> {
+    let schema = E::SCHEMA;
+    let Some(tag) = schema.tag_attribute() else {
+        return Err(Error::InvalidUpdate(format!(
+            "{} has no tag to write: its table recognises items by their keys",
+            schema.entity
+        )));
+    };
+    let own = entity_of_old::<E>(item)?.to_item()?;
+    let (mut names, mut values) = (Names::new(), Values::new());
+    let condition = unchanged(schema, item, &own, &mut names, &mut values);
+    names.insert("#et".to_owned(), tag.to_owned());
+    values.insert(
+        ":tag".to_owned(),
+        AttributeValue::S(schema.entity.to_owned()),
+    );
+    let estimate = write_units(item_size(item) as u64) as f64;
+    let result = repo
+        .client()
+        .update_item()
+        .table_name(repo.table())
+        .set_key(Some(key_of(schema, item)))
+        .update_expression("SET #et = :tag")
+        .condition_expression(condition)
+        .set_expression_attribute_names(Some(names))
+        .set_expression_attribute_values(values_of(values))
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await;
+    match result {
+        Ok(output) => Ok(Step {
+            outcome: TagOutcome::Tagged,
+            write_units: reported(output.consumed_capacity.as_slice(), estimate),
+        }),
+        Err(e) => match e.into_service_error() {
+            UpdateItemError::ConditionalCheckFailedException(_) => Ok(Step {
+                outcome: TagOutcome::Changed,
+                write_units: estimate,
+            }),
+            other => throttled_or(
+                Error::dynamo("UpdateItem", repo.table(), other),
+                TagOutcome::Throttled,
+            ),
+        },
+    }
+}
+
 /// Deletes the old copy `old` of an item whose current place holds it (copied there, or
 /// written there since), only if it is unchanged since it was read.
 pub(crate) async fn delete_stale<E: ShardedEntity>(
@@ -520,11 +631,7 @@ pub(crate) async fn delete_stale<E: ShardedEntity>(
     old: &Item,
 ) -> Result<Step<DeleteOutcome>, Error> {
     let schema = E::SCHEMA;
-    let own = {
-        let mut tagged = old.clone();
-        adopt_untagged(schema, &mut tagged);
-        E::from_item(tagged)?.to_item()?
-    };
+    let own = entity_of_old::<E>(old)?.to_item()?;
     let (mut names, mut values) = (Names::new(), Values::new());
     let condition = unchanged(schema, old, &own, &mut names, &mut values);
     let estimate = write_units(item_size(old) as u64) as f64;
@@ -535,7 +642,7 @@ pub(crate) async fn delete_stale<E: ShardedEntity>(
         .set_key(Some(key_of(schema, old)))
         .condition_expression(condition)
         .set_expression_attribute_names(Some(names))
-        .set_expression_attribute_values((!values.is_empty()).then_some(values))
+        .set_expression_attribute_values(values_of(values))
         .return_consumed_capacity(ReturnConsumedCapacity::Total)
         .send()
         .await;
@@ -610,7 +717,7 @@ mod tests {
         );
         let compared: Vec<&str> = (0..3).map(|i| names[&format!("#u{i}")].as_str()).collect();
         assert_eq!(compared, ["extra000", "extra001", "id"]);
-        assert_eq!(names["#et"], ENTITY_ATTRIBUTE);
+        assert_eq!(names["#et"], crate::keys::schema::ENTITY_ATTRIBUTE);
     }
 
     #[test]

@@ -8,7 +8,6 @@ use crate::access::entity::Item;
 use crate::capacity::budget::UnitBudget;
 use crate::capacity::units::{item_size, read_units, Consistency};
 use crate::error::Error;
-use crate::keys::schema::ENTITY_ATTRIBUTE;
 
 /// What the migration reads, one position per part.
 #[derive(Debug, Clone)]
@@ -48,8 +47,9 @@ pub(crate) struct PageSource {
     pub entity: &'static str,
     /// The partition key attribute (for the Query of one partition).
     pub pk_attribute: &'static str,
-    /// Items without an entity attribute are read too: a legacy layout's.
-    pub untagged: bool,
+    /// The table's tag attribute: other entities' items are left out by it (untagged items
+    /// come back, for the runner to recognise or report); without one, every item does.
+    pub tag: Option<&'static str>,
     pub page_size: Option<i32>,
     pub parts: Parts,
     /// Read units per second, if limited.
@@ -72,14 +72,21 @@ impl PageSource {
     }
 
     async fn request(&self, part: usize, start: Option<Item>) -> Result<Page, Error> {
-        // This entity's items and, from a legacy layout, untagged ones: another entity's
-        // items never cross the network (DynamoDB still reads, and charges for, them).
-        let filter = if self.untagged {
-            "#et = :et OR attribute_not_exists(#et)"
-        } else {
-            "#et = :et"
-        };
-        let entity = AttributeValue::S(self.entity.to_owned());
+        // This entity's items and untagged ones (the runner recognises or reports each):
+        // another entity's items never cross the network (DynamoDB still reads, and charges
+        // for, them). A table without a tag has nothing to filter by.
+        let filter = self
+            .tag
+            .map(|_| "#et = :et OR attribute_not_exists(#et)".to_owned());
+        let names = self
+            .tag
+            .map(|tag| std::collections::HashMap::from([("#et".to_owned(), tag.to_owned())]));
+        let values = self.tag.map(|_| {
+            std::collections::HashMap::from([(
+                ":et".to_owned(),
+                AttributeValue::S(self.entity.to_owned()),
+            )])
+        });
         let (items, next, capacity, examined) = match &self.parts {
             Parts::Segments(segments) => {
                 let output = self
@@ -89,9 +96,9 @@ impl PageSource {
                     // Both fit in i32: the settings allow at most MAX_SEGMENTS segments.
                     .segment(part as i32)
                     .total_segments(*segments as i32)
-                    .filter_expression(filter)
-                    .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
-                    .expression_attribute_values(":et", entity)
+                    .set_filter_expression(filter)
+                    .set_expression_attribute_names(names)
+                    .set_expression_attribute_values(values)
                     .set_limit(self.page_size)
                     .set_exclusive_start_key(start)
                     .return_consumed_capacity(ReturnConsumedCapacity::Total)
@@ -123,11 +130,11 @@ impl PageSource {
                     .query()
                     .table_name(&self.table)
                     .key_condition_expression("#pk = :pk")
-                    .filter_expression(filter)
+                    .set_filter_expression(filter)
+                    .set_expression_attribute_names(names)
+                    .set_expression_attribute_values(values)
                     .expression_attribute_names("#pk", self.pk_attribute)
-                    .expression_attribute_names("#et", ENTITY_ATTRIBUTE)
                     .expression_attribute_values(":pk", AttributeValue::S(key.clone()))
-                    .expression_attribute_values(":et", entity)
                     .set_limit(self.page_size)
                     .set_exclusive_start_key(start)
                     .return_consumed_capacity(ReturnConsumedCapacity::Total)

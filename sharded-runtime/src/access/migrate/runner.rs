@@ -13,22 +13,30 @@ use futures::stream::{self, FuturesOrdered, StreamExt, TryStreamExt};
 use tokio::sync::Semaphore;
 
 use super::moves::{
-    adopt_untagged, copy_item, delete_stale, estimated_units, move_item, CopyOutcome,
-    DeleteOutcome, MoveOutcome, Store,
+    copy_item, delete_stale, estimated_units, move_item, tag_in_place, CopyOutcome, DeleteOutcome,
+    MoveOutcome, Store, TagOutcome,
 };
 use super::pages::{PageSource, Parts};
 use super::{CheckpointHook, Migration, ProgressHook, DEFAULT_CONCURRENCY, DEFAULT_PAGE_SIZE};
-use crate::access::entity::{describe_key, entity_of, Item, ShardedEntity};
+use crate::access::entity::{decode, describe_key, Item, ShardedEntity};
+use crate::access::placement::Placement;
+use crate::access::recognize::{
+    recognize, spelled_otherwise, Depth, ForeignItem, ForeignReason, NotOurs,
+};
 use crate::access::repo::Repo;
 use crate::access::scan::MAX_SEGMENTS;
 use crate::access::write_rules::key_of;
 use crate::capacity::budget::UnitBudget;
 use crate::capacity::units::{item_size, read_units, write_units, Consistency};
 use crate::capacity::{Clock, SystemClock};
+use crate::error::foreign::Foreign;
 use crate::error::migration::checkpoint::{Checkpoint, Position, Scope};
-use crate::error::migration::report::{Failure, Progress, Report, MAX_LISTED_FAILURES};
+use crate::error::migration::report::{
+    Failure, Progress, Rekeyed, Remaining, Report, MAX_LISTED_FAILURES,
+};
 use crate::error::Error;
-use crate::keys::schema::{PreviousLayout, ENTITY_ATTRIBUTE};
+use crate::item::ItemKeyDisplay;
+use crate::keys::layout;
 use crate::keys::template::{parse_key, KeyContext};
 
 /// How far back the current rate looks.
@@ -45,43 +53,89 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// What an item read is, for the migration.
 #[derive(Debug)]
 enum Found {
-    /// Another entity's item (or an untagged one the legacy layout does not explain).
+    /// Not in the entity's partitions at all (a whole-table scan reads every record of the
+    /// table), or another entity's.
     NotOurs,
     /// At its current place.
     InPlace,
+    /// At its current place, untagged, in a table that tags: another service's item of the
+    /// entity, to be tagged where it is.
+    Tag,
     /// Elsewhere: to be moved.
     Move,
-    /// Claims to be `E`'s but cannot be read as `E`: the reason.
-    Unreadable(String),
+    /// Its keys are not in canonical form and the run re-keys such items: to be moved to
+    /// the key its attributes give.
+    Rekey,
+    /// In the entity's partitions but not the entity's (see
+    /// [`recognize`](crate::access::recognize)): left exactly where it is, and reported.
+    Foreign(ForeignReason),
 }
 
-/// What `item` is: see [`Found`].
-fn classify<E: ShardedEntity>(item: &Item) -> Found {
+/// What `item` is: see [`Found`]. An item is adopted (moved as the entity) only when its
+/// keys parse, the item reads as the entity (its key fields taken from its keys where it
+/// lacks them) and builds back exactly the keys it is stored under, at a place of the
+/// entity's layouts: the rule every read follows, held to here before anything is written.
+fn classify<E: ShardedEntity>(item: &Item, rekey: bool) -> Found {
     let schema = E::SCHEMA;
-    let mut tagged = item.clone();
-    match entity_of(item) {
-        Some(name) if name == schema.entity => {}
-        Some(_) => return Found::NotOurs,
-        None if item.contains_key(ENTITY_ATTRIBUTE) => return Found::NotOurs,
-        None => {
-            // An untagged item is the legacy layout's only when its keys are (the predicate
-            // queries and point reads use too).
-            if !adopt_untagged(schema, &mut tagged) {
-                return Found::NotOurs;
-            }
-        }
+    let text = |attribute: &str| item.get(attribute).and_then(|v| v.as_s().ok());
+    let Some(stored) = text(schema.pk.attribute) else {
+        return Found::NotOurs;
+    };
+    let place = layout::locate(schema.entity, &schema.pk, stored);
+    let mut completed = item.clone();
+    match recognize::<E>(&mut completed, Depth::Whole) {
+        Ok(()) => {}
+        Err(NotOurs::OtherEntity(_)) => return Found::NotOurs,
+        // Not a key of the entity's partitions: another record of the table, not ours to
+        // report.
+        Err(NotOurs::Foreign(_)) if place.is_none() => return Found::NotOurs,
+        // The entity's item, its key spelled another way (the item reads as the entity and
+        // its canonical key spells the same values): moved only when asked.
+        Err(NotOurs::Foreign(ForeignReason::NotCanonical { .. })) if rekey => return Found::Rekey,
+        Err(NotOurs::Foreign(reason)) => return Found::Foreign(reason),
     }
-    let placed = E::from_item(tagged).and_then(|entity| Ok(entity.item_keys()?));
-    match placed {
-        Err(e) => Found::Unreadable(e.to_string()),
-        Ok(keys) => {
-            let stored = item.get(schema.pk.attribute).and_then(|v| v.as_s().ok());
-            if stored == Some(&keys.pk) {
-                Found::InPlace
-            } else {
-                Found::Move
+    // A tagged item was taken at its word: it is held to the same keys now.
+    let unreadable = |e: Error| {
+        Found::Foreign(ForeignReason::Unreadable {
+            reason: e.to_string(),
+        })
+    };
+    let entity = match decode::<E>(completed) {
+        Ok(entity) => entity,
+        Err(e) => return unreadable(e),
+    };
+    let placement = match Placement::of(&entity) {
+        Ok(placement) => placement,
+        Err(e) => return unreadable(e),
+    };
+    let sort_key = schema.sk.and_then(|sk| text(sk.attribute));
+    let canonical = placement.sk() == sort_key.map(String::as_str)
+        && place.is_some_and(|place| placement.may_be_at(stored, place));
+    if !canonical {
+        let reason = format!(
+            "its fields give the key {}, not the one it is stored under",
+            ItemKeyDisplay {
+                pk: Some(placement.pk().to_owned()),
+                sk: placement.sk().map(str::to_owned),
             }
-        }
+        );
+        // Tagged as the entity's: the same values spelled otherwise are re-keyable; other
+        // values are an item whose attributes disagree with its key.
+        return match spelled_otherwise::<E>(item, stored, sort_key.map(String::as_str)) {
+            true if rekey => Found::Rekey,
+            true => Found::Foreign(ForeignReason::NotCanonical { reason }),
+            false => Found::Foreign(ForeignReason::Unreadable { reason }),
+        };
+    }
+    if stored != placement.pk() {
+        Found::Move
+    } else if schema
+        .tag_attribute()
+        .is_some_and(|tag| !item.contains_key(tag))
+    {
+        Found::Tag
+    } else {
+        Found::InPlace
     }
 }
 
@@ -99,6 +153,8 @@ pub(super) struct Runner<E> {
     concurrency: usize,
     delete_delay: Duration,
     max_attempts: u32,
+    /// Whether items whose keys are not in canonical form are moved to their canonical key.
+    rekey: bool,
     writes: Option<UnitBudget>,
     permits: Semaphore,
     clock: Arc<dyn Clock>,
@@ -113,6 +169,10 @@ pub(super) struct Runner<E> {
 struct State {
     progress: Progress,
     failures: Vec<Failure>,
+    /// The foreign items met, as listed in the report.
+    left_alone: Vec<ForeignItem>,
+    /// The items re-keyed, as listed in the report.
+    rekeyed: Vec<Rekeyed>,
     positions: Vec<Position>,
     /// (elapsed, write units so far), sampled at most every 100 ms, over [`RATE_WINDOW`].
     samples: VecDeque<(Duration, f64)>,
@@ -249,7 +309,7 @@ impl<E: ShardedEntity> Runner<E> {
             table: migration.repo.table().to_owned(),
             entity: schema.entity,
             pk_attribute: schema.pk.attribute,
-            untagged: matches!(schema.pk.previous, Some(PreviousLayout::Legacy { .. })),
+            tag: schema.tag_attribute(),
             page_size: Some(page_size),
             parts,
             budget: migration
@@ -263,6 +323,7 @@ impl<E: ShardedEntity> Runner<E> {
             concurrency,
             delete_delay: migration.delete_delay,
             max_attempts: migration.max_attempts,
+            rekey: migration.rekey,
             writes: w
                 .is_finite()
                 .then(|| UnitBudget::new(w, Arc::clone(&clock))),
@@ -275,6 +336,8 @@ impl<E: ShardedEntity> Runner<E> {
             state: Mutex::new(State {
                 progress: Progress::default(),
                 failures: Vec::new(),
+                left_alone: Vec::new(),
+                rekeyed: Vec::new(),
                 positions,
                 samples: VecDeque::new(),
                 remaining: 0,
@@ -320,6 +383,8 @@ impl<E: ShardedEntity> Runner<E> {
             Report {
                 progress: state.progress.clone(),
                 failed: state.failures.clone(),
+                left_alone: state.left_alone.clone(),
+                rekeyed: state.rekeyed.clone(),
                 checkpoint: self.checkpoint(&state),
             }
         };
@@ -337,9 +402,18 @@ impl<E: ShardedEntity> Runner<E> {
     }
 
     /// Counts what is left: see [`Migration::remaining`].
-    pub(super) async fn count_remaining(self) -> Result<u64, Error> {
+    pub(super) async fn count_remaining(self) -> Result<Remaining, Error> {
         self.parts(true).await?;
-        Ok(self.state().remaining)
+        let state = self.state();
+        let mut left_alone = Foreign::default();
+        for item in &state.left_alone {
+            left_alone.add(item.clone());
+        }
+        left_alone.count = state.progress.left_alone;
+        Ok(Remaining {
+            items: state.remaining,
+            left_alone,
+        })
     }
 
     /// One part, page by page from its position; a checkpoint after each page.
@@ -396,11 +470,19 @@ impl<E: ShardedEntity> Runner<E> {
             .items
             .into_iter()
             .map(|item| {
-                let found = classify::<E>(&item);
+                let found = classify::<E>(&item, self.rekey);
                 (item, found)
             })
             .filter(|(_, found)| !matches!(found, Found::NotOurs))
             .collect();
+        let (foreign, found): (Vec<_>, Vec<_>) = found
+            .into_iter()
+            .partition(|(_, f)| matches!(f, Found::Foreign(_)));
+        for (item, found) in foreign {
+            if let Found::Foreign(reason) = found {
+                self.leave_alone(&item, reason);
+            }
+        }
         {
             let mut state = self.state();
             state.progress.pages += 1;
@@ -410,7 +492,7 @@ impl<E: ShardedEntity> Runner<E> {
             if counting {
                 state.remaining += found
                     .iter()
-                    .filter(|(_, f)| matches!(f, Found::Move | Found::Unreadable(_)))
+                    .filter(|(_, f)| matches!(f, Found::Move | Found::Rekey | Found::Tag))
                     .count() as u64;
             }
         }
@@ -480,11 +562,11 @@ impl<E: ShardedEntity> Runner<E> {
                     self.tally(|p| p.gone += 1);
                     return Ok(None);
                 }
-                Found::Unreadable(reason) => {
-                    self.fail(&item, reason);
+                Found::Foreign(reason) => {
+                    self.leave_alone(&item, reason);
                     return Ok(None);
                 }
-                Found::Move => {}
+                Found::Move | Found::Rekey | Found::Tag => {}
             }
             if attempt == self.max_attempts {
                 self.fail(
@@ -502,7 +584,18 @@ impl<E: ShardedEntity> Runner<E> {
             let outcome = {
                 let _permit = self.permit().await;
                 let reserved = self.reserve(estimate).await;
-                let result = if two_steps {
+                let result = if matches!(found, Found::Tag) {
+                    tag_in_place::<E>(self.store(), &item).await.map(|step| {
+                        (
+                            match step.outcome {
+                                TagOutcome::Tagged => Outcome::Done(|p| p.tagged += 1),
+                                TagOutcome::Changed => Outcome::Again,
+                                TagOutcome::Throttled => Outcome::Throttled,
+                            },
+                            step.write_units,
+                        )
+                    })
+                } else if two_steps {
                     copy_item::<E>(self.store(), &item).await.map(|step| {
                         (
                             match step.outcome {
@@ -511,6 +604,7 @@ impl<E: ShardedEntity> Runner<E> {
                                 CopyOutcome::InPlace => Outcome::Done(|p| p.in_place += 1),
                                 CopyOutcome::Changed => Outcome::Again,
                                 CopyOutcome::Throttled => Outcome::Throttled,
+                                CopyOutcome::Occupied => Outcome::Occupied,
                             },
                             step.write_units,
                         )
@@ -524,6 +618,7 @@ impl<E: ShardedEntity> Runner<E> {
                                 MoveOutcome::InPlace => Outcome::Done(|p| p.in_place += 1),
                                 MoveOutcome::Changed => Outcome::Again,
                                 MoveOutcome::Throttled => Outcome::Throttled,
+                                MoveOutcome::Occupied => Outcome::Occupied,
                             },
                             step.write_units,
                         )
@@ -533,13 +628,31 @@ impl<E: ShardedEntity> Runner<E> {
                 self.settle(reserved, units);
                 result
             };
+            let rekeyed = matches!(found, Found::Rekey);
             match outcome {
                 Ok((Outcome::Done(count), _)) => {
                     self.tally(count);
+                    if rekeyed {
+                        self.rekeyed(&item);
+                    }
                     return Ok(None);
                 }
                 Ok((Outcome::Pending { copied }, _)) => {
-                    return Ok(Some(Pending { old: item, copied }))
+                    if rekeyed && copied {
+                        self.rekeyed(&item);
+                    }
+                    return Ok(Some(Pending { old: item, copied }));
+                }
+                Ok((Outcome::Occupied, _)) => {
+                    self.fail(
+                        &item,
+                        "its current place holds an item that is not the entity's (another \
+                         service wrote it there, and the repository cannot read it as the \
+                         entity): the original is kept, nothing was written; remove or fix the \
+                         item at the current place, then run the migration again"
+                            .to_owned(),
+                    );
+                    return Ok(None);
                 }
                 Ok((Outcome::Again, _)) => self.tally(|p| p.conflicts += 1),
                 Ok((Outcome::Throttled, _)) => {
@@ -560,7 +673,7 @@ impl<E: ShardedEntity> Runner<E> {
                     return Ok(None);
                 }
                 Ok(Some(again)) => {
-                    found = classify::<E>(&again);
+                    found = classify::<E>(&again, self.rekey);
                     item = again;
                 }
                 Err(error) if error.is_missing_table() => return Err(error),
@@ -693,6 +806,38 @@ impl<E: ShardedEntity> Runner<E> {
         self.emit_progress();
     }
 
+    /// An item in the entity's partitions that is not the entity's: left exactly where it
+    /// is, counted and listed with the reason.
+    fn leave_alone(&self, item: &Item, reason: ForeignReason) {
+        crate::telemetry::foreign_item(E::SCHEMA.entity, reason.label());
+        let mut state = self.state();
+        state.progress.left_alone += 1;
+        if state.left_alone.len() < MAX_LISTED_FAILURES {
+            state.left_alone.push(ForeignItem {
+                key: describe_key(E::SCHEMA, item),
+                reason,
+            });
+        }
+        drop(state);
+        self.emit_progress();
+    }
+
+    /// An item whose keys were not in canonical form, moved to the key its attributes give
+    /// (the run was asked to re-key).
+    fn rekeyed(&self, old: &Item) {
+        let to = super::moves::rebuilt::<E>(old)
+            .map(|new| describe_key(E::SCHEMA, &new))
+            .unwrap_or_default();
+        let mut state = self.state();
+        state.progress.rekeyed += 1;
+        if state.rekeyed.len() < MAX_LISTED_FAILURES {
+            state.rekeyed.push(Rekeyed {
+                from: describe_key(E::SCHEMA, old),
+                to,
+            });
+        }
+    }
+
     fn fail(&self, item: &Item, reason: String) {
         let mut state = self.state();
         state.progress.failed += 1;
@@ -753,11 +898,12 @@ impl<E: ShardedEntity> Runner<E> {
 /// Records in the migration metric what the counts of a run gained since `before`.
 fn record_progress(entity: &'static str, before: &Progress, now: &Progress) {
     type Count = fn(&Progress) -> u64;
-    let outcomes: [(&'static str, Count); 7] = [
+    let outcomes: [(&'static str, Count); 8] = [
         ("scanned", |p| p.scanned),
         ("moved", |p| p.moved),
         ("superseded", |p| p.superseded),
         ("in_place", |p| p.in_place),
+        ("tagged", |p| p.tagged),
         ("gone", |p| p.gone),
         ("conflicts", |p| p.conflicts),
         ("failed", |p| p.failed),
@@ -781,6 +927,8 @@ enum Outcome {
     Again,
     /// Throttled: wait, read it again.
     Throttled,
+    /// Its current place holds an item that is not the entity's: kept, reported.
+    Occupied,
 }
 
 /// Whether a failed request may succeed when sent again (the network, a timeout, DynamoDB's

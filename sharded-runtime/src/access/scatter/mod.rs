@@ -70,12 +70,12 @@ use request::{query_shard, ShardPage};
 
 use crate::access::condition::Condition;
 use crate::access::cursor::{MergePosition, Resume, ShardPosition};
-use crate::access::entity::entity_of;
 use crate::access::entity::Item;
 use crate::access::merge::{HeadHeap, SortValue};
+use crate::access::recognize::{Depth, Foreign, NotOurs};
 use crate::error::Error;
 use crate::keys::attribute::KeyValue;
-use crate::keys::schema::KeyAttributeSchema;
+use crate::keys::schema::{EntitySchema, KeyAttributeSchema};
 use crate::keys::shards::Partition;
 
 /// A sort-key condition of a query, applied by DynamoDB in the key condition. Values are
@@ -153,14 +153,24 @@ pub(crate) struct Plan {
     pub table: String,
     /// The entity or collection queried, for spans.
     pub entity: &'static str,
-    /// The entities whose items the query keeps (the entity attribute's values).
+    /// The entities whose items the query keeps (the values of the table's tag).
     pub entities: &'static [&'static str],
-    /// Whether DynamoDB filters on the entity attribute (`FilterExpression`). When the key
-    /// condition already confines the query to the entity's literal sort-key prefix, nothing
-    /// is sent and the engine checks each item instead: the same items come out (DynamoDB
-    /// applies a filter after `Limit` and charges the read either way), for less work per
-    /// request. Counting always filters on the server.
+    /// The table's tag attribute, if it has one.
+    pub tag: Option<&'static str>,
+    /// Whether DynamoDB leaves out other entities' items by their tag (`FilterExpression`:
+    /// the queried entities' tags, or none). When the key condition already confines the
+    /// query to the entity's literal sort-key prefix, nothing is sent: the same items come
+    /// out (DynamoDB applies a filter after `Limit` and charges the read either way), for
+    /// less work per request. Counting always filters on the server.
     pub filter_on_server: bool,
+    /// The check every item read goes through ([`QuerySource::recognize`]): what the query
+    /// keeps, and what it skips as foreign (counted, see
+    /// [`recognize`](crate::access::recognize)).
+    ///
+    /// [`QuerySource::recognize`]: crate::access::source::QuerySource::recognize
+    pub recognize: fn(&mut Item, Depth) -> Result<usize, NotOurs>,
+    /// The key layout queried: what a foreign item's key is shown by.
+    pub layout: &'static EntitySchema,
     /// The attributes of a projection (with the keys and the entity attribute the engine
     /// needs), or `None` for whole items.
     pub projection: Option<Vec<&'static str>>,
@@ -367,6 +377,8 @@ pub(crate) struct Engine {
     span: tracing::Span,
     /// What the scatter-gather did, recorded when the engine is dropped.
     telemetry: Tally,
+    /// The foreign items the shards' pages held, skipped.
+    foreign: Foreign,
 }
 
 /// What one scatter-gather read, emitted and sent, recorded on its span and in the metrics
@@ -514,6 +526,7 @@ impl Engine {
                 requests_sent: 0,
             },
             span,
+            foreign: Foreign::default(),
         }
     }
 
@@ -751,6 +764,7 @@ impl Engine {
                 state.next_start = page.last_evaluated_key;
                 state.last_page_items = page.items.len();
                 self.telemetry.items_read += page.items.len() as u64;
+                self.foreign.merge(page.foreign);
                 state.buffer.extend(page.items);
                 if was_empty {
                     if let Some(head) = state.buffer.front() {
@@ -969,6 +983,12 @@ impl Engine {
     pub fn take_failures(&mut self) -> Vec<ShardFailure> {
         std::mem::take(&mut self.failures)
     }
+
+    /// The foreign items the pages read so far held, skipped (see
+    /// [`recognize`](crate::access::recognize)).
+    pub fn foreign(&self) -> &Foreign {
+        &self.foreign
+    }
 }
 
 /// One shard request running as its own task: aborted when the engine is dropped (a query
@@ -1003,9 +1023,9 @@ impl Drop for ShardRequest {
     }
 }
 
-/// One shard's page as the merge takes it: requested, its items adopted during a layout
-/// transition, other entities' items dropped where the server did not filter them, and old
-/// copies whose current place was looked up dropped.
+/// One shard's page as the merge takes it: requested, its items recognised (the foreign
+/// ones counted, see [`query_shard`]), and old copies whose current place was looked up
+/// dropped.
 async fn fetch_page(
     plan: &Plan,
     shard: usize,
@@ -1013,16 +1033,6 @@ async fn fetch_page(
     limit: Option<i32>,
 ) -> Result<ShardPage, Error> {
     let mut page = query_shard(plan, shard, start, limit, false).await?;
-    if let Some(transition) = &plan.transition {
-        transition.adopt(shard, &mut page.items);
-    }
-    // Without a server-side filter, another entity's item (one whose sort key shares the
-    // prefix) is dropped here, as the filter would have.
-    if !plan.filter_on_server {
-        let entities = plan.entities;
-        page.items
-            .retain(|item| entity_of(item).is_some_and(|e| entities.contains(&e)));
-    }
     transition::drop_looked_up_copies(plan, &mut page.items).await?;
     Ok(page)
 }
@@ -1150,6 +1160,20 @@ mod tests {
         assert!(first_share(usize::MAX, 10) > 1);
     }
 
+    static TEST_TEMPLATE: crate::keys::schema::KeyTemplate =
+        crate::keys::schema::KeyTemplate::new("GAME#{g}", &[]);
+    static TEST_SCHEMA: EntitySchema = EntitySchema::new(
+        "Score",
+        None,
+        crate::keys::schema::PartitionKeySchema::new(
+            "pk",
+            &TEST_TEMPLATE,
+            crate::keys::schema::Sharding::random(4),
+        ),
+        None,
+        &[],
+    );
+
     fn engine(shards: usize, limit: Option<usize>, page_size: Option<u32>) -> Engine {
         let config = aws_sdk_dynamodb::Config::builder()
             .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
@@ -1159,7 +1183,10 @@ mod tests {
             table: "t".into(),
             entity: "Score",
             entities: &["Score"],
+            tag: Some(crate::keys::schema::ENTITY_ATTRIBUTE),
             filter_on_server: true,
+            recognize: |_, _| Ok(0),
+            layout: &TEST_SCHEMA,
             projection: None,
             filter: None,
             expiry: None,
@@ -1274,7 +1301,6 @@ mod tests {
         plan.transition = Some(Transition {
             placement: |_| None,
             current_partitions: shards,
-            legacy: None,
             base_keys: ("pk", Some("sk")),
             lookup: false,
             in_previous,

@@ -4,16 +4,18 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use futures::stream::{self, StreamExt};
 use tracing::Instrument;
 
+use crate::access::condition::values_of;
 use crate::access::entity::Item;
+use crate::access::recognize::{skip, untagged_may_be_ours, Depth, Foreign};
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
 use crate::error::Error;
 use crate::keys::attribute::KeyValue;
-use crate::keys::schema::ENTITY_ATTRIBUTE;
+use crate::keys::shards::Partition;
 
 use super::{shard_failed, Plan};
 
@@ -86,11 +88,13 @@ fn key_condition(
     terms.join(" AND ")
 }
 
-/// One page of one shard.
+/// One page of one shard: the source's items, and the foreign ones skipped.
 pub(crate) struct ShardPage {
     pub items: Vec<Item>,
     pub last_evaluated_key: Option<Item>,
+    /// The items kept.
     pub count: u64,
+    pub foreign: Foreign,
 }
 
 /// One Query request against one shard.
@@ -107,18 +111,15 @@ pub(crate) async fn query_shard(
     let mut values = HashMap::new();
     let condition = key_condition(plan, partition, &mut names, &mut values);
     // DynamoDB refuses placeholders an expression does not use: each is added with its use.
-    let legacy = plan
-        .transition
-        .as_ref()
-        .is_some_and(|t| t.reads_untagged(shard));
-    let entity = (plan.filter_on_server || count_only || legacy).then(|| {
-        let filter = entity_filter(plan.entities, &mut names, &mut values);
-        if legacy {
-            format!("({filter}) OR attribute_not_exists(#et)")
-        } else {
-            filter
-        }
-    });
+    // Other entities' items are left out by their tag; an untagged item comes back, for the
+    // engine to recognise by its keys or count as foreign (never dropped unseen).
+    let entity = plan
+        .tag
+        .filter(|_| plan.filter_on_server || count_only)
+        .map(|tag| {
+            let filter = entity_filter(tag, plan.entities, &mut names, &mut values);
+            format!("{filter} OR attribute_not_exists(#et)")
+        });
     let user = match &plan.filter {
         Some(filter) => Some(filter.render(&mut names, &mut values)?),
         None => None,
@@ -135,9 +136,19 @@ pub(crate) async fn query_shard(
                 .join(" AND "),
         ),
     };
+    // A count reads what recognition needs, not whole items: the keys and the tag. Where an
+    // untagged item may be the entity's, only the whole item tells (it must read as the
+    // entity), so the count reads whole items and counts exactly what the query returns.
+    let whole_for_count = count_only && untagged_may_be_ours(plan.layout);
+    let counted;
     let projection = match &plan.projection {
-        Some(attributes) if !count_only => Some(projection_expression(attributes, &mut names)),
-        _ => None,
+        _ if whole_for_count => None,
+        _ if count_only => {
+            counted = count_projection(plan, partition);
+            Some(projection_expression(&counted, &mut names))
+        }
+        Some(attributes) => Some(projection_expression(attributes, &mut names)),
+        None => None,
     };
     let request = plan
         .client
@@ -150,12 +161,11 @@ pub(crate) async fn query_shard(
         .set_filter_expression(filter)
         .set_projection_expression(projection)
         .set_expression_attribute_names(Some(names))
-        .set_expression_attribute_values(Some(values))
+        .set_expression_attribute_values(values_of(values))
         .scan_index_forward(!plan.descending)
         .set_limit(limit)
         .set_consistent_read(plan.consistent.then_some(true))
         .set_exclusive_start_key(start)
-        .set_select(count_only.then_some(Select::Count))
         .set_return_consumed_capacity(plan.stats.as_ref().map(|_| ReturnConsumedCapacity::Total));
     // Its span (with the shard, the limit and what it returned) is the request span every
     // request gets (`telemetry`), a child of the query's.
@@ -174,20 +184,60 @@ pub(crate) async fn query_shard(
         answer,
     );
     let output = result?;
+    // Every item read is recognised here, the one place pages come in: the source's items
+    // are kept, another entity's left out, a foreign one skipped and counted.
+    let depth = if (count_only && !whole_for_count) || plan.projection.is_some() {
+        Depth::Keys
+    } else {
+        Depth::Whole
+    };
+    let mut foreign = Foreign::default();
+    let items: Vec<Item> = output
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|mut item| match (plan.recognize)(&mut item, depth) {
+            Ok(_) => Some(item),
+            Err(not_ours) => {
+                skip(plan.layout, &item, not_ours, &mut foreign);
+                None
+            }
+        })
+        .collect();
     Ok(ShardPage {
-        count: output.count().max(0) as u64,
+        count: items.len() as u64,
         last_evaluated_key: output.last_evaluated_key,
-        items: output.items.unwrap_or_default(),
+        items,
+        foreign,
     })
 }
 
-/// `#et = :et`, or `#et IN (:et0, ...)` for a collection, with its placeholders.
+/// What a count reads of each item: the partition's and the position's key attributes (the
+/// table's keys among them, on an index too) and the tag.
+fn count_projection(plan: &Plan, partition: &Partition) -> Vec<&'static str> {
+    let mut attributes: Vec<&'static str> = partition
+        .equalities()
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(plan.position_attributes.iter().copied())
+        .chain(plan.tag)
+        .chain([plan.layout.pk.attribute])
+        .chain(plan.layout.sk.map(|sk| sk.attribute))
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    attributes.retain(|a| seen.insert(*a));
+    attributes
+}
+
+/// `#et = :et`, or `#et IN (:et0, ...)` for a collection, on the tag attribute `tag`, with
+/// its placeholders.
 fn entity_filter(
+    tag: &str,
     entities: &[&str],
     names: &mut HashMap<String, String>,
     values: &mut HashMap<String, AttributeValue>,
 ) -> String {
-    names.insert("#et".to_owned(), ENTITY_ATTRIBUTE.to_owned());
+    names.insert("#et".to_owned(), tag.to_owned());
     if let [entity] = entities {
         values.insert(":et".to_owned(), AttributeValue::S((*entity).to_owned()));
         return "#et = :et".to_owned();

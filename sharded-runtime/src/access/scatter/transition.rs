@@ -22,10 +22,10 @@
 //!   partition was read past it without it is the item. Dropping it here would lose an item
 //!   copied between the two reads.
 //!
-//! During a transition from a legacy key, items of the legacy partition written before the
-//! table adopted `sharded` carry no entity attribute: those whose keys are the entity's are
-//! adopted ([`adopt_untagged`](crate::access::migrate::adopt_untagged), the predicate the
-//! migration and point reads use too); other untagged items are not read.
+//! Items of a previous layout's partitions written before the table adopted `sharded` carry
+//! no tag: those whose keys are the entity's are recognised as it (by
+//! [`recognize`](crate::access::recognize), the rule every read and the migration follow);
+//! other untagged items there are foreign.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -34,7 +34,6 @@ use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 
 use crate::access::entity::Item;
 use crate::error::Error;
-use crate::keys::schema::EntitySchema;
 
 use super::Plan;
 
@@ -51,9 +50,6 @@ pub(crate) struct Transition {
     /// How many of the plan's partitions are the current layout's (they come first); the
     /// others are the previous layout's other keys.
     pub current_partitions: usize,
-    /// During a transition from a legacy key, of one entity on the base table: the entity
-    /// whose untagged legacy items are adopted.
-    pub legacy: Option<&'static EntitySchema>,
     /// The base table's key attributes (partition key, sort key): an old copy's current key.
     pub base_keys: (&'static str, Option<&'static str>),
     /// Whether old copies are looked up at their current place (see the module docs): a GSI
@@ -67,12 +63,6 @@ pub(crate) struct Transition {
 }
 
 impl Transition {
-    /// Whether `shard` is a partition of the previous layout only (a legacy partition, or a
-    /// shard a shrinking layout drops).
-    pub fn previous_only(&self, shard: usize) -> bool {
-        shard >= self.current_partitions
-    }
-
     /// Whether first requests are sized by where the items sit (see
     /// [`expects_items`](Self::expects_items)): a base-table query whose layout changes.
     pub fn sizes_first_requests(&self) -> bool {
@@ -86,23 +76,6 @@ impl Transition {
     /// costs a refill, never an item: the engine's refills read what the probe did not.
     pub fn expects_items(&self, shard: usize) -> bool {
         self.in_previous.get(shard).copied().unwrap_or(true)
-    }
-
-    /// Whether untagged items of `shard` may be the entity's (a legacy partition).
-    pub fn reads_untagged(&self, shard: usize) -> bool {
-        self.legacy.is_some() && self.previous_only(shard)
-    }
-
-    /// Adopts the untagged items of `shard` that are the entity's and drops the other
-    /// untagged ones; tagged items are left as they are.
-    pub fn adopt(&self, shard: usize, items: &mut Vec<Item>) {
-        let Some(schema) = self.legacy.filter(|_| self.previous_only(shard)) else {
-            return;
-        };
-        items.retain_mut(|item| {
-            crate::access::migrate::adopt_untagged(schema, item)
-                || crate::access::entity::entity_of(item).is_some()
-        });
     }
 
     /// The current key of `item` when it is an old copy (read from `stored`, not its current

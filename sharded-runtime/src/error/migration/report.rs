@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::error::foreign::{Foreign, ForeignItem};
 use crate::error::migration::checkpoint::Checkpoint;
 use crate::item::ItemKeyDisplay;
 
@@ -34,6 +35,9 @@ pub struct Progress {
     /// Found at their current place: nothing to do. This includes items this run moved and
     /// later read again at their new place.
     pub in_place: u64,
+    /// Untagged items of the entity at their current place (another service's, in a table
+    /// that tags): tagged where they are, the one write adopting them needs. Not moved.
+    pub tagged: u64,
     /// Their old copy went before this run could move it: a writer deleted the item, or moved
     /// it itself (an update copies the item it updates to its current place: its old copy
     /// is then counted as `superseded`).
@@ -43,6 +47,14 @@ pub struct Progress {
     pub conflicts: u64,
     /// Items that could not be moved: listed with the reason in [`Report::failed`].
     pub failed: u64,
+    /// Items in the entity's partitions that are not the entity's (another service's record,
+    /// keys not in canonical form, unreadable): left exactly where they are, listed with the
+    /// reason in [`Report::left_alone`]. Not counted in `scanned`.
+    pub left_alone: u64,
+    /// Items whose keys were not in canonical form, moved to the key their attributes give
+    /// (only with [`Migration::rekey_non_canonical`](crate::migrate::Migration::rekey_non_canonical)):
+    /// listed in [`Report::rekeyed`], and counted in `moved` (or `superseded`) too.
+    pub rekeyed: u64,
     /// Scan (or query) pages read.
     pub pages: u64,
     /// Items DynamoDB examined to find them, every entity's (the pages' `ScannedCount`): a
@@ -85,7 +97,7 @@ impl Progress {
         per_second(self.scanned as f64, self.elapsed)
     }
 
-    /// Items of the previous layout dealt with: moved, superseded, gone or failed (the
+    /// Items of the previous layout dealt with: moved, superseded, tagged in place, gone or failed (the
     /// items a count of [`Migration::remaining`](crate::migrate::Migration::remaining) taken before
     /// the run would include).
     ///
@@ -95,7 +107,7 @@ impl Progress {
     /// # }
     /// ```
     pub fn handled(&self) -> u64 {
-        self.moved + self.superseded + self.gone + self.failed
+        self.moved + self.superseded + self.tagged + self.gone + self.failed
     }
 }
 
@@ -113,15 +125,19 @@ impl fmt::Display for Progress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} read: {} moved, {} superseded, {} in place, {} gone, {} failed ({} conflicts \
-             retried); {:.0} write units ({:.0}/s), {:.0} read units, {:.1?}",
+            "{} read: {} moved, {} superseded, {} in place, {} tagged in place, {} gone, {} \
+             failed ({} conflicts retried), {} not the entity's left alone, {} re-keyed; {:.0} \
+             write units ({:.0}/s), {:.0} read units, {:.1?}",
             self.scanned,
             self.moved,
             self.superseded,
             self.in_place,
+            self.tagged,
             self.gone,
             self.failed,
             self.conflicts,
+            self.left_alone,
+            self.rekeyed,
             self.write_units,
             self.write_units_per_second(),
             self.read_units,
@@ -153,6 +169,68 @@ pub struct Failure {
     pub reason: String,
 }
 
+/// An item whose keys were not in canonical form, moved by a migration asked to re-key
+/// ([`Migration::rekey_non_canonical`](crate::migrate::Migration::rekey_non_canonical)): from
+/// where it was to the key its attributes give.
+///
+/// ```
+/// # fn show(r: &sharded::migrate::Rekeyed) -> String {
+/// format!("{} -> {}", r.from, r.to)
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Rekeyed {
+    /// The key it had.
+    pub from: ItemKeyDisplay,
+    /// The canonical key it has now.
+    pub to: ItemKeyDisplay,
+}
+
+/// What is left to migrate, counted without moving anything
+/// ([`Migration::remaining`](crate::migrate::Migration::remaining)): the entity's items not at
+/// their current place, and the items in its partitions that are not the entity's (which a run
+/// leaves where they are), with the reasons. Compares with a number: `remaining == 0`.
+///
+/// ```no_run
+/// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+/// let left = repo.migration_remaining().await?;
+/// if left == 0 {
+///     println!("migrated; {} items that are not the entity's stay where they are", left.left_alone.count);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Remaining {
+    /// The entity's items not at their current place: what a run would move.
+    pub items: u64,
+    /// The items in the entity's partitions that are not the entity's, with the first few
+    /// keys and reasons: what a run leaves alone and lists.
+    pub left_alone: Foreign,
+}
+
+impl PartialEq<u64> for Remaining {
+    fn eq(&self, items: &u64) -> bool {
+        self.items == *items
+    }
+}
+
+impl fmt::Display for Remaining {
+    /// `12 items to move (3 not the entity's, left alone)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} items to move", self.items)?;
+        if self.left_alone.count > 0 {
+            write!(
+                f,
+                " ({} not the entity's, left alone)",
+                self.left_alone.count
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// What a migration did, once it has read everything it was asked to.
 ///
 /// ```no_run
@@ -171,6 +249,14 @@ pub struct Report {
     /// Every item that could not be moved, with the reason: the first 1,000
     /// (`progress.failed` counts them all; a run where that many fail has one cause to fix).
     pub failed: Vec<Failure>,
+    /// The items in the entity's partitions that are not the entity's, left exactly where
+    /// they are, with the reason (not canonical, another record's keys, unreadable, untagged):
+    /// the first 1,000 (`progress.left_alone` counts them all).
+    pub left_alone: Vec<ForeignItem>,
+    /// The items re-keyed (with
+    /// [`rekey_non_canonical`](crate::migrate::Migration::rekey_non_canonical)): the first
+    /// 1,000.
+    pub rekeyed: Vec<Rekeyed>,
     /// Where the run stopped: complete when it read everything, otherwise the position to
     /// resume from ([`Migration::resume_from`](crate::migrate::Migration::resume_from)).
     pub checkpoint: Checkpoint,

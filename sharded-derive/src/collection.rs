@@ -118,20 +118,22 @@ fn expand(c: &Collection) -> TokenStream {
     let types: Vec<&Type> = c.members.iter().map(|m| m.ty).collect();
     let schema = |ty: &Type| quote!(<#ty as #rt::ShardedEntity>::SCHEMA);
     let schemas: Vec<TokenStream> = types.iter().map(|ty| schema(ty)).collect();
-    let decode = c.members.iter().map(|m| {
+    // Each member's check, in variant order: an item is the first member's that recognises
+    // it (by its tag, or by its keys in a table whose items carry none).
+    let member_checks: Vec<TokenStream> = types
+        .iter()
+        .map(|ty| quote!(<#ty as #rt::ShardedEntity>::__recognize as #rt::Recognize))
+        .collect();
+    let decode = c.members.iter().enumerate().map(|(i, m)| {
         let (variant, ty) = (m.variant, m.ty);
         quote! {
-            if name == ::core::option::Option::Some(<#ty as #rt::ShardedEntity>::SCHEMA.entity) {
-                return <#ty as #rt::ShardedEntity>::from_item(item).map(Self::#variant);
-            }
+            ::core::result::Result::Ok(#i) => <#ty as #rt::ShardedEntity>::__decode(item).map(Self::#variant),
         }
     });
-    let placement = c.members.iter().map(|m| {
+    let placement = c.members.iter().enumerate().map(|(i, m)| {
         let ty = m.ty;
         quote! {
-            if name == ::core::option::Option::Some(<#ty as #rt::ShardedEntity>::SCHEMA.entity) {
-                return <#ty as #rt::QuerySource>::placement(item);
-            }
+            ::core::result::Result::Ok(#i) => <#ty as #rt::ShardedEntity>::__placement(item),
         }
     });
     // One membership impl per type: a repeated type is reported by the entity-name check.
@@ -174,24 +176,39 @@ fn expand(c: &Collection) -> TokenStream {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, clippy::all)]
         const _: () = {
+            static __MEMBERS: &[#rt::Recognize] = &[#(#member_checks),*];
+
             #[automatically_derived]
             impl #rt::QuerySource for #ident {
                 const LAYOUT: &'static #rt::EntitySchema = #first_schema;
                 const NAME: &'static str = #name;
                 const ENTITIES: &'static [&'static str] = &[#(#schemas.entity),*];
 
-                fn from_source_item(item: #rt::Item) -> #rt::Result<Self, #rt::Error> {
-                    let name = #rt::entity_name(&item);
-                    #(#decode)*
-                    #rt::Result::Err(#rt::not_a_member(#name, &item))
+                fn from_source_item(mut item: #rt::Item) -> #rt::Result<Self, #rt::Error> {
+                    match #rt::recognize_member(&mut item, #rt::Depth::Whole, __MEMBERS) {
+                        #(#decode)*
+                        ::core::result::Result::Ok(_) => #rt::never(),
+                        ::core::result::Result::Err(not_ours) => #rt::Result::Err(
+                            #rt::not_a_member(#name, #first_schema, &item, not_ours),
+                        ),
+                    }
+                }
+
+                fn recognize(
+                    item: &mut #rt::Item,
+                    depth: #rt::Depth,
+                ) -> #rt::Result<usize, #rt::NotOurs> {
+                    #rt::recognize_member(item, depth, __MEMBERS)
                 }
 
                 fn placement(
                     item: &#rt::Item,
                 ) -> ::core::option::Option<(#rt::String, ::core::option::Option<#rt::String>)> {
-                    let name = #rt::entity_name(item);
-                    #(#placement)*
-                    ::core::option::Option::None
+                    let mut recognized = item.clone();
+                    match #rt::recognize_member(&mut recognized, #rt::Depth::Keys, __MEMBERS) {
+                        #(#placement)*
+                        _ => ::core::option::Option::None,
+                    }
                 }
             }
 

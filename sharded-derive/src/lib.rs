@@ -131,6 +131,7 @@ mod resolve;
 mod serde_attr;
 mod suggest;
 mod symbol;
+mod table;
 mod types;
 mod validate;
 
@@ -146,6 +147,21 @@ mod validate;
 pub fn derive_sharded_entity(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     derive(&input).into()
+}
+
+/// Derives `sharded::ShardedTable` on a unit struct that declares a table once: its key
+/// attribute names, index names, and how its items say which entity they are. Entities name
+/// it with `#[sharded(table = TheStruct)]`. See the trait's docs.
+#[proc_macro_derive(
+    ShardedTable,
+    attributes(
+        table, sharded, gsi1, gsi2, gsi3, gsi4, gsi5, gsi6, gsi7, gsi8, gsi9, gsi10, gsi11, gsi12,
+        gsi13, gsi14, gsi15, gsi16, gsi17, gsi18, gsi19, gsi20
+    )
+)]
+pub fn derive_sharded_table(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    table::derive(&input).into()
 }
 
 /// Derives `sharded::ShardedCollection` on an enum of entities that share a partition layout:

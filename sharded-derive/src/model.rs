@@ -47,8 +47,8 @@ pub struct Entity {
 /// the shard.
 pub struct AttributeGsi {
     pub number: u8,
-    pub attr_span: Span,
-    pub index_name: String,
+    /// `index = ".."` on the entity; `None`: the table's name for index N.
+    pub index_name: Option<LitStr>,
     /// The partition fields, with the span of the `[..]` list.
     pub pk: Sp<Vec<Ident>>,
     /// The sort fields (possibly none), with the span of the `[..]` list.
@@ -112,9 +112,53 @@ pub enum SerdeName {
     RenameAll(String),
 }
 
+/// `#[sharded(table = ..)]`: the table's name in DynamoDB, or the type that declares the
+/// table (`#[derive(ShardedTable)]`: its names, tag and recognition).
+pub enum TableRef {
+    /// `table = "scores"`: the default table name; names and tag are the defaults.
+    Name(LitStr),
+    /// `table = Leaderboards`: the table type.
+    Type(syn::Path),
+}
+
+/// Which key attribute of the table a key is stored in: its name is the table's (declared by
+/// a `#[derive(ShardedTable)]` type, or the default `pk`, `sk`, `gsiNpk`, `gsiNsk`), known to
+/// generated code and not to the derive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyAttr {
+    /// The base table's partition key.
+    Pk,
+    /// The base table's sort key.
+    Sk,
+    /// Index N's partition key.
+    GsiPk(u8),
+    /// Index N's sort key.
+    GsiSk(u8),
+}
+
+impl std::fmt::Display for KeyAttr {
+    /// What the attribute holds (`the partition key`), for docs and messages: its name is
+    /// the table's, which the derive does not see.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.role())
+    }
+}
+
+impl KeyAttr {
+    /// What the attribute holds, for docs: `the partition key`, `the sort key of gsi1`.
+    pub fn role(self) -> String {
+        match self {
+            KeyAttr::Pk => "the partition key".to_owned(),
+            KeyAttr::Sk => "the sort key".to_owned(),
+            KeyAttr::GsiPk(n) => format!("the partition key of gsi{n}"),
+            KeyAttr::GsiSk(n) => format!("the sort key of gsi{n}"),
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Container {
-    pub table: Option<LitStr>,
+    pub table: Option<TableRef>,
     pub entity: Option<LitStr>,
     /// `crate = "path"`: where the `sharded` facade is reachable from the user's crate.
     pub krate: Option<syn::Path>,
@@ -225,8 +269,8 @@ pub enum Shard {
 }
 
 pub struct PartitionKey {
-    /// The DynamoDB attribute written (`pk`, `gsi1pk`).
-    pub attribute: String,
+    /// The table attribute the key is stored in.
+    pub attribute: KeyAttr,
     pub template: Template,
     pub shard: Sp<Shard>,
     /// The shard count: `n = 10`, or the literal of a GSI's `shard = 4`.
@@ -237,25 +281,34 @@ pub struct PartitionKey {
     pub query: Option<Ident>,
     /// `previous_n = N` or `legacy = "..."`: the layout items are moving away from.
     pub previous: Option<Previous>,
+    /// `suffix = "#SHARD_{shard}"`: how the shard is spelled after the logical key (the
+    /// runtime checks the declaration at compile time).
+    pub suffix: Option<LitStr>,
 }
 
 /// The layout declared as previous on `#[pk]`, while a transition is under way.
 pub enum Previous {
-    /// `previous_n = N`: the same template and sharding over `N` shards.
-    Shards(Sp<u32>),
+    /// `previous_n = N`: the same template over `N` shards, spelled by `suffix`
+    /// (`previous_suffix = ".."`, else the current key's), placed as the current key places
+    /// items, or anywhere (`previous_shard = "unknown"`).
+    Shards {
+        n: Sp<u32>,
+        suffix: Option<LitStr>,
+        unknown_placement: bool,
+    },
     /// `legacy = "..."`: an unsharded template.
     Legacy(Template),
 }
 
 pub struct SortKey {
-    pub attribute: String,
+    pub attribute: KeyAttr,
     pub template: Template,
 }
 
 pub struct Gsi {
     pub number: u8,
-    pub attr_span: Span,
-    pub index_name: String,
+    /// `index = ".."` on the entity; `None`: the table's name for index N.
+    pub index_name: Option<LitStr>,
     pub pk: PartitionKey,
     pub sk: Option<SortKey>,
 }
@@ -272,47 +325,5 @@ impl Entity {
             .as_ref()
             .map(LitStr::value)
             .unwrap_or_else(|| self.ident.to_string())
-    }
-
-    /// Every key attribute the runtime writes, by name.
-    #[cfg(test)]
-    pub fn generated_attributes(&self) -> Vec<String> {
-        self.generated_attribute_roles()
-            .into_iter()
-            .map(|(name, _)| name)
-            .collect()
-    }
-
-    /// Every key attribute the runtime writes, with what it holds (for messages).
-    pub fn generated_attribute_roles(&self) -> Vec<(String, String)> {
-        // The entity attribute is the runtime's name: generated code checks fields against it.
-        let mut roles = Vec::new();
-        if let Some(pk) = &self.pk {
-            roles.push((pk.attribute.clone(), "the partition key".to_owned()));
-        }
-        if let Some(sk) = &self.sk {
-            roles.push((sk.attribute.clone(), "the sort key".to_owned()));
-        }
-        for gsi in &self.gsis {
-            let name = format!("#[{}{}]", crate::symbol::GSI_PREFIX, gsi.number);
-            roles.push((
-                gsi.pk.attribute.clone(),
-                format!("the partition key of {name}"),
-            ));
-            if let Some(sk) = &gsi.sk {
-                roles.push((sk.attribute.clone(), format!("the sort key of {name}")));
-            }
-        }
-        for gsi in &self.attribute_gsis {
-            roles.push((
-                gsi.shard_attribute.value.clone(),
-                format!(
-                    "the shard of #[{}{}]",
-                    crate::symbol::GSI_PREFIX,
-                    gsi.number
-                ),
-            ));
-        }
-        roles
     }
 }

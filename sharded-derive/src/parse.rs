@@ -9,8 +9,8 @@ use syn::{Attribute, Data, DeriveInput, Fields, Ident, Lit, LitStr};
 use crate::ctxt::Ctxt;
 use crate::model::Counter;
 use crate::model::{
-    AttributeGsi, Container, Entity, Field, FieldRole, Granularity, Gsi, PartitionKey, Previous,
-    Segment, SerdeName, Shard, SortKey, Sp, Template,
+    AttributeGsi, Container, Entity, Field, FieldRole, Granularity, Gsi, KeyAttr, PartitionKey,
+    Previous, Segment, SerdeName, Shard, SortKey, Sp, TableRef, Template,
 };
 use crate::serde_attr::{serde_field, serde_name, serde_rename_all};
 use crate::suggest::{did_you_mean, did_you_mean_keyword};
@@ -115,7 +115,7 @@ pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
             }
             container(cx, attr, &mut entity.container);
         } else if name == PK {
-            let pk = partition_key(cx, attr, PK, PK_KEYS, "pk".to_owned());
+            let pk = partition_key(cx, attr, PK, PK_KEYS, KeyAttr::Pk);
             if entity.pk.is_some() {
                 cx.error_spanned_by(
                     attr.path(),
@@ -172,7 +172,7 @@ pub fn entity(cx: &Ctxt, input: &DeriveInput) -> Option<Entity> {
     Some(entity)
 }
 
-fn gsi_number(name: &str) -> Option<u8> {
+pub(crate) fn gsi_number(name: &str) -> Option<u8> {
     let digits = name.strip_prefix(GSI_PREFIX)?;
     if digits.starts_with('0') {
         return None;
@@ -224,7 +224,7 @@ fn meta_key(meta: &ParseNestedMeta) -> String {
 
 /// The accepted key `meta` stands for: itself, or (after recording the error) the key a
 /// misspelling most likely meant. `None`: the unknown key's value has been skipped.
-fn accepted_key(
+pub(crate) fn accepted_key(
     cx: &Ctxt,
     meta: &ParseNestedMeta,
     attr: &str,
@@ -243,7 +243,13 @@ fn accepted_key(
 }
 
 /// Records `value` in `slot`, or a "duplicate key" error at the second occurrence.
-fn set_once<T>(cx: &Ctxt, meta: &ParseNestedMeta, attr: &str, slot: &mut Option<T>, value: T) {
+pub(crate) fn set_once<T>(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+    attr: &str,
+    slot: &mut Option<T>,
+    value: T,
+) {
     if slot.is_some() {
         let key = meta_key(meta);
         cx.error_spanned_by(
@@ -259,8 +265,33 @@ fn container(cx: &Ctxt, attr: &Attribute, out: &mut Container) {
     let result = attr.parse_nested_meta(|meta| {
         match accepted_key(cx, &meta, SHARDED, CONTAINER_KEYS)? {
             Some(TABLE) => {
-                let lit: LitStr = meta.value()?.parse()?;
-                set_once(cx, &meta, SHARDED, &mut out.table, lit);
+                // A string names the table in DynamoDB; a path names the type that declares
+                // the table (`#[derive(ShardedTable)]`).
+                let mut value: syn::Expr = meta.value()?.parse()?;
+                // A type or path passed through a `macro_rules!` arrives in an invisible group.
+                while let syn::Expr::Group(group) = value {
+                    value = *group.expr;
+                }
+                let table = match value {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: Lit::Str(lit), ..
+                    }) => Some(TableRef::Name(lit)),
+                    syn::Expr::Path(path) if path.qself.is_none() => {
+                        Some(TableRef::Type(path.path))
+                    }
+                    other => {
+                        cx.error_spanned_by(
+                            &other,
+                            "`table` is the table's name in DynamoDB (`table = \"scores\"`) or \
+                             the type that declares it with #[derive(ShardedTable)] \
+                             (`table = Leaderboards`)",
+                        );
+                        None
+                    }
+                };
+                if let Some(table) = table {
+                    set_once(cx, &meta, SHARDED, &mut out.table, table);
+                }
             }
             Some(ENTITY) => {
                 let lit: LitStr = meta.value()?.parse()?;
@@ -306,6 +337,9 @@ struct RawPartition {
     sk: Option<LitStr>,
     previous_n: Option<syn::LitInt>,
     legacy: Option<LitStr>,
+    suffix: Option<LitStr>,
+    previous_suffix: Option<LitStr>,
+    previous_shard: Option<LitStr>,
 }
 
 fn read_partition(
@@ -316,7 +350,11 @@ fn read_partition(
 ) -> Option<RawPartition> {
     let mut raw = RawPartition::default();
     let result = attr.parse_nested_meta(|meta| {
-        if name != PK && (meta.path.is_ident(PREVIOUS_N) || meta.path.is_ident(LEGACY)) {
+        if name != PK
+            && [PREVIOUS_N, LEGACY, PREVIOUS_SUFFIX, PREVIOUS_SHARD]
+                .iter()
+                .any(|key| meta.path.is_ident(key))
+        {
             cx.syn_error(meta.error(format!(
                 "a layout transition is declared on the base table's #[pk], not on #[{name}]: \
                  an index key is rewritten by every put, so to change it, change #[{name}] and \
@@ -361,6 +399,18 @@ fn read_partition(
                 let v = meta.value()?.parse()?;
                 set_once(cx, &meta, name, &mut raw.legacy, v);
             }
+            SUFFIX => {
+                let v = meta.value()?.parse()?;
+                set_once(cx, &meta, name, &mut raw.suffix, v);
+            }
+            PREVIOUS_SUFFIX => {
+                let v = meta.value()?.parse()?;
+                set_once(cx, &meta, name, &mut raw.previous_suffix, v);
+            }
+            PREVIOUS_SHARD => {
+                let v = meta.value()?.parse()?;
+                set_once(cx, &meta, name, &mut raw.previous_shard, v);
+            }
             _ => {
                 let v = meta.value()?.parse()?;
                 set_once(cx, &meta, name, &mut raw.index, v);
@@ -382,7 +432,7 @@ fn partition_key(
     attr: &Attribute,
     name: &str,
     allowed: &[&'static str],
-    attribute: String,
+    attribute: KeyAttr,
 ) -> Option<PartitionKey> {
     let raw = read_partition(cx, attr, name, allowed)?;
     partition_from_raw(cx, attr, name, raw, attribute)
@@ -393,7 +443,7 @@ fn partition_from_raw(
     attr: &Attribute,
     name: &str,
     raw: RawPartition,
-    attribute: String,
+    attribute: KeyAttr,
 ) -> Option<PartitionKey> {
     let is_gsi = name != PK;
     let template_key = if is_gsi { PK } else { TEMPLATE };
@@ -463,6 +513,35 @@ fn partition_from_raw(
                 None
             }
         });
+    let unknown_placement = match &raw.previous_shard {
+        None => false,
+        Some(lit) if lit.value() == UNKNOWN => true,
+        Some(lit) => {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "`previous_shard` says where the previous layout put an item when it is not \
+                     this key's rule: `previous_shard = \"{UNKNOWN}\"` (written with random shards, \
+                     or another hash: any previous shard may hold an item); leave it out when \
+                     the previous layout placed items as this key does"
+                ),
+            );
+            // Some other placement was meant: checked on as unknown, so one mistake is one
+            // error.
+            true
+        }
+    };
+    let shards_only = |lit: &Option<LitStr>, key: &str| {
+        if let Some(lit) = lit {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "`{key}` describes the previous shards of a resharding: declare \
+                     `previous_n = N` with it (a `legacy` key is unsharded)"
+                ),
+            );
+        }
+    };
     let previous = match (raw.previous_n, raw.legacy) {
         (Some(count), Some(legacy)) => {
             cx.error_spanned_by(
@@ -470,13 +549,18 @@ fn partition_from_raw(
                 "declare one transition at a time: `previous_n` (resharding) or `legacy` \
                  (adopting sharding), not both; finish the first migration, then declare the next",
             );
-            count
-                .base10_parse::<u32>()
-                .ok()
-                .map(|v| Previous::Shards(Sp::new(v, count.span())))
+            count.base10_parse::<u32>().ok().map(|v| Previous::Shards {
+                n: Sp::new(v, count.span()),
+                suffix: raw.previous_suffix,
+                unknown_placement,
+            })
         }
         (Some(count), None) => match count.base10_parse::<u32>() {
-            Ok(v) => Some(Previous::Shards(Sp::new(v, count.span()))),
+            Ok(v) => Some(Previous::Shards {
+                n: Sp::new(v, count.span()),
+                suffix: raw.previous_suffix,
+                unknown_placement,
+            }),
             Err(_) => {
                 cx.error_spanned_by(
                     &count,
@@ -485,8 +569,11 @@ fn partition_from_raw(
                 None
             }
         },
-        (None, Some(legacy)) => self::template(cx, &legacy).map(Previous::Legacy),
-        (None, None) => None,
+        (None, legacy) => {
+            shards_only(&raw.previous_suffix, PREVIOUS_SUFFIX);
+            shards_only(&raw.previous_shard, PREVIOUS_SHARD);
+            legacy.and_then(|legacy| self::template(cx, &legacy).map(Previous::Legacy))
+        }
     };
     Some(PartitionKey {
         attribute,
@@ -496,6 +583,7 @@ fn partition_from_raw(
         single_partition: raw.single_partition,
         query,
         previous,
+        suffix: raw.suffix,
     })
 }
 
@@ -526,7 +614,7 @@ fn sort_key(cx: &Ctxt, attr: &Attribute) -> Option<SortKey> {
         return None;
     };
     Some(SortKey {
-        attribute: "sk".to_owned(),
+        attribute: KeyAttr::Sk,
         template: template(cx, &lit)?,
     })
 }
@@ -534,23 +622,18 @@ fn sort_key(cx: &Ctxt, attr: &Attribute) -> Option<SortKey> {
 fn gsi(cx: &Ctxt, attr: &Attribute, number: u8) -> Option<Gsi> {
     let name = format!("{GSI_PREFIX}{number}");
     let mut raw = read_partition(cx, attr, &name, GSI_KEYS)?;
-    let index_name = raw
-        .index
-        .take()
-        .map(|l| l.value())
-        .unwrap_or_else(|| name.clone());
+    let index_name = raw.index.take();
     let sk_lit = raw.sk.take();
-    let pk = partition_from_raw(cx, attr, &name, raw, format!("{name}pk"));
+    let pk = partition_from_raw(cx, attr, &name, raw, KeyAttr::GsiPk(number));
     let sk = match sk_lit {
         Some(lit) => Some(SortKey {
-            attribute: format!("{name}sk"),
+            attribute: KeyAttr::GsiSk(number),
             template: template(cx, &lit)?,
         }),
         None => None,
     };
     Some(Gsi {
         number,
-        attr_span: attr.path().span(),
         index_name,
         pk: pk?,
         sk,
@@ -692,8 +775,7 @@ fn attribute_gsi(cx: &Ctxt, attr: &Attribute, number: u8) -> Option<AttributeGsi
     }
     Some(AttributeGsi {
         number,
-        attr_span: attr.path().span(),
-        index_name: index.map(|l| l.value()).unwrap_or_else(|| name.clone()),
+        index_name: index,
         sk: sk.unwrap_or_else(|| Sp::new(Vec::new(), pk.span)),
         pk,
         n: shard,

@@ -11,11 +11,11 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
-use syn::{Ident, Type};
+use syn::{Ident, LitStr, Type};
 
 use crate::model::{
-    Entity, Field, FieldRole, Granularity, Gsi, PartitionKey, Previous, Segment, Shard, SortKey,
-    Sp, Template,
+    Entity, Field, FieldRole, Granularity, Gsi, KeyAttr, PartitionKey, Previous, Segment, Shard,
+    SortKey, Sp, TableRef, Template,
 };
 use crate::suggest::did_you_mean;
 use crate::types::{self, TimeShape};
@@ -111,8 +111,10 @@ pub enum RShard<'a> {
 }
 
 pub struct RPartition<'a> {
-    /// The DynamoDB attribute (`pk`, `gsi1pk`).
-    pub attribute: &'a str,
+    /// The table attribute the key is stored in.
+    pub attribute: KeyAttr,
+    /// `suffix = ".."`, as written (the default `#{shard}` when `None`).
+    pub suffix: Option<&'a LitStr>,
     pub template: RTemplate<'a>,
     pub shard: RShard<'a>,
     /// The shard count (1 when unsharded; what was written otherwise).
@@ -125,8 +127,13 @@ pub struct RPartition<'a> {
 
 /// The previous layout, resolved.
 pub enum RPrevious<'a> {
-    /// `previous_n = N`.
-    Shards(u32),
+    /// `previous_n = N`, its spelling (`previous_suffix`), and whether its placement is
+    /// unknown (`previous_shard = "unknown"`).
+    Shards {
+        n: u32,
+        suffix: Option<&'a LitStr>,
+        unknown_placement: bool,
+    },
     /// `legacy = "..."`.
     Legacy(RTemplate<'a>),
 }
@@ -151,13 +158,14 @@ impl<'a> RPartition<'a> {
 }
 
 pub struct RSort<'a> {
-    pub attribute: &'a str,
+    pub attribute: KeyAttr,
     pub template: RTemplate<'a>,
 }
 
 pub struct RGsi<'a> {
     pub number: u8,
-    pub index_name: &'a str,
+    /// `index = ".."` on the entity; `None`: the table's name for the index.
+    pub index_name: Option<&'a LitStr>,
     pub pk: RPartition<'a>,
     pub sk: Option<RSort<'a>>,
 }
@@ -199,6 +207,8 @@ pub struct Resolved<'a> {
     /// The path generated code reaches the runtime through: `::sharded::__private`, or
     /// `<crate>::__private` with `#[sharded(crate = "...")]`.
     pub rt: TokenStream,
+    /// The type that declares the entity's table (`#[sharded(table = Type)]`), if any.
+    pub table_type: Option<&'a syn::Path>,
     /// `None` only when the input had no usable `#[pk]` (already reported).
     pub pk: Option<RPartition<'a>>,
     pub sk: Option<RSort<'a>>,
@@ -261,6 +271,10 @@ pub fn resolve(entity: &Entity) -> Resolved<'_> {
         entity,
         entity_name: entity.entity_name(),
         rt,
+        table_type: match &entity.container.table {
+            Some(TableRef::Type(path)) => Some(path),
+            _ => None,
+        },
         pk: entity.pk.as_ref().map(|pk| {
             let mut pk = partition(entity, pk, None);
             if let (RShard::Random(fields), Some(sk)) = (&mut pk.shard, &entity.sk) {
@@ -374,11 +388,20 @@ fn partition<'a>(entity: &'a Entity, pk: &'a PartitionKey, gsi: Option<u8>) -> R
         _ => pk.n.as_ref().map_or(1, |n| n.value),
     };
     let previous = pk.previous.as_ref().map(|p| match p {
-        Previous::Shards(n) => RPrevious::Shards(n.value),
+        Previous::Shards {
+            n,
+            suffix,
+            unknown_placement,
+        } => RPrevious::Shards {
+            n: n.value,
+            suffix: suffix.as_ref(),
+            unknown_placement: *unknown_placement,
+        },
         Previous::Legacy(t) => RPrevious::Legacy(template(entity, t)),
     });
     RPartition {
-        attribute: &pk.attribute,
+        attribute: pk.attribute,
+        suffix: pk.suffix.as_ref(),
         template: template(entity, &pk.template),
         shard,
         n,
@@ -389,7 +412,7 @@ fn partition<'a>(entity: &'a Entity, pk: &'a PartitionKey, gsi: Option<u8>) -> R
 
 fn sort<'a>(entity: &'a Entity, sk: &'a SortKey) -> RSort<'a> {
     RSort {
-        attribute: &sk.attribute,
+        attribute: sk.attribute,
         template: template(entity, &sk.template),
     }
 }
@@ -397,7 +420,7 @@ fn sort<'a>(entity: &'a Entity, sk: &'a SortKey) -> RSort<'a> {
 fn gsi<'a>(entity: &'a Entity, gsi: &'a Gsi) -> RGsi<'a> {
     RGsi {
         number: gsi.number,
-        index_name: &gsi.index_name,
+        index_name: gsi.index_name.as_ref(),
         pk: partition(entity, &gsi.pk, Some(gsi.number)),
         sk: gsi.sk.as_ref().map(|sk| sort(entity, sk)),
     }

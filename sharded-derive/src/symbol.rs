@@ -16,6 +16,14 @@ pub const QUERY: &str = "query";
 pub const PREVIOUS_N: &str = "previous_n";
 /// `legacy = "GAME#{game_id}"`: the unsharded key a table's existing items are under.
 pub const LEGACY: &str = "legacy";
+/// `suffix = "#SHARD_{shard}"`: how the shard is spelled after the logical key.
+pub const SUFFIX: &str = "suffix";
+/// `previous_suffix = "#SHARD_{shard}"`: the previous layout's spelling.
+pub const PREVIOUS_SUFFIX: &str = "previous_suffix";
+/// `previous_shard = "unknown"`: where the previous layout put an item (random, another hash).
+pub const PREVIOUS_SHARD: &str = "previous_shard";
+/// The one value of `previous_shard`.
+pub const UNKNOWN: &str = "unknown";
 pub const INDEX: &str = "index";
 pub const TABLE: &str = "table";
 pub const ENTITY: &str = "entity";
@@ -27,18 +35,36 @@ pub const PK_KEYS: &[&str] = &[
     TEMPLATE,
     SHARD,
     N,
+    SUFFIX,
     SINGLE_PARTITION,
     QUERY,
     PREVIOUS_N,
+    PREVIOUS_SHARD,
+    PREVIOUS_SUFFIX,
     LEGACY,
 ];
 pub const SK_KEYS: &[&str] = &[TEMPLATE];
-pub const GSI_KEYS: &[&str] = &[PK, SK, SHARD, N, SINGLE_PARTITION, QUERY, INDEX];
+pub const GSI_KEYS: &[&str] = &[PK, SK, SHARD, N, SUFFIX, SINGLE_PARTITION, QUERY, INDEX];
 /// `shard_attribute = ".."`: the number attribute of a multi-attribute index's shard.
 pub const SHARD_ATTRIBUTE: &str = "shard_attribute";
 /// The keys of `#[gsiN(pk = [..], ..)]`, an index keyed by the fields' own attributes.
 pub const ATTRIBUTE_GSI_KEYS: &[&str] = &[PK, SK, SHARD, SHARD_ATTRIBUTE, QUERY, INDEX];
 pub const CONTAINER_KEYS: &[&str] = &[TABLE, ENTITY, CRATE];
+
+// `#[derive(ShardedTable)]`: `#[table(..)]` and `#[gsiN(..)]` on a unit struct.
+/// The table attribute.
+pub const TABLE_ATTR: &str = "table";
+/// `name = "Leaderboards"`: the table's name in DynamoDB.
+pub const TABLE_NAME: &str = "name";
+/// `tag = "_type"`: the attribute holding the entity's name.
+pub const TAG: &str = "tag";
+/// `recognize = "tag" | "tag_or_key" | "key"`: how an item says which entity it is.
+pub const RECOGNIZE: &str = "recognize";
+/// The values of `recognize`.
+pub const RECOGNIZE_VALUES: &[&str] = &["tag", "tag_or_key", "key"];
+pub const TABLE_KEYS: &[&str] = &[TABLE_NAME, PK, SK, TAG, RECOGNIZE];
+/// The keys of `#[gsiN(..)]` on a table: the index name and its key attributes.
+pub const TABLE_GSI_KEYS: &[&str] = &[INDEX, PK, SK];
 /// `#[sharded(...)]` on a field: what the runtime maintains in it.
 pub const FIELD_KEYS: &[&str] = &["version", "ttl", "created_at", "updated_at"];
 

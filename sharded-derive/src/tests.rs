@@ -4,7 +4,7 @@
 use syn::{parse_quote, DeriveInput};
 
 use crate::ctxt::Ctxt;
-use crate::model::Shard;
+use crate::model::{KeyAttr, Shard};
 use crate::{parse, validate};
 
 /// The messages the derive reports for `input`, in order.
@@ -37,9 +37,13 @@ fn the_issue_example_is_accepted_and_modelled() {
     assert_eq!(entity.gsis.len(), 1);
     assert!(matches!(entity.gsis[0].pk.shard.value, Shard::Identity));
     assert_eq!(entity.gsis[0].pk.n.as_ref().unwrap().value, 4);
+    // The key attributes are the table's: named by role, resolved by generated code.
+    assert_eq!(pk.attribute, KeyAttr::Pk);
+    assert_eq!(entity.sk.as_ref().unwrap().attribute, KeyAttr::Sk);
+    assert_eq!(entity.gsis[0].pk.attribute, KeyAttr::GsiPk(1));
     assert_eq!(
-        entity.generated_attributes(),
-        ["pk", "sk", "gsi1pk", "gsi1sk"]
+        entity.gsis[0].sk.as_ref().unwrap().attribute,
+        KeyAttr::GsiSk(1)
     );
 }
 
@@ -139,40 +143,65 @@ fn templates_must_parse_back() {
     }
 }
 
+/// The stored names of a struct's fields, as the expansion checks them against the table's
+/// names at compile time: `(field, attribute, how the name came about)` for each
+/// `assert_not_written_by_sharded` it emits.
+fn checked_attributes(input: TokenStream) -> Vec<(String, String, String)> {
+    let out = generated(input);
+    out.split("assert_not_written_by_sharded(__TABLE,")
+        .skip(1)
+        .map(|call| {
+            // After the key list: `"field","attribute","how","fix")`.
+            let after_keys = call.split_once("],").map_or(call, |(_, rest)| rest);
+            let strings: Vec<String> = after_keys
+                .split('"')
+                .skip(1)
+                .step_by(2)
+                .take(3)
+                .map(str::to_owned)
+                .collect();
+            (strings[0].clone(), strings[1].clone(), strings[2].clone())
+        })
+        .collect()
+}
+
 #[test]
-fn serde_renames_that_clash_with_key_attributes_are_refused() {
-    let errs = errors(parse_quote! {
-        #[pk(template = "U#{id}")]
-        struct U { id: String, #[serde(rename = "sk")] other: String }
-    });
-    assert!(errs.is_empty(), "no sk attribute without #[sk]: {errs:?}");
-    let errs = errors(parse_quote! {
+fn every_stored_field_is_checked_against_the_tables_names_under_its_serde_name() {
+    // The table's names are known only to generated code (a `#[derive(ShardedTable)]` type
+    // may rename them): each stored field is checked at compile time, with its serde name.
+    let checked = checked_attributes(quote! {
         #[serde(rename_all = "UPPERCASE")]
         #[pk(template = "U#{id}")]
         #[sk(template = "X")]
         struct U { id: String, _entity: String, #[serde(rename = "sk")] other: String }
     });
+    let names: Vec<(&str, &str)> = checked
+        .iter()
+        .map(|(f, a, _)| (f.as_str(), a.as_str()))
+        .collect();
     assert_eq!(
-        errs.len(),
-        1,
-        "_entity becomes _ENTITY under UPPERCASE: {errs:?}"
+        names,
+        [("id", "ID"), ("_entity", "_ENTITY"), ("other", "sk")]
     );
-    assert!(errs[0].contains("`sk`"), "{errs:?}");
+    assert!(checked[2].2.contains("rename"), "{checked:?}");
 }
 
 #[test]
 fn serde_names_follow_serde_derive() {
     // camelCase is PascalCase with the first character lowered: `_pk` is stored as `pk`.
-    let errs = errors(parse_quote! {
+    let checked = checked_attributes(quote! {
         #[serde(rename_all = "camelCase")]
         #[pk(template = "O#{order_id}")]
         struct O { order_id: String, _pk: String, gsi1_pk: String }
     });
-    assert_eq!(errs.len(), 1, "{errs:#?}");
-    assert!(errs[0].contains("rename_all = \"camelCase\""), "{errs:?}");
-    assert!(errs[0].contains("the partition key"), "{errs:?}");
+    let pk = checked
+        .iter()
+        .find(|(f, _, _)| f == "_pk")
+        .expect("checked");
+    assert_eq!(pk.1, "pk");
+    assert!(pk.2.contains("rename_all"), "{checked:?}");
     // rename(serialize = ..) names the attribute; flatten and skip write none of their own.
-    let errs = errors(parse_quote! {
+    let checked = checked_attributes(quote! {
         #[serde(rename_all(serialize = "UPPERCASE"))]
         #[pk(template = "O#{order_id}")]
         #[sk(template = "X")]
@@ -183,8 +212,11 @@ fn serde_names_follow_serde_derive() {
             #[serde(skip)] _entity: String,
         }
     });
-    assert_eq!(errs.len(), 1, "{errs:#?}");
-    assert!(errs[0].contains("the sort key"), "{errs:?}");
+    let names: Vec<(&str, &str)> = checked
+        .iter()
+        .map(|(f, a, _)| (f.as_str(), a.as_str()))
+        .collect();
+    assert_eq!(names, [("order_id", "ORDER_ID"), ("a", "sk")]);
 }
 
 #[test]
@@ -715,7 +747,6 @@ fn a_multi_attribute_index_is_modelled_from_field_lists() {
     assert_eq!(g.n.as_ref().unwrap().value, 8);
     assert_eq!(g.shard_attribute.value, "s2");
     assert_eq!(g.query, "query_gsi2");
-    assert!(entity.generated_attributes().contains(&"s2".to_owned()));
 }
 
 #[test]

@@ -3,11 +3,11 @@
 
 use std::collections::HashSet;
 
-use syn::{Ident, Type};
+use syn::{Ident, LitStr, Type};
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Entity, FieldRole, PartitionKey, Previous, Segment, SerdeName, Shard, Template,
+    Entity, FieldRole, PartitionKey, Previous, Segment, SerdeName, Shard, TableRef, Template,
 };
 use crate::suggest::did_you_mean;
 use crate::types::{self, TimeShape};
@@ -16,6 +16,10 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
     container(cx, entity);
     let Some(pk) = &entity.pk else { return };
     partition_key(cx, entity, pk, "pk");
+    suffix_needs_shards(cx, pk);
+    for gsi in &entity.gsis {
+        suffix_needs_shards(cx, &gsi.pk);
+    }
     base_key_not_hot(cx, pk);
     random_needs_item_key(cx, entity, pk);
     transition(cx, entity, pk);
@@ -29,7 +33,9 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
             template_fields(cx, entity, &sk.template);
         }
         gsi_not_hot(cx, pk, &gsi.pk, &name);
-        table_name(cx, &gsi.index_name, gsi.attr_span, "index name");
+        if let Some(index) = &gsi.index_name {
+            table_name(cx, &index.value(), index.span(), "index name");
+        }
     }
     for gsi in &entity.attribute_gsis {
         attribute_gsi(cx, entity, gsi);
@@ -40,6 +46,20 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
     counters(cx, entity);
     attribute_clashes(cx, entity);
     query_names(cx, entity);
+}
+
+/// `suffix = ".."` spells a shard: only a sharded key has one. (Whether the spelling can be
+/// parsed back is the runtime's rule, checked at compile time in the expansion.)
+fn suffix_needs_shards(cx: &Ctxt, pk: &PartitionKey) {
+    if let Some(suffix) = &pk.suffix {
+        if matches!(pk.shard.value, Shard::None) {
+            cx.error_spanned_by(
+                suffix,
+                "`suffix` spells the shard after the logical key, and this key is not sharded: \
+                 add `shard = .., n = ..`, or remove `suffix`",
+            );
+        }
+    }
 }
 
 /// `shard = "random"` places an item by the hash of its own key (logical key and sort key):
@@ -74,8 +94,20 @@ fn random_needs_item_key(cx: &Ctxt, entity: &Entity, pk: &PartitionKey) {
 fn transition(cx: &Ctxt, entity: &Entity, pk: &PartitionKey) {
     match &pk.previous {
         None => {}
-        Some(Previous::Shards(old)) => {
+        Some(Previous::Shards {
+            n: old,
+            suffix,
+            unknown_placement,
+        }) => {
             let current = pk.n.as_ref().map(|n| n.value);
+            // The same count changes something only with another spelling or placement.
+            let respelled = suffix.as_ref().map(LitStr::value)
+                != Some(
+                    pk.suffix
+                        .as_ref()
+                        .map_or_else(|| "#{shard}".to_owned(), LitStr::value),
+                )
+                && suffix.is_some();
             if matches!(pk.shard.value, Shard::None) {
                 cx.error_at(
                     old.span,
@@ -83,12 +115,14 @@ fn transition(cx: &Ctxt, entity: &Entity, pk: &PartitionKey) {
                      to adopt sharding on a table with unsharded items, add `shard = ..`, `n = ..` \
                      and `legacy = \"<the old template>\"` instead",
                 );
-            } else if current == Some(old.value) {
+            } else if current == Some(old.value) && !respelled && !unknown_placement {
                 cx.error_at(
                     old.span,
                     format!(
-                        "`previous_n = {}` is the current `n`: nothing changes; remove \
-                         `previous_n` (or set `n` to the new shard count)",
+                        "`previous_n = {}` is the current `n`, with the same spelling and \
+                         placement: nothing changes; remove `previous_n` (or set `n` to the new \
+                         shard count, `previous_suffix` to the old spelling, or \
+                         `previous_shard = \"unknown\"` for items placed another way)",
                         old.value
                     ),
                 );
@@ -150,7 +184,7 @@ fn transition(cx: &Ctxt, entity: &Entity, pk: &PartitionKey) {
 }
 
 fn container(cx: &Ctxt, entity: &Entity) {
-    if let Some(table) = &entity.container.table {
+    if let Some(TableRef::Name(table)) = &entity.container.table {
         table_name(cx, &table.value(), table.span(), "table name");
     }
 }
@@ -549,38 +583,51 @@ pub fn key_fields(entity: &Entity) -> Vec<&Ident> {
     out
 }
 
+/// A field stored as an attribute `sharded` writes itself: the table's key attributes and
+/// tag are the table's (checked in the expansion, at compile time, where they are known);
+/// the shard attribute of a multi-attribute index is the entity's own, checked here.
 fn attribute_clashes(cx: &Ctxt, entity: &Entity) {
-    let generated = entity.generated_attribute_roles();
     for field in entity.fields.iter().filter(|f| f.serde_attribute) {
         let name = &field.serde_name.value;
-        let Some((_, role)) = generated.iter().find(|(attribute, _)| attribute == name) else {
+        let Some(gsi) = entity
+            .attribute_gsis
+            .iter()
+            .find(|g| g.shard_attribute.value == *name)
+        else {
             continue;
         };
-        let (how, fix) = match &field.serde_source {
-            SerdeName::Ident => (
-                String::new(),
-                format!("rename the field, or keep its name with #[serde(rename = \"{name}_value\")]"),
-            ),
-            SerdeName::Rename => (
-                " (by its #[serde(rename)])".to_owned(),
-                format!("choose another name, e.g. #[serde(rename = \"{name}_value\")]"),
-            ),
-            SerdeName::RenameAll(rule) => (
-                format!(" (by #[serde(rename_all = \"{rule}\")])"),
-                format!(
-                    "rename the field, or give it its own name with #[serde(rename = \"{name}_value\")], \
-                     which overrides rename_all"
-                ),
-            ),
-        };
+        let (how, fix) = serde_fix(field);
         cx.error_at(
             field.serde_name.span,
             format!(
                 "field `{}` is stored as the attribute `{name}`{how}, which `sharded` writes itself \
-                 ({role}): {fix}",
-                field.ident
+                 (the shard of #[gsi{}]): {fix}",
+                field.ident, gsi.number
             ),
         );
+    }
+}
+
+/// How a field got its stored name, and the fix for a clash: what both the derive's and the
+/// expansion's clash messages say.
+pub(crate) fn serde_fix(field: &crate::model::Field) -> (String, String) {
+    let name = &field.serde_name.value;
+    match &field.serde_source {
+        SerdeName::Ident => (
+            String::new(),
+            format!("rename the field, or keep its name with #[serde(rename = \"{name}_value\")]"),
+        ),
+        SerdeName::Rename => (
+            " (by its #[serde(rename)])".to_owned(),
+            format!("choose another name, e.g. #[serde(rename = \"{name}_value\")]"),
+        ),
+        SerdeName::RenameAll(rule) => (
+            format!(" (by #[serde(rename_all = \"{rule}\")])"),
+            format!(
+                "rename the field, or give it its own name with #[serde(rename = \"{name}_value\")], \
+                 which overrides rename_all"
+            ),
+        ),
     }
 }
 
@@ -653,7 +700,9 @@ fn attribute_gsi(cx: &Ctxt, entity: &Entity, gsi: &crate::model::AttributeGsi) {
             "the shard attribute needs a name, e.g. `shard_attribute = \"gsi2_shard\"`",
         );
     }
-    table_name(cx, &gsi.index_name, gsi.attr_span, "index name");
+    if let Some(index) = &gsi.index_name {
+        table_name(cx, &index.value(), index.span(), "index name");
+    }
 }
 
 /// `#[sharded(version)]`, `ttl`, `created_at`, `updated_at`: one of each, on a stored field

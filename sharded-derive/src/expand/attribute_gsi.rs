@@ -74,7 +74,7 @@ pub(super) fn schema_entries(cx: &Ctx) -> (Vec<TokenStream>, Vec<TokenStream>) {
         .iter()
         .map(|g| {
             let number = g.number;
-            let index = &g.index_name;
+            let index = cx.index_name(number, g.index_name.as_ref());
             let shard = &g.shard_attribute.value;
             let n = g.n.as_ref().map_or(1, |n| n.value);
             let template = format_ident!("__GSI{}_ATTRIBUTES", number);
@@ -170,8 +170,9 @@ fn gsi_methods(cx: &Ctx, position: usize, g: &AttributeGsi) -> TokenStream {
         listed(&g.pk.value),
         g.shard_attribute.value,
     );
+    let repo = cx.fresh("repo");
     let query_body =
-        cx.body(quote!(#rt::query_attributes(repo, #number, #rt::Vec::from([#(#equalities),*]))));
+        cx.body(quote!(#rt::query_attributes(#repo, #number, #rt::Vec::from([#(#equalities),*]))));
     let sort_fn = format_ident!("gsi{}_sort", number);
     let sort_type = g.sk.value.iter().rev().fold(quote!(()), |rest, i| {
         let ty = field_type(cx, i);
@@ -191,7 +192,7 @@ fn gsi_methods(cx: &Ctx, position: usize, g: &AttributeGsi) -> TokenStream {
     quote! {
         #[doc = #query_doc]
         #[inline]
-        pub fn #query(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Query<Self> {
+        pub fn #query(#repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Query<Self> {
             #query_body
         }
 

@@ -67,7 +67,7 @@ fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
         .chain(entity.gsis.iter().map(|g| &g.pk))
         .filter_map(|pk| pk.n.as_ref())
         .chain(entity.pk.iter().filter_map(|pk| match &pk.previous {
-            Some(Previous::Shards(old)) => Some(old),
+            Some(Previous::Shards { n, .. }) => Some(n),
             _ => None,
         }))
         .map(|n| {
@@ -75,17 +75,62 @@ fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
             let rt = respan(rt, n.span);
             quote_spanned! {n.span=> const _: () = #rt::assert_shard_count(#value); }
         });
+    // The attributes the runtime writes are the table's names, which only generated code
+    // sees: every stored field is checked against them at compile time.
+    let keys = written_key_attributes(cx);
     let attributes = entity.fields.iter().filter(|f| f.serde_attribute).map(|f| {
         let name = &f.serde_name.value;
+        let field = f.ident.to_string();
+        let (how, fix) = crate::validate::serde_fix(f);
         let rt = respan(rt, f.serde_name.span);
-        quote_spanned! {f.serde_name.span=> const _: () = #rt::assert_not_entity_attribute(#name); }
+        quote_spanned! {f.serde_name.span=>
+            const _: () = #rt::assert_not_written_by_sharded(__TABLE, &[#(#keys),*], #field, #name, #how, #fix);
+        }
     });
+    // A zero-padded suffix must hold every shard.
+    let suffixes = cx
+        .r
+        .pk
+        .iter()
+        .chain(cx.r.gsis.iter().map(|g| &g.pk))
+        .filter_map(|pk| Some((pk.suffix?, pk.n)))
+        .map(|(suffix, n)| {
+            let checked = respan(rt, suffix.span());
+            quote_spanned! {suffix.span()=>
+                const _: () = #checked::assert_suffix_fits(#checked::ShardSuffix::declared(#suffix), #n);
+            }
+        });
     // The granularity names the derive accepts are the runtime's `Granularity::NAMES`.
     let granularities = bucketed_templates(cx.r).next().map(|_| {
         let names = Granularity::ALL.map(|g| g.name());
         quote!(const _: () = #rt::assert_granularity_names(&[#(#names),*]);)
     });
-    quote!(#(#counts)* #(#attributes)* #granularities)
+    quote!(#(#counts)* #(#attributes)* #(#suffixes)* #granularities)
+}
+
+/// The key attributes the entity writes, as `(name, what it holds)` expressions over the
+/// table (`__TABLE`).
+fn written_key_attributes(cx: &Ctx) -> Vec<TokenStream> {
+    let r = cx.r;
+    let mut attrs = Vec::new();
+    if let Some(pk) = &r.pk {
+        attrs.push(pk.attribute);
+    }
+    if let Some(sk) = &r.sk {
+        attrs.push(sk.attribute);
+    }
+    for g in &r.gsis {
+        attrs.push(g.pk.attribute);
+        attrs.extend(g.sk.as_ref().map(|sk| sk.attribute));
+    }
+    attrs
+        .into_iter()
+        .map(|attr| {
+            let name = cx.key_attr(attr);
+            let role = attr.role();
+            quote!((#name, #role))
+        })
+        .collect()
 }
 
 /// The partition-key templates (base and GSIs) that have a time bucket.

@@ -127,7 +127,7 @@ impl SortKeyFns<'_, '_> {
         let method = Ident::new(op, Span::call_site());
         let mut doc = format!(
             "Sort-key condition for `Query::sk`: items with {held}{says} \
-             (`{}` template `{source}`). A value that cannot be encoded fails the query, not this call.",
+             ({}, template `{source}`). A value that cannot be encoded fails the query, not this call.",
             sk.attribute
         );
         if op == "le" && no_lt {

@@ -24,9 +24,10 @@ pub(super) fn counter_methods(cx: &Ctx, pk: &RPartition, args: &ItemArgs) -> Tok
              beside the item): `increment` (exactly once), `increment_at_least_once`, \
              `total` (one `BatchGetItem`)."
         );
+        let repo = cx.fresh("repo");
         let body = cx.body(quote! {
-            let sk = #sk_expr;
-            ::core::result::Result::Ok(#rt::entity_counter(repo, #name, #n, &#identity, sk.as_deref()))
+            let __sk: ::core::option::Option<#rt::String> = #sk_expr;
+            ::core::result::Result::Ok(#rt::entity_counter(#repo, #name, #n, &#identity, __sk.as_deref()))
         });
         let n_span = counter.n.span;
         let rt_n = respan(rt, n_span);
@@ -34,7 +35,7 @@ pub(super) fn counter_methods(cx: &Ctx, pk: &RPartition, args: &ItemArgs) -> Tok
         quote! {
             #[doc = #doc]
             #[inline]
-            pub fn #function(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::ShardedCounter, #rt::KeyError> {
+            pub fn #function(#repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::ShardedCounter, #rt::KeyError> {
                 #check
                 #body
             }
@@ -46,7 +47,7 @@ pub(super) fn counter_methods(cx: &Ctx, pk: &RPartition, args: &ItemArgs) -> Tok
 /// The counters' key: the item's identity, independent of its shard and of `n`.
 fn identity(cx: &Ctx, pk: &RPartition) -> TokenStream {
     let rt = cx.rt;
-    let ctx = key_context(cx, pk.attribute);
+    let ctx = key_context(cx, cx.key_attr(pk.attribute));
     let logical_args = cx.names(pk.template.fields());
     match &pk.shard {
         RShard::Hash(fields) => {

@@ -68,7 +68,7 @@ fn rewrite_block(cx: &Ctx, position: usize, g: &RGsi) -> TokenStream {
             let #local: #ty = #rt::rebuilt_field(values, #attribute, #name, changed)?;
         }
     });
-    let pk_attr = g.pk.attribute;
+    let pk_attr = cx.key_attr(g.pk.attribute);
     let pk_value = if identity {
         identity_pk_value(cx, position, g)
     } else {
@@ -82,7 +82,7 @@ fn rewrite_block(cx: &Ctx, position: usize, g: &RGsi) -> TokenStream {
     };
     let sk_push = g.sk.as_ref().map(|sk| {
         let sk_fn = format_ident!("{}_sk", name);
-        let attr = sk.attribute;
+        let attr = cx.key_attr(sk.attribute);
         let args: Vec<_> = sk.template.fields().map(|f| cx.local_arg(f)).collect();
         quote!(out.push((#attr, Self::#sk_fn(#(#args),*)?));)
     });

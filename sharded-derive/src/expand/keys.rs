@@ -12,7 +12,7 @@ use syn::Ident;
 
 use super::conditions::sort_conditions;
 use super::params::Ctx;
-use crate::resolve::{KeyField, RPartition, RSegment, RShard, RSort};
+use crate::resolve::{push_new, KeyField, RPartition, RSegment, RShard, RSort};
 
 /// The generated template static of a key function: `pk` -> `__PK_TEMPLATE`, `gsi1_pk` ->
 /// `__GSI1_PK_TEMPLATE`.
@@ -29,8 +29,9 @@ pub(super) fn key_ident(attr_fn: &str) -> Ident {
     Ident::new(&format!("__{}", attr_fn.to_uppercase()), Span::call_site())
 }
 
-/// The `KeyContext` a runtime key builder reports errors with.
-pub(super) fn key_context(cx: &Ctx, attribute: &str) -> TokenStream {
+/// The `KeyContext` a runtime key builder reports errors with (`attribute`: the expression
+/// of the attribute's name, see [`Ctx::key_attr`]).
+pub(super) fn key_context(cx: &Ctx, attribute: TokenStream) -> TokenStream {
     let rt = cx.rt;
     let entity_name = &cx.r.entity_name;
     quote!(#rt::KeyContext { entity: #entity_name, attribute: #attribute })
@@ -54,6 +55,8 @@ struct PartitionFns<'c, 'a> {
     template_params: Vec<TokenStream>,
     template_values: TokenStream,
     source: String,
+    /// The physical form's shard part for docs: `#<shard>`, `#SHARD_<shard>`.
+    shard_form: String,
 }
 
 /// Builders and parser of one partition key. `fn_name` is `pk` or `gsi1_pk`; `prefix` is ``
@@ -75,6 +78,7 @@ pub(super) fn partition_methods(
         template_fields,
         template_values: cx.template_values(&pk.template),
         source: pk.template.source(),
+        shard_form: shard_form(pk),
     };
     let mut out = fns.logical();
     out.extend(fns.physical(prefix));
@@ -105,6 +109,7 @@ impl PartitionFns<'_, '_> {
     /// The physical key of one item (`pk`), and for a hashed key `shard_for`.
     fn physical(&self, prefix: &str) -> TokenStream {
         let (cx, rt, pk, source, n) = (self.cx, self.cx.rt, self.pk, &self.source, self.pk.n);
+        let shard_form = &self.shard_form;
         let entity_ident = &cx.r.entity.ident;
         let entity_name = &cx.r.entity_name;
         let (key, template_values) = (&self.key, &self.template_values);
@@ -130,7 +135,7 @@ impl PartitionFns<'_, '_> {
                 let shard_values = cx.values(fields.iter().copied());
                 let shard_params = cx.params(fields.iter().copied());
                 let doc = format!(
-                    "Builds the physical partition key `{source}#<shard>` of `{entity_ident}`; the shard is \
+                    "Builds the physical partition key `{source}{shard_form}` of `{entity_ident}`; the shard is \
                      `hash({}) mod {n}` (see `sharded::hash`).",
                     names.join(", ")
                 );
@@ -157,7 +162,7 @@ impl PartitionFns<'_, '_> {
             RShard::Random(sk_fields) => {
                 let params = cx.params(pk.physical_args());
                 let doc = format!(
-                    "Builds the physical partition key `{source}#<shard>` of one `{entity_ident}`: the shard \
+                    "Builds the physical partition key `{source}{shard_form}` of one `{entity_ident}`: the shard \
                      (`0..{n}`) is the spec hash of the item's logical key and sort key (`shard = \"random\"`), \
                      so items spread evenly and one item is always on the same shard."
                 );
@@ -188,20 +193,22 @@ impl PartitionFns<'_, '_> {
         let all_shards = format_ident!("{}_all_shards", self.fn_name);
         let mut out = TokenStream::new();
         let sharded = self.pk.sharded();
+        let shard_form = &self.shard_form;
         if sharded {
-            let doc = format!("Builds the physical partition key `{source}#<shard>` of `{entity_ident}` on the given shard (`0..{n}`).");
+            let doc = format!("Builds the physical partition key `{source}{shard_form}` of `{entity_ident}` on the given shard (`0..{n}`).");
+            let shard = cx.fresh("shard");
             let body =
-                cx.body(quote!(#rt::layout::key_on_shard(#entity_name, &#key, #values, shard)));
+                cx.body(quote!(#rt::layout::key_on_shard(#entity_name, &#key, #values, #shard)));
             out.extend(quote! {
                 #[doc = #doc]
-                pub fn #on_shard(#(#params,)* shard: u32) -> #rt::Result<#rt::String, #rt::KeyError> {
+                pub fn #on_shard(#(#params,)* #shard: u32) -> #rt::Result<#rt::String, #rt::KeyError> {
                     #body
                 }
             });
         }
         let all_doc = format!(
             "Every physical partition key of the logical key `{source}`: {} (what a scatter-gather query reads).",
-            if sharded { format!("`{source}#0` to `{source}#{}`", n.saturating_sub(1)) } else { "just the one, it is unsharded".to_owned() }
+            if sharded { format!("`{source}{}` for each shard `0..{n}`", shard_form) } else { "just the one, it is unsharded".to_owned() }
         );
         let body = cx.body(quote!(#rt::layout::all_shards(#entity_name, &#key, #values)));
         out.extend(quote! {
@@ -244,7 +251,7 @@ impl PartitionFns<'_, '_> {
             (quote!((#(#field_types,)*)), quote!())
         };
         let parse_doc = format!(
-            "Parses a physical `{}` key of `{entity_ident}` back into its fields{} (template `{source}`); \
+            "Parses a physical key of `{entity_ident}` ({}) back into its fields{} (template `{source}`); \
              refuses keys that do not match.",
             pk.attribute,
             if sharded { " and shard number" } else { "" }
@@ -259,6 +266,18 @@ impl PartitionFns<'_, '_> {
                 #body
             }
         }
+    }
+}
+
+/// The shard part of a partition key's physical form, for docs: `#<shard>` by default,
+/// `#SHARD_<shard>` for `suffix = "#SHARD_{shard}"`.
+fn shard_form(pk: &RPartition) -> String {
+    let declared = pk
+        .suffix
+        .map_or_else(|| "#{shard}".to_owned(), |s| s.value());
+    match declared.rfind('{') {
+        Some(at) => format!("{}<shard>", &declared[..at]),
+        None => declared,
     }
 }
 
@@ -286,12 +305,9 @@ pub(super) fn sort_methods(cx: &Ctx, sk: &RSort, fn_name: &str) -> TokenStream {
         .iter()
         .enumerate()
         .map(|(i, ty)| quote!((&#rt::DecodeProbe::<#ty>::new()).decode_at(&__parsed, #i)?));
-    let doc = format!(
-        "Builds the `{}` key `{source}` of `{entity_ident}`.",
-        sk.attribute
-    );
+    let doc = format!("Builds {} `{source}` of `{entity_ident}`.", sk.attribute);
     let parse_doc = format!(
-        "Parses a `{}` key of `{entity_ident}` back into its fields (template `{source}`); refuses keys that do not match.",
+        "Parses {} of `{entity_ident}` back into its fields (template `{source}`); refuses keys that do not match.",
         sk.attribute
     );
     let prefixes = sort_prefixes(cx, sk, fn_name, &key);
@@ -326,14 +342,14 @@ fn sort_prefixes(cx: &Ctx, sk: &RSort, fn_name: &str, key: &Ident) -> TokenStrea
         if segments.len() > 1 {
             let name = format_ident!("{}_prefix", fn_name);
             let doc = format!(
-                "The constant prefix `{literal}` of every `{}` key of this entity (template `{source}`).",
+                "The constant prefix `{literal}` of every key of this entity in {} (template `{source}`).",
                 sk.attribute
             );
             let body = cx.body(quote!(#literal));
             let all = format_ident!("{}_all", fn_name);
             let all_doc = format!(
                 "Sort-key condition for `Query::sk`: every item of this entity, whatever its \
-                 fields (`begins_with` `{literal}`, the `{}` template `{source}`). What picks one \
+                 fields (`begins_with` `{literal}` on {}, template `{source}`). What picks one \
                  entity's items out of a collection query.",
                 sk.attribute
             );
@@ -362,7 +378,7 @@ fn sort_prefixes(cx: &Ctx, sk: &RSort, fn_name: &str, key: &Ident) -> TokenStrea
         let params = cx.params(fields_so_far.iter().copied());
         let values = cx.values(fields_so_far.iter().copied());
         let doc = format!(
-            "The `{}` key prefix shared by every item with these values, up to and including `{{{written}}}` \
+            "The prefix of {} shared by every item with these values, up to and including `{{{written}}}` \
              and the separator after it (template `{source}`): the key of a cursor or a log line. \
              A query's condition on it is the typed `{fn_name}_{written}_eq(..)`.",
             sk.attribute
@@ -440,5 +456,81 @@ pub(super) fn item_keys_body(cx: &Ctx) -> TokenStream {
         let __pk: #rt::String = #pk_expr;
         let __gsis = #rt::Vec::from([#(#gsis),*]);
         #rt::Result::Ok(#rt::ItemKeys::new(__pk, __sk, __gsis))
+    }
+}
+
+/// `ShardedEntity::__key_attributes`: the key fields of a stored item, decoded from its
+/// partition key (under whichever layout it is stored: current, previous, legacy) and sort
+/// key, each only from its canonical form, and written as the attributes serde stores them
+/// as. What completes an untagged item written by another service that carries its key fields
+/// only in its keys. A bucketed field's key holds its bucket, not its value, and a field
+/// stored its own way (`#[serde(with)]`) or not at all is not filled in: the item must carry
+/// those.
+pub(super) fn key_attributes_fn(cx: &Ctx) -> TokenStream {
+    let (rt, r) = (cx.rt, cx.r);
+    if cx.fallback || r.pk.is_none() {
+        return TokenStream::new();
+    }
+    let entity_name = &r.entity_name;
+    let mut fields: Vec<KeyField> = Vec::new();
+    if let Some(pk) = &r.pk {
+        push_new(&mut fields, pk.template.fields());
+        if let Some(crate::resolve::RPrevious::Legacy(legacy)) = &pk.previous {
+            push_new(&mut fields, legacy.fields());
+        }
+    }
+    if let Some(sk) = &r.sk {
+        push_new(&mut fields, sk.template.fields());
+    }
+    let arms = fields.iter().filter_map(|f| {
+        let KeyField::Field(field) = f else {
+            return None;
+        };
+        if !field.serde_attribute || field.serde_with {
+            return None;
+        }
+        let (name, ty, stored) = (field.ident.to_string(), &field.ty, &field.serde_name.value);
+        Some(quote! {
+            ::core::option::Option::Some((#name, false)) => {
+                let value: #ty = (&#rt::DecodeProbe::<#ty>::new()).decode_at(parsed, i)?;
+                out.insert(#stored.into(), #rt::key_field_attribute(#entity_name, #name, &value)?);
+            }
+        })
+    });
+    let sk = match &r.sk {
+        Some(_) => quote! {
+            if let ::core::option::Option::Some(sk) = sk {
+                let parsed = &__SK.parse(sk)?;
+                for i in 0..parsed.len() {
+                    fill(parsed, i, &mut out)?;
+                }
+            }
+        },
+        None => quote!(let _ = sk;),
+    };
+    quote! {
+        fn __key_attributes(
+            pk: &str,
+            sk: ::core::option::Option<&str>,
+        ) -> #rt::Result<#rt::Item, #rt::KeyError> {
+            fn fill(
+                parsed: &#rt::ParsedKey<'_>,
+                i: usize,
+                out: &mut #rt::Item,
+            ) -> #rt::Result<(), #rt::KeyError> {
+                match parsed.field(i) {
+                    #(#arms)*
+                    _ => {}
+                }
+                #rt::Result::Ok(())
+            }
+            let mut out = #rt::Item::new();
+            let parsed = &#rt::layout::parse_stored(#entity_name, &__SCHEMA.pk, pk)?;
+            for i in 0..parsed.len() {
+                fill(parsed, i, &mut out)?;
+            }
+            #sk
+            #rt::Result::Ok(out)
+        }
     }
 }

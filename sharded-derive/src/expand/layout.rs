@@ -26,7 +26,7 @@ pub(super) fn layout_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
     };
     let description = match &pk.previous {
         None => String::new(),
-        Some(RPrevious::Shards(old)) => {
+        Some(RPrevious::Shards { n: old, .. }) => {
             format!(" While the transition from `previous_n = {old}` is declared, also the {old} previous shards.")
         }
         Some(RPrevious::Legacy(legacy)) => format!(
@@ -54,11 +54,11 @@ pub(super) fn layout_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
     // What places the item under the previous layout: the current sharding's input for a
     // previous shard count; nothing for an unsharded legacy key.
     let (sort_key, shard_by) = match (previous, &pk.shard) {
-        (RPrevious::Shards(_), RShard::Hash(fields)) => {
+        (RPrevious::Shards { .. }, RShard::Hash(fields)) => {
             let shard_values = cx.values(fields.iter().copied());
             (quote!(), quote!(#rt::ShardBy::Fields(#shard_values)))
         }
-        (RPrevious::Shards(_), RShard::Random(sk_fields)) => (
+        (RPrevious::Shards { .. }, RShard::Random(sk_fields)) => (
             random_sort_key(cx, sk_fields),
             quote!(#rt::ShardBy::SortKey(&__sk)),
         ),
@@ -68,7 +68,8 @@ pub(super) fn layout_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
     let previous_doc = format!(
         "The partition key one `{entity_ident}` had under the previous layout, while the \
          transition is declared: where `get` looks after the current shard, and what `delete` \
-         removes too."
+         removes too (`None` when the previous layout's placement is unknown: then any of its \
+         shards may hold the item, and the repository looks it up there)."
     );
     let previous_body = cx.body(quote! {
         #sort_key

@@ -120,6 +120,7 @@ fn impls(cx: &Ctx) -> TokenStream {
     };
     let shape = schema::entity_shape(cx);
     let gsi_rewrite = gsi_rewrite::gsi_rewrite(cx);
+    let key_attributes = keys::key_attributes_fn(cx);
     quote! {
         #gsi_rewrite
 
@@ -132,6 +133,7 @@ fn impls(cx: &Ctx) -> TokenStream {
             }
 
             #previous_pk
+            #key_attributes
         }
 
         #[automatically_derived]

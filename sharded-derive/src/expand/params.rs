@@ -6,6 +6,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::Ident;
 
+use crate::model::KeyAttr;
 use crate::resolve::{KeyField, RSegment, RTemplate, Resolved};
 use crate::types::{param_kind, Param};
 
@@ -19,6 +20,43 @@ pub(super) struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// The name of the table attribute `attr`, as generated code reads it from the entity's
+    /// table (`__TABLE`, the `TableSchema` of `#[sharded(table = ..)]` or the default).
+    pub fn key_attr(&self, attr: KeyAttr) -> TokenStream {
+        match attr {
+            KeyAttr::Pk => quote!(__TABLE.partition_key),
+            KeyAttr::Sk => quote!(__TABLE.sort_key),
+            KeyAttr::GsiPk(n) => quote!(__TABLE.index(#n).partition_key),
+            KeyAttr::GsiSk(n) => quote!(__TABLE.index(#n).sort_key),
+        }
+    }
+
+    /// The name of index `number`: the entity's `index = ".."`, or the table's.
+    pub fn index_name(&self, number: u8, explicit: Option<&syn::LitStr>) -> TokenStream {
+        match explicit {
+            Some(name) => quote!(#name),
+            None => quote!(__TABLE.index(#number).index),
+        }
+    }
+
+    /// A name for a parameter generated code adds beside the key fields (`shard`, `repo`,
+    /// `key`): `base` itself, or, when a key field has that name, the first of `base_value`,
+    /// `__base` that none has, so a field named `shard` never binds a name twice.
+    pub fn fresh(&self, base: &str) -> Ident {
+        let taken = |name: &str| self.r.entity.fields.iter().any(|f| f.ident == name);
+        [
+            base.to_owned(),
+            format!("{base}_value"),
+            format!("__{base}"),
+        ]
+        .into_iter()
+        .find(|name| !taken(name))
+        .map_or_else(
+            || format_ident!("__{}_", base),
+            |name| Ident::new(&name, Span::call_site()),
+        )
+    }
+
     /// The body of a generated function, or one that cannot run in the fallback (the crate
     /// does not compile, so it never runs).
     pub fn body(&self, body: TokenStream) -> TokenStream {

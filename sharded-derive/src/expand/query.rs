@@ -31,14 +31,15 @@ pub(super) fn query_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenS
          `.page(..)` or `.count()`.",
         gsi.map(|n| format!(" of index gsi{n}")).unwrap_or_default()
     );
+    let repo = cx.fresh("repo");
     let body = match gsi {
-        None => cx.body(quote!(#rt::query_partitions(repo, Self::pk_partitions(#(#args),*)))),
-        Some(_) => cx.body(quote!(#rt::query_shards(repo, #index, Self::#all_shards(#(#args),*)))),
+        None => cx.body(quote!(#rt::query_partitions(#repo, Self::pk_partitions(#(#args),*)))),
+        Some(_) => cx.body(quote!(#rt::query_shards(#repo, #index, Self::#all_shards(#(#args),*)))),
     };
     quote! {
         #[doc = #doc]
         #[inline]
-        pub fn #name(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Query<Self> {
+        pub fn #name(#repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Query<Self> {
             #body
         }
     }
@@ -80,9 +81,10 @@ pub(super) fn range_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenS
         granularity.name(),
         pk.n,
     );
+    let repo = cx.fresh("repo");
     let body = cx.body(quote! {
         #rt::range_query(
-            repo,
+            #repo,
             #index,
             #values,
             (&&#rt::Probe(#from_ref)).range_bound(),
@@ -92,7 +94,7 @@ pub(super) fn range_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenS
     quote! {
         #[doc = #doc]
         #[inline]
-        pub fn #name(repo: &#rt::Repo<Self>, #(#params,)* #from: #ty, #to: #ty) -> #rt::RangeQuery<Self> {
+        pub fn #name(#repo: &#rt::Repo<Self>, #(#params,)* #from: #ty, #to: #ty) -> #rt::RangeQuery<Self> {
             #body
         }
     }

@@ -72,6 +72,7 @@ fn all_shard_path(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
     let (rt, r) = (cx.rt, cx.r);
     let ident = &r.entity.ident;
     let sk_expr = &item.sk_expr;
+    let (repo, shard) = (cx.fresh("repo"), cx.fresh("shard"));
     let mut args: Vec<KeyField> = pk.template.fields().collect();
     push_new(&mut args, r.sk.iter().flat_map(|sk| sk.template.fields()));
     let params = cx.params(args);
@@ -87,22 +88,22 @@ fn all_shard_path(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
          shard it is on."
     );
     let get_body = cx.body(quote! {
-        let sk = #sk_expr;
-        #rt::get_from_all_shards(repo, Self::pk_all_shards(#(#pk_args),*)?, sk).await
+        let __sk = #sk_expr;
+        #rt::get_from_all_shards(#repo, Self::pk_all_shards(#(#pk_args),*)?, __sk).await
     });
     let delete_body = cx.body(quote! {
-        let sk = #sk_expr;
-        #rt::delete_by_key(repo, Self::pk_on_shard(#(#pk_args,)* shard)?, sk).await
+        let __sk = #sk_expr;
+        #rt::delete_by_key(#repo, Self::pk_on_shard(#(#pk_args,)* #shard)?, __sk).await
     });
     quote! {
         #[doc = #get_doc]
         #[inline]
-        pub async fn get_from_all_shards(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::Vec<Self>, #rt::Error> {
+        pub async fn get_from_all_shards(#repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<#rt::Vec<Self>, #rt::Error> {
             #get_body
         }
         #[doc = #delete_doc]
         #[inline]
-        pub async fn delete_on_shard(repo: &#rt::Repo<Self>, #(#params,)* shard: u32) -> #rt::Result<(), #rt::Error> {
+        pub async fn delete_on_shard(#repo: &#rt::Repo<Self>, #(#params,)* #shard: u32) -> #rt::Result<(), #rt::Error> {
             #delete_body
         }
     }
@@ -111,6 +112,7 @@ fn all_shard_path(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
 /// `key` (for transactional reads) and `update` (a typed `UpdateItem`).
 fn key_and_update(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
     let (rt, r) = (cx.rt, cx.r);
+    let repo = cx.fresh("repo");
     let ident = &r.entity.ident;
     let entity_name = &r.entity_name;
     let ItemArgs {
@@ -134,16 +136,16 @@ fn key_and_update(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
         })
     });
     let update_body = cx.body(quote! {
-        let key = (|| -> #rt::Result<#rt::UpdateKey, #rt::Error> {
-            let sk = #sk_expr;
+        let __key = (|| -> #rt::Result<#rt::UpdateKey, #rt::Error> {
+            let __sk = #sk_expr;
             ::core::result::Result::Ok(#rt::UpdateKey {
                 pk: Self::pk(#(#pk_args),*)?,
-                sk,
+                sk: __sk,
                 key_values: ::std::collections::HashMap::from([#(#key_values),*]),
                 previous: #previous_expr,
             })
         })();
-        #rt::Update::new(repo, key)
+        #rt::Update::new(#repo, __key)
     });
     let update_doc = format!(
         "A typed `UpdateItem` of one `{ident}`, on the shard its key gives: chain \
@@ -151,8 +153,8 @@ fn key_and_update(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
          `{ident}::fields()`, then `send()` (see `sharded::Update`)."
     );
     let key_body = cx.body(quote! {
-        let sk = #sk_expr;
-        ::core::result::Result::Ok(#rt::ItemKey::in_layout(Self::pk(#(#pk_args),*)?, #previous_expr, sk))
+        let __sk = #sk_expr;
+        ::core::result::Result::Ok(#rt::ItemKey::in_layout(Self::pk(#(#pk_args),*)?, #previous_expr, __sk))
     });
     let key_doc = format!(
         "The primary key of one `{ident}`, on the shard its key gives (and, during a declared \
@@ -167,7 +169,7 @@ fn key_and_update(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
         }
         #[doc = #update_doc]
         #[inline]
-        pub fn update(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Update<Self> {
+        pub fn update(#repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Update<Self> {
             #update_body
         }
     }
@@ -177,6 +179,7 @@ fn key_and_update(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
 /// previous one.
 fn get_and_delete(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
     let rt = cx.rt;
+    let repo = cx.fresh("repo");
     let ident = &cx.r.entity.ident;
     let (params, pk_args) = (&item.params, &item.pk_args);
     let (sk_expr, previous_expr) = (&item.sk_expr, &item.previous_expr);
@@ -197,22 +200,22 @@ fn get_and_delete(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
         format!("Deletes one `{ident}` by its key (no error if there is none).")
     };
     let get_body = cx.body(quote! {
-        let sk = #sk_expr;
-        #rt::get_in_layout(repo, Self::pk(#(#pk_args),*)?, #previous_expr, sk).await
+        let __sk = #sk_expr;
+        #rt::get_in_layout(#repo, Self::pk(#(#pk_args),*)?, #previous_expr, __sk).await
     });
     let delete_body = cx.body(quote! {
-        let sk = #sk_expr;
-        #rt::delete_in_layout(repo, Self::pk(#(#pk_args),*)?, #previous_expr, sk).await
+        let __sk = #sk_expr;
+        #rt::delete_in_layout(#repo, Self::pk(#(#pk_args),*)?, #previous_expr, __sk).await
     });
     quote! {
         #[doc = #get_doc]
         #[inline]
-        pub async fn get(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<::core::option::Option<Self>, #rt::Error> {
+        pub async fn get(#repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<::core::option::Option<Self>, #rt::Error> {
             #get_body
         }
         #[doc = #delete_doc]
         #[inline]
-        pub async fn delete(repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<(), #rt::Error> {
+        pub async fn delete(#repo: &#rt::Repo<Self>, #(#params),*) -> #rt::Result<(), #rt::Error> {
             #delete_body
         }
     }

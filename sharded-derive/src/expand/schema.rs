@@ -3,12 +3,14 @@
 //! projection derives check against (hidden items of the `ShardedEntity` impl).
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
-use syn::{Ident, Type};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, LitStr, Type};
 
+use super::checks::respan;
 use super::keys::{key_ident, template_ident};
 use super::params::Ctx;
-use crate::model::FieldRole;
+use crate::model::{FieldRole, KeyAttr, TableRef};
 use crate::resolve::{RPartition, RPrevious, RSegment, RShard, RTemplate, TimeFormat};
 
 /// The key templates and `__SCHEMA` of a valid entity, whose base partition key is `pk`.
@@ -16,15 +18,36 @@ pub(super) fn schema_static(cx: &Ctx, pk: &RPartition) -> TokenStream {
     let (rt, r) = (cx.rt, cx.r);
     let entity_name = &r.entity_name;
     let table = match &r.entity.container.table {
-        Some(t) => quote!(::core::option::Option::Some(#t)),
-        None => quote!(::core::option::Option::None),
+        Some(TableRef::Name(t)) => quote!(::core::option::Option::Some(#t)),
+        _ => quote!(::core::option::Option::None),
+    };
+    // The entity's table: its names and recognition, read by every key attribute below and
+    // by the runtime through `EntitySchema::table_schema`.
+    let table_schema = match r.table_type {
+        Some(path) => {
+            let checked = respan(rt, path.span());
+            quote_spanned!(path.span()=> <#path as #checked::ShardedTable>::SCHEMA)
+        }
+        None => quote!(&#rt::TableSchema::DEFAULT),
     };
     let templates = templates(cx, pk);
-    let pk_schema = partition_schema(rt, pk, &format_ident!("__PK_TEMPLATE"));
+    let pk_schema = partition_schema(cx, pk, &format_ident!("__PK_TEMPLATE"));
     let pk_schema = match &pk.previous {
         None => pk_schema,
-        Some(RPrevious::Shards(old)) => {
-            quote!(#pk_schema.with_previous(#rt::PreviousLayout::shards(#old)))
+        Some(RPrevious::Shards {
+            n: old,
+            suffix,
+            unknown_placement,
+        }) => {
+            let mut previous = quote!(#rt::PreviousLayout::shards(#old));
+            if let Some(suffix) = suffix {
+                let declared = declared_suffix(rt, suffix);
+                previous = quote!(#previous.with_suffix(#declared));
+            }
+            if *unknown_placement {
+                previous = quote!(#previous.with_placement(#rt::PreviousPlacement::Unknown));
+            }
+            quote!(#pk_schema.with_previous(#previous))
         }
         Some(RPrevious::Legacy(_)) => {
             quote!(#pk_schema.with_previous(#rt::PreviousLayout::legacy(&__PK_LEGACY_TEMPLATE)))
@@ -32,18 +55,18 @@ pub(super) fn schema_static(cx: &Ctx, pk: &RPartition) -> TokenStream {
     };
     let sk_schema = match &r.sk {
         Some(sk) => {
-            let attr = sk.attribute;
+            let attr = cx.key_attr(sk.attribute);
             quote!(::core::option::Option::Some(#rt::SortKeySchema::new(#attr, &__SK_TEMPLATE)))
         }
         None => quote!(::core::option::Option::None),
     };
     let gsi_schemas = r.gsis.iter().map(|g| {
         let number = g.number;
-        let index = g.index_name;
-        let pk_s = partition_schema(rt, &g.pk, &format_ident!("__GSI{}_PK_TEMPLATE", number));
+        let index = cx.index_name(number, g.index_name);
+        let pk_s = partition_schema(cx, &g.pk, &format_ident!("__GSI{}_PK_TEMPLATE", number));
         let sk_s = match &g.sk {
             Some(sk) => {
-                let attr = sk.attribute;
+                let attr = cx.key_attr(sk.attribute);
                 let t = format_ident!("__GSI{}_SK_TEMPLATE", number);
                 quote!(::core::option::Option::Some(#rt::SortKeySchema::new(#attr, &#t)))
             }
@@ -55,6 +78,7 @@ pub(super) fn schema_static(cx: &Ctx, pk: &RPartition) -> TokenStream {
     let gsi_schemas = gsi_schemas.chain(attribute_gsis);
     let roles = role_schema(cx);
     quote! {
+        const __TABLE: &'static #rt::TableSchema = #table_schema;
         #(#templates)*
         #(#attribute_statics)*
 
@@ -64,8 +88,15 @@ pub(super) fn schema_static(cx: &Ctx, pk: &RPartition) -> TokenStream {
             #pk_schema,
             #sk_schema,
             &[#(#gsi_schemas),*],
-        )#roles;
+        ).in_table(__TABLE)#roles;
     }
+}
+
+/// `ShardSuffix::declared("..")`, spanned at the user's literal: the runtime's rules decide
+/// whether the spelling parses back, and a refusal is a compile error under the literal.
+fn declared_suffix(rt: &TokenStream, suffix: &LitStr) -> TokenStream {
+    let checked = respan(rt, suffix.span());
+    quote_spanned!(suffix.span()=> #checked::ShardSuffix::declared(#suffix))
 }
 
 /// The `KeyTemplate` statics (`__PK_TEMPLATE`, `__PK_LEGACY_TEMPLATE`, `__SK_TEMPLATE`,
@@ -93,8 +124,14 @@ fn templates(cx: &Ctx, pk: &RPartition) -> Vec<TokenStream> {
 }
 
 /// The template static of the key function `fn_name` and its `EntityKey`.
-fn keyed_template(cx: &Ctx, fn_name: &str, attribute: &str, template: &RTemplate) -> TokenStream {
+fn keyed_template(
+    cx: &Ctx,
+    fn_name: &str,
+    attribute: KeyAttr,
+    template: &RTemplate,
+) -> TokenStream {
     let rt = cx.rt;
+    let attribute = cx.key_attr(attribute);
     let entity_name = &cx.r.entity_name;
     let template_name = template_ident(fn_name);
     let key = key_ident(fn_name);
@@ -125,8 +162,9 @@ fn template_static(rt: &TokenStream, name: &str, template: &RTemplate) -> TokenS
     }
 }
 
-fn partition_schema(rt: &TokenStream, pk: &RPartition, template: &Ident) -> TokenStream {
-    let attribute = pk.attribute;
+fn partition_schema(cx: &Ctx, pk: &RPartition, template: &Ident) -> TokenStream {
+    let rt = cx.rt;
+    let attribute = cx.key_attr(pk.attribute);
     let n = pk.n;
     let sharding = match &pk.shard {
         RShard::None => quote!(#rt::Sharding::None),
@@ -137,7 +175,14 @@ fn partition_schema(rt: &TokenStream, pk: &RPartition, template: &Ident) -> Toke
         RShard::Random(_) => quote!(#rt::Sharding::random(#n)),
         RShard::Identity => quote!(#rt::Sharding::identity(#n)),
     };
-    quote!(#rt::PartitionKeySchema::new(#attribute, &#template, #sharding))
+    let schema = quote!(#rt::PartitionKeySchema::new(#attribute, &#template, #sharding));
+    match pk.suffix {
+        Some(suffix) => {
+            let declared = declared_suffix(rt, suffix);
+            quote!(#schema.with_suffix(#declared))
+        }
+        None => schema,
+    }
 }
 
 /// `.with_version(..)`, `.with_ttl(..)`, ... on the schema, for the fields that have a role.

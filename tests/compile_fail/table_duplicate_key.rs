@@ -1,0 +1,7 @@
+use sharded::ShardedTable;
+
+#[derive(ShardedTable)]
+#[table(pk = "PK", sk = "SK", pk = "ID")]
+struct Leaderboards;
+
+fn main() {}

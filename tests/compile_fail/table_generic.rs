@@ -1,0 +1,7 @@
+use sharded::ShardedTable;
+
+#[derive(ShardedTable)]
+#[table(pk = "PK")]
+struct Leaderboards<T>(std::marker::PhantomData<T>);
+
+fn main() {}

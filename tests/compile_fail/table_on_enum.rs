@@ -1,0 +1,6 @@
+use sharded::ShardedTable;
+
+#[derive(ShardedTable)]
+enum Leaderboards {}
+
+fn main() {}

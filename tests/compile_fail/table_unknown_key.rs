@@ -1,0 +1,7 @@
+use sharded::ShardedTable;
+
+#[derive(ShardedTable)]
+#[table(pkey = "PK", sk = "SK")]
+struct Leaderboards;
+
+fn main() {}

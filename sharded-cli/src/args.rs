@@ -60,6 +60,10 @@ pub(crate) enum Command {
         /// The table name to put in the CreateTable.
         #[arg(long, default_value = "<table>")]
         table: String,
+        /// Print only the CreateTable input, as `aws dynamodb create-table --cli-input-json`
+        /// takes it (nothing around it).
+        #[arg(long)]
+        create_table_input: bool,
     },
     /// The hot-key report from a recording or a Contributor Insights rule report.
     Report(ReportArgs),
@@ -173,4 +177,9 @@ pub(crate) struct MigrateArgs {
     /// No progress bar (for logs).
     #[arg(long)]
     pub(crate) quiet: bool,
+    /// Also move items whose keys are the entity's shape but not in canonical form to the
+    /// key their attributes give (each listed); by default they are left where they are and
+    /// listed.
+    #[arg(long)]
+    pub(crate) rekey_non_canonical: bool,
 }

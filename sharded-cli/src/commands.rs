@@ -22,7 +22,11 @@ pub(crate) async fn run(entities: &[Box<dyn EntityOps>], cli: Cli) -> Result<u8,
     match cli.command {
         Command::Local { check } => local(output, check).await,
         Command::Plan(args) => plan_command(&cli.aws, output, args).await,
-        Command::Describe { entity, table } => describe(entities, output, entity, &table),
+        Command::Describe {
+            entity,
+            table,
+            create_table_input,
+        } => describe(entities, output, entity, &table, create_table_input),
         Command::Report(args) => report(&cli.aws, output, args).await,
         Command::Migrate(args) => migrate(entities, &cli.aws, output, args).await,
         Command::Remaining { entity, table } => {
@@ -33,11 +37,36 @@ pub(crate) async fn run(entities: &[Box<dyn EntityOps>], cli: Cli) -> Result<u8,
                 .await
                 .map_err(|e| dynamo_failure(&table, e))?;
             match output {
-                Output::Json => println!("{}", json!({ "table": table, "remaining": left })),
-                Output::Table => println!(
-                    "{left} items of {} still at their previous place",
-                    entity.schema().entity
+                Output::Json => println!(
+                    "{}",
+                    json!({
+                        "table": table,
+                        "remaining": left.items,
+                        "left_alone": left.left_alone.count,
+                        "left_alone_examples": left
+                            .left_alone
+                            .examples
+                            .iter()
+                            .map(|f| json!({ "key": f.key.to_string(), "reason": f.reason.to_string() }))
+                            .collect::<Vec<_>>(),
+                    })
                 ),
+                Output::Table => {
+                    println!(
+                        "{} items of {} still at their previous place",
+                        left.items,
+                        entity.schema().entity
+                    );
+                    if left.left_alone.count > 0 {
+                        println!(
+                            "{} items in its partitions are not the entity's and stay where they are:",
+                            left.left_alone.count
+                        );
+                        for item in &left.left_alone.examples {
+                            println!("  {}: {}", item.key, item.reason);
+                        }
+                    }
+                }
             }
             Ok(if left == 0 { EXIT_OK } else { EXIT_INCOMPLETE })
         }
@@ -167,6 +196,7 @@ fn describe(
     output: Output,
     only: Option<String>,
     table: &str,
+    create_table_input: bool,
 ) -> Result<u8, Failure> {
     let chosen: Vec<&'static EntitySchema> = match &only {
         Some(name) => vec![find(entities, name)?.schema()],
@@ -186,6 +216,11 @@ fn describe(
         });
     }
     let create_table = definition.map(|d| create_table_json(&d, table));
+    if create_table_input {
+        // The bare input, whatever `--output`: what `--cli-input-json` reads.
+        println!("{:#}", create_table.unwrap_or_default());
+        return Ok(EXIT_OK);
+    }
     match output {
         Output::Json => {
             let json = json!({
@@ -221,6 +256,11 @@ fn describe(
                 println!(
                     "  transition     {}",
                     d["transition"].as_str().unwrap_or("none")
+                );
+                println!(
+                    "  table          {} ({})",
+                    d["table"]["declared_by"].as_str().unwrap_or_default(),
+                    d["table"]["recognition"].as_str().unwrap_or_default()
                 );
             }
             if let Some(create) = create_table {
@@ -374,6 +414,7 @@ async fn migrate(
         read_units_per_second: args.read_units_per_second,
         segments: args.segments,
         resume_from,
+        rekey_non_canonical: args.rekey_non_canonical,
         on_progress: Arc::new(move |p| {
             if let Some(total) = shown.length() {
                 // The item count is an estimate: a table that grew since it was taken
@@ -424,11 +465,14 @@ async fn migrate(
                 "table": args.table,
                 "entity": entity.schema().entity,
                 "scanned": p.scanned, "examined": p.examined, "moved": p.moved, "superseded": p.superseded,
-                "in_place": p.in_place, "gone": p.gone, "conflicts": p.conflicts,
+                "in_place": p.in_place, "tagged": p.tagged, "gone": p.gone, "conflicts": p.conflicts,
                 "failed": p.failed, "write_units": p.write_units, "read_units": p.read_units,
                 "seconds": p.elapsed.as_secs_f64(),
                 "complete": report.checkpoint.is_complete(),
                 "failures": report.failed.iter().map(|f| json!({"key": f.key.to_string(), "reason": f.reason})).collect::<Vec<_>>(),
+                "left_alone": p.left_alone,
+                "left_alone_items": report.left_alone.iter().map(|f| json!({"key": f.key.to_string(), "reason": f.reason.to_string(), "why": f.reason.label()})).collect::<Vec<_>>(),
+                "rekeyed": report.rekeyed.iter().map(|r| json!({"from": r.from.to_string(), "to": r.to.to_string()})).collect::<Vec<_>>(),
             });
             println!("{json:#}");
         }
@@ -436,6 +480,15 @@ async fn migrate(
             println!("{}", report.progress);
             for failure in &report.failed {
                 println!("not moved: {}: {}", failure.key, failure.reason);
+            }
+            for item in &report.left_alone {
+                println!(
+                    "left alone (not the entity's): {}: {}",
+                    item.key, item.reason
+                );
+            }
+            for rekeyed in &report.rekeyed {
+                println!("re-keyed: {} -> {}", rekeyed.from, rekeyed.to);
             }
             if code != EXIT_OK {
                 if let Some(path) = &args.checkpoint {

@@ -1,6 +1,7 @@
 //! The entities a command line was built with, behind one object-safe trait, so subcommands
 //! can pick one by name at run time.
 
+use sharded::migrate::Remaining;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ pub(crate) struct MigrateOptions {
     pub(crate) read_units_per_second: Option<f64>,
     pub(crate) segments: Option<u32>,
     pub(crate) resume_from: Option<Checkpoint>,
+    pub(crate) rekey_non_canonical: bool,
     pub(crate) on_progress: Arc<dyn Fn(&Progress) + Send + Sync>,
     pub(crate) on_checkpoint: Arc<dyn Fn(&Checkpoint) + Send + Sync>,
 }
@@ -31,7 +33,11 @@ pub(crate) trait EntityOps: Send + Sync {
         options: MigrateOptions,
     ) -> BoxFuture<'static, Result<Report, Error>>;
 
-    fn remaining(&self, client: Client, table: String) -> BoxFuture<'static, Result<u64, Error>>;
+    fn remaining(
+        &self,
+        client: Client,
+        table: String,
+    ) -> BoxFuture<'static, Result<Remaining, Error>>;
 }
 
 pub(crate) struct Registered<E>(PhantomData<fn() -> E>);
@@ -68,6 +74,9 @@ impl<E: ShardedEntity> EntityOps for Registered<E> {
             if let Some(checkpoint) = options.resume_from {
                 migration = migration.resume_from(checkpoint);
             }
+            if options.rekey_non_canonical {
+                migration = migration.rekey_non_canonical();
+            }
             let progress = options.on_progress;
             let checkpoint = options.on_checkpoint;
             migration
@@ -78,7 +87,11 @@ impl<E: ShardedEntity> EntityOps for Registered<E> {
         })
     }
 
-    fn remaining(&self, client: Client, table: String) -> BoxFuture<'static, Result<u64, Error>> {
+    fn remaining(
+        &self,
+        client: Client,
+        table: String,
+    ) -> BoxFuture<'static, Result<Remaining, Error>> {
         Box::pin(async move {
             let repo: Repo<E> = Repo::new(client, table);
             repo.migration_remaining().await

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 use sharded::schema::{
-    EntitySchema, KeyAttributeSchema, PreviousLayout, ScalarType, TableDefinition,
+    EntitySchema, KeyAttributeSchema, PreviousLayout, Recognition, ScalarType, TableDefinition,
 };
 
 /// One entity's keys, GSIs and transition.
@@ -19,12 +19,28 @@ pub(crate) fn describe_entity(schema: &EntitySchema) -> Value {
         ),
         _ => "a transition this command line does not know".to_owned(),
     });
+    let table = schema.table_schema;
+    let recognition = match table.recognition {
+        Recognition::Tag { attribute } => format!("items tagged in `{attribute}`"),
+        Recognition::TagOrKey { attribute } => {
+            format!("items tagged in `{attribute}`, untagged ones recognised by their keys")
+        }
+        Recognition::Key => "items recognised by their keys (no tag)".to_owned(),
+        _ => "a recognition this command line does not know".to_owned(),
+    };
     json!({
         "entity": schema.entity,
+        "table": {
+            "declared_by": table.declared_by,
+            "name": table.table,
+            "tag": table.recognition.tag_attribute(),
+            "recognition": recognition,
+        },
         "pk": {
             "attribute": schema.pk.attribute,
             "template": schema.pk.template.source,
             "shards": schema.pk.sharding.shard_count(),
+            "suffix": schema.pk.suffix.source,
             "layout": schema.pk.layout_description(),
         },
         "sk": schema.sk.map(|sk| json!({

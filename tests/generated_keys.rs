@@ -187,12 +187,16 @@ fn items_of_other_entities_are_refused() {
         }
         other => panic!("expected WrongEntity, got {other:?}"),
     }
+    // Untagged, in a table that tags: another service's record, whatever its keys say.
     let mut no_entity = score("p", 1).to_item().unwrap();
     no_entity.remove("_entity");
-    assert!(matches!(
-        Score::from_item(no_entity),
-        Err(Error::WrongEntity { .. })
-    ));
+    match Score::from_item(no_entity) {
+        Err(Error::ForeignItem { entity, reason, .. }) => {
+            assert_eq!(entity, "Score");
+            assert_eq!(reason.label(), "untagged", "{reason:?}");
+        }
+        other => panic!("expected ForeignItem, got {other:?}"),
+    }
 }
 
 #[test]

@@ -6,6 +6,7 @@
 mod entities;
 mod support;
 
+mod adoption;
 mod batch;
 mod buckets;
 mod collection;

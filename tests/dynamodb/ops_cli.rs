@@ -182,7 +182,7 @@ async fn migrate_moves_every_item_and_remaining_says_when_it_is_done() {
         .collect();
     before.batch_put(&scores).await.unwrap();
     let after: Repo<ScoreOn20> = Repo::new(client().await, table.clone());
-    let left = after.migration_remaining().await.unwrap();
+    let left = after.migration_remaining().await.unwrap().items;
     assert!(left > 0, "some items hash to the 10 new shards");
 
     let remaining = ops(&[

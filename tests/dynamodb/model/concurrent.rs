@@ -10,7 +10,8 @@ use std::time::Duration;
 use sharded::{Cursor, Repo, ShardedEntity};
 use sharded_testkit::history::History;
 
-use super::layouts::{ModelEntity, S3Item, S5Item, T5Item};
+use super::layouts::tagged::{S3Item, S5Item, T5Item};
+use super::layouts::ModelEntity;
 use super::reference::{Key, Kind, Rec, LIVE};
 
 const GROUP: &str = "a";

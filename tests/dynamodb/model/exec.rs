@@ -11,32 +11,42 @@ use futures::StreamExt;
 use sharded::{migrate, transaction::Transaction, Cursor, Error, Repo, ShardedEntity};
 use sharded_testkit::history::History;
 
-use super::layouts::{group_name, id_name, Layout, ModelEntity, UpdateSpec, A3, S3, S5, T3, T5};
+use super::layouts::{group_name, id_name, Flavour, Layout, ModelEntity, UpdateSpec};
 use super::ops::{Op, TxAction, UpdateOp};
 use super::reference::{now, Key, Kind, Model, Outcome, Phase, Rec};
 
-/// Runs `$body` with `$l` the layout type of `$phase`.
+/// Runs `$body` with `$l` the layout type of `$phase` in the table of `$flavour`.
 macro_rules! with_layout {
-    ($phase:expr, $l:ident => $body:expr) => {
+    ($flavour:expr, $phase:expr, $l:ident => $body:expr) => {
+        match $flavour {
+            Flavour::Tagged => with_layout!(@phase tagged, $phase, $l => $body),
+            Flavour::Adopted => with_layout!(@phase adopted, $phase, $l => $body),
+        }
+    };
+    (@phase $table:ident, $phase:expr, $l:ident => $body:expr) => {
         match $phase {
             Phase::A3 => {
-                type $l = A3;
+                type $l = super::layouts::$table::A3;
+                $body
+            }
+            Phase::U3 => {
+                type $l = super::layouts::$table::U3;
                 $body
             }
             Phase::S3 => {
-                type $l = S3;
+                type $l = super::layouts::$table::S3;
                 $body
             }
             Phase::T5 => {
-                type $l = T5;
+                type $l = super::layouts::$table::T5;
                 $body
             }
             Phase::S5 => {
-                type $l = S5;
+                type $l = super::layouts::$table::S5;
                 $body
             }
             Phase::T3 => {
-                type $l = T3;
+                type $l = super::layouts::$table::T3;
                 $body
             }
         }
@@ -84,27 +94,37 @@ impl Paging {
 pub struct Run {
     client: Client,
     table: String,
+    flavour: Flavour,
     pub model: Model,
     paging: Option<Paging>,
     pub step: usize,
 }
 
-/// The raw item a legacy service wrote: no entity attribute, the unsharded key.
-fn legacy_item(key: &Key, rec: &Rec) -> HashMap<String, V> {
+/// The raw item a service wrote before adopting `sharded`: no tag, the key spelled by hand,
+/// at the legacy unsharded key (`A3`) or on the shard of its choosing (`U3`).
+fn legacy_item(
+    flavour: Flavour,
+    phase: Phase,
+    shard: u8,
+    key: &Key,
+    rec: &Rec,
+) -> HashMap<String, V> {
     let prefix = match key.kind {
         Kind::Item => "I#",
         Kind::Doc => "D#",
     };
+    let group = group_name(key.group);
+    let pk = match phase {
+        Phase::U3 => flavour.shard_pk(&group, u32::from(shard)),
+        _ => format!("G#{group}"),
+    };
     let mut item = HashMap::from([
+        (flavour.pk().to_owned(), V::S(pk)),
         (
-            "pk".to_owned(),
-            V::S(format!("G#{}", group_name(key.group))),
-        ),
-        (
-            "sk".to_owned(),
+            flavour.sk().to_owned(),
             V::S(format!("{prefix}{}", id_name(key.id))),
         ),
-        ("group".to_owned(), V::S(group_name(key.group))),
+        ("group".to_owned(), V::S(group)),
         ("id".to_owned(), V::S(id_name(key.id))),
         ("status".to_owned(), V::S(rec.status.clone())),
         ("points".to_owned(), V::N(rec.points.to_string())),
@@ -122,6 +142,83 @@ fn legacy_item(key: &Key, rec: &Rec) -> HashMap<String, V> {
     item
 }
 
+/// The attribute that marks the records of other services the model plants in the
+/// partitions: never the entities', so reads skip and count them and nothing rewrites them.
+const FOREIGN_MARK: &str = "planted";
+
+/// The shard of group `a` the foreign records are planted on (a shard of 3 and of 5 shards).
+const FOREIGN_SHARD: u32 = 1;
+
+/// Records of other services in group `a`'s partitions, planted before the sequence starts:
+/// another record type that carries the entities' attributes (`BEST#001`), an item keyed
+/// `I#..` with a raw space its writer did not escape (not in canonical form), and an item
+/// keyed `D#..` that does not read as a doc (no `points`, no `version`); and the legacy
+/// service's game record (`META`) in the legacy partition.
+fn foreign_items(flavour: Flavour) -> Vec<HashMap<String, V>> {
+    let shard = flavour.shard_pk("a", FOREIGN_SHARD);
+    let item = |pk: &str, sk: &str, extra: &[(&str, V)]| {
+        let mut item = HashMap::from([
+            (flavour.pk().to_owned(), V::S(pk.to_owned())),
+            (flavour.sk().to_owned(), V::S(sk.to_owned())),
+            (FOREIGN_MARK.to_owned(), V::Bool(true)),
+        ]);
+        item.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
+        item
+    };
+    let fields = |id: &str| {
+        vec![
+            ("group", V::S("a".into())),
+            ("id", V::S(id.into())),
+            ("status", V::S("red".into())),
+            ("points", V::N("7".into())),
+        ]
+    };
+    let mut items = vec![
+        item(&shard, "BEST#001", &fields("001")),
+        item(&shard, "I#9 9", &fields("9 9")),
+        item(
+            &shard,
+            "D#950",
+            &[("group", V::S("a".into())), ("id", V::S("950".into()))],
+        ),
+    ];
+    if super::LEGACY_FOREIGN_ITEM {
+        items.push(item(
+            "G#a",
+            "META",
+            &[("title", V::S("legacy game record".into()))],
+        ));
+    }
+    items
+}
+
+/// How many foreign records a query of `kind` in `group` reads in `phase`: those whose sort
+/// key starts as the entity's (a query reads only those), or every one of the group's for a
+/// collection (`kind` `None`), the legacy partition's only while it is read.
+fn foreign_expected(flavour: Flavour, phase: Phase, kind: Option<Kind>, group: u8) -> u64 {
+    if group != 0 {
+        return 0;
+    }
+    foreign_items(flavour)
+        .iter()
+        .filter(|item| {
+            let Some(V::S(sk)) = item.get(flavour.sk()) else {
+                return false;
+            };
+            let Some(V::S(pk)) = item.get(flavour.pk()) else {
+                return false;
+            };
+            let partition_read = pk != "G#a" || phase == Phase::A3;
+            let sort_key_read = match kind {
+                None => true,
+                Some(Kind::Item) => sk.starts_with("I#"),
+                Some(Kind::Doc) => sk.starts_with("D#"),
+            };
+            partition_read && sort_key_read
+        })
+        .count() as u64
+}
+
 fn outcome_of(result: Result<(), Error>) -> Result<Outcome, String> {
     match result {
         Ok(()) => Ok(Outcome::Ok),
@@ -136,33 +233,29 @@ fn outcome_of(result: Result<(), Error>) -> Result<Outcome, String> {
 }
 
 impl Run {
-    pub async fn new(client: Client, phase: Phase) -> Result<Run, Failure> {
+    pub async fn new(client: Client, flavour: Flavour, phase: Phase) -> Result<Run, Failure> {
         let table = sharded_testkit::local::unique_table_name("model");
         // Without time to live enabled: DynamoDB Local's own sweeper would delete expired
         // items at moments of its choosing; `Op::Sweep` does it at a step of the sequence.
-        if let Err(e) = S3Item::table_definition()
-            .create_table(&client, &table)
-            .send()
-            .await
-        {
+        let definition = match flavour {
+            Flavour::Tagged => super::layouts::tagged::S3Item::table_definition(),
+            Flavour::Adopted => super::layouts::adopted::S3Item::table_definition(),
+        };
+        if let Err(e) = definition.create_table(&client, &table).send().await {
             return fail("setup", format!("create table: {e:?}"));
         }
         let run = Run {
             client,
             table,
+            flavour,
             model: Model::new(phase),
             paging: None,
             step: 0,
         };
-        // An untagged item of the legacy service that is not of the model's entities: reads
-        // and the migration leave it alone.
-        let meta = HashMap::from([
-            ("pk".to_owned(), V::S("G#a".into())),
-            ("sk".to_owned(), V::S("META".into())),
-            ("title".to_owned(), V::S("legacy game record".into())),
-        ]);
-        if super::LEGACY_FOREIGN_ITEM {
-            run.raw_put(meta).await?;
+        // Other services' records in the partitions: reads skip and count them, the
+        // migration leaves them alone.
+        for item in foreign_items(flavour) {
+            run.raw_put(item).await?;
         }
         Ok(run)
     }
@@ -232,7 +325,8 @@ impl Run {
         if expected == Outcome::Skipped {
             return Ok(expected);
         }
-        let actual = with_layout!(before.phase, L => self.send::<L>(&before, op).await)?;
+        let actual =
+            with_layout!(self.flavour, before.phase, L => self.send::<L>(&before, op).await)?;
         let agrees = match (&expected, &actual) {
             (Outcome::Canceled(failing), Outcome::Canceled(reported)) => {
                 !reported.is_empty()
@@ -262,7 +356,7 @@ impl Run {
                     | Op::Sweep
                     | Op::LegacyPut { .. }
             );
-        with_layout!(self.model.phase, L => self.check::<L>(&written, full).await)?;
+        with_layout!(self.flavour, self.model.phase, L => self.check::<L>(&written, full).await)?;
         Ok(expected)
     }
 
@@ -332,8 +426,9 @@ impl Run {
                 self.transact_get::<L>(model, keys).await?;
                 Ok(Outcome::Ok)
             }
-            Op::LegacyPut { key, rec } => {
-                self.raw_put(legacy_item(key, rec)).await?;
+            Op::LegacyPut { key, rec, shard } => {
+                self.raw_put(legacy_item(self.flavour, model.phase, *shard, key, rec))
+                    .await?;
                 Ok(Outcome::Ok)
             }
             Op::Sweep => {
@@ -386,7 +481,7 @@ impl Run {
                     self.repo::<L::Item>().migration_remaining().await,
                     self.repo::<L::Doc>().migration_remaining().await,
                 ] {
-                    match remaining {
+                    match remaining.as_ref().map(|r| r.items) {
                         Ok(0) => {}
                         other => {
                             return fail(
@@ -554,9 +649,10 @@ impl Run {
             if !expired {
                 continue;
             }
+            let (pk, sk) = (self.flavour.pk(), self.flavour.sk());
             let key = HashMap::from([
-                ("pk".to_owned(), item["pk"].clone()),
-                ("sk".to_owned(), item["sk"].clone()),
+                (pk.to_owned(), item[pk].clone()),
+                (sk.to_owned(), item[sk].clone()),
             ]);
             if let Err(e) = self
                 .client
@@ -576,13 +672,15 @@ impl Run {
     /// model holds it, and nothing else of its entities (no stale copy survives).
     async fn no_stale_copies(&self) -> Result<(), Failure> {
         let mut found: BTreeMap<(String, String), usize> = BTreeMap::new();
+        let mut planted = Vec::new();
         for item in self.raw_scan().await? {
-            let Some(V::S(sk)) = item.get("sk") else {
-                continue;
-            };
-            if sk == "META" {
+            if item.contains_key(FOREIGN_MARK) {
+                planted.push(item);
                 continue;
             }
+            let Some(V::S(sk)) = item.get(self.flavour.sk()) else {
+                continue;
+            };
             let group = match item.get("group") {
                 Some(V::S(g)) => g.clone(),
                 _ => String::new(),
@@ -613,6 +711,21 @@ impl Run {
             return fail(
                 "stored copies after a complete migration",
                 format!("copies not one per model item: {extra:?}; missing: {missing:?}"),
+            );
+        }
+        // Other services' records: exactly as planted, where they were planted.
+        let mut expected = foreign_items(self.flavour);
+        let order = |item: &HashMap<String, V>| format!("{:?}", sorted(item));
+        expected.sort_by_key(order);
+        planted.sort_by_key(order);
+        if planted != expected {
+            return fail(
+                "other services' records after a complete migration",
+                format!(
+                    "planted {:?}, found {:?}",
+                    expected.iter().map(sorted).collect::<Vec<_>>(),
+                    planted.iter().map(sorted).collect::<Vec<_>>()
+                ),
             );
         }
         Ok(())
@@ -742,17 +855,29 @@ impl Run {
             self.check_kind::<L::Item>(group, full, pick).await?;
             self.check_kind::<L::Doc>(group, full, pick.wrapping_sub(8))
                 .await?;
-            let legacy = self.model.phase == Phase::A3 && !super::COLLECTION_ADOPTS_LEGACY;
+            let legacy = self.model.phase.adopting() && !super::COLLECTION_ADOPTS_LEGACY;
             if legacy || (!full && pick != 16) {
                 continue;
             }
-            let collection = match L::collection(&self.repo(), &group_name(group))
-                .collect()
+            let answer = match L::collection(&self.repo(), &group_name(group))
+                .collect_answer()
                 .await
             {
-                Ok(items) => items.into_iter().map(L::page_to_model).collect::<Vec<_>>(),
+                Ok(answer) => answer,
                 Err(e) => return fail("collection", format!("unexpected error: {e}")),
             };
+            let expected = foreign_expected(self.flavour, self.model.phase, None, group);
+            if answer.foreign.count != expected {
+                return fail(
+                    "foreign records counted (collection)",
+                    format!(
+                        "the answer counts {} foreign records ({:?}), {expected} were planted \
+                         where it reads",
+                        answer.foreign.count, answer.foreign.examples
+                    ),
+                );
+            }
+            let collection: Vec<_> = answer.items.into_iter().map(L::page_to_model).collect();
             same(
                 "collection",
                 &collection,
@@ -808,11 +933,24 @@ impl Run {
         let name = |what: &str| format!("{what} ({:?})", E::KIND);
         let collect = |q: sharded::Query<E>| async move { q.collect().await.map(models) };
 
-        same(
+        // Collected with its answer: the other services' records read are counted, none
+        // returned.
+        let answer = or_fail(
             &name("query collect"),
-            &or_fail(&name("query collect"), collect(E::query(&repo, &g)).await)?,
-            &view,
+            E::query(&repo, &g).collect_answer().await,
         )?;
+        let expected = foreign_expected(self.flavour, self.model.phase, Some(E::KIND), group);
+        if answer.foreign.count != expected {
+            return fail(
+                name("foreign records counted"),
+                format!(
+                    "the answer counts {} foreign records ({:?}), {expected} were planted where \
+                     it reads",
+                    answer.foreign.count, answer.foreign.examples
+                ),
+            );
+        }
+        same(&name("query collect"), &models(answer.items), &view)?;
         let mut descending = view.clone();
         descending.reverse();
         if on(0) {
@@ -1011,4 +1149,7 @@ fn spec(model: &Model, update: &UpdateOp) -> UpdateSpec {
     }
 }
 
-use super::layouts::S3Item;
+/// An item's attributes in name order, for comparing and printing.
+fn sorted(item: &HashMap<String, V>) -> BTreeMap<&str, &V> {
+    item.iter().map(|(k, v)| (k.as_str(), v)).collect()
+}

@@ -1,15 +1,23 @@
 //! The entities of the model: one item type (`MItem`, with an optional expiry) and one
 //! versioned type (`MDoc`) sharing their partitions, declared once per layout the sequences
 //! walk through. Every declaration of a layout is the same stored entity (`entity = ".."`),
-//! as a service redeploys it: steady on 3 shards, 3 -> 5, steady on 5, 5 -> 3, and adopting
-//! sharding over the unsharded key a pre-`sharded` service wrote (`legacy`).
+//! as a service redeploys it: steady on 3 shards, 3 -> 5, steady on 5, 5 -> 3, adopting
+//! sharding over the unsharded key a pre-`sharded` service wrote (`legacy`), and adopting data
+//! a service sharded by hand at random (`previous_shard = "unknown"`).
+//!
+//! Each layout is declared in two tables ([`Flavour`]): `tagged`, the crate's defaults (`pk`,
+//! `sk`, the `_entity` tag, shards spelled `#3`), and `adopted`, a table as another team keys
+//! it (`PK`, `SK`, no tag at all: an item is the entity's by its keys, shards spelled
+//! `#SHARD_3`).
 
 use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 use sharded::{
-    transaction::ItemKey, transaction::Transaction, Condition, Error, Query, Repo,
-    ShardedCollection, ShardedEntity,
+    schema::{PreviousLayout, PreviousPlacement},
+    transaction::ItemKey,
+    transaction::Transaction,
+    Condition, Error, Query, Repo, ShardedCollection, ShardedEntity, ShardedTable,
 };
 
 use super::reference::{Cond, Key, Kind, Rec};
@@ -59,6 +67,47 @@ pub trait Layout: Send + Sync + 'static {
     fn page_to_model(page: Self::Page) -> (Key, Rec);
 }
 
+/// The table a sequence runs on: its key attribute names, tag and shard spelling.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Flavour {
+    /// The crate's defaults: `pk`/`sk`, the `_entity` tag, `#{shard}`.
+    Tagged,
+    /// [`AdoptedTable`]: `PK`/`SK`, no tag, `#SHARD_{shard}`.
+    Adopted,
+}
+
+impl Flavour {
+    /// The partition key attribute.
+    pub fn pk(self) -> &'static str {
+        match self {
+            Flavour::Tagged => "pk",
+            Flavour::Adopted => "PK",
+        }
+    }
+
+    /// The sort key attribute.
+    pub fn sk(self) -> &'static str {
+        match self {
+            Flavour::Tagged => "sk",
+            Flavour::Adopted => "SK",
+        }
+    }
+
+    /// A shard's partition key of `group`, spelled by hand as another service does.
+    pub fn shard_pk(self, group: &str, shard: u32) -> String {
+        match self {
+            Flavour::Tagged => format!("G#{group}#{shard}"),
+            Flavour::Adopted => format!("G#{group}#SHARD_{shard}"),
+        }
+    }
+}
+
+/// The table of the `adopted` flavour: the single-table convention's names, and no tag (its
+/// other writers never tag, so an item is the entity's when its keys are).
+#[derive(ShardedTable)]
+#[table(pk = "PK", sk = "SK", recognize = "key")]
+pub struct AdoptedTable;
+
 pub fn group_name(group: u8) -> String {
     ["a", "b"][usize::from(group % 2)].to_owned()
 }
@@ -76,9 +125,9 @@ fn parse_key(kind: Kind, group: &str, id: &str) -> Key {
 }
 
 macro_rules! layout {
-    ($(#[$doc:meta])* $layout:ident, $item:ident, $docty:ident, $page:ident, $($pk:tt)*) => {
+    ($(#[$doc:meta])* $layout:ident, $item:ident, $docty:ident, $page:ident, [$($table:tt)*], $($pk:tt)*) => {
         #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
-        #[sharded(entity = "MItem")]
+        #[sharded(entity = "MItem" $($table)*)]
         #[pk($($pk)*)]
         #[sk(template = "I#{id}")]
         pub struct $item {
@@ -91,7 +140,7 @@ macro_rules! layout {
         }
 
         #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
-        #[sharded(entity = "MDoc")]
+        #[sharded(entity = "MDoc" $($table)*)]
         #[pk($($pk)*)]
         #[sk(template = "D#{id}")]
         pub struct $docty {
@@ -189,7 +238,19 @@ macro_rules! layout {
                 let mut places = vec![(keys.pk.clone(), keys.sk.clone())];
                 if let Some(previous) = placeholder.previous_pk().expect("model keys are valid") {
                     if previous != keys.pk {
-                        places.push((previous, keys.sk));
+                        places.push((previous, keys.sk.clone()));
+                    }
+                }
+                // Placed by hand at random: any previous shard may hold it.
+                if let Some(PreviousLayout::Shards { n, placement: PreviousPlacement::Unknown, .. }) =
+                    Self::SCHEMA.pk.previous
+                {
+                    for shard in 0..n {
+                        let pk = $ty::pk_on_shard(&group_name(key.group), shard)
+                            .expect("model keys are valid");
+                        if pk != keys.pk {
+                            places.push((pk, keys.sk.clone()));
+                        }
                     }
                 }
                 places
@@ -216,28 +277,53 @@ macro_rules! layout {
     };
 }
 
-layout!(
-    /// Steady on 3 shards.
-    S3, S3Item, S3Doc, S3Page,
-    template = "G#{group}", shard = "hash(id)", n = 3
-);
-layout!(
-    /// Growing from 3 to 5 shards.
-    T5, T5Item, T5Doc, T5Page,
-    template = "G#{group}", shard = "hash(id)", n = 5, previous_n = 3
-);
-layout!(
-    /// Steady on 5 shards.
-    S5, S5Item, S5Doc, S5Page,
-    template = "G#{group}", shard = "hash(id)", n = 5
-);
-layout!(
-    /// Shrinking from 5 to 3 shards.
-    T3, T3Item, T3Doc, T3Page,
-    template = "G#{group}", shard = "hash(id)", n = 3, previous_n = 5
-);
-layout!(
-    /// Adopting sharding (3 shards) over the unsharded key a pre-`sharded` service wrote.
-    A3, A3Item, A3Doc, A3Page,
-    template = "G#{group}", shard = "hash(id)", n = 3, legacy = "G#{group}"
-);
+/// Every layout of one table: `$table` is what follows `entity = ".."` in
+/// `#[sharded(..)]`, `$suffix` what follows `n = ..` in `#[pk(..)]` (nothing for the defaults).
+macro_rules! layouts {
+    ([$($table:tt)*], [$($suffix:tt)*]) => {
+        use super::*;
+
+        layout!(
+            /// Steady on 3 shards.
+            S3, S3Item, S3Doc, S3Page, [$($table)*],
+            template = "G#{group}", shard = "hash(id)", n = 3 $($suffix)*
+        );
+        layout!(
+            /// Growing from 3 to 5 shards.
+            T5, T5Item, T5Doc, T5Page, [$($table)*],
+            template = "G#{group}", shard = "hash(id)", n = 5 $($suffix)*, previous_n = 3
+        );
+        layout!(
+            /// Steady on 5 shards.
+            S5, S5Item, S5Doc, S5Page, [$($table)*],
+            template = "G#{group}", shard = "hash(id)", n = 5 $($suffix)*
+        );
+        layout!(
+            /// Shrinking from 5 to 3 shards.
+            T3, T3Item, T3Doc, T3Page, [$($table)*],
+            template = "G#{group}", shard = "hash(id)", n = 3 $($suffix)*, previous_n = 5
+        );
+        layout!(
+            /// Adopting sharding (3 shards) over the unsharded key a pre-`sharded` service wrote.
+            A3, A3Item, A3Doc, A3Page, [$($table)*],
+            template = "G#{group}", shard = "hash(id)", n = 3 $($suffix)*, legacy = "G#{group}"
+        );
+        layout!(
+            /// Adopting 3 shards a service placed items on at random (the same spelling): the
+            /// hash placement, over data of unknown placement.
+            U3, U3Item, U3Doc, U3Page, [$($table)*],
+            template = "G#{group}", shard = "hash(id)", n = 3 $($suffix)*,
+            previous_n = 3, previous_shard = "unknown"
+        );
+    };
+}
+
+/// The crate's defaults: `pk`/`sk`, the `_entity` tag, `#{shard}`.
+pub mod tagged {
+    layouts!([], []);
+}
+
+/// [`AdoptedTable`]: `PK`/`SK`, no tag, `#SHARD_{shard}`.
+pub mod adopted {
+    layouts!([, table = AdoptedTable], [, suffix = "#SHARD_{shard}"]);
+}

@@ -4,7 +4,7 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `layouts` | the entities (an item with an optional expiry, a versioned doc, their collection), once per layout |
+//! | `layouts` | the entities (an item with an optional expiry, a versioned doc, their collection), once per layout and per table |
 //! | `reference` | the model: the map, the layout declared, and every operation's predicted answer |
 //! | `ops` | the operations and their seeded, weighted generator |
 //! | `exec` | one sequence on its own table: each operation sent, its answer compared, every read checked |
@@ -15,20 +15,31 @@
 //! `update` with a condition or a version, `delete`, `delete_if`), batches (`batch_put`,
 //! `batch_delete`, `batch_get` of both places), transactions of every action (`put`,
 //! `put_if`, `update`, `delete`, `delete_if`, `check`, `move_item`) and `TransactGet`; a
-//! listing paged across later steps' writes; declaring a transition (3 -> 5 and 5 -> 3 shards,
-//! and adopting sharding over a legacy unsharded key, whose service wrote items without
-//! `_entity` through the raw SDK), migration runs stopped after a few items and complete ones
+//! listing paged across later steps' writes; declaring a transition (3 -> 5 and 5 -> 3 shards);
+//! adopting sharding over a legacy unsharded key, or over items another service placed on the
+//! shards at random (`previous_shard = "unknown"`), while that service keeps writing untagged
+//! items through the raw SDK; migration runs stopped after a few items and complete ones
 //! (then the declaration removed); DynamoDB's time-to-live sweeper (every expired item deleted
-//! through the raw SDK, wherever it is stored). Each answer (`Ok`, `AlreadyExists`,
+//! through the raw SDK, wherever it is stored).
+//!
+//! **Two tables.** Sequences alternate between the crate's defaults (`pk`/`sk`, the `_entity`
+//! tag, `#3`) and a table as another team keys it (`PK`/`SK`, no tag: items recognised by
+//! their keys, `#SHARD_3`). Both hold other services' records in the partitions read, planted
+//! before the first step: another record type with the entities' attributes, an item keyed
+//! with an unescaped space, one that does not read as the entity, a game record in the legacy
+//! partition. Each answer (`Ok`, `AlreadyExists`,
 //! `ConditionFailed`, `VersionConflict`, a canceled transaction and its failing actions) is the
 //! model's prediction.
 //!
 //! **What is checked after every step.** `get` of what the step wrote (and of two more keys)
-//! equals the model; per logical partition and entity, `query` collected ascending and
+//! equals the model; the planted records are never returned and are counted exactly
+//! (`Answer::foreign` of the query and the collection); per logical partition and entity,
+//! `query` collected ascending and
 //! descending, `count`, a top-k, `include_expired`, pages of 1, 2 or 4 continued with their
 //! cursors, a filter (collected, counted and paged) and a stream equal the model's sorted view
 //! (expired items hidden); the collection of both entities equals the model's merged view. A
-//! complete migration leaves exactly one stored copy per model item. A deleted or expired item
+//! complete migration leaves exactly one stored copy per model item, and every planted record
+//! exactly as it was. A deleted or expired item
 //! that reappears anywhere fails one of these.
 //!
 //! **Reproducing.** A failure prints the seed, the step, the operation sequence and a
@@ -41,8 +52,9 @@
 //! - `SHARDED_MODEL_STEPS=<steps>`: steps per sequence (default 120).
 //! - `SHARDED_MODEL_SHRINK_SECS=<secs>`: the minimizer's time budget (default 120).
 //!
-//! The default run (3 sequences of 120 steps at once, and the concurrent mode once) takes
-//! about a minute and a half on 2 cores shared with the rest of the suite; a soak is, for instance,
+//! The default run (4 sequences of 120 steps at once, one per table and starting layout in
+//! turn, and the concurrent mode once) takes about a minute and a half on 2 cores shared with
+//! the rest of the suite; a soak is, for instance,
 //! `SHARDED_MODEL_SEEDS=40 SHARDED_MODEL_STEPS=300 cargo test --test dynamodb model -- --nocapture`.
 
 mod concurrent;
@@ -58,6 +70,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 
 use exec::{Failure, Run};
+use layouts::Flavour;
 use ops::{Gates, Generator, Op};
 use reference::{Outcome, Phase};
 
@@ -97,12 +110,10 @@ const LEGACY_FOREIGN_ITEM: bool = true;
 /// model expects it.
 const COLLECTION_HIDES_EXPIRED: bool = false;
 
-/// Whether a collection query during a legacy adoption returns the untagged legacy items of
-/// its members. Off: the collection's `_entity IN (..)` filter drops items without `_entity`,
-/// so an item the legacy service wrote is missing from `.collection::<C>()` until migrated
-/// (a single entity's query adopts it). Decided: a documented limit of collection queries
-/// (README, "Collections"), so the collection check is skipped while the adoption is declared.
-const COLLECTION_ADOPTS_LEGACY: bool = false;
+/// Whether a collection query during an adoption returns the untagged items the other
+/// service wrote (at the legacy key, or on a shard of its choosing). On: a collection's
+/// members recognise items by the same rule as a single entity's query.
+const COLLECTION_ADOPTS_LEGACY: bool = true;
 
 /// Whether `CanceledAction::index` is the action's position as added. Off: it is the position
 /// in the `TransactWriteItems` request, where `move_item` (and a transition's extra delete)
@@ -111,13 +122,14 @@ const COLLECTION_ADOPTS_LEGACY: bool = false;
 /// canceled with at least one reason, not for which actions.
 const CANCELED_INDEX_IS_POSITION_ADDED: bool = true;
 
-const DEFAULT_SEEDS: [u64; 3] = [1, 2, 3];
+const DEFAULT_SEEDS: [u64; 4] = [1, 2, 3, 4];
 const DEFAULT_STEPS: usize = 120;
 const DEFAULT_SHRINK_SECS: u64 = 120;
 
 /// A sequence that failed: where, how, and the operations up to there.
 pub struct Failed {
     pub seed: u64,
+    pub flavour: Flavour,
     pub phase: Phase,
     pub ops: Vec<Op>,
     /// The failing operation is `ops[step - 1]` (0: the setup).
@@ -144,27 +156,32 @@ fn gates() -> Gates {
     }
 }
 
-fn first_phase(seed: u64) -> Phase {
-    if seed.is_multiple_of(2) {
-        Phase::A3
+/// Where a sequence starts: the table (alternating), and the layout (steady, adopting a
+/// legacy key, adopting data placed at random, in turn).
+fn start(seed: u64) -> (Flavour, Phase) {
+    let flavour = if seed.is_multiple_of(2) {
+        Flavour::Adopted
     } else {
-        Phase::S3
-    }
+        Flavour::Tagged
+    };
+    let phase = [Phase::A3, Phase::S3, Phase::U3][(seed % 3) as usize];
+    (flavour, phase)
 }
 
 async fn generated(seed: u64, steps: usize) -> Result<Figures, Failed> {
-    let phase = first_phase(seed);
+    let (flavour, phase) = start(seed);
     let client = crate::support::client().await;
     let mut generator = Generator::new(seed, gates());
     let mut ops = Vec::new();
     let failed = |ops: &Vec<Op>, step, failure| Failed {
         seed,
+        flavour,
         phase,
         ops: ops.clone(),
         step,
         failure,
     };
-    let mut run = Run::new(client, phase)
+    let mut run = Run::new(client, flavour, phase)
         .await
         .map_err(|f| failed(&ops, 0, f))?;
     let mut figures = Figures {
@@ -194,17 +211,20 @@ async fn generated(seed: u64, steps: usize) -> Result<Figures, Failed> {
     Ok(figures)
 }
 
-/// Runs `ops` on a fresh table from `phase`.
-pub async fn replay(phase: Phase, ops: &[Op]) -> Result<(), Failed> {
+/// Runs `ops` on a fresh table of `flavour` from `phase`.
+pub async fn replay(flavour: Flavour, phase: Phase, ops: &[Op]) -> Result<(), Failed> {
     let client = crate::support::client().await;
     let failed = |step, failure| Failed {
         seed: 0,
+        flavour,
         phase,
         ops: ops.to_vec(),
         step,
         failure,
     };
-    let mut run = Run::new(client, phase).await.map_err(|f| failed(0, f))?;
+    let mut run = Run::new(client, flavour, phase)
+        .await
+        .map_err(|f| failed(0, f))?;
     for (i, op) in ops.iter().enumerate() {
         run.step(op).await.map_err(|f| failed(i + 1, f))?;
     }
@@ -247,7 +267,7 @@ async fn random_sequences_agree_with_the_model() {
     let steps = env("SHARDED_MODEL_STEPS").unwrap_or(DEFAULT_STEPS);
     let results: Vec<(u64, Result<Figures, Failed>)> = futures::stream::iter(seeds.clone())
         .map(|seed| async move { (seed, generated(seed, steps).await) })
-        .buffer_unordered(3)
+        .buffer_unordered(4)
         .collect()
         .await;
     let mut total = Figures::default();
@@ -287,12 +307,14 @@ async fn random_sequences_agree_with_the_model() {
     };
     let budget =
         Duration::from_secs(env("SHARDED_MODEL_SHRINK_SECS").unwrap_or(DEFAULT_SHRINK_SECS));
-    let (minimized, replays) = shrink::minimize(first.phase, &first, budget).await;
+    let (minimized, replays) = shrink::minimize(first.flavour, first.phase, &first, budget).await;
     panic!(
-        "the model and DynamoDB disagree: seed {} (starting in {:?}), step {}, check `{}`: {}\n\
+        "the model and DynamoDB disagree: seed {} ({:?} table, starting in {:?}), step {}, \
+         check `{}`: {}\n\
          operations up to the failure:\n{}\n\
          minimized ({} operations, {replays} replays; re-run with SHARDED_MODEL_SEED={}):\n{}",
         first.seed,
+        first.flavour,
         first.phase,
         first.step,
         first.failure.check,

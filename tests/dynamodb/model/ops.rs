@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use super::reference::{Cond, Key, Kind, Model, Phase, Rec, EXPIRED, LIVE};
+use super::reference::{Cond, Key, Kind, Model, Rec, EXPIRED, LIVE};
 
 /// Which version a versioned write claims to have read.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -105,11 +105,13 @@ pub enum Op {
     BatchGet(Vec<Key>),
     Transact(Vec<TxAction>),
     TransactGet(Vec<Key>),
-    /// An item written through the raw SDK at the legacy key, without `_entity`, as the
-    /// service did before adopting `sharded` (while the adoption is declared).
+    /// An item written through the raw SDK without a tag, as the service did before adopting
+    /// `sharded` (while the adoption is declared): at the legacy key, or, adopting data
+    /// placed at random, on `shard`.
     LegacyPut {
         key: Key,
         rec: Rec,
+        shard: u8,
     },
     /// DynamoDB's time-to-live sweeper: every expired item deleted, through the raw SDK.
     Sweep,
@@ -442,7 +444,7 @@ impl Generator {
                 let n = self.rng.usize(1..=4);
                 Op::TransactGet(self.distinct_keys(model, None, n))
             }
-            70..=75 if model.phase == Phase::A3 => {
+            70..=75 if model.phase.adopting() => {
                 let kind = if self.rng.u8(..3) == 0 {
                     Kind::Doc
                 } else {
@@ -453,7 +455,11 @@ impl Generator {
                 if kind == Kind::Doc {
                     rec.version = self.rng.u64(0..4);
                 }
-                Op::LegacyPut { key, rec }
+                Op::LegacyPut {
+                    key,
+                    rec,
+                    shard: self.rng.u8(..3),
+                }
             }
             76..=78 => Op::Sweep,
             79..=84 if !model.paging => Op::PageStart {

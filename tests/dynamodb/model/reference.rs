@@ -74,11 +74,13 @@ impl Cond {
     }
 }
 
-/// The layouts a sequence walks through: `A3 -> S3 -> T5 -> S5 -> T3 -> S3 -> ..`.
+/// The layouts a sequence walks through: `A3 | U3 -> S3 -> T5 -> S5 -> T3 -> S3 -> ..`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Phase {
     /// Adopting 3 shards over the legacy unsharded key.
     A3,
+    /// Adopting 3 shards over items another service placed on them at random.
+    U3,
     S3,
     T5,
     S5,
@@ -87,7 +89,12 @@ pub enum Phase {
 
 impl Phase {
     pub fn transition(self) -> bool {
-        matches!(self, Phase::A3 | Phase::T5 | Phase::T3)
+        matches!(self, Phase::A3 | Phase::U3 | Phase::T5 | Phase::T3)
+    }
+    /// Whether another service still writes untagged items its own way (the legacy key, or
+    /// a shard of its choosing).
+    pub fn adopting(self) -> bool {
+        matches!(self, Phase::A3 | Phase::U3)
     }
     /// The layout after declaring a transition (steady phases only).
     pub fn declared(self) -> Option<Phase> {
@@ -100,7 +107,7 @@ impl Phase {
     /// The layout once the transition is migrated and its declaration removed.
     pub fn completed(self) -> Option<Phase> {
         match self {
-            Phase::A3 | Phase::T3 => Some(Phase::S3),
+            Phase::A3 | Phase::U3 | Phase::T3 => Some(Phase::S3),
             Phase::T5 => Some(Phase::S5),
             _ => None,
         }
@@ -235,8 +242,8 @@ impl Model {
             }
             Op::BatchGet(_) | Op::TransactGet(_) => (Outcome::Ok, vec![]),
             Op::Transact(actions) => self.transact(actions),
-            Op::LegacyPut { key, rec } => {
-                if self.phase != Phase::A3 || before.contains_key(key) {
+            Op::LegacyPut { key, rec, .. } => {
+                if !self.phase.adopting() || before.contains_key(key) {
                     return (Outcome::Skipped, vec![]);
                 }
                 self.items.insert(*key, rec.clone());

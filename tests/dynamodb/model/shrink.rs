@@ -3,12 +3,18 @@
 
 use std::time::{Duration, Instant};
 
+use super::layouts::Flavour;
 use super::ops::Op;
 use super::reference::Phase;
 use super::{replay, Failed};
 
 /// The shortest sequence found within `budget` that still fails `failed.check`.
-pub async fn minimize(phase: Phase, failed: &Failed, budget: Duration) -> (Vec<Op>, usize) {
+pub async fn minimize(
+    flavour: Flavour,
+    phase: Phase,
+    failed: &Failed,
+    budget: Duration,
+) -> (Vec<Op>, usize) {
     let deadline = Instant::now() + budget;
     let mut ops: Vec<Op> = failed.ops[..failed.step].to_vec();
     let mut replays = 0;
@@ -26,7 +32,8 @@ pub async fn minimize(phase: Phase, failed: &Failed, budget: Duration) -> (Vec<O
                 .cloned()
                 .collect();
             replays += 1;
-            if let Some(step) = still_fails(phase, &candidate, &failed.failure.check).await {
+            if let Some(step) = still_fails(flavour, phase, &candidate, &failed.failure.check).await
+            {
                 ops = candidate[..step].to_vec();
                 chunks = (chunks - 1).max(2);
                 reduced = true;
@@ -44,8 +51,8 @@ pub async fn minimize(phase: Phase, failed: &Failed, budget: Duration) -> (Vec<O
 }
 
 /// The step at which `ops` fails `check` (1-based, so `ops[..step]` fails), if it does.
-async fn still_fails(phase: Phase, ops: &[Op], check: &str) -> Option<usize> {
-    match replay(phase, ops).await {
+async fn still_fails(flavour: Flavour, phase: Phase, ops: &[Op], check: &str) -> Option<usize> {
+    match replay(flavour, phase, ops).await {
         Err(f) if f.failure.check == check => Some(f.step),
         _ => None,
     }

@@ -285,7 +285,7 @@ async fn phase<L: Layout>(
     let writes_before = model.writes.load(Ordering::SeqCst);
     let samples_before = model.samples.load(Ordering::SeqCst);
 
-    let bar = ProgressBar::new(remaining.max(1));
+    let bar = ProgressBar::new(remaining.items.max(1));
     bar.set_style(
         ProgressStyle::with_template("{prefix:>8} [{bar:40}] {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())

@@ -15,6 +15,7 @@
 //! | export or backfill every item of an entity | [`scanning`] |
 //! | write: conditions, versions, timestamps, expiry, typed updates, transactions, exactly-once retries, the vote-counter pattern | [`writing`] |
 //! | change `n`, or shard a key that was written unsharded, while the service runs | [`changing_layout`] |
+//! | move a table other services write onto `sharded`: its names, its shard spelling, untagged items, hand-made counters, records that are not the entity's | [`adopting`] |
 //! | find hot partitions before production, and choose `n` | [`hot_partitions`] |
 //! | run the table: the hot-key report by logical key, table caps, the ops command line | [`operating`] |
 //! | see what the library does: spans with OpenTelemetry's DynamoDB attributes, metrics through the `metrics` facade | [`telemetry`] |
@@ -46,6 +47,9 @@ pub mod writing {}
 
 #[doc = include_str!("../docs/guide/changing_layout.md")]
 pub mod changing_layout {}
+
+#[doc = include_str!("../docs/guide/adopting.md")]
+pub mod adopting {}
 
 #[doc = include_str!("../docs/guide/hot_partitions.md")]
 pub mod hot_partitions {}

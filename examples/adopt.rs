@@ -257,7 +257,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     // Reads cover the legacy key and the shards at once; the personal bests in the same
     // partition are another record type, never read as scores.
-    let top = Score::query(&scores, GAME).descending().limit(5).collect().await?;
+    let top = Score::query(&scores, GAME)
+        .descending()
+        .limit(5)
+        .collect()
+        .await?;
     let all = Score::query(&scores, GAME).count().await?;
     println!(
         "  reads at once: {all} scores, top 5 {:?}",

@@ -15,7 +15,7 @@ use sharded::schema::TableDefinition;
 use sharded::{Error, Repo, ShardedCounter, ShardedEntity, ShardedTable};
 use sharded_testkit::local::unique_table_name;
 
-use crate::support::{client, repo};
+use crate::support::{client, raw_get, raw_put, raw_scan, repo};
 
 type Item = HashMap<String, AttributeValue>;
 
@@ -25,49 +25,6 @@ fn s(v: &str) -> AttributeValue {
 
 fn n(v: u64) -> AttributeValue {
     AttributeValue::N(v.to_string())
-}
-
-/// `PutItem` of `item` as another service sends it: no condition, no tag unless given.
-async fn raw_put(client: &Client, table: &str, item: Item) {
-    client
-        .put_item()
-        .table_name(table)
-        .set_item(Some(item))
-        .send()
-        .await
-        .expect("raw put");
-}
-
-async fn raw_get(client: &Client, table: &str, key: Item) -> Option<Item> {
-    client
-        .get_item()
-        .table_name(table)
-        .set_key(Some(key))
-        .consistent_read(true)
-        .send()
-        .await
-        .expect("raw get")
-        .item
-}
-
-async fn raw_scan(client: &Client, table: &str) -> Vec<Item> {
-    let mut items = Vec::new();
-    let mut start = None;
-    loop {
-        let page = client
-            .scan()
-            .table_name(table)
-            .consistent_read(true)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .expect("raw scan");
-        items.extend(page.items.unwrap_or_default());
-        match page.last_evaluated_key {
-            Some(next) => start = Some(next),
-            None => return items,
-        }
-    }
 }
 
 fn item(pairs: &[(&str, AttributeValue)]) -> Item {

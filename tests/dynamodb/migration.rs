@@ -14,11 +14,11 @@ use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{AttributeValue as V, PutRequest, WriteRequest};
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
-use sharded::{keys::Item, keys::Partitions, migrate, Error, Query, Repo, ShardedEntity};
+use sharded::{keys::Partitions, migrate, Error, Query, Repo, ShardedEntity};
 use sharded_testkit::faults::Faults;
 use sharded_testkit::history::History;
 
-use crate::support::{faulty_client, page_to_end, repo};
+use crate::support::{faulty_client, page_to_end, raw_scan, repo};
 
 /// An item of the test's model: (score, player), the sort key's order.
 type Key = (u64, String);
@@ -170,27 +170,6 @@ async fn seed_legacy(client: &Client, table: &str, game: &str, scores: &[(String
             .await
             .unwrap();
         assert!(out.unprocessed_items().is_none_or(|u| u.is_empty()));
-    }
-}
-
-/// Every item of the table, raw.
-async fn raw_scan(client: &Client, table: &str) -> Vec<Item> {
-    let mut items = Vec::new();
-    let mut start = None;
-    loop {
-        let out = client
-            .scan()
-            .table_name(table)
-            .consistent_read(true)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .unwrap();
-        items.extend(out.items.unwrap_or_default());
-        match out.last_evaluated_key {
-            Some(key) if !key.is_empty() => start = Some(key),
-            _ => return items,
-        }
     }
 }
 

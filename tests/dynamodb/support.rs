@@ -62,3 +62,51 @@ pub async fn page_to_end<S: QuerySource, O>(
         }
     }
 }
+
+/// An item as the SDK holds it.
+pub type RawItem = std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>;
+
+/// `PutItem` of `item` as another service sends it: no condition, no tag unless given.
+pub async fn raw_put(client: &Client, table: &str, item: RawItem) {
+    client
+        .put_item()
+        .table_name(table)
+        .set_item(Some(item))
+        .send()
+        .await
+        .expect("raw put");
+}
+
+/// The item under `key`, read consistently through the raw SDK.
+pub async fn raw_get(client: &Client, table: &str, key: RawItem) -> Option<RawItem> {
+    client
+        .get_item()
+        .table_name(table)
+        .set_key(Some(key))
+        .consistent_read(true)
+        .send()
+        .await
+        .expect("raw get")
+        .item
+}
+
+/// Every item of the table, raw, read consistently.
+pub async fn raw_scan(client: &Client, table: &str) -> Vec<RawItem> {
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let page = client
+            .scan()
+            .table_name(table)
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .expect("raw scan");
+        items.extend(page.items.unwrap_or_default());
+        match page.last_evaluated_key {
+            Some(key) if !key.is_empty() => start = Some(key),
+            _ => return items,
+        }
+    }
+}

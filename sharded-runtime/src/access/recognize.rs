@@ -138,6 +138,50 @@ pub(crate) fn untagged_may_be_ours(schema: &EntitySchema) -> bool {
         || schema.pk.previous.is_some()
 }
 
+/// How far a read can check the items it reads: a count reads the keys and the tag where the
+/// tag decides, and whole items where an untagged item may be the entity's (only the whole
+/// item tells: [`untagged_may_be_ours`]), so it counts exactly what the query returns; a
+/// projection holds some attributes; anything else whole items.
+pub(crate) fn read_depth(schema: &EntitySchema, count_only: bool, projection: bool) -> Depth {
+    let keys_suffice = if count_only {
+        !untagged_may_be_ours(schema)
+    } else {
+        projection
+    };
+    if keys_suffice {
+        Depth::Keys
+    } else {
+        Depth::Whole
+    }
+}
+
+/// The items of a page that `check` recognises (completed as recognised), in order; the rest
+/// left out. A foreign one is skipped ([`skip`]: counted in the returned tally, the metric and
+/// a `DEBUG` event) when `in_partitions` says it lies in the entity's partitions: a scan reads
+/// every record of the table, and only those in the partitions are the read's to report.
+pub(crate) fn keep_recognised<R>(
+    items: Vec<Item>,
+    depth: Depth,
+    check: impl Fn(&mut Item, Depth) -> Result<R, NotOurs>,
+    schema: &EntitySchema,
+    in_partitions: impl Fn(&Item) -> bool,
+) -> (Vec<Item>, Foreign) {
+    let mut foreign = Foreign::default();
+    let kept = items
+        .into_iter()
+        .filter_map(|mut item| match check(&mut item, depth) {
+            Ok(_) => Some(item),
+            Err(not_ours) => {
+                if in_partitions(&item) {
+                    skip(schema, &item, not_ours, &mut foreign);
+                }
+                None
+            }
+        })
+        .collect();
+    (kept, foreign)
+}
+
 /// Whether the item sits at a previous layout's place (a legacy key, a previous layout's
 /// shard), where items written before the table adopted `sharded` carry no tag.
 fn at_previous_place(schema: &EntitySchema, item: &Item) -> bool {

@@ -22,7 +22,7 @@ use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::options::{scan_setters, ScanOptions};
-use crate::access::recognize::{recognize, skip, untagged_may_be_ours, Depth, Foreign, Recognize};
+use crate::access::recognize::{keep_recognised, read_depth, recognize, Depth, Recognize};
 use crate::access::repo::Repo;
 use crate::access::source::ShardedProjection;
 use crate::capacity::budget::UnitBudget;
@@ -240,8 +240,12 @@ impl<E: ShardedEntity, O> Scan<E, O> {
             .await
     }
 
-    /// Counts the entity's items over every segment (reading only their keys and tag, which
-    /// is what tells the entity's items from the rest); a failed segment fails the count.
+    /// Counts the entity's items over every segment, exactly the items a scan returns: it
+    /// reads their keys and tag where the tag tells the entity's items from the rest, whole
+    /// items where an untagged item may be the entity's (only the whole item tells). Records
+    /// that are not the entity's are not counted; those in its partitions are reported as a
+    /// scan reports them (the metric `sharded.foreign_items`, a `DEBUG` event). A failed
+    /// segment fails the count.
     ///
     /// The count reads the whole table as a scan does, and costs the same read units (the
     /// rate limit applies).
@@ -454,12 +458,12 @@ async fn scan_page(
     if let Some(tag) = tag {
         request_names.insert("#et".to_owned(), tag.to_owned());
     }
-    // A count reads what recognition needs, not whole items: the keys and the tag; whole
-    // items where an untagged item may be the entity's (only the whole item tells).
-    let whole_for_count = plan.count_only && untagged_may_be_ours(plan.layout);
+    // A count reads what recognition needs: the keys and the tag, or whole items where only
+    // the whole item tells (`read_depth`).
+    let depth = read_depth(plan.layout, plan.count_only, plan.projection.is_some());
     let counted: Vec<&'static str>;
     let attributes = match &plan.projection {
-        _ if whole_for_count => None,
+        _ if plan.count_only && depth == Depth::Whole => None,
         _ if plan.count_only => {
             counted = [
                 Some(plan.layout.pk.attribute),
@@ -534,32 +538,21 @@ async fn scan_page(
         budget.settle(reserved, used);
     }
     // Every item is recognised: the entity's kept, another entity's or another key's left
-    // out, a foreign one in the entity's partitions skipped and counted.
-    let depth = if (plan.count_only && !whole_for_count) || plan.projection.is_some() {
-        Depth::Keys
-    } else {
-        Depth::Whole
+    // out, a foreign one in the entity's partitions skipped and counted (the scan reads every
+    // record of the table; only those are the entity's to report).
+    let in_partitions = |item: &Item| {
+        item.get(plan.layout.pk.attribute)
+            .and_then(|v| v.as_s().ok())
+            .and_then(|pk| layout::locate(plan.entity, &plan.layout.pk, pk))
+            .is_some()
     };
-    let mut foreign = Foreign::default();
-    let items: Vec<Item> = output
-        .items
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|mut item| match (plan.recognize)(&mut item, depth) {
-            Ok(()) => Some(item),
-            Err(not_ours) => {
-                let in_partitions = item
-                    .get(plan.layout.pk.attribute)
-                    .and_then(|v| v.as_s().ok())
-                    .and_then(|pk| layout::locate(plan.entity, &plan.layout.pk, pk))
-                    .is_some();
-                if in_partitions {
-                    skip(plan.layout, &item, not_ours, &mut foreign);
-                }
-                None
-            }
-        })
-        .collect();
+    let (items, _foreign) = keep_recognised(
+        output.items.unwrap_or_default(),
+        depth,
+        plan.recognize,
+        plan.layout,
+        in_partitions,
+    );
     let page = ScanPage {
         count: items.len() as u64,
         items,

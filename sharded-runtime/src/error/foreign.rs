@@ -10,10 +10,22 @@ use crate::item::ItemKeyDisplay;
 /// Why an item read in an entity's partitions is not the entity's.
 ///
 /// ```
-/// use sharded::query::ForeignReason;
-/// let reason = ForeignReason::Untagged { attribute: "_entity" };
-/// assert!(reason.to_string().contains("_entity"));
-/// assert_eq!(reason.label(), "untagged");
+/// use sharded::query::{Answer, ForeignReason};
+///
+/// // What a dashboard shows of the records a query skipped.
+/// fn explain<T>(answer: &Answer<T>) -> Vec<String> {
+///     answer
+///         .foreign
+///         .examples
+///         .iter()
+///         .map(|skipped| match &skipped.reason {
+///             ForeignReason::Untagged { attribute, .. } => {
+///                 format!("{}: written without `{attribute}`", skipped.key)
+///             }
+///             other => format!("{}: {} ({other})", skipped.key, other.label()),
+///         })
+///         .collect()
+/// }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -10,7 +10,7 @@ use tracing::Instrument;
 
 use crate::access::condition::values_of;
 use crate::access::entity::Item;
-use crate::access::recognize::{skip, untagged_may_be_ours, Depth, Foreign};
+use crate::access::recognize::{keep_recognised, read_depth, Depth, Foreign};
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
 use crate::error::Error;
@@ -136,17 +136,16 @@ pub(crate) async fn query_shard(
                 .join(" AND "),
         ),
     };
-    // A count reads what recognition needs, not whole items: the keys and the tag. Where an
-    // untagged item may be the entity's, only the whole item tells (it must read as the
-    // entity), so the count reads whole items and counts exactly what the query returns.
-    let whole_for_count = count_only && untagged_may_be_ours(plan.layout);
+    // A count reads what recognition needs: the keys and the tag, or whole items where only
+    // the whole item tells (`read_depth`).
+    let depth = read_depth(plan.layout, count_only, plan.projection.is_some());
     let counted;
     let projection = match &plan.projection {
-        _ if whole_for_count => None,
-        _ if count_only => {
+        _ if count_only && depth == Depth::Keys => {
             counted = count_projection(plan, partition);
             Some(projection_expression(&counted, &mut names))
         }
+        _ if count_only => None,
         Some(attributes) => Some(projection_expression(attributes, &mut names)),
         None => None,
     };
@@ -186,24 +185,13 @@ pub(crate) async fn query_shard(
     let output = result?;
     // Every item read is recognised here, the one place pages come in: the source's items
     // are kept, another entity's left out, a foreign one skipped and counted.
-    let depth = if (count_only && !whole_for_count) || plan.projection.is_some() {
-        Depth::Keys
-    } else {
-        Depth::Whole
-    };
-    let mut foreign = Foreign::default();
-    let items: Vec<Item> = output
-        .items
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|mut item| match (plan.recognize)(&mut item, depth) {
-            Ok(_) => Some(item),
-            Err(not_ours) => {
-                skip(plan.layout, &item, not_ours, &mut foreign);
-                None
-            }
-        })
-        .collect();
+    let (items, foreign) = keep_recognised(
+        output.items.unwrap_or_default(),
+        depth,
+        plan.recognize,
+        plan.layout,
+        |_| true,
+    );
     Ok(ShardPage {
         count: items.len() as u64,
         last_evaluated_key: output.last_evaluated_key,

@@ -1345,7 +1345,7 @@ export class Counter {
   /** The shard an idempotency token picks (`fnv1a64(token) % n`, not folded): every process
    * retrying an increment under the same token sends the same request. */
   tokenShard(token: string): number {
-    if (typeof token !== "string" || token.length < 1 || token.length > 36) fail("a token is 1 to 36 characters");
+    if (typeof token !== "string" || [...token].length < 1 || [...token].length > 36) fail("a token is 1 to 36 characters");
     return Number(fnv1a64(token) % BigInt(this.n));
   }
 

@@ -16,6 +16,7 @@ mod entity_guard;
 mod fan_out;
 mod filter;
 mod hot_reads;
+mod interop;
 mod key_size;
 mod keys;
 mod layout;

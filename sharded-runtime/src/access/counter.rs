@@ -177,6 +177,124 @@ impl ShardedCounter {
         self.n
     }
 
+    // What the counter reads and writes, for services that share the table (the interop
+    // vectors are generated from these): a counter's items are data another language must
+    // be able to key without the counter.
+
+    /// The logical key the shard suffix is written after (`CANDIDATE#A` of `CANDIDATE#A#7`).
+    ///
+    /// ```
+    /// # use sharded::aws_sdk_dynamodb::{config::{BehaviorVersion, Region}, Client, Config};
+    /// # use sharded::{schema::TableDefinition, ShardedCounter};
+    /// # let client = Client::from_conf(Config::builder().behavior_version(BehaviorVersion::latest()).region(Region::new("us-east-1")).build());
+    /// let def = TableDefinition::new("PK", Some("SK"));
+    /// let votes = ShardedCounter::new(client, "ElectionData", &def, "CANDIDATE#A", 10)?
+    ///     .with_sort_key("METADATA")
+    ///     .with_attribute("votes");
+    /// assert_eq!(votes.logical_key(), "CANDIDATE#A");
+    /// # Ok::<(), sharded::Error>(())
+    /// ```
+    pub fn logical_key(&self) -> &str {
+        &self.logical_key
+    }
+
+    /// How the shard is spelled after the logical key (`#{shard}` unless
+    /// [`with_suffix`](Self::with_suffix) says otherwise).
+    ///
+    /// ```
+    /// # use sharded::aws_sdk_dynamodb::{config::{BehaviorVersion, Region}, Client, Config};
+    /// # use sharded::{schema::TableDefinition, ShardedCounter};
+    /// # let client = Client::from_conf(Config::builder().behavior_version(BehaviorVersion::latest()).region(Region::new("us-east-1")).build());
+    /// let def = TableDefinition::new("PK", Some("SK"));
+    /// let votes = ShardedCounter::new(client, "ElectionData", &def, "CANDIDATE#A", 10)?
+    ///     .with_sort_key("METADATA")
+    ///     .with_attribute("votes");
+    /// assert_eq!(votes.suffix().source, "#{shard}");
+    /// # Ok::<(), sharded::Error>(())
+    /// ```
+    pub fn suffix(&self) -> ShardSuffix {
+        self.suffix
+    }
+
+    /// The sort key value of the counter's items, in a table with a sort key (`COUNTER`
+    /// unless [`with_sort_key`](Self::with_sort_key) says otherwise); `None` in a table
+    /// without one.
+    ///
+    /// ```
+    /// # use sharded::aws_sdk_dynamodb::{config::{BehaviorVersion, Region}, Client, Config};
+    /// # use sharded::{schema::TableDefinition, ShardedCounter};
+    /// # let client = Client::from_conf(Config::builder().behavior_version(BehaviorVersion::latest()).region(Region::new("us-east-1")).build());
+    /// let def = TableDefinition::new("PK", Some("SK"));
+    /// let votes = ShardedCounter::new(client, "ElectionData", &def, "CANDIDATE#A", 10)?
+    ///     .with_sort_key("METADATA")
+    ///     .with_attribute("votes");
+    /// assert_eq!(votes.sort_key(), Some("METADATA"));
+    /// # Ok::<(), sharded::Error>(())
+    /// ```
+    pub fn sort_key(&self) -> Option<&str> {
+        self.sk_attribute.map(|_| self.sort_key.as_str())
+    }
+
+    /// The attribute each shard's count is held in (`count` unless
+    /// [`with_attribute`](Self::with_attribute) says otherwise).
+    ///
+    /// ```
+    /// # use sharded::aws_sdk_dynamodb::{config::{BehaviorVersion, Region}, Client, Config};
+    /// # use sharded::{schema::TableDefinition, ShardedCounter};
+    /// # let client = Client::from_conf(Config::builder().behavior_version(BehaviorVersion::latest()).region(Region::new("us-east-1")).build());
+    /// let def = TableDefinition::new("PK", Some("SK"));
+    /// let votes = ShardedCounter::new(client, "ElectionData", &def, "CANDIDATE#A", 10)?
+    ///     .with_sort_key("METADATA")
+    ///     .with_attribute("votes");
+    /// assert_eq!(votes.attribute(), "votes");
+    /// # Ok::<(), sharded::Error>(())
+    /// ```
+    pub fn attribute(&self) -> &str {
+        &self.attribute
+    }
+
+    /// The tag every increment sets, as (attribute, value), when the table has a tag: the
+    /// value is the same for every counter, so no entity query reads a counter's item as
+    /// its own. `None` in a table without a tag (`recognize = "key"`), where an increment
+    /// touches nothing but the count.
+    ///
+    /// ```
+    /// # use sharded::aws_sdk_dynamodb::{config::{BehaviorVersion, Region}, Client, Config};
+    /// # use sharded::{schema::TableDefinition, ShardedCounter};
+    /// # let client = Client::from_conf(Config::builder().behavior_version(BehaviorVersion::latest()).region(Region::new("us-east-1")).build());
+    /// let def = TableDefinition::new("PK", Some("SK"));
+    /// let votes = ShardedCounter::new(client, "ElectionData", &def, "CANDIDATE#A", 10)?
+    ///     .with_sort_key("METADATA")
+    ///     .with_attribute("votes");
+    /// // `TableDefinition::new` describes a table tagged in `_entity`.
+    /// assert_eq!(votes.tag(), Some(("_entity", "ShardedCounter")));
+    /// # Ok::<(), sharded::Error>(())
+    /// ```
+    pub fn tag(&self) -> Option<(&'static str, &'static str)> {
+        self.tag.map(|attribute| (attribute, COUNTER_ENTITY))
+    }
+
+    /// The key of every shard's item, in shard order: what [`total`](Self::total) reads and
+    /// an increment adds to.
+    ///
+    /// ```
+    /// # use sharded::aws_sdk_dynamodb::{config::{BehaviorVersion, Region}, Client, Config};
+    /// # use sharded::{schema::TableDefinition, ShardedCounter};
+    /// # let client = Client::from_conf(Config::builder().behavior_version(BehaviorVersion::latest()).region(Region::new("us-east-1")).build());
+    /// let def = TableDefinition::new("PK", Some("SK"));
+    /// let votes = ShardedCounter::new(client, "ElectionData", &def, "CANDIDATE#A", 10)?
+    ///     .with_sort_key("METADATA")
+    ///     .with_attribute("votes");
+    /// let keys = votes.keys();
+    /// assert_eq!(keys.len(), 10);
+    /// assert_eq!(keys[7]["PK"].as_s().ok().map(String::as_str), Some("CANDIDATE#A#7"));
+    /// assert_eq!(keys[7]["SK"].as_s().ok().map(String::as_str), Some("METADATA"));
+    /// # Ok::<(), sharded::Error>(())
+    /// ```
+    pub fn keys(&self) -> Vec<Item> {
+        self.shard_keys().map(|pk| self.key(pk)).collect()
+    }
+
     /// The key of one shard: no previous place, whatever transition the entity declares.
     fn key(&self, pk: String) -> Item {
         counter_shard_key(self.pk_attribute, self.sk_attribute, &self.sort_key, pk)

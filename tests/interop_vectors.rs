@@ -8,8 +8,9 @@
 //! interop_vectors` writes it. `interop/run` runs both modules against it.
 //!
 //! Extending it: the spec of an entity comes from its `EntitySchema` through one function,
-//! [`spec`]; a new schema property (a suffix format, attribute names, the tag) is added there
-//! once. The entities are declared in [`entities!`] below and listed in [`entity_vectors`].
+//! [`spec`], and a counter's from the counter itself ([`counter_spec`]); a new schema property
+//! is added there once, read from the schema, never spelled here. The entities are declared in
+//! [`entities!`] below and listed in [`entities`].
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -19,22 +20,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sharded::aws_sdk_dynamodb::types::AttributeValue;
 use sharded::bucket::{Bucket, Granularity};
-use sharded::keys::{KeyPart, KeyPartDecode, ShardKeys};
-use sharded::schema::{EntitySchema, PartitionKeySchema, PreviousLayout, ScalarType, Sharding};
-use sharded::{KeyError, Repo, ShardedCounter, ShardedEntity};
+use sharded::keys::{KeyPart, KeyPartDecode};
+use sharded::schema::{
+    EntitySchema, PartitionKeySchema, PreviousLayout, PreviousPlacement, Recognition, ScalarType,
+    Sharding, TableDefinition, TableSchema,
+};
+use sharded::{Error, KeyError, Repo, ShardedCounter, ShardedEntity, ShardedTable};
 use uuid::Uuid;
 
 /// Where the vectors live, and the variable that rewrites them.
 const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/interop/vectors.json");
 const WRITE_VARIABLE: &str = "SHARDED_WRITE_VECTORS";
-
-/// The shard suffix every partition key has today. When suffix formats land, [`spec`] reads
-/// each key's own format from its schema instead.
-const SHARD_SUFFIX: &str = "#{shard}";
-/// What every counter item carries today (`access/counter.rs`): its sort key value in a table
-/// with a sort key, the attribute of its count, and its entity tag value.
-const COUNTER_SORT_KEY: &str = "COUNTER";
-const COUNTER_TAG: &str = "ShardedCounter";
 
 // ---------------------------------------------------------------------------------------------
 // Field types: their spec name, a seeded generator of interesting values, their typed JSON
@@ -293,6 +289,26 @@ macro_rules! entities {
     )*};
 }
 
+/// A table adopted as another library left it: keyed `PK`/`SK`, indexed by `GSI1` over
+/// `GSI1PK`/`GSI1SK`, its items tagged by ElectroDB's attribute, untagged items of the same
+/// shape read by their keys.
+#[derive(ShardedTable)]
+#[table(
+    name = "ElectionData",
+    pk = "PK",
+    sk = "SK",
+    tag = "__edb_e__",
+    recognize = "tag_or_key"
+)]
+#[gsi1(index = "GSI1", pk = "GSI1PK", sk = "GSI1SK")]
+struct ElectionTable;
+
+/// A table sharded by hand before it met `sharded`: keyed `PK`/`SK`, no tag at all, every
+/// item recognised by its keys.
+#[derive(ShardedTable)]
+#[table(name = "Legacy", pk = "PK", sk = "SK", recognize = "key")]
+struct KeyedTable;
+
 entities! {
     /// The leaderboard: hashed base key, identity-sharded GSI, a counter.
     #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
@@ -372,19 +388,75 @@ entities! {
     #[pk(template = "ADOPT#{game_id}", shard = "hash(player_id)", n = 3, legacy = "LEGACY#{game_id}")]
     #[sk(template = "{player_id}")]
     struct Adopted { game_id: String, player_id: String }
+
+    /// The PK/SK table: `#SHARD_{shard}` on the base key, a zero-padded GSI over the table's
+    /// `GSI1`, a counter whose items carry the table's tag.
+    #[sharded(table = ElectionTable)]
+    #[pk(template = "ELECTION#{election}", shard = "hash(voter)", n = 10, suffix = "#SHARD_{shard}")]
+    #[sk(template = "BALLOT#{voter}")]
+    #[gsi1(pk = "CANDIDATE#{candidate}", sk = "{cast_at}#{voter}", shard = "hash(voter)", n = 16, suffix = "#{shard:02}")]
+    #[counter(name = "recounts", n = 3)]
+    struct Ballot { election: String, voter: String, candidate: String, cast_at: DateTime<Utc>, weight: u16 }
+
+    /// Resharding data placed by hand: 4 shards spelled `#{shard}`, items on any of them, to 8
+    /// spelled `#SHARD_{shard}`.
+    #[sharded(table = ElectionTable)]
+    #[pk(template = "TALLY#{region}", shard = "hash(station)", n = 8, suffix = "#SHARD_{shard}", previous_n = 4, previous_suffix = "#{shard}", previous_shard = "unknown")]
+    #[sk(template = "STATION#{station}")]
+    struct Tally { region: String, station: String, total: u64 }
+
+    /// The untagged table of the shared-table test (`tests/dynamodb/interop.rs` declares the
+    /// same entity, and its services read this spec).
+    #[sharded(table = KeyedTable)]
+    #[pk(template = "ACTIVE_PLAYERS#{region}", shard = "hash(player_id)", n = 10, suffix = "#SHARD_{shard}")]
+    #[sk(template = "SCORE#{score}#{player_id}")]
+    struct ActivePlayer { region: String, player_id: String, score: u64, at: DateTime<Utc> }
+
+    /// The untagged table, randomly sharded `#SHARD#{shard}`, with a counter: no tag anywhere.
+    #[sharded(table = KeyedTable)]
+    #[pk(template = "STATUS#{status}", shard = "random", n = 12, suffix = "#SHARD#{shard}")]
+    #[sk(template = "{at}#{id}")]
+    #[counter(name = "views", n = 2)]
+    struct StatusEvent { status: String, at: i64, id: Uuid, note: String }
 }
 
 // ---------------------------------------------------------------------------------------------
 // The spec of an entity: the one place that turns an `EntitySchema` into the spec JSON
 
+/// The spec JSON of a table, as the modules read it: its key attribute names, the indexes it
+/// names, its tag attribute (or `null`) and how its items are recognised.
+fn table_spec(table: &TableSchema) -> Value {
+    let recognition = match table.recognition {
+        Recognition::Tag { .. } => "tag",
+        Recognition::TagOrKey { .. } => "tag_or_key",
+        Recognition::Key => "key",
+        other => panic!("a new kind of recognition, {other:?}: describe it in the spec"),
+    };
+    json!({
+        "declared_by": table.declared_by,
+        "name": table.table,
+        "partition_key": table.partition_key,
+        "sort_key": table.sort_key,
+        "tag": table.recognition.tag_attribute(),
+        "recognition": recognition,
+        "indexes": table
+            .indexes
+            .iter()
+            .map(|i| json!({
+                "number": i.number,
+                "index": i.index,
+                "partition_key": i.partition_key,
+                "sort_key": i.sort_key,
+            }))
+            .collect::<Vec<_>>(),
+    })
+}
+
 /// The spec JSON of an entity, as `Entity` of the TypeScript and Python modules reads it.
-/// Everything comes from `schema`, but for what the schema does not hold (yet): the fields'
-/// types and attribute names, and the counters (name and `n`).
-///
-/// New schema properties belong here: a partition key's suffix format (today [`SHARD_SUFFIX`]
-/// for all), the key attribute names (read from the schema already), the tag attribute (today
-/// `ENTITY_ATTRIBUTE`), a counter's sort key value and attribute.
-fn spec(schema: &EntitySchema, fields: &[FieldDecl], counters: &[(String, u32)]) -> Value {
+/// Everything comes from `schema` (its table's too), but for what the schema does not hold:
+/// the fields' types and attribute names, and the counters, which come from the counters a
+/// record's generated `<name>_counter` functions return ([`counter_spec`]).
+fn spec(schema: &EntitySchema, fields: &[FieldDecl], counters: &[(String, Value)]) -> Value {
     fn sharding(sharding: Sharding) -> Value {
         match sharding {
             Sharding::None => json!({"kind": "none"}),
@@ -397,7 +469,15 @@ fn spec(schema: &EntitySchema, fields: &[FieldDecl], counters: &[(String, u32)])
     fn partition(key: &PartitionKeySchema) -> Value {
         let previous = match key.previous {
             None => Value::Null,
-            Some(PreviousLayout::Shards { n, .. }) => json!({"n": n}),
+            Some(PreviousLayout::Shards { n, placement, .. }) => json!({
+                "n": n,
+                "suffix": key.previous_suffix().source,
+                "placement": match placement {
+                    PreviousPlacement::Current => "current",
+                    PreviousPlacement::Unknown => "unknown",
+                    other => panic!("a new kind of previous placement, {other:?}: describe it"),
+                },
+            }),
             Some(PreviousLayout::Legacy { template, .. }) => json!({"legacy": template.source}),
             Some(other) => panic!("a new kind of previous layout, {other:?}: describe it"),
         };
@@ -405,7 +485,7 @@ fn spec(schema: &EntitySchema, fields: &[FieldDecl], counters: &[(String, u32)])
             "attribute": key.attribute,
             "template": key.template.source,
             "sharding": sharding(key.sharding),
-            "suffix": SHARD_SUFFIX,
+            "suffix": key.suffix.source,
             "previous": previous,
         })
     }
@@ -446,7 +526,7 @@ fn spec(schema: &EntitySchema, fields: &[FieldDecl], counters: &[(String, u32)])
         .collect();
     json!({
         "entity": schema.entity,
-        "tag": {"attribute": sharded::schema::ENTITY_ATTRIBUTE, "value": schema.entity},
+        "table": table_spec(schema.table_schema),
         "fields": fields
             .iter()
             .map(|f| json!({"name": f.name, "attribute": f.attribute, "type": f.kind}))
@@ -456,15 +536,25 @@ fn spec(schema: &EntitySchema, fields: &[FieldDecl], counters: &[(String, u32)])
         "gsis": gsis,
         "counters": counters
             .iter()
-            .map(|(name, n)| json!({
-                "name": name,
-                "n": n,
-                "suffix": SHARD_SUFFIX,
-                "sort_key": COUNTER_SORT_KEY,
-                "attribute": "count",
-                "tag": {"attribute": sharded::schema::ENTITY_ATTRIBUTE, "value": COUNTER_TAG},
-            }))
+            .map(|(name, counter)| {
+                let mut spec = counter.clone();
+                spec["name"] = json!(name);
+                spec
+            })
             .collect::<Vec<_>>(),
+    })
+}
+
+/// What keys a counter's items, read from the counter itself: its shard count and suffix,
+/// the sort key value (`null` in a table without a sort key), the count's attribute, and the
+/// tag an increment sets (`null` in a table without one).
+fn counter_spec(counter: &ShardedCounter) -> Value {
+    json!({
+        "n": counter.shards(),
+        "suffix": counter.suffix().source,
+        "sort_key": counter.sort_key(),
+        "attribute": counter.attribute(),
+        "tag": counter.tag().map(|(attribute, value)| json!({"attribute": attribute, "value": value})),
     })
 }
 
@@ -483,6 +573,8 @@ type ExtrasOf<E> = fn(&E, &Repo<E>) -> Result<Extras, KeyError>;
 /// Records (and partitions, counters) of the first few: enough to cover, small enough to read.
 const RECORDS: usize = 24;
 const WITH_EXTRAS: usize = 4;
+/// Records whose stored item is also read back in other shapes ([`readings`]).
+const WITH_READINGS: usize = 3;
 
 fn dynamo_json(value: &AttributeValue) -> Value {
     match value {
@@ -494,85 +586,160 @@ fn dynamo_json(value: &AttributeValue) -> Value {
     }
 }
 
-/// The counter a generated `<name>_counter` function gives, as the modules describe it. The
-/// counter keeps its key private, so it is read from its `Debug` form (every field named).
-fn counter_vector(counter: &ShardedCounter) -> Value {
-    let debug = format!("{counter:?}");
-    let logical = debug_string(&debug, "logical_key: ");
-    let attribute = debug_string(&debug, ", attribute: ");
-    let pk_attribute = debug_string(&debug, "pk_attribute: ");
-    let sk_attribute = debug
-        .contains("sk_attribute: Some(")
-        .then(|| debug_string(&debug, "sk_attribute: Some("));
-    let n = counter.shards();
-    let keys: Vec<Value> = ShardKeys::new(logical.clone(), Some(n))
-        .map(|pk| {
-            let mut key = serde_json::Map::new();
-            key.insert(pk_attribute.clone(), json!({"S": pk}));
-            if let Some(sk) = &sk_attribute {
-                key.insert(sk.clone(), json!({"S": COUNTER_SORT_KEY}));
-            }
-            Value::Object(key)
-        })
-        .collect();
-    json!({"logical_key": logical, "n": n, "attribute": attribute, "keys": keys})
+fn item_json(item: &sharded::keys::Item) -> Value {
+    let sorted: BTreeMap<&String, Value> = item.iter().map(|(k, v)| (k, dynamo_json(v))).collect();
+    json!(sorted)
 }
 
-/// The string literal after `label` in a `Debug` output, unescaped.
-fn debug_string(debug: &str, label: &str) -> String {
-    let start = debug
-        .find(label)
-        .unwrap_or_else(|| panic!("no `{label}` in {debug}"))
-        + label.len();
-    let mut chars = debug[start..].chars();
-    assert_eq!(
-        chars.next(),
-        Some('"'),
-        "`{label}` is not a string in {debug}"
-    );
-    let mut out = String::new();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => return out,
-            '\\' => match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('r') => out.push('\r'),
-                Some('t') => out.push('\t'),
-                Some('0') => out.push('\0'),
-                Some('u') => {
-                    let hex: String = chars.by_ref().skip(1).take_while(|&c| c != '}').collect();
-                    out.push(char::from_u32(u32::from_str_radix(&hex, 16).unwrap()).unwrap());
-                }
-                Some(other) => out.push(other),
-                None => break,
-            },
-            c => out.push(c),
+/// The counter a generated `<name>_counter` function gives: its logical key, its spec, and
+/// the key of every shard, each read from the counter.
+fn counter_vector(counter: &ShardedCounter) -> Value {
+    let mut vector = counter_spec(counter);
+    vector["logical_key"] = json!(counter.logical_key());
+    vector["keys"] = counter.keys().iter().map(item_json).collect();
+    vector
+}
+
+/// What reading `item` as `E` gives (`ShardedEntity::from_item`, the rule of every read): the
+/// record, or why it is not one (`other_entity`, or the foreign reason's label).
+fn reading<E: Declared>(what: &str, item: &sharded::keys::Item) -> Value {
+    let mut vector = json!({"what": what, "item": item_json(item)});
+    match E::from_item(item.clone()) {
+        Ok(record) => vector["record"] = record.typed(),
+        Err(Error::WrongEntity { .. }) => vector["refused"] = json!("other_entity"),
+        Err(Error::ForeignItem { reason, .. }) => {
+            vector["refused"] = json!(reason.label());
+            vector["reason"] = json!(reason.to_string());
+        }
+        Err(other) => {
+            vector["refused"] = json!("unreadable");
+            vector["reason"] = json!(other.to_string());
         }
     }
-    panic!("unterminated `{label}` in {debug}")
+    vector
+}
+
+/// The item `to_item` wrote for `record`, read back in the shapes a shared table holds: as
+/// written; untagged; tagged as another entity; its tag not a string; untagged with the key
+/// fields only in its keys; untagged at its previous layout's place; untagged with its shard
+/// spelled otherwise; untagged with a field that disagrees with its keys.
+fn readings<E: Declared>(record: &E, item: &sharded::keys::Item) -> Vec<Value> {
+    let schema = E::SCHEMA;
+    let pk = schema.pk.attribute;
+    let tag = schema.tag_attribute();
+    let mut out = vec![reading::<E>("as written", item)];
+    let mut untagged = item.clone();
+    if let Some(tag) = tag {
+        untagged.remove(tag);
+        out.push(reading::<E>("untagged", &untagged));
+        let mut other = item.clone();
+        other.insert(tag.to_owned(), AttributeValue::S("Other".to_owned()));
+        out.push(reading::<E>("tagged as another entity", &other));
+        let mut number = item.clone();
+        number.insert(tag.to_owned(), AttributeValue::N("1".to_owned()));
+        out.push(reading::<E>("a tag that is not a string", &number));
+    }
+    // The fields every key template names: an untagged item may hold them only in its keys.
+    let mut keys_only = untagged.clone();
+    let templates = [Some(schema.pk.template), schema.sk.map(|sk| sk.template)];
+    for field in E::fields() {
+        let named = templates
+            .iter()
+            .flatten()
+            .any(|t| t.source.contains(&format!("{{{}}}", field.name)));
+        if named {
+            keys_only.remove(field.attribute);
+        }
+    }
+    out.push(reading::<E>(
+        "untagged, key fields only in its keys",
+        &keys_only,
+    ));
+    if let Some(previous) = previous_place(record, item) {
+        let mut moved = untagged.clone();
+        moved.insert(pk.to_owned(), AttributeValue::S(previous));
+        out.push(reading::<E>(
+            "untagged, at the previous layout's place",
+            &moved,
+        ));
+    }
+    if let Some(AttributeValue::S(key)) = item.get(pk) {
+        if schema.pk.sharding.shard_count().is_some() {
+            let digits = key.bytes().rev().take_while(u8::is_ascii_digit).count();
+            let (body, shard) = key.split_at(key.len() - digits);
+            let mut respelled = untagged.clone();
+            respelled.insert(pk.to_owned(), AttributeValue::S(format!("{body}0{shard}")));
+            out.push(reading::<E>(
+                "untagged, its shard spelled with a leading zero",
+                &respelled,
+            ));
+        }
+    }
+    // A non-key field would not disagree; a key field changed in the attributes does.
+    if let Some(field) = E::fields().iter().find(|f| {
+        f.kind == "string"
+            && schema
+                .pk
+                .template
+                .source
+                .contains(&format!("{{{}}}", f.name))
+    }) {
+        let mut disagreeing = untagged.clone();
+        disagreeing.insert(
+            field.attribute.to_owned(),
+            AttributeValue::S("another-value".to_owned()),
+        );
+        out.push(reading::<E>(
+            "untagged, a key field disagreeing with its key",
+            &disagreeing,
+        ));
+    }
+    out
+}
+
+/// A previous layout's place of `record` (stored as `item`): the one its placement gives,
+/// or, where the previous layout placed items some other way, its last previous shard.
+fn previous_place<E: Declared>(record: &E, item: &sharded::keys::Item) -> Option<String> {
+    if let Ok(Some(previous)) = record.previous_pk() {
+        return Some(previous);
+    }
+    let key = &E::SCHEMA.pk;
+    let Some(PreviousLayout::Shards {
+        n,
+        placement: PreviousPlacement::Unknown,
+        ..
+    }) = key.previous
+    else {
+        return None;
+    };
+    let stored = item.get(key.attribute)?.as_s().ok()?;
+    let (logical, _) = key.suffix.split(stored, key.sharding.shard_count()?).ok()?;
+    let mut previous = logical.to_owned();
+    key.previous_suffix().write(&mut previous, n - 1);
+    Some(previous)
 }
 
 /// The spec and records of entity `E`: each record's typed fields, and the exact item
-/// `to_item` writes or its refusal; the first few with their partitions and counters.
+/// `to_item` writes or its refusal; the first few with their partitions and counters, and
+/// their items read back in other shapes.
 fn entity_vectors<E: Declared>(seed: u64, extras: ExtrasOf<E>) -> Value {
     let mut rng = fastrand::Rng::with_seed(seed);
     let repo = Repo::<E>::new(offline_client(), "vectors");
-    let mut counters: Option<Vec<(String, u32)>> = None;
+    let mut counters: Option<Vec<(String, Value)>> = None;
     let mut records = Vec::new();
+    let mut readings_left = WITH_READINGS;
     for i in 0..RECORDS {
         let record = E::draw(&mut rng);
         let mut vector = json!({"fields": record.typed()});
         match record.to_item() {
             Ok(item) => {
-                let item: BTreeMap<&String, Value> =
-                    item.iter().map(|(k, v)| (k, dynamo_json(v))).collect();
-                vector["item"] = json!(item);
+                vector["item"] = item_json(&item);
                 let extra = extras(&record, &repo).expect("an item's keys build");
                 counters.get_or_insert_with(|| {
                     extra
                         .counters
                         .iter()
-                        .map(|(name, c)| ((*name).to_owned(), c.shards()))
+                        .map(|(name, c)| ((*name).to_owned(), counter_spec(c)))
                         .collect()
                 });
                 if i < WITH_EXTRAS {
@@ -584,6 +751,10 @@ fn entity_vectors<E: Declared>(seed: u64, extras: ExtrasOf<E>) -> Value {
                         .map(|(name, c)| (*name, counter_vector(c)))
                         .collect();
                     vector["counters"] = json!(counters);
+                }
+                if readings_left > 0 {
+                    readings_left -= 1;
+                    vector["readings"] = json!(readings(&record, &item));
                 }
             }
             Err(refusal) => vector["refused"] = json!(refusal.to_string()),
@@ -701,39 +872,81 @@ fn entities() -> Vec<Value> {
                 counters: vec![],
             })
         }),
+        entity_vectors::<Ballot>(14, |s, repo| {
+            Ok(Extras {
+                partitions: vec![
+                    ("pk", Ballot::pk_partitions(&s.election)?.all()),
+                    ("1", Ballot::gsi1_pk_all_shards(&s.candidate)?.collect()),
+                ],
+                counters: vec![(
+                    "recounts",
+                    Ballot::recounts_counter(repo, &s.election, &s.voter)?,
+                )],
+            })
+        }),
+        entity_vectors::<Tally>(15, |s, _| {
+            Ok(Extras {
+                partitions: vec![("pk", Tally::pk_partitions(&s.region)?.all())],
+                counters: vec![],
+            })
+        }),
+        entity_vectors::<ActivePlayer>(16, |s, _| {
+            Ok(Extras {
+                partitions: vec![("pk", ActivePlayer::pk_partitions(&s.region)?.all())],
+                counters: vec![],
+            })
+        }),
+        entity_vectors::<StatusEvent>(17, |s, repo| {
+            Ok(Extras {
+                partitions: vec![("pk", StatusEvent::pk_partitions(&s.status)?.all())],
+                counters: vec![(
+                    "views",
+                    StatusEvent::views_counter(repo, &s.status, s.at, &s.id)?,
+                )],
+            })
+        }),
     ]
 }
 
-/// Counters made with `ShardedCounter::new`: a table with a sort key and one without, the
-/// default attribute and another.
+/// Counters made with `ShardedCounter::new`: the default table with a sort key and without
+/// one, the default attribute and another; the vote counter of the PK/SK table (`CANDIDATE#A`,
+/// sort key `METADATA`, `ADD votes :inc`), tagged there, and in the untagged table with
+/// another suffix.
 fn standalone_counters() -> Vec<Value> {
-    let with_sk = ShardedCounter::new(
-        offline_client(),
-        "t",
-        &Score::table_definition(),
-        "VOTES#candidate-a",
-        10,
-    )
-    .unwrap();
-    let without_sk = ShardedCounter::new(
-        offline_client(),
-        "t",
-        &User::table_definition(),
-        "HITS#page $1",
-        3,
-    )
-    .unwrap()
-    .with_attribute("hits");
-    [with_sk, without_sk]
-        .iter()
-        .map(|c| {
-            let mut v = counter_vector(c);
-            v["sort_key"] = json!(COUNTER_SORT_KEY);
-            v["tag"] =
-                json!({"attribute": sharded::schema::ENTITY_ATTRIBUTE, "value": COUNTER_TAG});
-            v
-        })
-        .collect()
+    let counter = |definition: &TableDefinition, logical: &str, n: u32| {
+        ShardedCounter::new(offline_client(), "t", definition, logical, n).expect("a counter")
+    };
+    let votes = |definition: &TableDefinition| {
+        counter(definition, "CANDIDATE#A", 10)
+            .with_sort_key("METADATA")
+            .with_attribute("votes")
+    };
+    let spelled = sharded::keys::ShardSuffix::parse("#SHARD_{shard}").expect("a suffix");
+    [
+        (
+            Score::SCHEMA.table_schema,
+            counter(&Score::table_definition(), "VOTES#candidate-a", 10),
+        ),
+        (
+            User::SCHEMA.table_schema,
+            counter(&User::table_definition(), "HITS#page $1", 3).with_attribute("hits"),
+        ),
+        (
+            ElectionTable::SCHEMA,
+            votes(&TableDefinition::of::<ElectionTable>()),
+        ),
+        (
+            KeyedTable::SCHEMA,
+            votes(&TableDefinition::of::<KeyedTable>()).with_suffix(spelled),
+        ),
+    ]
+    .iter()
+    .map(|(table, c)| {
+        let mut vector = counter_vector(c);
+        vector["table"] = table_spec(table);
+        vector
+    })
+    .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1107,7 +1320,7 @@ fn generate() -> String {
     let (bucket_labels, bucket_parses) = bucket_vectors();
     let vectors = json!({
         "about": "Generated by tests/interop_vectors.rs (SHARDED_WRITE_VECTORS=1 cargo test --test interop_vectors); checked by interop/run. Do not edit.",
-        "version": 1,
+        "version": 2,
         "encodings": encodings,
         "decodings": decodings,
         "hashes": hash_vectors(),

@@ -100,7 +100,8 @@ class Timestamp:
         )
 
     def __str__(self) -> str:
-        return encode_timestamp(self)
+        """The key form, or, for an instant no key holds, the attribute form."""
+        return encode_timestamp(self) if 0 <= _civil_of_timestamp(self)[0] <= 9999 else timestamp_attribute(self)
 
 
 @dataclass(frozen=True)
@@ -385,9 +386,15 @@ def decode_timestamp(text: str, field: Optional[str] = None) -> Timestamp:
 
 def timestamp_attribute(value: Union[Timestamp, _dt.datetime], field: Optional[str] = None) -> str:
     """How serde (chrono) stores a ``DateTime<Utc>`` attribute: RFC 3339 with ``Z`` and the
-    fraction only as long as needed (none, 3, 6 or 9 digits). The attribute, not a key."""
-    key = encode_timestamp(value, field)
-    fraction = key[20:29]
+    fraction only as long as needed (none, 3, 6 or 9 digits); a year outside 0..=9999 with its
+    sign (``+10000-01-06T01:59:22Z``), which a key refuses and an attribute holds. The
+    attribute, not a key."""
+    year, month, day, hour, minute, second, nanos = _civil_of_timestamp(_to_timestamp(value, field))
+    if not -262_143 <= year <= 262_142:
+        _fail(f"year {year} is beyond what chrono stores", field)
+    # chrono writes years outside 0..=9999 with their sign and at least four digits.
+    y = f"{year:04d}" if 0 <= year <= 9999 else f"{year:+05d}"
+    fraction = f"{nanos:09d}"
     if fraction == "000000000":
         short = ""
     elif fraction.endswith("000000"):
@@ -396,11 +403,11 @@ def timestamp_attribute(value: Union[Timestamp, _dt.datetime], field: Optional[s
         short = "." + fraction[:6]
     else:
         short = "." + fraction
-    return f"{key[:19]}{short}Z"
+    return f"{y}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}{short}Z"
 
 
 _TIMESTAMP_ATTRIBUTE = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"
+    r"([0-9]{4}|[+-][0-9]{4,6})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"
     r"(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))\Z"
 )
 
@@ -791,22 +798,63 @@ def to_dynamo_item(item: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Entities (the spec JSON `tests/interop_vectors.rs` writes for each entity)
+# Tables and entities (the spec JSON `tests/interop_vectors.rs` writes from the Rust schemas)
 
 MAX_PARTITION_KEY_BYTES = 2048
 MAX_SORT_KEY_BYTES = 1024
 
+RECOGNITIONS = ("tag", "tag_or_key", "key")
+
+
+def check_table(table: Any, what: str) -> Mapping[str, Any]:
+    """Refuses a table spec that is incomplete or contradicts itself. A table spec names the
+    key attributes (``partition_key``, ``sort_key``), the indexes the table names, the tag
+    attribute (``None`` for none) and the ``recognition``: ``tag`` (only tagged items are an
+    entity's), ``tag_or_key`` (the tag is written; an untagged item is the entity's when its
+    keys are) or ``key`` (no tag; the keys alone say)."""
+    if not isinstance(table, Mapping):
+        _fail(f"{what}: the spec needs its `table`")
+    for name in ("partition_key", "sort_key"):
+        if not isinstance(table.get(name), str) or not table[name]:
+            _fail(f"{what}: the table needs `{name}`")
+    if table.get("recognition") not in RECOGNITIONS:
+        _fail(f"{what}: the table's recognition is {table.get('recognition')!r}: expected one of {', '.join(RECOGNITIONS)}")
+    if "tag" not in table:
+        _fail(f"{what}: the table needs `tag` (None for a table without one)")
+    if (table["tag"] is None) != (table["recognition"] == "key"):
+        _fail(f"{what}: a table has no tag exactly when its recognition is `key` (tag {table['tag']!r}, recognition {table['recognition']})")
+    if not isinstance(table.get("indexes"), list):
+        _fail(f"{what}: the table needs `indexes` (empty when it names none)")
+    return table
+
+
+class NotOurs(ShardedKeyError):
+    """An item read from the table that is not the entity's (see ``Entity.record``): skip it
+    (count the foreign ones), never rewrite it. ``reason`` is ``other_entity`` (tagged as
+    another entity, expected in a shared partition), or foreign: ``untagged`` (where only
+    tagged items count), ``bad_tag`` (not a string), ``other_keys`` (another record's keys, or
+    a field not in its canonical form), ``unreadable`` (the entity's keys, but the item does not
+    read as the entity or its fields give other keys)."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
 
 class _Partition:
     def __init__(self, spec: Mapping[str, Any], segments: List[Segment], suffix: ShardSuffix,
-                 n: Optional[int], legacy: Optional[List[Segment]]):
-        self.spec, self.segments, self.suffix, self.n, self.legacy = spec, segments, suffix, n, legacy
+                 n: Optional[int], previous: Optional[Tuple[int, ShardSuffix, bool]],
+                 legacy: Optional[List[Segment]]):
+        self.spec, self.segments, self.suffix, self.n = spec, segments, suffix, n
+        # (n, suffix, placement unknown) of the previous shards, during a resharding.
+        self.previous, self.legacy = previous, legacy
 
 
 class Entity:
     """One entity of the shared table, from its spec (a dict of the JSON the Rust side writes;
     see interop/README.md): the item a record is stored as, the partitions a query reads, the
-    physical keys parsed back, its counters. Records are dicts keyed by attribute name."""
+    physical keys parsed back, which items read from the table are the entity's, its
+    counters. Records are dicts keyed by attribute name."""
 
     def __init__(self, spec: Mapping[str, Any]):
         self.spec = spec
@@ -814,6 +862,8 @@ class Entity:
         if not isinstance(name, str) or not name:
             _fail("an entity spec needs an `entity` name")
         self.name = name
+        table = check_table(spec.get("table"), f"entity {name}")
+        self.table = table
         self._fields = {}
         for f in spec.get("fields") or _fail(f"entity {name}: the spec needs `fields`"):
             if f["type"] not in KEY_TYPES:
@@ -821,18 +871,29 @@ class Entity:
             if f["type"] in ("u128", "i128"):
                 _fail(f"entity {name}: field `{f['name']}` is a {f['type']}, which serde_dynamo cannot store as an attribute (the Rust side refuses such items too)")
             self._fields[f["name"]] = f
+        # The keys are the table's: an entity spec naming other attributes is a wrong spec.
+        if spec["pk"]["attribute"] != table["partition_key"]:
+            _fail(f"entity {name}: its partition key is `{spec['pk']['attribute']}`, but table {table.get('declared_by')}'s is `{table['partition_key']}`")
+        if spec.get("sk") and spec["sk"]["attribute"] != table["sort_key"]:
+            _fail(f"entity {name}: its sort key is `{spec['sk']['attribute']}`, but table {table.get('declared_by')}'s is `{table['sort_key']}`")
         if spec["pk"]["sharding"]["kind"] == "identity":
             _fail(f"entity {name}: `identity` sharding is for GSIs; the base key uses `random`")
         self._pk = self._partition(spec["pk"], "pk")
         self._sk = self._template(spec["sk"]["template"], "sk") if spec.get("sk") else None
         self._gsis = []
         for g in spec.get("gsis") or []:
+            declared = next((i for i in table["indexes"] if i["number"] == g["number"]), None)
+            if declared and declared["index"] != g["index"]:
+                _fail(f"entity {name}: gsi{g['number']} is index `{g['index']}`, but table {table.get('declared_by')} names it `{declared['index']}`")
             if g["kind"] == "attributes":
                 _check_shard_count(g["n"], f"entity {name} index {g['index']}")
                 for a in g["partition"] + g["sort"]:
                     self._field_by_attribute(a["attribute"], f"index {g['index']}")
                 self._gsis.append((g, None, None))
             else:
+                if declared and (declared["partition_key"] != g["pk"]["attribute"]
+                                 or (g.get("sk") and declared["sort_key"] != g["sk"]["attribute"])):
+                    _fail(f"entity {name}: gsi{g['number']}'s keys are not the ones table {table.get('declared_by')} names (`{declared['partition_key']}`/`{declared['sort_key']}`)")
                 pk = self._partition(g["pk"], f"gsi{g['number']}pk")
                 sk = self._template(g["sk"]["template"], f"gsi{g['number']}sk") if g.get("sk") else None
                 self._gsis.append((g, pk, sk))
@@ -842,14 +903,24 @@ class Entity:
                 names.append(g["shard_attribute"])
             else:
                 names += [g["pk"]["attribute"]] + ([g["sk"]["attribute"]] if g.get("sk") else [])
-        if spec.get("tag"):
-            names.append(spec["tag"]["attribute"])
+        if table["tag"] is not None:
+            names.append(table["tag"])
         self._key_attributes = set(names)
         if len(self._key_attributes) != len(names):
             _fail(f"entity {name}: two key attributes share a name: {', '.join(names)}")
         for f in spec["fields"]:
             if f["attribute"] in self._key_attributes:
                 _fail(f"entity {name}: field `{f['name']}` is stored as `{f['attribute']}`, the name of a key attribute")
+        if "counters" not in spec:
+            _fail(f"entity {name}: the spec needs `counters` (empty when it has none)")
+        for c in spec["counters"]:
+            self._counter_of(c, "COUNTER#check")  # refuses an incomplete counter spec now
+
+    @property
+    def tag(self) -> Optional[Dict[str, str]]:
+        """The entity's tag (attribute and value) written into its items, or None in a table
+        without one."""
+        return None if self.table["tag"] is None else {"attribute": self.table["tag"], "value": self.name}
 
     # -- construction
 
@@ -872,17 +943,27 @@ class Entity:
                     _fail(f"entity {self.name}: {what} hashes `{f}`, which is not a field")
         elif sharding["kind"] not in ("none", "random", "identity"):
             _fail(f"entity {self.name}: {what} has the unknown sharding {sharding['kind']!r}")
-        suffix = ShardSuffix(spec.get("suffix") or "#{shard}")
+        if not isinstance(spec.get("suffix"), str):
+            _fail(f"entity {self.name}: {what} needs its `suffix` (`#{{shard}}` unless the table spells shards otherwise)")
+        suffix = ShardSuffix(spec["suffix"])
         if n is not None:
             suffix.check_count(n, f"entity {self.name} {what}")
-        previous = spec.get("previous")
-        legacy = None
+        if "previous" not in spec:
+            _fail(f"entity {self.name}: {what} needs `previous` (None without a transition)")
+        previous = spec["previous"]
+        legacy, shards = None, None
         if previous and "legacy" in previous:
             legacy = self._template(previous["legacy"], f"{what} (legacy)")
         if previous and "n" in previous:
-            _check_shard_count(previous["n"], f"entity {self.name} {what} (previous)")
-            suffix.check_count(previous["n"], f"entity {self.name} {what} (previous)")
-        return _Partition(spec, segments, suffix, n, legacy)
+            count = _check_shard_count(previous["n"], f"entity {self.name} {what} (previous)")
+            if not isinstance(previous.get("suffix"), str):
+                _fail(f"entity {self.name}: {what}'s previous layout needs its `suffix`")
+            if previous.get("placement") not in ("current", "unknown"):
+                _fail(f"entity {self.name}: {what}'s previous placement is {previous.get('placement')!r}: expected `current` or `unknown`")
+            previous_suffix = ShardSuffix(previous["suffix"])
+            previous_suffix.check_count(count, f"entity {self.name} {what} (previous)")
+            shards = (count, previous_suffix, previous["placement"] == "unknown")
+        return _Partition(spec, segments, suffix, n, shards, legacy)
 
     def _field(self, name: str) -> Mapping[str, Any]:
         if name not in self._fields:
@@ -923,13 +1004,17 @@ class Entity:
     def _hashed(self, p: _Partition, values: Mapping[str, Any]) -> str:
         return "#".join(self._encode(values, name) for name in p.spec["sharding"]["fields"])
 
-    def _shard_of(self, p: _Partition, values: Mapping[str, Any], identity_text: str) -> int:
+    def _shard_of(self, p: _Partition, values: Mapping[str, Any], identity_text: str, n: int) -> int:
         s = p.spec["sharding"]
         if s["kind"] == "none":
             return 0
         if s["kind"] == "hash":
-            return shard_of_bytes(self._hashed(p, values), s["n"])
-        return shard_of_bytes(identity_text, s["n"])
+            return shard_of_bytes(self._hashed(p, values), n)
+        return shard_of_bytes(identity_text, n)
+
+    def _physical(self, p: _Partition, values: Mapping[str, Any], identity_text: str) -> str:
+        logical = self._write(p.segments, values)
+        return logical if p.n is None else p.suffix.apply(logical, self._shard_of(p, values, identity_text, p.n))
 
     def logical_pk(self, values: Mapping[str, Any]) -> str:
         """The logical base partition key (the template filled in, no shard)."""
@@ -938,24 +1023,33 @@ class Entity:
     def sort_key(self, values: Mapping[str, Any]) -> Optional[str]:
         return None if self._sk is None else self._write(self._sk, values)
 
+    def previous_pk(self, record: Mapping[str, Any]) -> Optional[str]:
+        """The previous place of a record during a transition: its legacy key, or its shard
+        under the previous count by the current rule (None when the previous placement is
+        unknown: any previous shard may hold it)."""
+        p = self._pk
+        if p.legacy is not None:
+            return self._write(p.legacy, record)
+        if p.previous is None or p.previous[2]:
+            return None
+        logical = self.logical_pk(record)
+        ident = identity(logical, self.sort_key(record))
+        return p.previous[1].apply(logical, self._shard_of(p, record, ident, p.previous[0]))
+
     def keys(self, record: Mapping[str, Any]) -> List[Tuple[str, Union[str, int]]]:
         """Every key attribute of a record, ``(name, value)``: the base keys (the partition key
         with its shard), each GSI's keys (a multi-attribute GSI's shard as an int)."""
         logical = self.logical_pk(record)
         sk = self.sort_key(record)
         ident = identity(logical, sk)
-        p = self._pk
-        pk = logical if p.n is None else p.suffix.apply(logical, self._shard_of(p, record, ident))
-        out: List[Tuple[str, Union[str, int]]] = [(self.spec["pk"]["attribute"], pk)]
+        out: List[Tuple[str, Union[str, int]]] = [(self.spec["pk"]["attribute"], self._physical(self._pk, record, ident))]
         if self.spec.get("sk") and sk is not None:
             out.append((self.spec["sk"]["attribute"], sk))
         for g, gpk, gsk in self._gsis:
             if g["kind"] == "attributes":
                 out.append((g["shard_attribute"], shard_of_bytes(ident, g["n"])))
                 continue
-            glogical = self._write(gpk.segments, record)
-            physical = glogical if gpk.n is None else gpk.suffix.apply(glogical, self._shard_of(gpk, record, ident))
-            out.append((g["pk"]["attribute"], physical))
+            out.append((g["pk"]["attribute"], self._physical(gpk, record, ident)))
             if g.get("sk") and gsk is not None:
                 out.append((g["sk"]["attribute"], self._write(gsk, record)))
         return out
@@ -989,8 +1083,8 @@ class Entity:
 
     def item(self, record: Mapping[str, Any]) -> Dict[str, Union[str, int, bool]]:
         """The item of a record as plain values: the record's attributes (as serde stores
-        them), every key attribute, and the entity tag; what the Rust side's ``to_item``
-        writes."""
+        them), every key attribute, and the entity tag when the table has one; what the Rust
+        side's ``to_item`` writes."""
         if not isinstance(record, Mapping):
             _fail(f"a {self.name} record must be a mapping, not {_describe(record)}")
         attributes = [f["attribute"] for f in self.spec["fields"]]
@@ -1013,8 +1107,9 @@ class Entity:
                     if item[a["attribute"]] == "":
                         _fail(f"is empty, and DynamoDB refuses an empty string in the key of index {g['index']}", a["attribute"])
         item.update(keys)
-        if self.spec.get("tag"):
-            item[self.spec["tag"]["attribute"]] = self.spec["tag"]["value"]
+        tag = self.tag
+        if tag is not None:
+            item[tag["attribute"]] = tag["value"]
         return item
 
     def dynamo_item(self, record: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
@@ -1034,18 +1129,16 @@ class Entity:
             if size > limit:
                 _fail(f"the key is {size} bytes, over DynamoDB's limit of {limit}", name)
 
-    def record(self, item: Mapping[str, Mapping[str, Any]]) -> Dict[str, Any]:
-        """Reads an item (DynamoDB JSON) back into a record: refuses an item of another entity
-        (by its tag), drops the key attributes, reads each field as its type."""
-        tag = self.spec.get("tag")
-        if tag:
-            found = item.get(tag["attribute"])
-            if not found or found.get("S") != tag["value"]:
-                _fail(f"the item is not a {self.name}: its `{tag['attribute']}` is {found!r}")
+    def decode(self, item: Mapping[str, Mapping[str, Any]], partial: bool = False) -> Dict[str, Any]:
+        """Reads an item's fields (DynamoDB JSON) into a record, each as its type, without
+        asking whose item it is: key attributes and the tag are ignored. ``partial``: the
+        fields the item has (the values of a partition key's template, say), none required."""
         out: Dict[str, Any] = {}
         for f in self.spec["fields"]:
             t, a = f["type"], f["attribute"]
             if a not in item:
+                if partial:
+                    continue
                 _fail("is missing from the item", a)
             v = item[a]
             if t in _INTEGERS:
@@ -1065,6 +1158,152 @@ class Entity:
                           else decode_date(s, a) if t == "date" else decode_uuid(s, a))
         return out
 
+    # -- recognition
+
+    def record(self, item: Mapping[str, Mapping[str, Any]]) -> Dict[str, Any]:
+        """Reads an item of the table as this entity, by the table's recognition, the rule the
+        Rust side's every read follows: an item tagged with the entity's name is read as it
+        is; one tagged otherwise is another entity's; an untagged item (in a ``tag_or_key`` or
+        ``key`` table, or at a previous layout's place, where items written before the table
+        adopted ``sharded`` are) is the entity's when its keys are: they parse as the entity's
+        templates in canonical form, the key fields the item lacks as attributes are taken from
+        them, and the item's fields build back the keys it is stored under. Raises ``NotOurs``
+        (with its reason) for any other item: skip it, never rewrite it."""
+        tag = self.tag
+        if tag is not None:
+            found = item.get(tag["attribute"])
+            if found is not None:
+                if "S" not in found:
+                    raise NotOurs("bad_tag", f"the item's `{tag['attribute']}` tag is not a string: {found!r}")
+                if found["S"] != tag["value"]:
+                    raise NotOurs("other_entity", f"the item is a `{found['S']}`, not a {self.name}")
+                return self._read_whole(item)
+            pk = item.get(self.spec["pk"]["attribute"])
+            place = self._locate(pk["S"]) if isinstance(pk, Mapping) and "S" in pk else None
+            if self.table["recognition"] != "tag_or_key" and not (place and place[1]):
+                raise NotOurs("untagged", f"the item has no `{tag['attribute']}` tag, and table {self.table.get('declared_by')}'s items are recognised by their tag")
+        return self._by_keys(item)
+
+    def _read_whole(self, item: Mapping[str, Mapping[str, Any]]) -> Dict[str, Any]:
+        try:
+            return self.decode(item)
+        except NotOurs:
+            raise
+        except ShardedKeyError as e:
+            raise NotOurs("unreadable", f"the item does not read as a {self.name}: {e}") from e
+
+    def _split_template_key(self, segments: Sequence[Segment], key: str, source: str) -> List[Tuple[Segment, str]]:
+        """A key split along its template: each field's raw text (a bucket's label checked)."""
+        parts: List[Tuple[Segment, str]] = []
+        rest = key
+
+        def refuse(reason: str):
+            _fail(f'key `{key}` does not match template "{source}": {reason}')
+
+        for s in segments:
+            if s.kind == "literal":
+                if not rest.startswith(s.text):
+                    refuse(f"expected `{s.text}` at `{rest}`")
+                rest = rest[len(s.text):]
+                continue
+            end = rest.find("#")
+            end = len(rest) if end < 0 else end
+            if end == 0:
+                refuse(f"field `{s.name}` is empty")
+            raw = rest[:end]
+            if s.kind == "bucket":
+                parse_bucket_label(s.granularity, raw, self._field(s.name)["attribute"])
+            parts.append((s, raw))
+            rest = rest[end:]
+        if rest:
+            refuse(f"unexpected trailing `{rest}`")
+        return parts
+
+    def _locate(self, text: str) -> Optional[Tuple[bool, bool]]:
+        """Where the stored partition key ``text`` sits among the base key's layouts, as
+        (current, previous) (its template, suffix and shard range checked, not its fields'
+        types), or None."""
+        p = self._pk
+
+        def fits(segments, shards) -> bool:
+            try:
+                logical = text if shards is None else shards[1].parse(text, shards[0])[0]
+                self._split_template_key(segments, logical, "")
+                return True
+            except ShardedKeyError:
+                return False
+
+        current = fits(p.segments, None if p.n is None else (p.n, p.suffix))
+        previous = (fits(p.segments, p.previous) if p.previous is not None
+                    else fits(p.legacy, None) if p.legacy is not None else False)
+        return (current, previous) if current or previous else None
+
+    def _parse_stored_pk(self, pk: str) -> Dict[str, Any]:
+        """The fields of a stored partition key, under the current layout or, failing that,
+        the previous one."""
+        p = self._pk
+        try:
+            return self.parse_partition_key(pk)[0]
+        except ShardedKeyError:
+            if p.legacy is not None:
+                return self._parse_template_key(p.legacy, pk, p.spec["previous"]["legacy"])
+            if p.previous is None:
+                raise
+            logical, _ = p.previous[1].parse(pk, p.previous[0], "pk")
+            return self._parse_template_key(p.segments, logical, p.spec["template"])
+
+    def _by_keys(self, item: Mapping[str, Mapping[str, Any]]) -> Dict[str, Any]:
+        def text(attribute: str) -> str:
+            v = item.get(attribute)
+            if not isinstance(v, Mapping) or "S" not in v:
+                raise NotOurs("other_keys", f"the item has no string `{attribute}` key attribute")
+            return v["S"]
+
+        pk = text(self.spec["pk"]["attribute"])
+        sk = text(self.spec["sk"]["attribute"]) if self.spec.get("sk") else None
+        place = self._locate(pk)
+        if place is None:
+            raise NotOurs("other_keys", f"`{pk}` is no `{self.spec['pk']['attribute']}` key of {self.name}")
+        try:
+            from_keys = dict(self._parse_stored_pk(pk))
+            if sk is not None:
+                from_keys.update(self.parse_sort_key(sk))
+        except ShardedKeyError as e:
+            raise NotOurs("other_keys", f"its keys are not the entity's: {e}") from e
+        plain_fields = {s.name for s in self._pk.segments + (self._sk or []) if s.kind == "field"}
+        completed = dict(item)
+        for attribute, value in from_keys.items():
+            f = next(x for x in self.spec["fields"] if x["attribute"] == attribute)
+            # A bucket label is no field's value; the field must be an attribute, or in another key.
+            if f["name"] not in plain_fields or attribute in completed:
+                continue
+            completed[attribute] = to_attribute_value(self._attribute_value(f, value))
+        record = self._read_whole(completed)
+        try:
+            built_pk = self.keys(record)[0][1]
+            built_sk, logical, previous = self.sort_key(record), self.logical_pk(record), self.previous_pk(record)
+        except ShardedKeyError as e:
+            raise NotOurs("unreadable", f"its fields build no key: {e}") from e
+        if built_sk != sk:
+            raise NotOurs("unreadable", f"its fields give the sort key `{built_sk}`, not `{sk}`")
+        p = self._pk
+
+        def logical_of(stored: str, shards) -> Optional[str]:
+            if shards is None:
+                return stored
+            try:
+                return shards[1].parse(stored, shards[0])[0]
+            except ShardedKeyError:
+                return None
+
+        current = None if p.n is None else (p.n, p.suffix)
+        may_be_at = (pk == built_pk or pk == previous
+                     or (place[1] and p.previous is not None and p.previous[2] and logical_of(pk, p.previous) == logical)
+                     or (place[0] and logical_of(pk, current) == logical))
+        if not may_be_at:
+            raise NotOurs("unreadable", f"its fields give the partition key `{built_pk}`, not `{pk}`")
+        return record
+
     # -- reads
 
     def _built(self, key: Union[str, int]) -> Tuple[_Partition, str]:
@@ -1080,16 +1319,17 @@ class Entity:
     def partitions(self, values: Mapping[str, Any], key: Union[str, int] = "pk") -> List[str]:
         """Every physical partition key a query of the logical key ``values`` (the template's
         fields, by attribute name) reads: each shard in order, then, during a transition, the
-        previous layout's keys not already listed. ``key`` is ``"pk"`` or a GSI number."""
+        previous layout's keys (spelled by its own suffix) not already listed. ``key`` is
+        ``"pk"`` or a GSI number."""
         p, _ = self._built(key)
         logical = self._write(p.segments, values)
 
-        def shards(n: Optional[int]) -> List[str]:
-            return [logical] if n is None else [p.suffix.apply(logical, s) for s in range(n)]
+        def shards(n: Optional[int], suffix: ShardSuffix) -> List[str]:
+            return [logical] if n is None else [suffix.apply(logical, s) for s in range(n)]
 
-        keys = shards(p.n)
-        previous = p.spec.get("previous")
-        before = [] if not previous else shards(previous["n"]) if "n" in previous else [self._write(p.legacy, values)]
+        keys = shards(p.n, p.suffix)
+        before = (shards(p.previous[0], p.previous[1]) if p.previous is not None
+                  else [self._write(p.legacy, values)] if p.legacy is not None else [])
         for k in before:
             if k not in keys:
                 keys.append(k)
@@ -1114,7 +1354,8 @@ class Entity:
         _fail(f"entity {self.name} has no multi-attribute gsi{number}")
 
     def parse_partition_key(self, physical: str, key: Union[str, int] = "pk") -> Tuple[Dict[str, Any], Optional[int]]:
-        """Parses a physical partition key back into its fields (by attribute name) and shard."""
+        """Parses a physical partition key of the current layout back into its fields (by
+        attribute name) and shard."""
         p, what = self._built(key)
         logical, shard = (physical, None) if p.n is None else p.suffix.parse(physical, p.n, what)
         return self._parse_template_key(p.segments, logical, p.spec["template"]), shard
@@ -1126,74 +1367,72 @@ class Entity:
 
     def _parse_template_key(self, segments: Sequence[Segment], key: str, source: str) -> Dict[str, Any]:
         values: Dict[str, Any] = {}
-        rest = key
-
-        def refuse(reason: str):
-            _fail(f'key `{key}` does not match template "{source}": {reason}')
-
-        for s in segments:
-            if s.kind == "literal":
-                if not rest.startswith(s.text):
-                    refuse(f"expected `{s.text}` at `{rest}`")
-                rest = rest[len(s.text):]
-                continue
-            end = rest.find("#")
-            end = len(rest) if end < 0 else end
-            if end == 0:
-                refuse(f"field `{s.name}` is empty")
-            raw = rest[:end]
+        for s, raw in self._split_template_key(segments, key, source):
             f = self._field(s.name)
-            if s.kind == "bucket":
-                parse_bucket_label(s.granularity, raw, f["attribute"])
-                values[f["attribute"]] = raw
-            else:
-                values[f["attribute"]] = decode_key_part(f["type"], raw, f["attribute"])
-            rest = rest[end:]
-        if rest:
-            refuse(f"unexpected trailing `{rest}`")
+            values[f["attribute"]] = raw if s.kind == "bucket" else decode_key_part(f["type"], raw, f["attribute"])
         return values
+
+    def _counter_of(self, c: Mapping[str, Any], logical_key: str) -> "Counter":
+        for name in ("n", "suffix", "sort_key", "attribute", "tag"):
+            if name not in c:
+                _fail(f"entity {self.name}: counter {c.get('name')!r} needs `{name}` (None where the table has none)")
+        return Counter(
+            logical_key, c["n"], suffix=c["suffix"], sort_key=c["sort_key"], attribute=c["attribute"], tag=c["tag"],
+            pk_attribute=self.table["partition_key"],
+            sk_attribute=None if c["sort_key"] is None else self.table["sort_key"],
+        )
 
     def counter(self, name: str, record: Mapping[str, Any]) -> "Counter":
         """The counter ``name`` (``#[counter(name = .., n = ..)]``) of one item."""
-        spec = next((c for c in self.spec.get("counters") or [] if c["name"] == name), None)
+        spec = next((c for c in self.spec["counters"] if c["name"] == name), None)
         if spec is None:
             _fail(f"entity {self.name} has no counter `{name}`")
         logical = self.logical_pk(record)
         ident = f"{logical}#{self._hashed(self._pk, record)}" if self.spec["pk"]["sharding"]["kind"] == "hash" else logical
         sk = self.sort_key(record)
-        return Counter(
-            f"COUNTER#{name}#{ident}" + ("" if sk is None else f"#{sk}"),
-            spec["n"],
-            suffix=spec.get("suffix") or "#{shard}",
-            sort_key=spec.get("sort_key") or "COUNTER",
-            attribute=spec.get("attribute") or "count",
-            tag=spec.get("tag", _COUNTER_TAG),
-            pk_attribute=self.spec["pk"]["attribute"],
-            sk_attribute=self.spec["sk"]["attribute"] if self.spec.get("sk") else None,
-        )
+        return self._counter_of(spec, f"COUNTER#{name}#{ident}" + ("" if sk is None else f"#{sk}"))
 
 
 # ---------------------------------------------------------------------------------------------
 # Sharded counters
 
-_COUNTER_TAG = {"attribute": "_entity", "value": "ShardedCounter"}
+COUNTER_TAG_VALUE = "ShardedCounter"
+"""The entity name counter items carry in a table with a tag (``ShardedCounter::tag``), so no
+entity's query reads one as its own."""
 
 
 class Counter:
     """A sharded counter's items: ``n`` shard items ``<logical key><suffix>``, each holding
-    part of the count."""
+    part of the count. Every argument is required: ``Counter.in_table`` applies ``sharded``'s
+    defaults."""
 
-    def __init__(self, logical_key: str, n: int, *, suffix: str = "#{shard}", sort_key: str = "COUNTER",
-                 attribute: str = "count", tag: Optional[Mapping[str, str]] = _COUNTER_TAG,
-                 pk_attribute: str = "pk", sk_attribute: Optional[str] = "sk"):
+    def __init__(self, logical_key: str, n: int, *, suffix: str, sort_key: Optional[str], attribute: str,
+                 tag: Optional[Mapping[str, str]], pk_attribute: str, sk_attribute: Optional[str]):
         if not isinstance(logical_key, str) or not logical_key:
             _fail("a counter needs a non-empty logical key")
+        if (sort_key is None) != (sk_attribute is None):
+            _fail(f"counter {logical_key}: a sort key value needs a sort key attribute, and the other way round")
         self.logical_key = logical_key
         self.n = _check_shard_count(n, f"counter {logical_key}")
         self.suffix = ShardSuffix(suffix)
         self.suffix.check_count(self.n, f"counter {logical_key}")
         self.sort_key, self.attribute, self.tag = sort_key, attribute, tag
         self.pk_attribute, self.sk_attribute = pk_attribute, sk_attribute
+
+    @staticmethod
+    def in_table(table: Mapping[str, Any], logical_key: str, n: int, *, suffix: str = "#{shard}",
+                 sort_key: Optional[str] = "COUNTER", attribute: str = "count") -> "Counter":
+        """A counter in ``table`` as ``ShardedCounter::new`` makes it: shards spelled
+        ``#{shard}``, items under the sort key ``COUNTER`` (``sort_key=None`` for a table
+        without a sort key), the count in ``count``, the tag ``ShardedCounter`` when the table
+        has a tag; each overridable as ``with_suffix``, ``with_sort_key`` and
+        ``with_attribute`` do (``METADATA`` and ``votes`` for the vote-counter pattern)."""
+        check_table(table, f"counter {logical_key}")
+        return Counter(
+            logical_key, n, suffix=suffix, sort_key=sort_key, attribute=attribute,
+            tag=None if table["tag"] is None else {"attribute": table["tag"], "value": COUNTER_TAG_VALUE},
+            pk_attribute=table["partition_key"], sk_attribute=None if sort_key is None else table["sort_key"],
+        )
 
     def key(self, shard: int) -> Dict[str, str]:
         """The key of shard ``shard`` (plain values)."""
@@ -1215,7 +1454,8 @@ class Counter:
         return fnv1a64(token) % self.n
 
     def increment(self, by: int, shard: int) -> Dict[str, Any]:
-        """The UpdateItem arguments of adding ``by`` on ``shard`` (without the table name)."""
+        """The UpdateItem arguments of adding ``by`` on ``shard`` (without the table name):
+        ``ADD`` to the count, and in a table with a tag, ``SET`` the counter's tag."""
         names = {"#count": self.attribute}
         values: Dict[str, Any] = {":by": {"N": str(_int_value(by, "an increment", None))}}
         expression = "ADD #count :by"

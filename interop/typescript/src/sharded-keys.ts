@@ -128,9 +128,10 @@ export class Timestamp {
     return other instanceof Timestamp && other.seconds === this.seconds && other.nanos === this.nanos;
   }
 
-  /** The key form, `2026-06-22T01:00:00.000000000Z`. */
+  /** The key form, `2026-06-22T01:00:00.000000000Z`, or, for an instant no key holds, the
+   * attribute form (`+10000-01-06T01:59:22Z`). */
   toString(): string {
-    return timestampKey(this);
+    return civilOfTimestamp(this)[0] >= 0 && civilOfTimestamp(this)[0] <= 9999 ? timestampKey(this) : timestampAttribute(this);
   }
 }
 
@@ -438,19 +439,22 @@ export function decodeTimestamp(text: string, field?: string): Timestamp {
 
 /** How serde (chrono) stores a `DateTime<Utc>` attribute: RFC 3339 with `Z` and the fraction
  * only as long as needed (none, 3, 6 or 9 digits): `2026-06-22T01:00:00Z`,
- * `2026-06-22T01:00:00.120Z`. This is the attribute's value in an item, not a key. */
+ * `2026-06-22T01:00:00.120Z`; a year outside 0..=9999 with its sign (`+10000-01-06T01:59:22Z`),
+ * which a key refuses and an attribute holds. This is the attribute's value in an item, not a
+ * key. */
 export function timestampAttribute(value: Timestamp | Date, field?: string): string {
-  const key = encodeTimestamp(value, field);
-  const fraction = key.slice(20, 29);
+  const [year, month, day, hour, minute, second, nanos] = civilOfTimestamp(toTimestamp(value, field));
+  if (year === 100_000 || year < -262_143) fail("the year is beyond what chrono stores", field);
+  // chrono writes years outside 0..=9999 with their sign and at least four digits.
+  const y = year >= 0 && year <= 9999 ? pad(year, 4) : `${year < 0 ? "-" : "+"}${pad(Math.abs(year), 4)}`;
+  const fraction = pad(nanos, 9);
   const short = fraction === "000000000" ? "" : fraction.endsWith("000000") ? `.${fraction.slice(0, 3)}` : fraction.endsWith("000") ? `.${fraction.slice(0, 6)}` : `.${fraction}`;
-  return `${key.slice(0, 19)}${short}Z`;
+  return `${y}-${pad(month, 2)}-${pad(day, 2)}T${pad(hour, 2)}:${pad(minute, 2)}:${pad(second, 2)}${short}Z`;
 }
 
-/** Reads a timestamp attribute as chrono's serde reads it: RFC 3339 with any fraction (up to
- * nine digits) and an offset (`Z` or `+hh:mm`), converted to UTC. */
 export function parseTimestampAttribute(text: string, field?: string): Timestamp {
   const m = typeof text === "string"
-    ? /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/.exec(text)
+    ? /^(\d{4}|[+-]\d{4,6})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/.exec(text)
     : null;
   if (m === null) return fail(`\`${text}\` is not an RFC 3339 timestamp such as \`2026-06-22T01:00:00Z\``, field);
   const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
@@ -826,7 +830,36 @@ export function toDynamoItem(item: PlainItem): DynamoItem {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Entity specs (the JSON `tests/interop_vectors.rs` writes for each entity)
+// Table and entity specs (the JSON `tests/interop_vectors.rs` writes from the Rust schemas)
+
+/** How an item of the table says which entity it is. `tag`: only by its tag; `tag_or_key`:
+ * the tag is written, and an untagged item is the entity's when its keys are; `key`: no tag is
+ * written or read, the keys alone say. */
+export type Recognition = "tag" | "tag_or_key" | "key";
+
+/** The names of one index the table declares. */
+export interface IndexNamesSpec {
+  number: number;
+  index: string;
+  partition_key: string;
+  sort_key: string;
+}
+
+/** The table as the Rust side declares it (`#[derive(ShardedTable)]`, or the default table:
+ * `pk`/`sk`, tag `_entity`): its key attribute names, the indexes it names, its tag. */
+export interface TableSpec {
+  /** The declaring type's name, for messages. */
+  declared_by: string;
+  /** The table's name in DynamoDB, when declared. */
+  name: string | null;
+  partition_key: string;
+  /** The sort key attribute of entities (and counters) with a sort key. */
+  sort_key: string;
+  /** The tag attribute written into every item, or null (`recognition` is then `key`). */
+  tag: string | null;
+  recognition: Recognition;
+  indexes: IndexNamesSpec[];
+}
 
 export type ShardingSpec =
   | { kind: "none" }
@@ -834,14 +867,20 @@ export type ShardingSpec =
   | { kind: "random"; n: number }
   | { kind: "identity"; n: number };
 
+/** A layout transition under way: the previous shards (their count, spelling, and whether an
+ * item's previous shard follows the current rule or is `unknown`), or an unsharded legacy
+ * template. */
+export type PreviousSpec =
+  | { n: number; suffix: string; placement: "current" | "unknown" }
+  | { legacy: string };
+
 export interface PartitionKeySpec {
   attribute: string;
   template: string;
   sharding: ShardingSpec;
-  /** The shard suffix format; default `#{shard}`. */
-  suffix?: string;
-  /** A layout transition under way: the previous shard count, or an unsharded legacy template. */
-  previous?: { n: number } | { legacy: string } | null;
+  /** The shard suffix format: `#{shard}`, `#SHARD_{shard}`, `#{shard:02}`, ... */
+  suffix: string;
+  previous: PreviousSpec | null;
 }
 
 export interface SortKeySpec {
@@ -875,34 +914,54 @@ export interface FieldSpec {
   type: KeyType;
 }
 
-/** The entity tag: the attribute naming an item's entity, and this entity's value. */
+/** A tag attribute and the value written into it. */
 export interface TagSpec {
   attribute: string;
   value: string;
 }
 
+/** An entity's counter (`#[counter(name = .., n = ..)]`) as its items are keyed. */
 export interface CounterSpec {
   name: string;
   n: number;
-  suffix?: string;
-  sort_key?: string;
-  attribute?: string;
-  tag?: TagSpec | null;
+  suffix: string;
+  /** The sort key value of its items; null in a table without a sort key. */
+  sort_key: string | null;
+  attribute: string;
+  /** What an increment writes into the tag attribute; null in a table without a tag. */
+  tag: TagSpec | null;
 }
 
 export interface EntitySpec {
   entity: string;
-  tag: TagSpec | null;
+  table: TableSpec;
   fields: FieldSpec[];
   pk: PartitionKeySpec;
   sk: SortKeySpec | null;
   gsis: (StringGsiSpec | AttributeGsiSpec)[];
-  counters?: CounterSpec[];
+  counters: CounterSpec[];
 }
 
 /** DynamoDB's largest partition key (2,048 bytes) and sort key (1,024 bytes). */
 export const MAX_PARTITION_KEY_BYTES = 2048;
 export const MAX_SORT_KEY_BYTES = 1024;
+
+const RECOGNITIONS: readonly Recognition[] = ["tag", "tag_or_key", "key"];
+
+/** Refuses a table spec that is incomplete or contradicts itself. */
+function checkTable(table: TableSpec, what: string): TableSpec {
+  if (table === null || typeof table !== "object") fail(`${what}: the spec needs its \`table\``);
+  for (const name of ["partition_key", "sort_key"] as const) {
+    if (typeof table[name] !== "string" || table[name] === "") fail(`${what}: the table needs \`${name}\``);
+  }
+  if (!RECOGNITIONS.includes(table.recognition)) fail(`${what}: the table's recognition is ${JSON.stringify(table.recognition)}: expected one of ${RECOGNITIONS.join(", ")}`);
+  if (table.tag === undefined) fail(`${what}: the table needs \`tag\` (null for a table without one)`);
+  if ((table.tag === null) !== (table.recognition === "key")) {
+    fail(`${what}: a table has no tag exactly when its recognition is \`key\` (tag ${JSON.stringify(table.tag)}, recognition ${table.recognition})`);
+  }
+  if (!Array.isArray(table.indexes)) fail(`${what}: the table needs \`indexes\` (empty when it names none)`);
+  return table;
+}
 
 /** A record: the entity's fields by attribute name. */
 export type EntityRecord = Record<string, unknown>;
@@ -912,6 +971,8 @@ interface BuiltPartition {
   segments: Segment[];
   suffix: ShardSuffix;
   n: number | null;
+  /** The previous layout's shards and their spelling, during a resharding. */
+  previous: { n: number; suffix: ShardSuffix; unknown: boolean } | null;
   legacy: Segment[] | null;
 }
 
@@ -924,12 +985,37 @@ export interface ItemKeys {
   sk: string | null;
 }
 
+/** Why an item read from the table is not the entity's (see `Entity.record`): tagged as
+ * another entity (`other_entity`, expected in a shared partition), or foreign: `untagged`
+ * where only tagged items count, `bad_tag` (not a string), `other_keys` (another record's
+ * keys, or a field not in its canonical form), `unreadable` (the entity's keys, but the item
+ * does not read as the entity or its fields give other keys). */
+export type NotOursReason = "other_entity" | "untagged" | "bad_tag" | "other_keys" | "unreadable";
+
+/** An item that is not the entity's: skip it (and count the foreign ones), never rewrite it. */
+export class NotOurs extends ShardedKeyError {
+  readonly reason: NotOursReason;
+  constructor(reason: NotOursReason, message: string) {
+    super(message);
+    this.name = "NotOurs";
+    this.reason = reason;
+  }
+}
+
+/** Where a stored partition key sits among a key's layouts. */
+interface Place {
+  current: boolean;
+  previous: boolean;
+}
+
 /**
  * One entity of the shared table, from its spec: the item a record is stored as, the
- * partitions a query reads, the physical keys parsed back, its counters.
+ * partitions a query reads, the physical keys parsed back, which items read from the table are
+ * the entity's, its counters.
  */
 export class Entity {
   readonly spec: EntitySpec;
+  readonly table: TableSpec;
   private readonly fieldsByName = new Map<string, FieldSpec>();
   private readonly pk: BuiltPartition;
   private readonly sk: Segment[] | null;
@@ -939,6 +1025,8 @@ export class Entity {
   constructor(spec: EntitySpec) {
     this.spec = spec;
     if (typeof spec?.entity !== "string" || spec.entity === "") fail("an entity spec needs an `entity` name");
+    const table = checkTable(spec.table, `entity ${spec.entity}`);
+    this.table = table;
     for (const f of spec.fields ?? fail(`entity ${spec.entity}: the spec needs \`fields\``)) {
       if (!isKeyType(f.type)) fail(`entity ${spec.entity}: field \`${f.name}\` has the unknown type ${JSON.stringify(f.type)}: expected one of ${KEY_TYPES.join(", ")}`);
       if (f.type === "u128" || f.type === "i128") {
@@ -946,14 +1034,22 @@ export class Entity {
       }
       this.fieldsByName.set(f.name, f);
     }
+    // The keys are the table's: an entity spec naming other attributes is a wrong spec.
+    if (spec.pk.attribute !== table.partition_key) fail(`entity ${spec.entity}: its partition key is \`${spec.pk.attribute}\`, but table ${table.declared_by}'s is \`${table.partition_key}\``);
+    if (spec.sk && spec.sk.attribute !== table.sort_key) fail(`entity ${spec.entity}: its sort key is \`${spec.sk.attribute}\`, but table ${table.declared_by}'s is \`${table.sort_key}\``);
     this.pk = this.partition(spec.pk, "pk");
     if (spec.pk.sharding.kind === "identity") fail(`entity ${spec.entity}: \`identity\` sharding is for GSIs; the base key uses \`random\``);
     this.sk = spec.sk ? this.template(spec.sk.template, "sk") : null;
     this.gsis = (spec.gsis ?? []).map((g) => {
+      const declared = table.indexes.find((i) => i.number === g.number);
+      if (declared && declared.index !== g.index) fail(`entity ${spec.entity}: gsi${g.number} is index \`${g.index}\`, but table ${table.declared_by} names it \`${declared.index}\``);
       if (g.kind === "attributes") {
         checkShardCount(g.n, `entity ${spec.entity} index ${g.index}`);
         for (const a of [...g.partition, ...g.sort]) this.fieldByAttribute(a.attribute, `index ${g.index}`);
         return { spec: g, pk: null, sk: null };
+      }
+      if (declared && (declared.partition_key !== g.pk.attribute || (g.sk && declared.sort_key !== g.sk.attribute))) {
+        fail(`entity ${spec.entity}: gsi${g.number}'s keys are \`${g.pk.attribute}\`/\`${g.sk?.attribute}\`, but table ${table.declared_by} names \`${declared.partition_key}\`/\`${declared.sort_key}\``);
       }
       return {
         spec: g,
@@ -965,13 +1061,22 @@ export class Entity {
       spec.pk.attribute,
       ...(spec.sk ? [spec.sk.attribute] : []),
       ...this.gsis.flatMap(({ spec: g }) => (g.kind === "attributes" ? [g.shard_attribute] : [g.pk.attribute, ...(g.sk ? [g.sk.attribute] : [])])),
-      ...(spec.tag ? [spec.tag.attribute] : []),
+      ...(table.tag !== null ? [table.tag] : []),
     ];
     this.keyAttributes = new Set(names);
     if (this.keyAttributes.size !== names.length) fail(`entity ${spec.entity}: two key attributes share a name: ${names.join(", ")}`);
     for (const f of spec.fields) {
       if (this.keyAttributes.has(f.attribute)) fail(`entity ${spec.entity}: field \`${f.name}\` is stored as \`${f.attribute}\`, the name of a key attribute`);
     }
+    for (const c of spec.counters ?? fail(`entity ${spec.entity}: the spec needs \`counters\` (empty when it has none)`)) {
+      new Counter(this.counterOptions(c, "COUNTER#check")); // refuses an incomplete counter spec now
+    }
+  }
+
+  /** The entity's tag (attribute and value) written into its items, or null in a table
+   * without one. */
+  get tag(): TagSpec | null {
+    return this.table.tag === null ? null : { attribute: this.table.tag, value: this.spec.entity };
   }
 
   private template(source: string, what: string): Segment[] {
@@ -992,16 +1097,23 @@ export class Entity {
         if (!this.fieldsByName.has(name)) fail(`entity ${this.spec.entity}: ${what} hashes \`${name}\`, which is not a field`);
       }
     }
-    const suffix = new ShardSuffix(spec.suffix ?? "#{shard}");
+    if (typeof spec.suffix !== "string") fail(`entity ${this.spec.entity}: ${what} needs its \`suffix\` (\`#{shard}\` unless the table spells shards otherwise)`);
+    const suffix = new ShardSuffix(spec.suffix);
     if (n !== null) suffix.checkCount(n, `entity ${this.spec.entity} ${what}`);
-    const previous = spec.previous ?? null;
+    if (spec.previous === undefined) fail(`entity ${this.spec.entity}: ${what} needs \`previous\` (null without a transition)`);
+    const previous = spec.previous;
     let legacy: Segment[] | null = null;
+    let shards: BuiltPartition["previous"] = null;
     if (previous !== null && "legacy" in previous) legacy = this.template(previous.legacy, `${what} (legacy)`);
     if (previous !== null && "n" in previous) {
-      checkShardCount(previous.n, `entity ${this.spec.entity} ${what} (previous)`);
-      suffix.checkCount(previous.n, `entity ${this.spec.entity} ${what} (previous)`);
+      const count = checkShardCount(previous.n, `entity ${this.spec.entity} ${what} (previous)`);
+      if (typeof previous.suffix !== "string") fail(`entity ${this.spec.entity}: ${what}'s previous layout needs its \`suffix\``);
+      if (previous.placement !== "current" && previous.placement !== "unknown") fail(`entity ${this.spec.entity}: ${what}'s previous placement is ${JSON.stringify(previous.placement)}: expected \`current\` or \`unknown\``);
+      const previousSuffix = new ShardSuffix(previous.suffix);
+      previousSuffix.checkCount(count, `entity ${this.spec.entity} ${what} (previous)`);
+      shards = { n: count, suffix: previousSuffix, unknown: previous.placement === "unknown" };
     }
-    return { spec, segments, suffix, n, legacy };
+    return { spec, segments, suffix, n, previous: shards, legacy };
   }
 
   private field(name: string): FieldSpec {
@@ -1048,19 +1160,31 @@ export class Entity {
     return this.sk === null ? null : this.write(this.sk, values);
   }
 
-  /** The shard of a partition key for one item; `identity` is the item's identity text. */
-  private shardOf(p: BuiltPartition, values: EntityRecord, identityText: string): number {
-    const s = p.spec.sharding;
-    switch (s.kind) {
+  /** The shard of a partition key for one item over `n` shards; `identityText` is the
+   * item's identity. */
+  private shardOf(p: BuiltPartition, values: EntityRecord, identityText: string, n: number): number {
+    switch (p.spec.sharding.kind) {
       case "none": return 0;
-      case "hash": return shardOfBytes(this.hashed(p, values), s.n);
-      case "random": case "identity": return shardOfBytes(identityText, s.n);
+      case "hash": return shardOfBytes(this.hashed(p, values), n);
+      case "random": case "identity": return shardOfBytes(identityText, n);
     }
   }
 
   private physical(p: BuiltPartition, values: EntityRecord, identityText: string): string {
     const logical = this.write(p.segments, values);
-    return p.n === null ? logical : p.suffix.apply(logical, this.shardOf(p, values, identityText));
+    return p.n === null ? logical : p.suffix.apply(logical, this.shardOf(p, values, identityText, p.n));
+  }
+
+  /** The previous place of a record during a transition: its legacy key, or its shard under
+   * the previous count by the current rule (null when the previous placement is unknown:
+   * any previous shard may hold it). */
+  previousPk(record: EntityRecord): string | null {
+    const p = this.pk;
+    if (p.legacy !== null) return this.write(p.legacy, record);
+    if (p.previous === null || p.previous.unknown) return null;
+    const logical = this.logicalPk(record);
+    const id = identity(logical, this.sortKey(record));
+    return p.previous.suffix.apply(logical, this.shardOf(p, record, id, p.previous.n));
   }
 
   /** Every key attribute of a record: the base keys (the partition key with its shard), each
@@ -1070,8 +1194,7 @@ export class Entity {
     const sk = this.sortKey(record);
     const id = identity(logicalPk, sk);
     const attributes: [string, string | number][] = [];
-    const pk = this.pk.n === null ? logicalPk : this.pk.suffix.apply(logicalPk, this.shardOf(this.pk, record, id));
-    attributes.push([this.spec.pk.attribute, pk]);
+    attributes.push([this.spec.pk.attribute, this.physical(this.pk, record, id)]);
     if (this.spec.sk && sk !== null) attributes.push([this.spec.sk.attribute, sk]);
     for (const g of this.gsis) {
       if (g.spec.kind === "attributes") {
@@ -1084,7 +1207,8 @@ export class Entity {
     return { attributes, logicalPk, sk };
   }
 
-  /** The primary key of a record (`pk`, and `sk` with a sort key), for GetItem/DeleteItem. */
+  /** The primary key of a record (the table's partition key, and its sort key with one), for
+   * GetItem/DeleteItem. */
   primaryKey(record: EntityRecord): PlainItem {
     const keys = this.keys(record).attributes;
     const names = [this.spec.pk.attribute, ...(this.spec.sk ? [this.spec.sk.attribute] : [])];
@@ -1107,8 +1231,7 @@ export class Entity {
    * a boolean. */
   private attributeValue(f: FieldSpec, value: unknown): string | number | bigint | boolean {
     if (isIntegerType(f.type)) {
-      const text = encodeInteger(f.type, value as bigint, f.attribute); // the range check
-      void text;
+      encodeInteger(f.type, value as bigint, f.attribute); // the range check
       const v = toBigInt(value, `a ${f.type}`, f.attribute);
       return INTEGERS[f.type].bits <= 32 ? Number(v) : v;
     }
@@ -1128,7 +1251,8 @@ export class Entity {
   }
 
   /** The item of a record as plain values: the record's attributes (as serde stores them),
-   * every key attribute, and the entity tag. What the Rust side's `to_item` writes. */
+   * every key attribute, and the entity tag when the table has one. What the Rust side's
+   * `to_item` writes. */
   item(record: EntityRecord): PlainItem {
     this.checkRecord(record);
     const keys = this.keys(record);
@@ -1142,7 +1266,8 @@ export class Entity {
       }
     }
     for (const [name, value] of keys.attributes) item[name] = value;
-    if (this.spec.tag) item[this.spec.tag.attribute] = this.spec.tag.value;
+    const tag = this.tag;
+    if (tag !== null) item[tag.attribute] = tag.value;
     return item;
   }
 
@@ -1162,17 +1287,13 @@ export class Entity {
     }
   }
 
-  /** Reads an item (DynamoDB JSON) back into a record: refuses an item of another entity
-   * (by its tag), drops the key attributes, and reads each field as its type. */
-  record(item: DynamoItem): EntityRecord {
-    if (this.spec.tag) {
-      const tag = item[this.spec.tag.attribute];
-      if (!tag || !("S" in tag) || tag.S !== this.spec.tag.value) {
-        fail(`the item is not a ${this.spec.entity}: its \`${this.spec.tag.attribute}\` is ${JSON.stringify(tag ?? null)}`);
-      }
-    }
+  /** Reads an item's fields (DynamoDB JSON) into a record, each as its type, without asking
+   * whose item it is: key attributes and the tag are ignored. `partial`: the fields the item
+   * has (the values of a partition key's template, say), none required. */
+  decode(item: DynamoItem, partial = false): EntityRecord {
     const record: EntityRecord = {};
     for (const f of this.spec.fields) {
+      if (partial && item[f.attribute] === undefined) continue;
       const v = item[f.attribute] ?? fail("is missing from the item", f.attribute);
       if (isIntegerType(f.type)) {
         if (!("N" in v) || !/^-?[0-9]+$/.test(v.N)) fail(`expected an integer number attribute, not ${JSON.stringify(v)}`, f.attribute);
@@ -1193,6 +1314,138 @@ export class Entity {
     return record;
   }
 
+  /**
+   * Reads an item of the table as this entity, by the table's recognition, the rule the Rust
+   * side's every read follows: an item tagged with the entity's name is read as it is; one
+   * tagged otherwise is another entity's; an untagged item (in a `tag_or_key` or `key` table,
+   * or at a previous layout's place, where items written before the table adopted `sharded`
+   * are) is the entity's when its keys are: they parse as the entity's templates in canonical
+   * form, the key fields the item lacks as attributes are taken from them, and the item's
+   * fields build back the keys it is stored under. Throws `NotOurs` (with its reason) for any
+   * other item: skip it, never rewrite it.
+   */
+  record(item: DynamoItem): EntityRecord {
+    const tag = this.tag;
+    if (tag !== null) {
+      const found = item[tag.attribute];
+      if (found !== undefined) {
+        if (!("S" in found)) throw new NotOurs("bad_tag", `the item's \`${tag.attribute}\` tag is not a string: ${JSON.stringify(found)}`);
+        if (found.S !== tag.value) throw new NotOurs("other_entity", `the item is a \`${found.S}\`, not a ${this.spec.entity}`);
+        return this.readWhole(item);
+      }
+      const pk = item[this.spec.pk.attribute];
+      const atPrevious = pk !== undefined && "S" in pk && this.locate(pk.S)?.previous === true;
+      if (this.table.recognition !== "tag_or_key" && !atPrevious) {
+        throw new NotOurs("untagged", `the item has no \`${tag.attribute}\` tag, and table ${this.table.declared_by}'s items are recognised by their tag`);
+      }
+    }
+    return this.byKeys(item);
+  }
+
+  private readWhole(item: DynamoItem): EntityRecord {
+    try {
+      return this.decode(item);
+    } catch (e) {
+      if (e instanceof ShardedKeyError) throw new NotOurs("unreadable", `the item does not read as a ${this.spec.entity}: ${e.message}`);
+      throw e;
+    }
+  }
+
+  /** Where the stored partition key `text` sits among the base key's layouts (its template,
+   * suffix and shard range checked, not its fields' types), or null. */
+  private locate(text: string): Place | null {
+    const p = this.pk;
+    const fits = (segments: readonly Segment[], shards: { n: number; suffix: ShardSuffix } | null): boolean => {
+      try {
+        const logical = shards === null ? text : shards.suffix.parse(text, shards.n).logical;
+        this.splitTemplateKey(segments, logical, "");
+        return true;
+      } catch (e) {
+        if (e instanceof ShardedKeyError) return false;
+        throw e;
+      }
+    };
+    const current = fits(p.segments, p.n === null ? null : { n: p.n, suffix: p.suffix });
+    const previous = p.previous !== null ? fits(p.segments, p.previous) : p.legacy !== null ? fits(p.legacy, null) : false;
+    return current || previous ? { current, previous } : null;
+  }
+
+  /** An untagged item, recognised by its keys (see `record`). */
+  private byKeys(item: DynamoItem): EntityRecord {
+    const text = (attribute: string): string => {
+      const v = item[attribute];
+      if (v === undefined || !("S" in v)) throw new NotOurs("other_keys", `the item has no string \`${attribute}\` key attribute`);
+      return v.S;
+    };
+    const pk = text(this.spec.pk.attribute);
+    const sk = this.spec.sk ? text(this.spec.sk.attribute) : null;
+    const place = this.locate(pk);
+    if (place === null) throw new NotOurs("other_keys", `\`${pk}\` is no \`${this.spec.pk.attribute}\` key of ${this.spec.entity}`);
+    // Every key field, decoded only from its canonical form.
+    let fromKeys: EntityRecord;
+    try {
+      fromKeys = { ...this.parseStoredPk(pk), ...(sk === null ? {} : this.parseSortKey(sk)) };
+    } catch (e) {
+      if (e instanceof ShardedKeyError) throw new NotOurs("other_keys", `its keys are not the entity's: ${e.message}`);
+      throw e;
+    }
+    const completed: DynamoItem = { ...item };
+    for (const [attribute, value] of Object.entries(fromKeys)) {
+      const f = this.spec.fields.find((x) => x.attribute === attribute) as FieldSpec;
+      // A bucket label is no field's value; the field must be an attribute, or be in another key.
+      if (this.bucketOnly(f.name) || attribute in completed) continue;
+      completed[attribute] = toAttributeValue(this.attributeValue(f, value));
+    }
+    const record = this.readWhole(completed);
+    // The item's fields must build back the keys it is stored under.
+    let built: { pk: string; sk: string | null; logical: string; previous: string | null };
+    try {
+      built = { pk: this.keys(record).attributes[0][1] as string, sk: this.sortKey(record), logical: this.logicalPk(record), previous: this.previousPk(record) };
+    } catch (e) {
+      if (e instanceof ShardedKeyError) throw new NotOurs("unreadable", `its fields build no key: ${e.message}`);
+      throw e;
+    }
+    if (built.sk !== sk) throw new NotOurs("unreadable", `its fields give the sort key \`${built.sk}\`, not \`${sk}\``);
+    const p = this.pk;
+    const logicalOf = (stored: string, shards: { n: number; suffix: ShardSuffix } | null): string | null => {
+      if (shards === null) return stored;
+      try {
+        return shards.suffix.parse(stored, shards.n).logical;
+      } catch (e) {
+        if (e instanceof ShardedKeyError) return null;
+        throw e;
+      }
+    };
+    const current = p.n === null ? null : { n: p.n, suffix: p.suffix };
+    const mayBeAt =
+      pk === built.pk ||
+      pk === built.previous ||
+      (place.previous && p.previous !== null && p.previous.unknown && logicalOf(pk, p.previous) === built.logical) ||
+      (place.current && logicalOf(pk, current) === built.logical);
+    if (!mayBeAt) throw new NotOurs("unreadable", `its fields give the partition key \`${built.pk}\`, not \`${pk}\``);
+    return record;
+  }
+
+  /** Whether field `name` appears in the base keys only as a time bucket. */
+  private bucketOnly(name: string): boolean {
+    const segments = [...this.pk.segments, ...(this.sk ?? [])];
+    return !segments.some((s) => s.kind === "field" && s.name === name);
+  }
+
+  /** The fields of a stored partition key, under the current layout or, failing that, the
+   * previous one. */
+  private parseStoredPk(pk: string): EntityRecord {
+    try {
+      return this.parsePartitionKey(pk).values;
+    } catch (e) {
+      const p = this.pk;
+      if (!(e instanceof ShardedKeyError) || (p.previous === null && p.legacy === null)) throw e;
+      if (p.legacy !== null) return this.parseTemplateKey(p.legacy, pk, (p.spec.previous as { legacy: string }).legacy);
+      const { logical } = (p.previous as { n: number; suffix: ShardSuffix }).suffix.parse(pk, (p.previous as { n: number }).n, "pk");
+      return this.parseTemplateKey(p.segments, logical, p.spec.template);
+    }
+  }
+
   private builtPartition(key: "pk" | number): { p: BuiltPartition; what: string } {
     if (key === "pk") return { p: this.pk, what: "pk" };
     const g = this.gsis.find((x) => x.spec.number === key) ?? fail(`entity ${this.spec.entity} has no gsi${key}`);
@@ -1202,14 +1455,14 @@ export class Entity {
 
   /** Every physical partition key a query of the logical key `values` (the template's fields,
    * by attribute name) reads: each shard in order, then, during a transition, the previous
-   * layout's keys not already listed. `key` is `"pk"` or a GSI number. */
+   * layout's keys (spelled by its own suffix) not already listed. `key` is `"pk"` or a GSI
+   * number. */
   partitions(values: EntityRecord, key: "pk" | number = "pk"): string[] {
     const { p } = this.builtPartition(key);
     const logical = this.write(p.segments, values);
-    const shards = (n: number | null) => (n === null ? [logical] : Array.from({ length: n }, (_, s) => p.suffix.apply(logical, s)));
-    const keys = shards(p.n);
-    const previous = p.spec.previous ?? null;
-    const before = previous === null ? [] : "n" in previous ? shards(previous.n) : [this.write(p.legacy as Segment[], values)];
+    const shards = (n: number | null, suffix: ShardSuffix) => (n === null ? [logical] : Array.from({ length: n }, (_, s) => suffix.apply(logical, s)));
+    const keys = shards(p.n, p.suffix);
+    const before = p.previous !== null ? shards(p.previous.n, p.previous.suffix) : p.legacy !== null ? [this.write(p.legacy, values)] : [];
     for (const k of before) if (!keys.includes(k)) keys.push(k);
     return keys;
   }
@@ -1230,7 +1483,8 @@ export class Entity {
     });
   }
 
-  /** Parses a physical partition key back into its fields (by attribute name) and shard. */
+  /** Parses a physical partition key of the current layout back into its fields (by
+   * attribute name) and shard. */
   parsePartitionKey(physical: string, key: "pk" | number = "pk"): { values: EntityRecord; shard: number | null } {
     const { p, what } = this.builtPartition(key);
     let logical = physical;
@@ -1245,8 +1499,9 @@ export class Entity {
     return this.parseTemplateKey(this.sk, text, this.spec.sk.template);
   }
 
-  private parseTemplateKey(segments: readonly Segment[], key: string, source: string): EntityRecord {
-    const values: EntityRecord = {};
+  /** A key split along its template: each field's raw text (a bucket's label checked). */
+  private splitTemplateKey(segments: readonly Segment[], key: string, source: string): [Segment, string][] {
+    const parts: [Segment, string][] = [];
     let rest = key;
     const refuse = (reason: string): never => fail(`key \`${key}\` does not match template "${source}": ${reason}`);
     for (const s of segments) {
@@ -1258,59 +1513,77 @@ export class Entity {
       const end = rest.indexOf("#") < 0 ? rest.length : rest.indexOf("#");
       if (end === 0) refuse(`field \`${s.name}\` is empty`);
       const raw = rest.slice(0, end);
-      const f = this.field(s.name);
-      values[f.attribute] = s.kind === "bucket" ? (parseBucketLabel(s.granularity, raw, f.attribute), raw) : decodeKeyPart(f.type, raw, f.attribute);
+      if (s.kind === "bucket") parseBucketLabel(s.granularity, raw, this.field(s.name).attribute);
+      parts.push([s, raw]);
       rest = rest.slice(end);
     }
     if (rest !== "") refuse(`unexpected trailing \`${rest}\``);
+    return parts;
+  }
+
+  private parseTemplateKey(segments: readonly Segment[], key: string, source: string): EntityRecord {
+    const values: EntityRecord = {};
+    for (const [s, raw] of this.splitTemplateKey(segments, key, source)) {
+      if (s.kind === "literal") continue;
+      const f = this.field(s.name);
+      values[f.attribute] = s.kind === "bucket" ? raw : decodeKeyPart(f.type, raw, f.attribute);
+    }
     return values;
   }
 
-  /** The counter `name` (declared with `#[counter(name = .., n = ..)]`) of one item. */
-  counter(name: string, record: EntityRecord): Counter {
-    const c = (this.spec.counters ?? []).find((x) => x.name === name) ?? fail(`entity ${this.spec.entity} has no counter \`${name}\``);
-    const logical = this.logicalPk(record);
-    const id = this.spec.pk.sharding.kind === "hash" ? `${logical}#${this.hashed(this.pk, record)}` : logical;
-    const sk = this.sortKey(record);
-    return new Counter({
-      logical_key: `COUNTER#${name}#${id}${sk === null ? "" : `#${sk}`}`,
+  private counterOptions(c: CounterSpec, logicalKey: string): CounterOptions {
+    return {
+      logical_key: logicalKey,
       n: c.n,
       suffix: c.suffix,
       sort_key: c.sort_key,
       attribute: c.attribute,
       tag: c.tag,
-      pk_attribute: this.spec.pk.attribute,
-      sk_attribute: this.spec.sk ? this.spec.sk.attribute : null,
-    });
+      pk_attribute: this.table.partition_key,
+      sk_attribute: c.sort_key === null ? null : this.table.sort_key,
+    };
+  }
+
+  /** The counter `name` (declared with `#[counter(name = .., n = ..)]`) of one item. */
+  counter(name: string, record: EntityRecord): Counter {
+    const c = this.spec.counters.find((x) => x.name === name) ?? fail(`entity ${this.spec.entity} has no counter \`${name}\``);
+    const logical = this.logicalPk(record);
+    const id = this.spec.pk.sharding.kind === "hash" ? `${logical}#${this.hashed(this.pk, record)}` : logical;
+    const sk = this.sortKey(record);
+    return new Counter(this.counterOptions(c, `COUNTER#${name}#${id}${sk === null ? "" : `#${sk}`}`));
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Sharded counters
 
+/** Everything that keys a counter's items; see `Counter.inTable` for `sharded`'s defaults. */
 export interface CounterOptions {
   /** The counter's logical key; its shard items are `<logical key><suffix>`. */
   logical_key: string;
   n: number;
-  /** Default `#{shard}`. */
-  suffix?: string;
-  /** The sort key value of counter items in a table with a sort key; default `COUNTER`. */
-  sort_key?: string;
-  /** The attribute holding the count; default `count`. */
-  attribute?: string;
-  /** Default `{ attribute: "_entity", value: "ShardedCounter" }`; null for none. */
-  tag?: TagSpec | null;
-  /** The table's key attributes; default `pk` and `sk` (null: a table without sort key). */
-  pk_attribute?: string;
-  sk_attribute?: string | null;
+  suffix: string;
+  /** The sort key value of its items; null in a table without a sort key. */
+  sort_key: string | null;
+  /** The attribute holding the count. */
+  attribute: string;
+  /** What an increment writes into the table's tag attribute; null in a table without one. */
+  tag: TagSpec | null;
+  pk_attribute: string;
+  /** null: a table without a sort key. */
+  sk_attribute: string | null;
 }
+
+/** The entity name counter items carry in a table with a tag (`ShardedCounter::tag`), so no
+ * entity's query reads one as its own. */
+export const COUNTER_TAG_VALUE = "ShardedCounter";
 
 /** A sharded counter's items: `n` shard items, each holding part of the count. */
 export class Counter {
   readonly logicalKey: string;
   readonly n: number;
   readonly suffix: ShardSuffix;
-  readonly sortKey: string;
+  readonly sortKey: string | null;
   readonly attribute: string;
   readonly tag: TagSpec | null;
   readonly pkAttribute: string;
@@ -1318,22 +1591,53 @@ export class Counter {
 
   constructor(options: CounterOptions) {
     if (typeof options.logical_key !== "string" || options.logical_key === "") fail("a counter needs a non-empty logical key");
+    const what = `counter ${options.logical_key}`;
+    for (const name of ["suffix", "attribute", "pk_attribute"] as const) {
+      if (typeof options[name] !== "string" || options[name] === "") fail(`${what} needs \`${name}\``);
+    }
+    for (const name of ["sort_key", "tag", "sk_attribute"] as const) {
+      if (options[name] === undefined) fail(`${what} needs \`${name}\` (null when the table has none)`);
+    }
+    if ((options.sort_key === null) !== (options.sk_attribute === null)) fail(`${what}: a sort key value needs a sort key attribute, and the other way round`);
     this.logicalKey = options.logical_key;
-    this.n = checkShardCount(options.n, `counter ${options.logical_key}`);
-    this.suffix = new ShardSuffix(options.suffix ?? "#{shard}");
-    this.suffix.checkCount(this.n, `counter ${options.logical_key}`);
-    this.sortKey = options.sort_key ?? "COUNTER";
-    this.attribute = options.attribute ?? "count";
-    this.tag = options.tag === undefined ? { attribute: "_entity", value: "ShardedCounter" } : options.tag;
-    this.pkAttribute = options.pk_attribute ?? "pk";
-    this.skAttribute = options.sk_attribute === undefined ? "sk" : options.sk_attribute;
+    this.n = checkShardCount(options.n, what);
+    this.suffix = new ShardSuffix(options.suffix);
+    this.suffix.checkCount(this.n, what);
+    this.sortKey = options.sort_key;
+    this.attribute = options.attribute;
+    this.tag = options.tag;
+    this.pkAttribute = options.pk_attribute;
+    this.skAttribute = options.sk_attribute;
+  }
+
+  /** A counter in `table` as `ShardedCounter::new` makes it: shards spelled `#{shard}`, items
+   * under the sort key `COUNTER` (`sort_key: null` for a table without a sort key), the count
+   * in `count`, the tag `ShardedCounter` when the table has a tag; each overridable as
+   * `with_suffix`, `with_sort_key` and `with_attribute` do (`METADATA` and `votes` for the
+   * vote-counter pattern). */
+  static inTable(
+    table: TableSpec,
+    options: { logical_key: string; n: number; suffix?: string; sort_key?: string | null; attribute?: string },
+  ): Counter {
+    checkTable(table, `counter ${options.logical_key}`);
+    const sortKey = options.sort_key === undefined ? "COUNTER" : options.sort_key;
+    return new Counter({
+      logical_key: options.logical_key,
+      n: options.n,
+      suffix: options.suffix ?? "#{shard}",
+      sort_key: sortKey,
+      attribute: options.attribute ?? "count",
+      tag: table.tag === null ? null : { attribute: table.tag, value: COUNTER_TAG_VALUE },
+      pk_attribute: table.partition_key,
+      sk_attribute: sortKey === null ? null : table.sort_key,
+    });
   }
 
   /** The key of shard `shard`. */
   key(shard: number): PlainItem {
     if (!Number.isInteger(shard) || shard < 0 || shard >= this.n) fail(`shard ${shard} is not below n = ${this.n}`);
     const key: PlainItem = { [this.pkAttribute]: this.suffix.apply(this.logicalKey, shard) };
-    if (this.skAttribute !== null) key[this.skAttribute] = this.sortKey;
+    if (this.skAttribute !== null && this.sortKey !== null) key[this.skAttribute] = this.sortKey;
     return key;
   }
 
@@ -1349,7 +1653,8 @@ export class Counter {
     return Number(fnv1a64(token) % BigInt(this.n));
   }
 
-  /** The UpdateItem input of adding `by` on `shard` (without the table name). */
+  /** The UpdateItem input of adding `by` on `shard` (without the table name): `ADD` to the
+   * count, and in a table with a tag, `SET` the counter's tag. */
   increment(by: bigint | number, shard: number): {
     Key: DynamoItem;
     UpdateExpression: string;

@@ -1387,6 +1387,33 @@ fn vectors_cover_refusals_and_items() {
             .filter(|v| v.get("refused").is_some())
             .count()
     };
+    // Items read back: each verdict appears, and untagged items are read in the tables
+    // that recognise them by their keys.
+    let readings: Vec<&Value> = vectors["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| e["records"].as_array().unwrap())
+        .flat_map(|r| r["readings"].as_array().into_iter().flatten())
+        .collect();
+    for verdict in [
+        "other_entity",
+        "untagged",
+        "bad_tag",
+        "other_keys",
+        "unreadable",
+    ] {
+        assert!(
+            readings.iter().any(|r| r["refused"] == verdict),
+            "a reading refused as {verdict}"
+        );
+    }
+    assert!(
+        readings
+            .iter()
+            .any(|r| r["what"] == "untagged" && r.get("record").is_some()),
+        "an untagged item read by its keys"
+    );
     assert!(refused("decodings") > 100, "texts near keys are refused");
     assert!(refused("bucket_labels") > 4 && refused("bucket_parses") > 10);
 }

@@ -13,8 +13,11 @@
 //! keeps the entity's items, merges them and totals the counters (`read`), compared in order.
 //! In the untagged table another service's record sits in a partition: both sides skip it.
 //!
-//! Both need what `interop/run` installs and builds. Without it a test says why it did not
-//! run, and fails when `SHARDED_REQUIRE_INTEROP=1` (as CI sets): it never passes silently.
+//! Both need what `interop/run` installs (from the npm and PyPI registries) and builds; the
+//! first test here runs it, which also runs both modules' own suites against the vectors, so
+//! `cargo test --workspace` is the whole suite. Where Node or Python 3 is missing a test says
+//! why it did not run, and fails when `SHARDED_REQUIRE_INTEROP=1` (as CI sets): it never
+//! passes silently. A failing `interop/run` fails the tests.
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -193,7 +196,9 @@ fn interop(path: &str) -> PathBuf {
 
 /// Whether a missing tool fails the test (CI) or only skips it, saying why.
 fn skip(why: &str) {
-    let message = format!("the interop test did not run: {why}; run `interop/run` to install it");
+    let message = format!(
+        "the interop test did not run: {why}; install Node (with npm) and Python 3 to run it"
+    );
     if std::env::var("SHARDED_REQUIRE_INTEROP").is_ok_and(|v| v == "1") {
         panic!("{message} (SHARDED_REQUIRE_INTEROP=1)");
     }
@@ -216,9 +221,45 @@ fn command(program: impl Into<PathBuf>) -> Command {
     command
 }
 
+/// Runs `interop/run` once per test process, where Node, npm and Python 3 are on PATH:
+/// installs and builds what the services need (incrementally: npm ci only when the lock file
+/// changed) and runs both key modules' suites against the vectors. `Err` when a tool is
+/// missing; a failing run panics with its output, since the modules then disagree with Rust.
+async fn prepared() -> Result<(), String> {
+    static PREPARED: tokio::sync::OnceCell<Result<(), String>> = tokio::sync::OnceCell::const_new();
+    PREPARED
+        .get_or_init(|| async {
+            for tool in ["node", "npm", "python3"] {
+                let found = Command::new(tool).arg("--version").output().await;
+                if !found.is_ok_and(|out| out.status.success()) {
+                    return Err(format!("`{tool}` is not on PATH"));
+                }
+            }
+            let out = Command::new("bash")
+                .arg(interop("run"))
+                .output()
+                .await
+                .map_err(|e| format!("`bash interop/run` could not start: {e}"))?;
+            assert!(
+                out.status.success(),
+                "interop/run failed (the key modules disagree with the Rust side, or their \
+                 packages could not be installed):\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            Ok(())
+        })
+        .await
+        .clone()
+}
+
 impl Language {
     /// The service's command, or why it cannot run (said by [`skip`]).
     async fn service(self) -> Option<Command> {
+        if let Err(why) = prepared().await {
+            skip(&why);
+            return None;
+        }
         let (program, args, needs): (PathBuf, Vec<PathBuf>, Vec<PathBuf>) = match self {
             Language::TypeScript => (
                 PathBuf::from("node"),

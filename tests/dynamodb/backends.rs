@@ -6,11 +6,11 @@
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
-    ScalarAttributeType,
+    AttributeDefinition, AttributeValue, BillingMode, ConditionCheck, KeySchemaElement, KeyType,
+    ScalarAttributeType, TransactWriteItem,
 };
 use aws_sdk_dynamodb::Client;
-use sharded_testkit::backend::{unique_table_name, Behaviour};
+use sharded_testkit::backend::{unique_table_name, Backend, Behaviour};
 
 use crate::support::local;
 
@@ -54,45 +54,117 @@ async fn table_with_one_score(client: &Client) -> String {
     table
 }
 
-/// `Query` with `FilterExpression = "score BETWEEN :lo AND :hi"`, `:lo = 20`, `:hi = 10`.
+/// What a request came back with: the number of items, or the error's code and message.
+type Outcome = Result<i32, (Option<String>, String)>;
+
+fn outcome<E: ProvideErrorMetadata>(answer: Result<i32, E>) -> Outcome {
+    answer.map_err(|e| {
+        (
+            e.code().map(str::to_owned),
+            e.message().unwrap_or_default().to_owned(),
+        )
+    })
+}
+
+/// Checks `behaviour` on `operation`'s `outcome`: DynamoDB's `ValidationException` where the
+/// backend has it; where it lacks it, the outcome `lacking` accepts (the difference as named).
+fn check(
+    backend: &Backend,
+    behaviour: Behaviour,
+    operation: &str,
+    outcome: Outcome,
+    lacking: impl Fn(&Outcome) -> bool,
+) {
+    if backend.lacks(behaviour) {
+        assert!(
+            lacking(&outcome),
+            "{backend}, {operation}: expected the difference ({}), got {outcome:?}; if it now \
+             answers as DynamoDB does, retire Behaviour::{behaviour:?} for it",
+            behaviour.what_lacking_backends_do()
+        );
+    } else {
+        match outcome {
+            Err((code, _)) => assert_eq!(
+                code.as_deref(),
+                Some("ValidationException"),
+                "{backend}, {operation}: {behaviour}"
+            ),
+            Ok(count) => panic!("{backend} answered the {operation} ({count}): {behaviour}"),
+        }
+    }
+}
+
+/// `Query` and `Scan` with `FilterExpression = "score BETWEEN :lo AND :hi"`, `:lo = 20`,
+/// `:hi = 10`: DynamoDB answers `ValidationException` ("Invalid FilterExpression: The BETWEEN
+/// operator requires upper bound to be greater than or equal to lower bound; ...").
 #[tokio::test]
 async fn a_filters_inverted_between_is_refused() {
     let behaviour = Behaviour::BetweenBoundsCheckedInFilters;
     let backend = local().await;
     let client = backend.client().await;
     let table = table_with_one_score(&client).await;
-    let answer = client
+    let lo = AttributeValue::N("20".into());
+    let hi = AttributeValue::N("10".into());
+    let query = client
         .query()
         .table_name(&table)
         .key_condition_expression("pk = :pk")
         .filter_expression("score BETWEEN :lo AND :hi")
         .expression_attribute_values(":pk", AttributeValue::S("g1".into()))
+        .expression_attribute_values(":lo", lo.clone())
+        .expression_attribute_values(":hi", hi.clone())
+        .send()
+        .await
+        .map(|out| out.count());
+    let matches_nothing = |outcome: &Outcome| outcome == &Ok(0);
+    check(backend, behaviour, "Query", outcome(query), matches_nothing);
+    let scan = client
+        .scan()
+        .table_name(&table)
+        .filter_expression("score BETWEEN :lo AND :hi")
+        .expression_attribute_values(":lo", lo)
+        .expression_attribute_values(":hi", hi)
+        .send()
+        .await
+        .map(|out| out.count());
+    check(backend, behaviour, "Scan", outcome(scan), matches_nothing);
+}
+
+/// `TransactWriteItems` with a `ConditionCheck` whose condition is `score BETWEEN :lo AND :hi`,
+/// `:lo = 20`, `:hi = 10`: DynamoDB answers `ValidationException` ("Invalid
+/// ConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to
+/// lower bound; ..."), as for a single write's condition.
+#[tokio::test]
+async fn a_transactions_inverted_between_is_refused() {
+    let behaviour = Behaviour::BetweenBoundsCheckedInTransactions;
+    let backend = local().await;
+    let client = backend.client().await;
+    let table = table_with_one_score(&client).await;
+    let condition = ConditionCheck::builder()
+        .table_name(&table)
+        .key("pk", AttributeValue::S("g1".into()))
+        .key("sk", AttributeValue::N("1".into()))
+        .condition_expression("score BETWEEN :lo AND :hi")
         .expression_attribute_values(":lo", AttributeValue::N("20".into()))
         .expression_attribute_values(":hi", AttributeValue::N("10".into()))
+        .build()
+        .expect("condition check");
+    let answer = client
+        .transact_write_items()
+        .transact_items(
+            TransactWriteItem::builder()
+                .condition_check(condition)
+                .build(),
+        )
         .send()
-        .await;
-    if backend.lacks(behaviour) {
-        let output = answer.unwrap_or_else(|e| {
-            panic!(
-                "{backend} now refuses the inverted filter ({}: {}), as DynamoDB does: retire \
-                 Behaviour::{behaviour:?} for it",
-                e.code().unwrap_or("?"),
-                e.message().unwrap_or("")
-            )
-        });
-        assert_eq!(
-            output.count(),
-            0,
-            "{backend}: {}",
-            behaviour.what_lacking_backends_do()
-        );
-    } else {
-        let error = answer.expect_err(behaviour.what_dynamodb_does());
-        assert_eq!(
-            error.code(),
-            Some("ValidationException"),
-            "{backend}: {}",
-            behaviour.what_dynamodb_does()
-        );
-    }
+        .await
+        .map(|_| 0);
+    let cancelled = |outcome: &Outcome| matches!(outcome, Err((Some(code), _)) if code == "TransactionCanceledException");
+    check(
+        backend,
+        behaviour,
+        "TransactWriteItems",
+        outcome(answer),
+        cancelled,
+    );
 }

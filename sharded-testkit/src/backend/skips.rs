@@ -1,6 +1,7 @@
-//! Tests skipped for a behaviour their backend lacks: each said on stderr when it happens, and
-//! their count said once more when the process exits (`cargo test` counts a skipped test as
-//! passed, so this is where the skips show). The exit hook is this module's only `unsafe`.
+//! Tests skipped on the selected backend (for a behaviour of DynamoDB it lacks, or because they
+//! test DynamoDB Local's harness itself): each said on stderr when it happens, and their count
+//! said once more when the process exits (`cargo test` counts a skipped test as passed, so this
+//! is where the skips show). The exit hook is this module's only `unsafe`.
 #![allow(unsafe_code)]
 
 use std::io::Write;
@@ -9,33 +10,43 @@ use std::sync::{Mutex, Once};
 use super::behaviour::Behaviour;
 use super::select::{BACKEND_ENV, DYNAMODB_LOCAL};
 
-/// The skips of this process: (test, behaviour, backend as displayed).
+/// The skips of this process.
 static SKIPS: Mutex<Vec<Skip>> = Mutex::new(Vec::new());
 static INSTALL: Once = Once::new();
 
 struct Skip {
     test: String,
-    behaviour: Behaviour,
+    /// Why, in a few words: the behaviour lacked, or what the test needs.
+    why: String,
     backend: String,
 }
 
 /// Records that the running test skips on `backend` because it lacks `behaviour`, and says so.
+pub(super) fn record(backend: &str, behaviour: Behaviour) {
+    let detail = format!(
+        "{}, and {}",
+        behaviour.what_dynamodb_does(),
+        behaviour.what_lacking_backends_do()
+    );
+    record_why(backend, &format!("{behaviour:?}"), &detail);
+}
+
+/// Records that the running test skips on `backend` for `why` (a few words, listed at exit),
+/// and says so with `detail`.
 ///
 /// Written to the process's stderr directly: the test harness captures `eprintln!` and shows
 /// it only for failing tests, and a skipped test passes.
-pub(super) fn record(backend: &str, behaviour: Behaviour) {
+pub(crate) fn record_why(backend: &str, why: &str, detail: &str) {
     let test = current_test();
     let _ = writeln!(
         std::io::stderr(),
-        "sharded-testkit: skipped `{test}` on {backend}: {}, and {}",
-        behaviour.what_dynamodb_does(),
-        behaviour.what_lacking_backends_do()
+        "sharded-testkit: skipped `{test}` on {backend}: {detail}"
     );
     INSTALL.call_once(install_summary);
     if let Ok(mut skips) = SKIPS.lock() {
         skips.push(Skip {
             test,
-            behaviour,
+            why: why.to_owned(),
             backend: backend.to_owned(),
         });
     }
@@ -55,13 +66,12 @@ fn summary(skips: &[Skip]) -> Option<String> {
     let first = skips.first()?;
     let tests = if skips.len() == 1 { "test" } else { "tests" };
     let mut text = format!(
-        "sharded-testkit: {} {tests} skipped on {} for a behaviour of DynamoDB it lacks \
-         ({BACKEND_ENV}={DYNAMODB_LOCAL} runs them):",
+        "sharded-testkit: {} {tests} skipped on {} ({BACKEND_ENV}={DYNAMODB_LOCAL} runs them):",
         skips.len(),
         first.backend
     );
     for skip in skips {
-        text.push_str(&format!("\n  {}: {:?}", skip.test, skip.behaviour));
+        text.push_str(&format!("\n  {}: {}", skip.test, skip.why));
     }
     Some(text)
 }
@@ -104,7 +114,7 @@ mod tests {
         assert_eq!(summary(&[]), None);
         let skip = |test: &str| Skip {
             test: test.into(),
-            behaviour: Behaviour::BetweenBoundsCheckedInFilters,
+            why: format!("{:?}", Behaviour::BetweenBoundsCheckedInFilters),
             backend: "the embedded DynamoDB".into(),
         };
         let text = summary(&[skip("a::one"), skip("b::two")]).unwrap_or_default();

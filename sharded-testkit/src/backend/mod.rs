@@ -49,6 +49,7 @@ use tokio::sync::OnceCell;
 
 pub use behaviour::Behaviour;
 pub use error::BackendError;
+#[cfg(test)]
 pub(crate) use select::reference_asked_for;
 pub use select::BackendKind;
 

@@ -79,6 +79,7 @@ pub(super) fn selected(default: BackendKind) -> Result<BackendKind, BackendError
 
 /// Whether `SHARDED_TEST_BACKEND=dynamodb-local` asks for DynamoDB Local: the harness's own
 /// tests, which start JVMs themselves, run only then.
+#[cfg(test)]
 pub(crate) fn reference_asked_for() -> bool {
     std::env::var_os(BACKEND_ENV)
         .and_then(|value| parse(&value).ok().flatten())

@@ -24,9 +24,10 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::{Repo, ShardedCollection, ShardedEntity};
+use sharded_testkit::backend::unique_table_name;
 use sharded_testkit::faults::Faults;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
+mod common;
 mod stats;
 use stats::median;
 
@@ -137,9 +138,7 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(30);
-    let local = DynamoDbLocal::shared()
-        .await
-        .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));
+    let local = common::backend().await;
     let sdk = local.sdk_config().await;
     let table = unique_table_name("bench-collection");
     let loader: Repo<Score> = Repo::new(Client::new(&sdk), &table);

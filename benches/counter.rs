@@ -16,8 +16,9 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWr
 use futures::stream::{self, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 use sharded::{Repo, ShardedEntity};
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
+use sharded_testkit::backend::unique_table_name;
 
+mod common;
 mod stats;
 use stats::median;
 
@@ -39,9 +40,7 @@ async fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(10);
-    let local = DynamoDbLocal::shared()
-        .await
-        .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));
+    let local = common::backend().await;
     let client = local.client().await;
     let repo: Repo<Candidate> = Repo::new(client.clone(), unique_table_name("bench-counter"));
     repo.create_table().await.expect("create table");

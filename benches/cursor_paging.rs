@@ -3,7 +3,7 @@
 //! `cargo bench --bench cursor_paging` (or `cargo bench --bench cursor_paging -- 1 5 20` for
 //! other page sizes).
 //!
-//! One table on DynamoDB Local (`sharded_testkit::local::DynamoDbLocal::shared()`) holds 1,000
+//! One table on DynamoDB Local (`common::backend()`: DynamoDB Local unless `SHARDED_TEST_BACKEND` says otherwise) holds 1,000
 //! scores of game `g1` as the 10-shard leaderboard entity (players spread by the shard hash,
 //! scores 0..999 in random order). For each page size, the listing is paged from the start
 //! to its end through a client whose requests go through `sharded_testkit::faults::Faults`,
@@ -20,8 +20,8 @@ use std::collections::BTreeMap;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::{Cursor, Repo, ShardedEntity};
+use sharded_testkit::backend::unique_table_name;
 use sharded_testkit::faults::Faults;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 /// The leaderboard, sharded 10 ways.
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -48,9 +48,7 @@ fn scores() -> Vec<Score> {
 
 async fn bench() {
     let sizes: Vec<usize> = common::numbers_from_args(&[1, 5, 20]);
-    let local = DynamoDbLocal::shared()
-        .await
-        .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));
+    let local = common::backend().await;
     let sdk = local.sdk_config().await;
     let table = unique_table_name("bench-cursor");
     let loader: Repo<Score> = Repo::new(Client::new(&sdk), &table);

@@ -34,9 +34,10 @@ use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use serde::{Deserialize, Serialize};
 use sharded::capacity::HotKeyStats;
 use sharded::{Query, Repo, ShardedEntity};
+use sharded_testkit::backend::unique_table_name;
 use sharded_testkit::faults::Faults;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
+mod common;
 mod stats;
 use stats::median;
 
@@ -462,7 +463,7 @@ async fn main() {
         .unwrap_or(DEFAULT_READ_ROUNDS);
     // `MIGRATION_PARTS=b` runs (b) only (`a` for (a) only).
     let parts = std::env::var("MIGRATION_PARTS").unwrap_or_else(|_| "ab".to_owned());
-    let local = DynamoDbLocal::shared().await.expect("DynamoDB Local");
+    let local = common::backend().await;
     let sdk = local.sdk_config().await;
     let client = local.client().await;
     if parts.contains('a') {

@@ -8,7 +8,7 @@
 //! latencies: `cargo bench --bench multi_attribute_gsi -- 0 25`; rounds: `MA_ROUNDS=40`,
 //! default 21).
 //!
-//! Two tables on DynamoDB Local (`sharded_testkit::local::DynamoDbLocal::shared()`), one per
+//! Two tables on DynamoDB Local (`common::backend()`: DynamoDB Local unless `SHARDED_TEST_BACKEND` says otherwise), one per
 //! entity, hold the same 4,000 scores of one game (seeded: scores 0..1,000 with ties, 4,000
 //! players). Every request of the measured client goes through `sharded_testkit::faults::Faults`,
 //! which counts it and delays it by the injected latency. The read is the game's top 100,
@@ -35,8 +35,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use sharded::capacity::HotKeyStats;
 use sharded::{Repo, ShardedEntity};
+use sharded_testkit::backend::unique_table_name;
 use sharded_testkit::faults::Faults;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 mod stats;
 use stats::median;
@@ -207,9 +207,7 @@ async fn phase(
 async fn bench() {
     let latencies: Vec<u64> = common::numbers_from_args(&[10]);
     let rounds = common::env_number("MA_ROUNDS", DEFAULT_ROUNDS);
-    let local = DynamoDbLocal::shared()
-        .await
-        .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));
+    let local = common::backend().await;
     let sdk = local.sdk_config().await;
     let string_table = unique_table_name("bench-ma-string");
     let attribute_table = unique_table_name("bench-ma-attributes");
@@ -227,8 +225,8 @@ async fn bench() {
     expected.reverse();
     expected.truncate(TOP);
     println!(
-        "DynamoDB Local at {}: {ITEMS} scores of one game in {string_table} and {attribute_table}",
-        local.endpoint()
+        "{}: {ITEMS} scores of one game in {string_table} and {attribute_table}",
+        local
     );
     let faults = Faults::new();
     let client = faults.client(&sdk);

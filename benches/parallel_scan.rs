@@ -6,7 +6,7 @@
 //! rounds: `PARALLEL_SCAN_ROUNDS=15` (default 9); items: `PARALLEL_SCAN_ITEMS=50000` (default
 //! 20,000).
 //!
-//! One table on DynamoDB Local (`sharded_testkit::local::DynamoDbLocal::shared()`) holds the
+//! One table on DynamoDB Local (`common::backend()`: DynamoDB Local unless `SHARDED_TEST_BACKEND` says otherwise) holds the
 //! items of a small entity (`Row`, ~80 bytes, one item per partition key). Every request of the
 //! measured client goes through `sharded_testkit::faults::Faults`, which delays it by the
 //! injected latency with an asynchronous sleep (concurrent requests overlap, as over a
@@ -37,8 +37,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::{Repo, ShardedEntity};
+use sharded_testkit::backend::unique_table_name;
 use sharded_testkit::faults::Faults;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 mod cpu;
 mod stats;
@@ -261,9 +261,7 @@ async fn bench() {
     let rounds = common::env_number("PARALLEL_SCAN_ROUNDS", DEFAULT_ROUNDS).max(1);
     let items = common::env_number("PARALLEL_SCAN_ITEMS", DEFAULT_ITEMS).max(1);
 
-    let local = DynamoDbLocal::shared()
-        .await
-        .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));
+    let local = common::backend().await;
     let sdk = local.sdk_config().await;
     let table = unique_table_name("bench-scan");
     let loader: Repo<Row> = Repo::new(Client::new(&sdk), &table);
@@ -276,9 +274,9 @@ async fn bench() {
         .map(|r| sharded::capacity::item_size(&r.to_item().expect("item")))
         .sum();
     println!(
-        "DynamoDB Local at {}, table {table}: {items} items of {} bytes on average (DynamoDB's \
+        "{}, table {table}: {items} items of {} bytes on average (DynamoDB's \
          size rules), loaded in {:.1} s",
-        local.endpoint(),
+        local,
         size / items,
         started.elapsed().as_secs_f64()
     );

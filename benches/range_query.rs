@@ -6,7 +6,7 @@
 //! `cargo bench --bench range_query` (injected latency 10 ms). Other latencies:
 //! `cargo bench --bench range_query -- 25`; rounds: `RANGE_ROUNDS=40` (default 15).
 //!
-//! One table on DynamoDB Local (`sharded_testkit::local::DynamoDbLocal::shared()`) holds an ops
+//! One table on DynamoDB Local (`common::backend()`: DynamoDB Local unless `SHARDED_TEST_BACKEND` says otherwise) holds an ops
 //! log of 30 days, 40 entries a day, `#[pk(template = "OPS#{at:day}", shard = "random", n =
 //! 4)]`, `#[sk(template = "{at}#{id}")]`. Every request of the measured client goes through
 //! `sharded_testkit::faults::Faults`, which delays it by the injected latency with an
@@ -44,8 +44,8 @@ use chrono::{DateTime, TimeZone, Utc};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use sharded::{keys::Item, Repo, ShardedEntity};
+use sharded_testkit::backend::unique_table_name;
 use sharded_testkit::faults::Faults;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 mod stats;
 use stats::median;
@@ -294,9 +294,7 @@ async fn bench() {
     let latencies: Vec<u64> = common::numbers_from_args(&[10]);
     let rounds = common::env_number("RANGE_ROUNDS", DEFAULT_ROUNDS);
 
-    let local = DynamoDbLocal::shared()
-        .await
-        .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));
+    let local = common::backend().await;
     let sdk = local.sdk_config().await;
     let table = unique_table_name("bench-range");
     let loader: Repo<OpsEntry> = Repo::new(local.client().await, &table);
@@ -310,9 +308,9 @@ async fn bench() {
         .await
         .expect("count");
     println!(
-        "DynamoDB Local at {}, table {table}: {} entries over {} day buckets x {SHARDS} shards \
+        "{}, table {table}: {} entries over {} day buckets x {SHARDS} shards \
          ({} to {} a day)",
-        local.endpoint(),
+        local,
         all.len(),
         per_day.len(),
         per_day.iter().map(|c| c.1).min().unwrap_or(0),

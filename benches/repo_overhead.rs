@@ -40,8 +40,9 @@ use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::{keys::Item, Repo, ShardedEntity};
 use sharded_runtime::__bench::{top_k, SortValue};
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
+use sharded_testkit::backend::unique_table_name;
 
+mod common;
 mod cpu;
 mod stats;
 use cpu::{per_run, CpuMeter};
@@ -235,14 +236,12 @@ async fn bench() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(DEFAULT_ROUNDS);
-    let local = DynamoDbLocal::shared()
-        .await
-        .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));
+    let local = common::backend().await;
     let client = local.client().await;
     let table = unique_table_name("bench-repo");
     let repo: Repo<FlatScore> = Repo::new(client.clone(), &table);
     repo.create_table().await.expect("create table");
-    println!("DynamoDB Local at {}, table {table}", local.endpoint());
+    println!("{}, table {table}", local);
 
     // Same item both ways, or the comparison means nothing.
     let puts = scores("put-g", PUTS, 0x5EED_0004);

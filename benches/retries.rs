@@ -26,9 +26,10 @@ use aws_sdk_dynamodb::config::retry::RetryConfig;
 use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use sharded::{Repo, RetryPolicy, ShardedEntity};
+use sharded_testkit::backend::unique_table_name;
 use sharded_testkit::faults::Faults;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
+mod common;
 mod stats;
 use stats::median;
 
@@ -72,9 +73,7 @@ async fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(5);
-    let local = DynamoDbLocal::shared()
-        .await
-        .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));
+    let local = common::backend().await;
     let sdk = local.sdk_config().await;
     let table = unique_table_name("bench-retries");
     let plain: Repo<Candidate> = Repo::new(local.client().await, table.clone());

@@ -6,7 +6,7 @@
 //! sides only and `SCALE_STREAM_RUNS=3` runs them that many times, interleaved).
 //!
 //! **Part 1, top-100 at n = 10, 100 and 1,000 shards.** One table on DynamoDB Local
-//! (`sharded_testkit::local::DynamoDbLocal::shared()`) holds the same 5,000 scores of game
+//! (`common::backend()`: DynamoDB Local unless `SHARDED_TEST_BACKEND` says otherwise) holds the same 5,000 scores of game
 //! `g1` four times: as entities sharded 10, 100 and 1,000 ways (`hash(player_id)`; 1,000 is
 //! `sharded::schema::MAX_SHARDS`, the most the derive accepts) and as an unsharded twin, each
 //! under its own partition-key prefix so no partition holds two entities. Each configuration
@@ -67,9 +67,10 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use sharded::capacity::HotKeyStats;
 use sharded::{Repo, ShardedEntity};
+use sharded_testkit::backend::{unique_table_name, Backend};
 use sharded_testkit::faults::Faults;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
+mod common;
 mod cpu;
 mod stats;
 use cpu::{per_run, CpuMeter};
@@ -500,7 +501,7 @@ struct Measured {
     stable: bool,
 }
 
-async fn part_one(local: &DynamoDbLocal, rounds: usize) {
+async fn part_one(local: &Backend, rounds: usize) {
     let sdk = local.sdk_config().await;
     let table = unique_table_name("bench-scale");
     let loader = Repos::new(Client::new(&sdk), &table);
@@ -832,7 +833,7 @@ impl ChildReport {
 /// A child process: one side of part 2, against the table the parent loaded.
 async fn child(mode: &str) {
     let table = std::env::var(TABLE_ENV).expect("SCALE_TABLE");
-    let local = DynamoDbLocal::shared().await.expect("DYNAMODB_ENDPOINT");
+    let local = common::backend().await;
     let sdk = local.sdk_config().await;
     let faults = Faults::new();
     let counter = ReadCounter::default();
@@ -899,7 +900,7 @@ async fn child(mode: &str) {
     println!("{}", report.line());
 }
 
-async fn part_two(local: &DynamoDbLocal) {
+async fn part_two(local: &Backend) {
     let sdk = local.sdk_config().await;
     let table = unique_table_name("bench-scale-stream");
     let repo: Repo<Event> = Repo::new(Client::new(&sdk), &table);
@@ -1043,10 +1044,8 @@ async fn bench() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(DEFAULT_ROUNDS);
-    let local = DynamoDbLocal::shared()
-        .await
-        .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));
-    println!("DynamoDB Local at {}", local.endpoint());
+    let local = common::backend().await;
+    println!("{}", local);
     // `SCALE_PARTS=1` (or `2`) runs one part only.
     let parts = std::env::var("SCALE_PARTS").unwrap_or_else(|_| "12".to_owned());
     if parts.contains('1') {

@@ -4,7 +4,7 @@
 //! `cargo bench --bench scatter_latency` (injected latency 10 ms, then 0 ms). Other latencies:
 //! `cargo bench --bench scatter_latency -- 25 0`; rounds: `SCATTER_ROUNDS=40` (default 25).
 //!
-//! One table on DynamoDB Local (`sharded_testkit::local::DynamoDbLocal::shared()`) holds
+//! One table on DynamoDB Local (`common::backend()`: DynamoDB Local unless `SHARDED_TEST_BACKEND` says otherwise) holds
 //! 1,000 scores of game `g1` twice: as the 10-shard `Score` entity and as the unsharded twin
 //! `FlatScore` (partition `FLAT#g1`, same sort key, another `_entity`). Every request of the
 //! measured client goes through `sharded_testkit::faults::Faults`, which delays it by the
@@ -52,8 +52,8 @@ use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::capacity::HotKeyStats;
 use sharded::{keys::Item, Repo, ShardedEntity};
+use sharded_testkit::backend::unique_table_name;
 use sharded_testkit::faults::Faults;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 mod cpu;
 mod stats;
@@ -488,9 +488,7 @@ async fn bench() {
     let latencies: Vec<u64> = common::numbers_from_args(&[10, 0]);
     let rounds = common::env_number("SCATTER_ROUNDS", DEFAULT_ROUNDS);
 
-    let local = DynamoDbLocal::shared()
-        .await
-        .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));
+    let local = common::backend().await;
     let sdk = local.sdk_config().await;
     let table = unique_table_name("bench-scatter");
     let loader: Repo<Score> = Repo::new(Client::new(&sdk), &table);
@@ -518,9 +516,9 @@ async fn bench() {
         .await
         .expect("count");
     println!(
-        "DynamoDB Local at {}, table {table}: {SCORES} scores as Score (per shard: {per_shard:?}) \
+        "{}, table {table}: {SCORES} scores as Score (per shard: {per_shard:?}) \
          and as FlatScore",
-        local.endpoint()
+        local
     );
     let top = top_of(&scores);
     let on_shard: Vec<usize> = (0..SHARDS)

@@ -15,8 +15,9 @@ use std::time::Instant;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
 use sharded::{Repo, ShardedEntity};
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
+use sharded_testkit::backend::unique_table_name;
 
+mod common;
 mod stats;
 use stats::median;
 
@@ -68,9 +69,7 @@ async fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(30);
-    let local = DynamoDbLocal::shared()
-        .await
-        .unwrap_or_else(|e| panic!("DynamoDB Local is needed for this benchmark: {e}"));
+    let local = common::backend().await;
     let repo: Repo<Player> = Repo::new(local.client().await, unique_table_name("bench-update"));
     repo.create_table().await.expect("create table");
     let players: Vec<Player> = (0..PLAYERS)

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use sharded::migrate::Report;
 use sharded::schema::TableDefinition;
 use sharded::{Repo, ShardedCounter, ShardedEntity, ShardedTable};
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
+use sharded_testkit::backend::{unique_table_name, Backend};
 
 /// The table as it is.
 #[derive(ShardedTable)]
@@ -233,7 +233,7 @@ fn print_report(what: &str, report: &Report) {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let local = DynamoDbLocal::shared().await?;
+    let local = Backend::shared().await?;
     let client = local.client().await;
     let table = unique_table_name("adopt");
     let scores: Repo<Score> = Repo::new(client.clone(), &table);

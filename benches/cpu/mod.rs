@@ -4,8 +4,8 @@
 //!
 //! Not a benchmark target itself (cargo only discovers `benches/*.rs` and
 //! `benches/*/main.rs`); a bench includes it with `mod cpu;`. Linux only; elsewhere, and when
-//! DynamoDB Local was not started by this process (`DYNAMODB_ENDPOINT`), the readings are
-//! `None`. Resolution: one clock tick (`USER_HZ` = 100 assumed, i.e. 10 ms), so only sums over
+//! DynamoDB Local was not started by this process (`DYNAMODB_ENDPOINT`, or the embedded
+//! backend, whose work is this process's own CPU time), the server's readings are `None`. Resolution: one clock tick (`USER_HZ` = 100 assumed, i.e. 10 ms), so only sums over
 //! many runs are meaningful.
 
 /// CPU time (user + system) of process `pid` in ms.
@@ -20,7 +20,7 @@ fn process_cpu_ms(pid: &str) -> Option<f64> {
 
 /// The `java` child process of this process: the DynamoDB Local that `sharded_testkit::local`
 /// started.
-fn dynamodb_local_pid() -> Option<String> {
+pub fn dynamodb_local_pid() -> Option<String> {
     let me = std::process::id().to_string();
     std::fs::read_dir("/proc")
         .ok()?
@@ -47,7 +47,7 @@ pub struct CpuReading {
 }
 
 impl CpuMeter {
-    /// Finds DynamoDB Local's process; call after `DynamoDbLocal::shared()`.
+    /// Finds DynamoDB Local's process; call after `common::backend()`.
     pub fn new() -> CpuMeter {
         CpuMeter {
             server: dynamodb_local_pid(),

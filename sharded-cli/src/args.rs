@@ -44,7 +44,8 @@ pub(crate) enum Output {
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
-    /// Start DynamoDB Local for development and print its endpoint (Ctrl-C stops it).
+    /// Start a local DynamoDB for development and print its endpoint (Ctrl-C stops it):
+    /// embedded, or DynamoDB Local with SHARDED_TEST_BACKEND=dynamodb-local.
     Local {
         /// Print the endpoint and exit instead of waiting for Ctrl-C (the instance stops).
         #[arg(long)]

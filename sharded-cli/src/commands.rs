@@ -114,27 +114,30 @@ fn dynamo_failure(table: &str, error: Error) -> Failure {
 
 #[cfg(feature = "local")]
 async fn local(output: Output, check: bool) -> Result<u8, Failure> {
-    use sharded_testkit::local::{ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY};
-    let local = sharded_testkit::local::DynamoDbLocal::shared()
+    use sharded_testkit::backend::{Backend, ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY};
+    // The test kit's backend: embedded unless SHARDED_TEST_BACKEND or DYNAMODB_ENDPOINT says
+    // otherwise, the same choice as the tests and examples make.
+    let backend = Backend::shared()
         .await
-        .map_err(|e| Failure::failed(format!("cannot start DynamoDB Local: {e}")))?;
+        .map_err(|e| Failure::failed(format!("cannot start a local DynamoDB: {e}")))?;
     match output {
         Output::Json => println!(
             "{}",
             json!({
-                "endpoint": local.endpoint(),
+                "backend": backend.kind().name(),
+                "endpoint": backend.endpoint(),
                 "region": REGION,
                 "access_key_id": ACCESS_KEY_ID,
                 "secret_access_key": SECRET_ACCESS_KEY,
             })
         ),
         Output::Table => {
-            println!("DynamoDB Local at {}", local.endpoint());
+            println!("{backend}");
             // DynamoDB Local keeps one database per access key and region.
             println!(
                 "export AWS_ENDPOINT_URL={} AWS_REGION={REGION} AWS_ACCESS_KEY_ID={ACCESS_KEY_ID} \
                  AWS_SECRET_ACCESS_KEY={SECRET_ACCESS_KEY}",
-                local.endpoint()
+                backend.endpoint()
             );
         }
     }

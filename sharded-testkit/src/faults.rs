@@ -12,9 +12,9 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use sharded_testkit::faults::Faults;
-//! use sharded_testkit::local::DynamoDbLocal;
+//! use sharded_testkit::backend::Backend;
 //!
-//! let local = DynamoDbLocal::shared().await?;
+//! let local = Backend::shared().await?;
 //! let faults = Faults::new();
 //! faults.set_latency(std::time::Duration::from_millis(10));
 //! faults.fail_partition("GAME#g1#3");
@@ -240,7 +240,7 @@ impl Faults {
     /// ```no_run
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
     /// use sharded_testkit::faults::Faults;
-    /// # let local = sharded_testkit::local::DynamoDbLocal::shared().await?;
+    /// # let local = sharded_testkit::backend::Backend::shared().await?;
     /// let faults = Faults::new();
     /// faults.drop_responses("PutItem", 1);
     /// let client = faults.client(&local.sdk_config().await);

@@ -13,7 +13,7 @@ use sharded::keys::ShardSuffix;
 use sharded::query::ForeignReason;
 use sharded::schema::TableDefinition;
 use sharded::{Error, Repo, ShardedCounter, ShardedEntity, ShardedTable};
-use sharded_testkit::local::unique_table_name;
+use sharded_testkit::backend::unique_table_name;
 
 use crate::support::{client, raw_get, raw_put, raw_scan, repo};
 

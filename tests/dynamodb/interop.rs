@@ -32,7 +32,7 @@ use serde_json::{json, Value};
 use sharded::keys::Item;
 use sharded::schema::Recognition;
 use sharded::{Repo, ShardedEntity, ShardedTable};
-use sharded_testkit::local::{ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY};
+use sharded_testkit::backend::{ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 

@@ -1,12 +1,16 @@
-//! Integration tests on the official DynamoDB Local (started by `sharded_testkit::local`),
-//! over HTTP. One test binary, so one JVM per `cargo test`; each test uses its own table, so
-//! tests run in parallel. SDK-level fakes (`sharded_testkit::faults`) only inject what
-//! DynamoDB Local cannot show: a failing or throttled shard, latency, request counts.
+//! Integration tests on a local DynamoDB over HTTP: the embedded one by default, AWS's DynamoDB
+//! Local (the reference) with `SHARDED_TEST_BACKEND=dynamodb-local`, both chosen by
+//! `sharded_testkit::backend`. One test binary, so one backend per `cargo test`; each test uses
+//! its own table, so tests run in parallel. SDK-level fakes (`sharded_testkit::faults`) only
+//! inject what no local DynamoDB can show: a failing or throttled shard, latency, request
+//! counts. Where the backends differ from DynamoDB, `backends` states it and the test that
+//! needs the behaviour skips where it is lacking, saying so.
 
 mod entities;
 mod support;
 
 mod adoption;
+mod backends;
 mod batch;
 mod buckets;
 mod collection;

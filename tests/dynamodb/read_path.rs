@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use sharded::{Error, KeyError, Repo};
+use sharded_testkit::backend::Behaviour;
 use sharded_testkit::faults::Faults;
 
 use crate::entities::{score, Badge, Comment, Score};
-use crate::support::{faulty, page_to_end, repo};
+use crate::support::{faulty, page_to_end, repo, skip_if_lacking};
 
 /// `per_shard` players on each of `Score`'s 10 shards (found by hashing candidate ids).
 fn players_by_shard(per_shard: usize) -> BTreeMap<u32, Vec<String>> {
@@ -261,6 +262,10 @@ async fn an_inverted_between_is_refused_before_sending() {
 
 #[tokio::test]
 async fn a_validation_exception_is_the_querys_error_not_a_shards() {
+    // The refusal below is DynamoDB's; the embedded backend lacks it (see `backends.rs`).
+    if skip_if_lacking(Behaviour::BetweenBoundsCheckedInFilters).await {
+        return;
+    }
     let repo = repo::<Score>("rp-validation").await;
     repo.put(&score("g1", "p1", 1)).await.unwrap();
     // DynamoDB refuses the request itself; no shard is to blame.

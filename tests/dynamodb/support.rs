@@ -1,16 +1,25 @@
-//! Shared setup: the DynamoDB Local instance, fresh tables, fault-injecting clients.
+//! Shared setup: the backend (embedded, or DynamoDB Local), fresh tables, fault-injecting
+//! clients.
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::Client;
 use sharded::{query::QuerySource, Cursor, Query, Repo, ShardedEntity};
+use sharded_testkit::backend::{unique_table_name, Backend, Behaviour};
 use sharded_testkit::faults::Faults;
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
 
-pub async fn local() -> &'static DynamoDbLocal {
-    match DynamoDbLocal::shared().await {
-        Ok(local) => local,
-        Err(e) => panic!("DynamoDB Local is needed for these tests: {e}"),
+/// The local DynamoDB every test runs on: `sharded_testkit::backend` chooses it once per
+/// process (embedded by default, DynamoDB Local with `SHARDED_TEST_BACKEND=dynamodb-local`).
+pub async fn local() -> &'static Backend {
+    match Backend::shared().await {
+        Ok(backend) => backend,
+        Err(e) => panic!("these tests need a DynamoDB: {e}"),
     }
+}
+
+/// For a test that needs `behaviour` of DynamoDB: `true` (after saying why on stderr) when
+/// this run's backend lacks it, so the test returns early.
+pub async fn skip_if_lacking(behaviour: Behaviour) -> bool {
+    local().await.skip_if_lacking(behaviour)
 }
 
 pub async fn client() -> Client {

@@ -1,9 +1,9 @@
-//! A per-partition-key limit emulator for DynamoDB Local, which has no partitions and never
-//! throttles, with optional table- and index-level maxima.
+//! A per-partition-key limit emulator for a local DynamoDB (either [backend](crate::backend):
+//! neither has partitions or ever throttles), with optional table- and index-level maxima.
 //!
 //! [`KeyLimitEmulator`] wraps the SDK's HTTP client (like [`faults`](crate::faults)), so the
 //! SDK's retries, its error parsing and our error classification run exactly as against
-//! DynamoDB. Every request is metered before it reaches DynamoDB Local (reads that change
+//! DynamoDB. Every request is metered before it reaches the backend (reads that change
 //! nothing, scans and `TransactGetItems`, just after it, before their answer is returned):
 //!
 //! - **Limits per partition key value**: 1,000 write units/s and 3,000 read units/s by
@@ -25,7 +25,7 @@
 //!     as the whole item.
 //!   - `GetItem` and `Query` (on the base key or the GSI key it names): admitted on the
 //!     smallest read (half a unit eventually consistent, one strongly) and settled with the
-//!     `ConsumedCapacity` DynamoDB Local reports.
+//!     `ConsumedCapacity` the backend reports.
 //!   - `BatchGetItem`: each key admitted on the smallest read and settled on the size of the
 //!     item returned for it (`ceil(bytes / 4 KB)`, halved when eventually consistent).
 //!   - `UpdateItem`: admitted on one unit and settled with DynamoDB Local's
@@ -127,9 +127,9 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use sharded::capacity::PerKeyLimits;
 //! use sharded_testkit::emulator::KeyLimitEmulator;
-//! use sharded_testkit::local::DynamoDbLocal;
+//! use sharded_testkit::backend::Backend;
 //!
-//! let local = DynamoDbLocal::shared().await?;
+//! let local = Backend::shared().await?;
 //! // 100 WCU / 300 RCU per key, 1 s of burst: a 5x overload shows within a second.
 //! let emulator = KeyLimitEmulator::new(PerKeyLimits::scaled(0.1)).with_burst_seconds(1.0);
 //! let client = emulator.client(&local.sdk_config().await);

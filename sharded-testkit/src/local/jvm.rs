@@ -464,10 +464,19 @@ mod tests {
 
     /// The port race: another DynamoDB Local already answers on the chosen port. Its
     /// 200 must not be mistaken for ours; ours must be reported as `PortTaken` so that
-    /// `start_blocking` retries. Needs Java (and fetches DynamoDB Local if not cached),
-    /// like the integration tests.
+    /// `start_blocking` retries. Needs Java (and fetches DynamoDB Local if not cached), so it
+    /// runs when DynamoDB Local is asked for (`SHARDED_TEST_BACKEND=dynamodb-local`, as CI
+    /// does) and skips, saying so, on the embedded default.
     #[test]
     fn a_port_taken_by_another_dynamodb_local_is_retryable() -> Result<(), LocalError> {
+        if !crate::backend::reference_asked_for() {
+            crate::backend::skips::record_why(
+                "the embedded DynamoDB (the default)",
+                "starts DynamoDB Local's JVMs itself",
+                "this test of DynamoDB Local's harness starts two of its JVMs itself",
+            );
+            return Ok(());
+        }
         check_java(JAVA)?;
         let dist = ensure_distribution()?;
         let (reply, _answer) = oneshot::channel();

@@ -1,4 +1,9 @@
-//! A DynamoDB Local harness for tests, examples and benchmarks.
+//! The reference backend: a DynamoDB Local harness for tests, examples and benchmarks.
+//!
+//! Tests, examples and benchmarks reach it through [`crate::backend::Backend::shared`] with
+//! `SHARDED_TEST_BACKEND=dynamodb-local`; the default there is the embedded backend, which
+//! needs neither Java nor npm. Call [`DynamoDbLocal::shared`] directly only for what needs
+//! DynamoDB Local itself.
 //!
 //! [`DynamoDbLocal::shared`] hands out one DynamoDB Local per process. Unless the
 //! environment already names one, the first call fetches the official DynamoDB Local
@@ -51,9 +56,12 @@
 //!   killed on the spot.
 //!
 //! DynamoDB Local always listens on all interfaces (it has no option to bind only the
+//! loopback interface); the harness talks to it through `127.0.0.1`. The embedded backend
+//! ([`crate::backend`]) listens on `127.0.0.1` only.
 
 // The harness by concern: `fetch` caches the distribution, `jvm` starts it and waits until it
-// answers, `orphans` makes sure it dies with this process (the crate's only `unsafe`),
+// answers, `orphans` makes sure it dies with this process (`unsafe`, as is the exit hook of
+// `backend::skips`),
 // `output` keeps what it printed, `error` says what went wrong and what to do.
 mod error;
 mod fetch;
@@ -62,12 +70,10 @@ mod orphans;
 mod output;
 
 use std::ffi::OsStr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use aws_config::{BehaviorVersion, SdkConfig};
-use aws_sdk_dynamodb::config::{Credentials, Region};
+use aws_config::SdkConfig;
 use tokio::sync::{oneshot, OnceCell};
 
 pub use error::LocalError;
@@ -75,23 +81,13 @@ pub use error::LocalError;
 use jvm::supervise;
 
 /// Environment variable naming an already running DynamoDB Local to use instead.
-const ENDPOINT_ENV: &str = "DYNAMODB_ENDPOINT";
+pub(crate) const ENDPOINT_ENV: &str = "DYNAMODB_ENDPOINT";
 /// How often the harness checks on a child process (the JVM, npm, tar).
 const POLL_INTERVAL: Duration = Duration::from_millis(100);
 
-/// Region and credentials of every client. DynamoDB Local accepts any credentials, but
-/// keeps one database per access key and region, so all clients must agree on them to
-/// see each other's tables. Since DynamoDB Local 2.0 access keys may only contain
-/// letters and digits.
-/// Other processes (an ops command line, the AWS CLI) see the same tables with these.
-pub const REGION: &str = "us-east-1";
-/// The access key every client of the harness uses; see [`REGION`].
-pub const ACCESS_KEY_ID: &str = "shardedlocal";
-/// The secret key every client of the harness uses; see [`REGION`].
-pub const SECRET_ACCESS_KEY: &str = "shardedlocal";
-
-/// DynamoDB's limits on table names: `[a-zA-Z0-9_.-]{3,255}`.
-const MAX_TABLE_NAME_LEN: usize = 255;
+/// The region, credentials and table names of every client of the test kit, whichever the
+/// backend; their home is [`crate::backend`], and they are here too for code written before it.
+pub use crate::backend::{unique_table_name, ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY};
 
 /// A running DynamoDB Local (or the one named by `DYNAMODB_ENDPOINT`) shared by the whole process.
 ///
@@ -188,18 +184,7 @@ impl DynamoDbLocal {
     /// # }
     /// ```
     pub async fn sdk_config(&self) -> SdkConfig {
-        aws_config::defaults(BehaviorVersion::latest())
-            .region(Region::new(REGION))
-            .credentials_provider(Credentials::new(
-                ACCESS_KEY_ID,
-                SECRET_ACCESS_KEY,
-                None,
-                None,
-                "sharded-local",
-            ))
-            .endpoint_url(self.endpoint())
-            .load()
-            .await
+        crate::backend::sdk_config(self.endpoint()).await
     }
 
     /// A DynamoDB client for this DynamoDB Local, built from [`sdk_config`](Self::sdk_config).
@@ -239,50 +224,8 @@ impl DynamoDbLocal {
     }
 }
 
-/// Returns a fresh table name: `prefix`, the process id, a counter and a random tag.
-///
-/// Every call returns a different name, also across concurrently running test
-/// binaries and across runs against a long-lived `DYNAMODB_ENDPOINT` (where tables of
-/// an earlier run with the same process id may still exist), so tests can run in
-/// parallel, each on its own table. Characters DynamoDB does not allow in table names
-/// are replaced by `_`, and the prefix is shortened if needed to keep the name within
-/// 255 characters.
-///
-/// ```
-/// use sharded_testkit::local::unique_table_name;
-///
-/// let a = unique_table_name("orders");
-/// let b = unique_table_name("orders");
-/// assert!(a.starts_with("orders-"));
-/// assert_ne!(a, b);
-/// assert!(unique_table_name("my table").starts_with("my_table-"));
-/// ```
-#[must_use]
-pub fn unique_table_name(prefix: &str) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let suffix = format!("-{}-{count}-{}", std::process::id(), random_tag());
-    let prefix = prefix
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(MAX_TABLE_NAME_LEN - suffix.len());
-    prefix.chain(suffix.chars()).collect()
-}
-
-/// Six base-36 characters that differ between calls and between processes (fastrand's
-/// per-thread generator, seeded from the clock and the thread).
-fn random_tag() -> String {
-    (0..6).map(|_| fastrand::digit(36)).collect()
-}
-
 /// Reads `DYNAMODB_ENDPOINT`; unset and empty both mean "start our own".
-fn endpoint_from_env() -> Result<Option<String>, LocalError> {
+pub(crate) fn endpoint_from_env() -> Result<Option<String>, LocalError> {
     match std::env::var_os(ENDPOINT_ENV) {
         None => Ok(None),
         Some(value) => parse_endpoint(&value),

@@ -183,7 +183,7 @@ async fn reader(
 async fn writers_and_the_migration_keep_every_stable_item_in_reads() {
     let seed = super::env::<u64>("SHARDED_MODEL_SEED").unwrap_or(7);
     let client = crate::support::client().await;
-    let table = sharded_testkit::local::unique_table_name("model-concurrent");
+    let table = sharded_testkit::backend::unique_table_name("model-concurrent");
     S3Item::table_definition()
         .create_table(&client, &table)
         .send()

@@ -234,7 +234,7 @@ fn outcome_of(result: Result<(), Error>) -> Result<Outcome, String> {
 
 impl Run {
     pub async fn new(client: Client, flavour: Flavour, phase: Phase) -> Result<Run, Failure> {
-        let table = sharded_testkit::local::unique_table_name("model");
+        let table = sharded_testkit::backend::unique_table_name("model");
         // Without time to live enabled: DynamoDB Local's own sweeper would delete expired
         // items at moments of its choosing; `Op::Sweep` does it at a step of the sequence.
         let definition = match flavour {

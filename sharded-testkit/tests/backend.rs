@@ -1,7 +1,9 @@
-//! Integration tests of the DynamoDB Local harness (`sharded_testkit::local`).
+//! Integration tests of the test kit's backend (`sharded_testkit::backend`), on whichever
+//! backend the environment selects: the embedded one by default,
+//! `SHARDED_TEST_BACKEND=dynamodb-local` for DynamoDB Local's harness (`sharded_testkit::local`,
+//! which needs Java 17+ and npm on the first run), or `DYNAMODB_ENDPOINT`.
 //!
-//! Run with `cargo test -p sharded-testkit --test local_harness`. They need Java 17+ (and
-//! npm on the first run), or `DYNAMODB_ENDPOINT` pointing at a running DynamoDB Local.
+//! Run with `cargo test -p sharded-testkit --test backend`.
 
 use std::collections::HashSet;
 use std::error::Error;
@@ -16,7 +18,7 @@ use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
     ScalarAttributeType,
 };
-use sharded_testkit::local::{unique_table_name, DynamoDbLocal};
+use sharded_testkit::backend::{unique_table_name, Backend};
 
 type TestResult = Result<(), Box<dyn Error>>;
 
@@ -27,8 +29,8 @@ fn explain(error: impl Error) -> String {
 
 /// The shared instance; fails the test with the harness's full explanation (its
 /// `Display`, which says what to install, rather than the `Debug` a `?` would print).
-async fn local() -> &'static DynamoDbLocal {
-    match DynamoDbLocal::shared().await {
+async fn local() -> &'static Backend {
+    match Backend::shared().await {
         Ok(local) => local,
         Err(error) => panic!("{error}"),
     }
@@ -45,11 +47,7 @@ fn is_valid_table_name(name: &str) -> bool {
 async fn shared_returns_one_instance_that_answers() -> TestResult {
     let started = Instant::now();
     let first = local().await;
-    eprintln!(
-        "DynamoDB Local available on {} after {:?}",
-        first.endpoint(),
-        started.elapsed()
-    );
+    eprintln!("{first} available after {:?}", started.elapsed());
     let second = local().await;
     assert!(
         std::ptr::eq(first, second),
@@ -83,7 +81,7 @@ fn shared_is_one_instance_across_runtimes() -> TestResult {
                     .build()
                     .map_err(|e| e.to_string())?;
                 let local = runtime
-                    .block_on(DynamoDbLocal::shared())
+                    .block_on(Backend::shared())
                     .map_err(|e| e.to_string())?;
                 Ok((
                     std::ptr::from_ref(local) as usize,

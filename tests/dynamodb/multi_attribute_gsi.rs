@@ -519,3 +519,62 @@ async fn an_empty_key_attribute_is_refused_naming_the_field() {
             .unwrap_err()
     ));
 }
+
+/// Values that hold what a multi-attribute key's rendering separates with (`,`, `=`, a
+/// space) still name different queries: identical-looking renderings once made the second
+/// query join the first's scatter-gather and take its cursor.
+#[tokio::test]
+async fn values_holding_separators_name_different_queries() {
+    let repo = repo::<Run>("ma-separators").await;
+    let run = |player: &str, game: &str, region: &str| Run {
+        player_id: player.to_owned(),
+        match_id: 1,
+        game_id: game.to_owned(),
+        region: region.to_owned(),
+        score: 1,
+    };
+    let first = vec![run("p1", "a,region=b", "c"), run("p2", "a,region=b", "c")];
+    let second = vec![run("p3", "a", "b,region=c"), run("p4", "a", "b,region=c")];
+    repo.batch_put(&first).await.unwrap();
+    repo.batch_put(&second).await.unwrap();
+
+    // Concurrently, each with its own answer (single flight is on by default).
+    for _ in 0..5 {
+        let (a, b) = futures::join!(
+            Run::query_gsi1(&repo, "a,region=b", "c").collect(),
+            Run::query_gsi1(&repo, "a", "b,region=c").collect()
+        );
+        assert_eq!(a.unwrap(), first);
+        assert_eq!(b.unwrap(), second);
+    }
+
+    // The first query's cursor, plain and sealed, is not the second's.
+    let page = Run::query_gsi1(&repo, "a,region=b", "c")
+        .page(1, None)
+        .await
+        .unwrap();
+    let cursor = page.cursor.expect("a second page");
+    let refused = Run::query_gsi1(&repo, "a", "b,region=c")
+        .page(1, Some(&cursor))
+        .await;
+    assert!(
+        matches!(refused, Err(sharded::Error::Cursor(_))),
+        "{refused:?}"
+    );
+    let key = sharded::cursor::CursorKey::new([7u8; 32]).unwrap();
+    let sealed = Run::query_gsi1(&repo, "a,region=b", "c")
+        .seal_cursors(&key)
+        .page(1, None)
+        .await
+        .unwrap()
+        .cursor
+        .expect("a second page");
+    let refused = Run::query_gsi1(&repo, "a", "b,region=c")
+        .seal_cursors(&key)
+        .page(1, Some(&sealed))
+        .await;
+    assert!(
+        matches!(refused, Err(sharded::Error::Cursor(_))),
+        "{refused:?}"
+    );
+}

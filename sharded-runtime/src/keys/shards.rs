@@ -163,12 +163,27 @@ impl PartialEq<String> for Partition {
 
 /// The logical key of a multi-attribute partition as rendered: `name=value` per partition
 /// attribute, joined by `,` (the shard follows as `#<shard>`, as for a string key).
+///
+/// A value's `\`, `,` and space are escaped with `\`: the rendering names the query in its
+/// description (what single flight, the cache and cursors are bound to), where held sort
+/// equalities follow after a space, so two different sets of values must never render alike
+/// (`game_id = "a,region=b", region = "c"` against `game_id = "a", region = "b,region=c"`).
 pub(crate) fn render_attributes(equalities: &[(&'static str, KeyValue)]) -> String {
-    equalities
-        .iter()
-        .map(|(name, value)| format!("{name}={value}"))
-        .collect::<Vec<_>>()
-        .join(",")
+    let mut rendered = String::new();
+    for (position, (name, value)) in equalities.iter().enumerate() {
+        if position > 0 {
+            rendered.push(',');
+        }
+        rendered.push_str(name);
+        rendered.push('=');
+        for c in value.text().chars() {
+            if matches!(c, '\\' | ',' | ' ') {
+                rendered.push('\\');
+            }
+            rendered.push(c);
+        }
+    }
+    rendered
 }
 
 impl Partitions {
@@ -354,5 +369,18 @@ mod tests {
             seen[random_shard(10) as usize] = true;
         }
         assert!(seen.iter().all(|&s| s));
+    }
+
+    #[test]
+    fn different_attribute_values_never_render_alike() {
+        let s = |v: &str| KeyValue::S(v.to_owned());
+        let first = render_attributes(&[("game_id", s("a,region=b")), ("region", s("c"))]);
+        let second = render_attributes(&[("game_id", s("a")), ("region", s("b,region=c"))]);
+        assert_ne!(first, second);
+        assert_eq!(first, r"game_id=a\,region=b,region=c");
+        // Held sort equalities follow a space, and a backslash of a value is escaped too.
+        let spaced = render_attributes(&[("game_id", s("a b")), ("region", s(r"c\"))]);
+        assert_eq!(spaced, r"game_id=a\ b,region=c\\");
+        assert_eq!(render_attributes(&[("game_id", s("g1"))]), "game_id=g1");
     }
 }

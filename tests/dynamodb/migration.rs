@@ -1034,3 +1034,103 @@ async fn examined_counts_every_item_the_scan_read() {
         "the game record is examined, not read as a score"
     );
 }
+
+/// An old copy that gains an attribute after its copy and before its delete (a writer of the
+/// previous layout): it is not deleted with the attribute (it once was, since the delete
+/// compared only the attributes read) but kept, and listed as failed.
+#[tokio::test]
+async fn an_old_copy_that_gained_an_attribute_after_its_copy_is_kept() {
+    let repo: Repo<Adopted> = repo("migrate-gained").await;
+    let scores = initial(30);
+    seed_legacy(repo.client(), repo.table(), GAME, &scores).await;
+    let run = repo
+        .migrate()
+        .page_size(10)
+        // Long enough for every addition below to come between copies and deletes.
+        .delete_delay(Duration::from_secs(5))
+        .run();
+    let (client, table) = (repo.client().clone(), repo.table().to_owned());
+    let added = async {
+        let mut added = Vec::new();
+        for (player, score) in &scores {
+            let sk = V::S(Adopted::sk(*score, player).unwrap());
+            let copied = HashMap::from([
+                ("pk".to_owned(), V::S(Adopted::pk(GAME, player).unwrap())),
+                ("sk".to_owned(), sk.clone()),
+            ]);
+            // Once the copy is at its current place, the old copy gains an attribute.
+            loop {
+                let got = client
+                    .get_item()
+                    .table_name(&table)
+                    .set_key(Some(copied.clone()))
+                    .consistent_read(true)
+                    .send()
+                    .await
+                    .unwrap();
+                if got.item.is_some() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            let gained = client
+                .update_item()
+                .table_name(&table)
+                .key("pk", V::S(format!("GAME#{GAME}")))
+                .key("sk", sk)
+                .update_expression("SET #note = :note")
+                .condition_expression("attribute_exists(pk)")
+                .expression_attribute_names("#note", "note")
+                .expression_attribute_values(":note", V::S(format!("for {player}")))
+                .send()
+                .await;
+            if gained.is_ok() {
+                added.push((player.clone(), *score));
+            }
+        }
+        added
+    };
+    let (result, added) = tokio::join!(run, added);
+    let report = match result {
+        Ok(report) => report,
+        Err(Error::MigrationIncomplete { report, .. }) => *report,
+        Err(other) => panic!("{other}"),
+    };
+    assert!(
+        !added.is_empty(),
+        "no old copy gained an attribute: the test proves nothing"
+    );
+    // Every attribute added is still stored: on the old copy, kept.
+    for (player, score) in &added {
+        let old = client
+            .get_item()
+            .table_name(&table)
+            .key("pk", V::S(format!("GAME#{GAME}")))
+            .key("sk", V::S(Adopted::sk(*score, player).unwrap()))
+            .consistent_read(true)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            old.item.and_then(|item| item.get("note").cloned()),
+            Some(V::S(format!("for {player}"))),
+            "{player}'s added attribute was lost"
+        );
+    }
+    assert_eq!(
+        report.progress.failed,
+        added.len() as u64,
+        "{}",
+        report.progress
+    );
+    assert_eq!(
+        report.progress.moved,
+        (scores.len() - added.len()) as u64,
+        "{}",
+        report.progress
+    );
+    assert!(report
+        .failed
+        .iter()
+        .all(|f| f.reason.contains("changed after it was copied")));
+}

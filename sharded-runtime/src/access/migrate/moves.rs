@@ -26,10 +26,11 @@
 //! writer is never brought back.
 
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity,
+    AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity, ReturnValue,
     ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
 use aws_sdk_dynamodb::Client;
@@ -626,6 +627,12 @@ pub(crate) async fn tag_in_place<E: ShardedEntity>(
 
 /// Deletes the old copy `old` of an item whose current place holds it (copied there, or
 /// written there since), only if it is unchanged since it was read.
+///
+/// The condition compares the attributes `old` had; one added since cannot be named in a
+/// condition (any name could be). So the delete returns what it deleted, and when that has an
+/// attribute `old` had not, the old copy is put back as it was (unless a writer has written
+/// its place since, whose item is newer) and the outcome is `Changed`: both copies are kept,
+/// and the runner lists the item as failed, as for any old copy changed after its copy.
 pub(crate) async fn delete_stale<E: ShardedEntity>(
     repo: Store<'_>,
     old: &Item,
@@ -643,14 +650,27 @@ pub(crate) async fn delete_stale<E: ShardedEntity>(
         .condition_expression(condition)
         .set_expression_attribute_names(Some(names))
         .set_expression_attribute_values(values_of(values))
+        .return_values(ReturnValue::AllOld)
         .return_consumed_capacity(ReturnConsumedCapacity::Total)
         .send()
         .await;
     match result {
-        Ok(output) => Ok(Step {
-            outcome: DeleteOutcome::Deleted,
-            write_units: reported(output.consumed_capacity.as_slice(), estimate),
-        }),
+        Ok(output) => {
+            let write_units = reported(output.consumed_capacity.as_slice(), estimate);
+            match output.attributes {
+                Some(deleted) if deleted.keys().any(|name| !old.contains_key(name)) => {
+                    let restored = put_back(repo, schema, deleted).await?;
+                    Ok(Step {
+                        outcome: DeleteOutcome::Changed,
+                        write_units: write_units + restored,
+                    })
+                }
+                _ => Ok(Step {
+                    outcome: DeleteOutcome::Deleted,
+                    write_units,
+                }),
+            }
+        }
         Err(e) => match e.into_service_error() {
             DeleteItemError::ConditionalCheckFailedException(_) => Ok(Step {
                 outcome: DeleteOutcome::Changed,
@@ -661,6 +681,47 @@ pub(crate) async fn delete_stale<E: ShardedEntity>(
                 DeleteOutcome::Throttled,
             ),
         },
+    }
+}
+
+/// Puts back an old copy deleted by [`delete_stale`] that had gained an attribute after it was
+/// read, only if its place is still empty (a writer's item written there since is newer).
+/// Returns the write units it cost. Sent again while DynamoDB throttles or an answer is lost
+/// (a put whose answer was lost and that is refused on its resend was applied): the deleted
+/// item exists nowhere else.
+async fn put_back(repo: Store<'_>, schema: &EntitySchema, deleted: Item) -> Result<f64, Error> {
+    let estimate = write_units(item_size(&deleted) as u64) as f64;
+    let retry = RetryPolicy::default();
+    let mut attempt = 0;
+    loop {
+        let result = repo
+            .client()
+            .put_item()
+            .table_name(repo.table())
+            .set_item(Some(deleted.clone()))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", schema.pk.attribute)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await;
+        attempt += 1;
+        match result {
+            Ok(output) => return Ok(reported(output.consumed_capacity.as_slice(), estimate)),
+            Err(e) if crate::access::batch::retryable(&e) && attempt < retry.max_attempts => {
+                tokio::time::sleep(retry.backoff(attempt - 1)).await;
+            }
+            Err(e) => {
+                return match e.into_service_error() {
+                    PutItemError::ConditionalCheckFailedException(_) => Ok(estimate),
+                    other => Err(Error::InvalidUpdate(format!(
+                        "the migration deleted an old copy that had gained an attribute after \
+                         it was read, and could not put it back ({}): the item was {deleted:?}; \
+                         write it back yourself",
+                        Error::dynamo("PutItem", repo.table(), other)
+                    ))),
+                };
+            }
+        }
     }
 }
 

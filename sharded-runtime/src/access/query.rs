@@ -147,9 +147,11 @@ pub const STREAM_PAGE_ITEMS: u32 = 1000;
 pub struct Answer<O> {
     /// The items, in sort-key order.
     pub items: Vec<O>,
-    /// How old the answer is: zero when its scatter-gather has just completed (this query's,
-    /// or an identical one in flight that it joined), else the time since a cached answer
-    /// completed (at most the query's `max_staleness`).
+    /// How old the answer is: how long before this query was called its reads began. Zero
+    /// when the query ran its own scatter-gather; for an identical query in flight that it
+    /// joined, or a cached answer, the time since that scatter-gather started (at most the
+    /// query's `max_staleness` when it has one). A write completed after that moment may be
+    /// missing from it.
     pub age: Duration,
     /// Whether another query's scatter-gather produced it (joined in flight, or cached).
     pub shared: bool,
@@ -506,13 +508,14 @@ impl<S: QuerySource, O> Query<S, O> {
     /// # Ok(()) }
     /// ```
     ///
-    /// What it promises: the answer is one this query returned at most `bound` ago (on the
-    /// repository's clock), and no write through the same `Repo` (its clones and `for_entity`
-    /// siblings included) completed between that answer's start and now on the partitions it
+    /// What it promises: the answer's reads began at most `bound` before this call (on the
+    /// repository's clock; a slow scatter-gather's answer is as old as its start, not its
+    /// end), and no write through the same `Repo` (its clones, `for_entity` siblings and
+    /// `transaction()`s included) completed between that start and now on the partitions it
     /// read (a write drops the answers it could change; every write drops the GSI answers).
-    /// What it cannot: writes by other processes, other `Repo` values or a `Transaction` are
-    /// seen only once the answer is older than `bound`; an item whose `ttl` passed within the
-    /// bound may still be in it.
+    /// What it cannot: writes by other processes or other `Repo` values are seen only once the
+    /// answer is older than `bound`; an item whose `ttl` passed within the bound may still be
+    /// in it.
     pub fn max_staleness(mut self, bound: Duration) -> Self {
         self.max_staleness = Some(bound);
         self

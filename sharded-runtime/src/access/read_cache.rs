@@ -14,14 +14,18 @@
 //!   expiry mode, layout, `limit` and `page_size`: the query's description, which its cursors
 //!   are bound to too). Strongly consistent queries never join nor read the cache unless the
 //!   query itself asks for a staleness bound ([`Query::max_staleness`](crate::Query::max_staleness)).
-//! - **Writes through the repository.** Every write a `Repo` (or a clone, or
-//!   `for_entity` sibling) sends bumps the cache's write epoch when it completes: a query
+//! - **Writes through the repository.** Every write a `Repo` (or a clone, a `for_entity`
+//!   sibling, or a transaction from `Repo::transaction`) sends bumps the cache's write epoch when it completes: a query
 //!   that started before it is not joined, and its answer not cached, by queries that start
 //!   after. Cached base-table answers that read the written item's partition (its current or
 //!   previous place) are dropped, and cached GSI answers are all dropped (an index key is not
 //!   known from every write).
-//! - **What is not seen.** Writes by other processes or other `Repo` values (and
-//!   `Transaction`s built from a client) are bounded only by the staleness the caller allowed.
+//! - **What is not seen.** Writes by other processes or other `Repo` values are bounded only
+//!   by the staleness the caller allowed.
+//! - **Ages count from the reads' start.** An answer (cached, or a flight to join) is as old as
+//!   the moment its scatter-gather started; one older than the caller's bound is not used.
+//! - **Abandoned flights end.** A flight whose every caller was dropped is removed at once:
+//!   a later identical query runs its own instead of collecting an answer nobody waited for.
 //! - **Bounded.** The cache holds at most its capacity in items (oldest answers evicted first).
 
 use std::collections::HashMap;
@@ -54,6 +58,12 @@ pub(crate) struct ReadPolicy {
 struct InFlight {
     id: u64,
     epoch: u64,
+    /// When its scatter-gather started, on the cache's clock: its reads began then.
+    started: Duration,
+    /// The callers waiting for it. When the last is dropped (a timeout, a disconnected
+    /// client) the flight is abandoned: it is removed at once, so that no later query joins an
+    /// answer nobody is waiting for, which would be as old as the abandoned flight.
+    waiters: usize,
     future: Shared<BoxFuture<'static, SharedResult>>,
 }
 
@@ -64,10 +74,48 @@ pub(crate) struct Gathered {
     pub(crate) foreign: Foreign,
 }
 
+/// A write of the repository in progress: tells the read cache when it ends (see
+/// [`ReadCache::writing`]).
+pub(crate) struct Written<'a> {
+    cache: &'a ReadCache,
+    partition_keys: Vec<String>,
+}
+
+impl Drop for Written<'_> {
+    fn drop(&mut self) {
+        self.cache
+            .wrote(self.partition_keys.iter().map(String::as_str));
+    }
+}
+
+/// A caller waiting for a flight: dropped before the flight ends (the caller was cancelled),
+/// it leaves the flight, and the last to leave removes it.
+struct Waiting<'a> {
+    cache: &'a ReadCache,
+    key: &'a [u8],
+    id: u64,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut state = self.cache.lock();
+        if let Some(flight) = state.in_flight.get_mut(self.key) {
+            if flight.id == self.id {
+                flight.waiters -= 1;
+                if flight.waiters == 0 {
+                    state.in_flight.remove(self.key);
+                }
+            }
+        }
+    }
+}
+
 /// One cached answer.
 struct Answer {
-    /// When its scatter-gather completed, on the cache's clock.
-    at: Duration,
+    /// When its scatter-gather started, on the cache's clock: its reads began then, so it may
+    /// miss any write completed after, and its age counts from here (not from when its last
+    /// shard answered, which may be seconds later).
+    started: Duration,
     items: Arc<Gathered>,
     /// The partitions it read (physical keys), `None` for a GSI query.
     partitions: Option<Vec<String>>,
@@ -121,6 +169,8 @@ pub(crate) struct Served {
     pub(crate) items: Vec<Item>,
     /// The foreign items the scatter-gather skipped.
     pub(crate) foreign: Foreign,
+    /// How long before this query was called the reads of its answer began: zero for a
+    /// query that ran its own scatter-gather.
     pub(crate) age: Duration,
     pub(crate) shared: bool,
 }
@@ -145,6 +195,9 @@ impl ReadCache {
     /// Answers the query `key` (its description and run parameters) under `policy`: from the
     /// cache when an answer young enough is there, by joining an identical query in flight,
     /// or by running `run` (and letting later identical queries join it).
+    ///
+    /// Ages count from when an answer's reads began: a cached answer, or a flight to join,
+    /// whose scatter-gather started more than `max_staleness` before this call is not used.
     pub(crate) async fn serve(
         &self,
         key: Vec<u8>,
@@ -152,26 +205,39 @@ impl ReadCache {
         policy: ReadPolicy,
         run: BoxFuture<'static, Result<Gathered, Error>>,
     ) -> Result<Served, Error> {
-        let (future, id, epoch, leader) = {
+        let called = self.clock.now();
+        let young_enough = |started: Duration| {
+            policy
+                .max_staleness
+                .is_none_or(|bound| called.saturating_sub(started) <= bound)
+        };
+        let (future, id, epoch, started, leader) = {
             let mut state = self.lock();
-            if let Some(bound) = policy.max_staleness {
-                let now = self.clock.now();
+            if policy.max_staleness.is_some() {
                 if let Some(answer) = state.answers.get(&key) {
-                    let age = now.saturating_sub(answer.at);
-                    if age <= bound {
+                    if young_enough(answer.started) {
                         return Ok(Served {
                             items: answer.items.items.clone(),
                             foreign: answer.items.foreign.clone(),
-                            age,
+                            age: called.saturating_sub(answer.started),
                             shared: true,
                         });
                     }
                 }
             }
             let epoch = state.epoch;
-            match state.in_flight.get(&key) {
-                Some(flight) if policy.coalesce && flight.epoch == epoch => {
-                    (flight.future.clone(), flight.id, epoch, false)
+            match state.in_flight.get_mut(&key) {
+                Some(flight)
+                    if policy.coalesce && flight.epoch == epoch && young_enough(flight.started) =>
+                {
+                    flight.waiters += 1;
+                    (
+                        flight.future.clone(),
+                        flight.id,
+                        epoch,
+                        flight.started,
+                        false,
+                    )
                 }
                 _ => {
                     let future = run
@@ -186,38 +252,49 @@ impl ReadCache {
                             InFlight {
                                 id,
                                 epoch,
+                                started: called,
+                                waiters: 1,
                                 future: future.clone(),
                             },
                         );
                     }
-                    (future, id, epoch, true)
+                    (future, id, epoch, called, true)
                 }
             }
         };
+        // Leaves the flight when this caller is dropped before it ends.
+        let waiting = Waiting {
+            cache: self,
+            key: &key,
+            id,
+        };
         let result = future.await;
         let mut state = self.lock();
+        // Ended: later queries run their own.
         if state.in_flight.get(&key).is_some_and(|f| f.id == id) {
             state.in_flight.remove(&key);
         }
+        let age = called.saturating_sub(started);
         match result {
             Ok(items) => {
                 // Cached only when no write through the repository completed meanwhile.
                 if leader && policy.max_staleness.is_some() && state.epoch == epoch {
-                    let at = self.clock.now();
-                    self.store(&mut state, key, items.clone(), partitions, at);
+                    self.store(&mut state, key.clone(), items.clone(), partitions, started);
                 }
                 drop(state);
+                drop(waiting);
                 let gathered =
                     Arc::try_unwrap(items).unwrap_or_else(|shared| shared.as_ref().clone());
                 Ok(Served {
                     items: gathered.items,
                     foreign: gathered.foreign,
-                    age: Duration::ZERO,
+                    age,
                     shared: !leader,
                 })
             }
             Err(error) => {
                 drop(state);
+                drop(waiting);
                 Err(match Arc::try_unwrap(error) {
                     Ok(error) => error,
                     Err(shared) => Error::Coalesced { source: shared },
@@ -232,7 +309,7 @@ impl ReadCache {
         key: Vec<u8>,
         items: Arc<Gathered>,
         partitions: Option<Vec<String>>,
-        at: Duration,
+        started: Duration,
     ) {
         if items.items.len() > self.capacity {
             return;
@@ -244,7 +321,7 @@ impl ReadCache {
             let Some(oldest) = state
                 .answers
                 .iter()
-                .min_by_key(|(_, a)| a.at)
+                .min_by_key(|(_, a)| a.started)
                 .map(|(k, _)| k.clone())
             else {
                 break;
@@ -257,11 +334,24 @@ impl ReadCache {
         state.answers.insert(
             key,
             Answer {
-                at,
+                started,
                 items,
                 partitions,
             },
         );
+    }
+
+    /// The one hook every write through the repository holds while it runs (a put, update,
+    /// delete, batch, transaction): when it ends, however it ends (a failed or abandoned
+    /// write may have been applied), the cache learns that `partition_keys` were written.
+    pub(crate) fn writing<'k>(
+        &self,
+        partition_keys: impl IntoIterator<Item = &'k str>,
+    ) -> Written<'_> {
+        Written {
+            cache: self,
+            partition_keys: partition_keys.into_iter().map(str::to_owned).collect(),
+        }
     }
 
     /// A write through the repository to the partitions `partition_keys` completed (or was
@@ -286,6 +376,12 @@ impl ReadCache {
             }
             keep
         });
+    }
+
+    /// The queries in flight, for tests.
+    #[cfg(test)]
+    pub(crate) fn in_flight(&self) -> usize {
+        self.lock().in_flight.len()
     }
 
     /// What each shard supplied of query `key`'s last answer, if known.
@@ -349,6 +445,18 @@ mod tests {
             Ok(gathered(vec![item(&value)]))
         }
         .boxed()
+    }
+
+    /// Waits, yielding to the spawned tasks, until `ready`; a condition that never comes is a
+    /// failure, not a hang.
+    async fn until(mut ready: impl FnMut() -> bool) {
+        for _ in 0..100_000 {
+            if ready() {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+        panic!("the awaited condition never came");
     }
 
     const COALESCE: ReadPolicy = ReadPolicy {
@@ -506,9 +614,7 @@ mod tests {
             tokio::spawn(async move { cache.serve(b"q".to_vec(), None, stale(1000), slow).await })
         };
         tokio::task::yield_now().await;
-        while runs.load(Ordering::SeqCst) == 0 {
-            tokio::task::yield_now().await;
-        }
+        until(|| runs.load(Ordering::SeqCst) > 0).await;
         cache.wrote(["P#0"]);
         let after = cache
             .serve(b"q".to_vec(), None, stale(1000), counted(&runs, "new"))
@@ -530,6 +636,176 @@ mod tests {
             vec![item("new")],
             "the older answer was not cached"
         );
+    }
+
+    #[tokio::test]
+    async fn an_abandoned_flight_is_never_joined() {
+        let cache = ReadCache::default();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let (release, wait) = tokio::sync::oneshot::channel::<()>();
+        let slow = {
+            let runs = runs.clone();
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                let _ = wait.await;
+                Ok(gathered(vec![item("old")]))
+            }
+            .boxed()
+        };
+        // Its only caller gives up (a timeout); the reads it started would still finish.
+        let gave_up = tokio::time::timeout(
+            Duration::from_millis(5),
+            cache.serve(b"q".to_vec(), None, COALESCE, slow),
+        )
+        .await;
+        assert!(gave_up.is_err());
+        assert_eq!(cache.in_flight(), 0, "abandoned with its last caller");
+        let _ = release.send(());
+        let later = cache
+            .serve(b"q".to_vec(), None, COALESCE, counted(&runs, "new"))
+            .await
+            .unwrap();
+        assert_eq!(later.items, vec![item("new")]);
+        assert!(!later.shared);
+        assert_eq!(runs.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn a_flight_outlives_a_cancelled_caller_while_another_waits() {
+        let cache = Arc::new(ReadCache::default());
+        let runs = Arc::new(AtomicUsize::new(0));
+        let (release, wait) = tokio::sync::oneshot::channel::<()>();
+        let slow = {
+            let runs = runs.clone();
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                let _ = wait.await;
+                Ok(gathered(vec![item("a")]))
+            }
+            .boxed()
+        };
+        let leader = {
+            let cache = cache.clone();
+            tokio::spawn(async move { cache.serve(b"q".to_vec(), None, COALESCE, slow).await })
+        };
+        until(|| runs.load(Ordering::SeqCst) > 0).await;
+        let waiter = {
+            let cache = cache.clone();
+            let runs = runs.clone();
+            tokio::spawn(async move {
+                cache
+                    .serve(b"q".to_vec(), None, COALESCE, counted(&runs, "b"))
+                    .await
+            })
+        };
+        until(|| {
+            cache
+                .lock()
+                .in_flight
+                .get(b"q".as_slice())
+                .map(|f| f.waiters)
+                == Some(2)
+        })
+        .await;
+        leader.abort();
+        assert!(leader.await.is_err_and(|e| e.is_cancelled()));
+        assert_eq!(cache.in_flight(), 1, "still waited for");
+        let _ = release.send(());
+        let served = waiter.await.unwrap().unwrap();
+        assert!(served.shared);
+        assert_eq!(served.items, vec![item("a")]);
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert_eq!(cache.in_flight(), 0);
+    }
+
+    #[tokio::test]
+    async fn ages_count_from_when_the_reads_began() {
+        let clock = Arc::new(ManualClock::new());
+        let cache = ReadCache::new(clock.clone(), 100);
+        let runs = Arc::new(AtomicUsize::new(0));
+        let parts = || Some(vec!["P#0".to_owned()]);
+        // A scatter-gather whose last shard answers 3.9 s after its reads began.
+        let slow = {
+            let clock = clock.clone();
+            async move {
+                clock.advance(Duration::from_millis(3_900));
+                Ok(gathered(vec![item("a")]))
+            }
+            .boxed()
+        };
+        let first = cache
+            .serve(b"q".to_vec(), parts(), stale(250), slow)
+            .await
+            .unwrap();
+        assert_eq!(first.age, Duration::ZERO, "its own reads");
+        clock.advance(Duration::from_millis(1));
+        let lenient = cache
+            .serve(b"q".to_vec(), parts(), stale(5_000), counted(&runs, "b"))
+            .await
+            .unwrap();
+        assert_eq!(lenient.items, vec![item("a")], "within 5 s");
+        assert_eq!(lenient.age, Duration::from_millis(3_901));
+        let strict = cache
+            .serve(b"q".to_vec(), parts(), stale(250), counted(&runs, "b"))
+            .await
+            .unwrap();
+        assert_eq!(strict.items, vec![item("b")], "3.9 s old is past 250 ms");
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_flight_older_than_the_bound_is_not_joined() {
+        let clock = Arc::new(ManualClock::new());
+        let cache = Arc::new(ReadCache::new(clock.clone(), 100));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let (release, wait) = tokio::sync::oneshot::channel::<()>();
+        let slow = {
+            let runs = runs.clone();
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                let _ = wait.await;
+                Ok(gathered(vec![item("old")]))
+            }
+            .boxed()
+        };
+        let first = {
+            let cache = cache.clone();
+            tokio::spawn(async move { cache.serve(b"q".to_vec(), None, COALESCE, slow).await })
+        };
+        until(|| runs.load(Ordering::SeqCst) > 0).await;
+        clock.advance(Duration::from_millis(300));
+        // Without a bound a query joins it, and says how old the answer is.
+        let joined = {
+            let cache = cache.clone();
+            let runs = runs.clone();
+            tokio::spawn(async move {
+                cache
+                    .serve(b"q".to_vec(), None, COALESCE, counted(&runs, "x"))
+                    .await
+            })
+        };
+        until(|| {
+            cache
+                .lock()
+                .in_flight
+                .get(b"q".as_slice())
+                .map(|f| f.waiters)
+                == Some(2)
+        })
+        .await;
+        // With a 250 ms bound it runs its own.
+        let bounded = cache
+            .serve(b"q".to_vec(), None, stale(250), counted(&runs, "new"))
+            .await
+            .unwrap();
+        assert_eq!(bounded.items, vec![item("new")], "300 ms old: not joined");
+        assert!(!bounded.shared);
+        let _ = release.send(());
+        let joined = joined.await.unwrap().unwrap();
+        assert!(joined.shared);
+        assert_eq!(joined.items, vec![item("old")]);
+        assert_eq!(joined.age, Duration::from_millis(300));
+        assert_eq!(first.await.unwrap().unwrap().age, Duration::ZERO);
     }
 
     #[tokio::test]

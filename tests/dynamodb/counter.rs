@@ -103,3 +103,78 @@ async fn lost_responses_count_once_exactly_and_twice_at_least_once() {
         "at least once: each lost answer was applied again"
     );
 }
+
+/// What a counter's `BatchGetItem` asked for: `ConsistentRead` of each request, seen by an SDK
+/// interceptor on the client (no emulator here serves a stale read, so the request is what
+/// can be checked).
+#[derive(Debug, Default, Clone)]
+struct ConsistentReads(std::sync::Arc<std::sync::Mutex<Vec<Option<bool>>>>);
+
+impl sharded::aws_sdk_dynamodb::config::Intercept for ConsistentReads {
+    fn name(&self) -> &'static str {
+        "consistent reads"
+    }
+
+    fn read_before_execution(
+        &self,
+        context: &sharded::aws_sdk_dynamodb::config::interceptors::BeforeSerializationInterceptorContextRef<'_>,
+        _cfg: &mut sharded::aws_sdk_dynamodb::config::ConfigBag,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        use sharded::aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemInput;
+        if let Some(input) = context.input().downcast_ref::<BatchGetItemInput>() {
+            let mut seen = self.0.lock().unwrap();
+            for keys in input.request_items().into_iter().flat_map(|m| m.values()) {
+                seen.push(keys.consistent_read());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_total_reads_consistently_when_asked() {
+    let repo = repo::<Score>("counter-consistent").await;
+    let spy = ConsistentReads::default();
+    let plain = client().await;
+    let spied = sharded::aws_sdk_dynamodb::Client::from_conf(
+        plain.config().to_builder().interceptor(spy.clone()).build(),
+    );
+    let counter = |consistent: Option<bool>| {
+        let counter = ShardedCounter::new(
+            spied.clone(),
+            repo.table(),
+            &Score::table_definition(),
+            "VOTES#candidate-c",
+            150,
+        )
+        .unwrap();
+        match consistent {
+            Some(consistent) => counter.consistent_read(consistent),
+            None => counter,
+        }
+    };
+    counter(None).increment(3).await.unwrap();
+    let asked = |spy: &ConsistentReads| std::mem::take(&mut *spy.0.lock().unwrap());
+
+    assert_eq!(counter(None).total().await.unwrap(), 3);
+    let default = asked(&spy);
+    assert_eq!(default.len(), 2, "150 shards: two BatchGetItem requests");
+    assert!(default.iter().all(|c| *c != Some(true)), "{default:?}");
+
+    assert_eq!(counter(Some(true)).total().await.unwrap(), 3);
+    let consistent = asked(&spy);
+    assert_eq!(consistent, vec![Some(true); 2]);
+    assert_eq!(
+        counter(Some(true))
+            .shard_values()
+            .await
+            .unwrap()
+            .iter()
+            .sum::<i64>(),
+        3
+    );
+    assert_eq!(asked(&spy), vec![Some(true); 2]);
+
+    assert_eq!(counter(Some(false)).total().await.unwrap(), 3);
+    assert!(asked(&spy).iter().all(|c| *c != Some(true)));
+}

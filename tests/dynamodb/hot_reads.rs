@@ -171,6 +171,28 @@ async fn a_write_through_the_repository_is_seen_by_the_next_query() {
         "the sibling's write dropped the answer"
     );
 
+    // A transaction of the repository, committed at once or prepared first, is one of its
+    // writes too (it once left the cached answer, and a query in flight, to be joined).
+    top(&repo).collect().await.unwrap();
+    repo.transaction()
+        .put(&score("g1", "transacted", 3_000))
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(
+        top(&repo).collect().await.unwrap()[0].player_id,
+        "transacted"
+    );
+    let prepared = repo
+        .transaction()
+        .delete(&score("g1", "transacted", 3_000))
+        .prepare()
+        .await
+        .unwrap();
+    top(&repo).collect().await.unwrap();
+    prepared.commit().await.unwrap();
+    assert_eq!(top(&repo).collect().await.unwrap()[0].score, 199);
+
     // Through another Repo value: not seen while the cached answer is within its bound, as
     // documented; seen once it is past it.
     plain.put(&score("g1", "elsewhere", 2_000)).await.unwrap();

@@ -359,3 +359,75 @@ async fn a_transactional_read_canceled_for_a_conflict_is_read_again() {
         (3, 2)
     );
 }
+
+/// A send whose outcome is unknown (DynamoDB's own failure here; a lost answer alike), then
+/// refusals that say nothing about it (conflicts) until the retries end: the error still says
+/// the outcome is unknown, whichever send refused last, the SDK's own retries included, and
+/// in a later commit of the same prepared transaction. Only the identical request settles it.
+#[tokio::test]
+async fn an_unknown_outcome_stays_unknown_through_later_refusals() {
+    let plain = repo::<Account>("retry-unknown").await;
+    let faults = Faults::new();
+    let quick = RetryPolicy {
+        max_attempts: 3,
+        base_delay: std::time::Duration::from_millis(1),
+        max_delay: std::time::Duration::from_millis(5),
+    };
+
+    // Our resends: the first send fails on DynamoDB's side, the next two conflict.
+    let repo = through(&plain, &faults, 1).await;
+    faults.fail_next("TransactWriteItems", InjectedError::InternalServerError, 1);
+    faults.fail_next("TransactWriteItems", InjectedError::TransactionConflict, 2);
+    let prepared = repo
+        .transaction()
+        .with_retry(quick.clone())
+        .put(&account("ida", 5))
+        .prepare()
+        .await
+        .unwrap();
+    let err = prepared.commit().await.unwrap_err();
+    assert_eq!(faults.requests("TransactWriteItems"), 3);
+    assert!(err.outcome_unknown(), "{err:?}");
+    assert!(
+        matches!(&err, Error::OutcomeUnknown { token, last }
+            if token == prepared.token() && matches!(**last, Error::TransactionCanceled { .. })),
+        "{err:?}"
+    );
+    // Committed again and refused again for conflicts only: the first send is still unknown.
+    faults.fail_next("TransactWriteItems", InjectedError::TransactionConflict, 3);
+    let again = prepared.commit().await.unwrap_err();
+    assert!(again.outcome_unknown(), "{again:?}");
+    prepared.commit().await.unwrap();
+    assert_eq!(coins(&plain, "ida").await, Some(5));
+
+    // The SDK's own retry of the failed send (two attempts per send), then one conflict.
+    let sdk_retries = through(&plain, &faults, 2).await;
+    faults.fail_next("TransactWriteItems", InjectedError::InternalServerError, 1);
+    faults.fail_next("TransactWriteItems", InjectedError::TransactionConflict, 1);
+    faults.reset_counts();
+    let err = sdk_retries
+        .transaction()
+        .with_retry(once())
+        .put(&account("jo", 1))
+        .commit()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        faults.requests("TransactWriteItems"),
+        2,
+        "one send, two attempts"
+    );
+    assert!(err.outcome_unknown(), "{err:?}");
+
+    // Conflicts alone say the request was not applied: a known outcome.
+    faults.fail_next("TransactWriteItems", InjectedError::TransactionConflict, 1);
+    let err = repo
+        .transaction()
+        .with_retry(once())
+        .put(&account("kit", 1))
+        .commit()
+        .await
+        .unwrap_err();
+    assert!(!err.outcome_unknown(), "{err:?}");
+    assert_eq!(coins(&plain, "kit").await, None);
+}

@@ -42,6 +42,12 @@ pub(crate) const COUNTER_SORT_KEY: &str = "COUNTER";
 /// and sums them: a shard never written counts 0, a shard that cannot be read is an error,
 /// never a silent 0.
 ///
+/// **Which increments a total sees.** Its reads are eventually consistent by default (half
+/// the read units): on DynamoDB, a total read right after acknowledged increments may miss
+/// some of them for a moment (usually under a second). With
+/// [`consistent_read(true)`](Self::consistent_read) every increment acknowledged before the
+/// total was called is in it.
+///
 /// ```no_run
 /// # async fn demo(client: sharded::aws_sdk_dynamodb::Client, def: sharded::schema::TableDefinition) -> Result<(), sharded::Error> {
 /// use sharded::ShardedCounter;
@@ -65,6 +71,8 @@ pub struct ShardedCounter {
     suffix: ShardSuffix,
     attribute: String,
     retry: RetryPolicy,
+    /// Read the shards strongly consistently.
+    consistent_read: bool,
 }
 
 impl ShardedCounter {
@@ -105,6 +113,7 @@ impl ShardedCounter {
             suffix: ShardSuffix::DEFAULT,
             attribute: "count".to_owned(),
             retry: RetryPolicy::default(),
+            consistent_read: false,
         })
     }
 
@@ -128,6 +137,7 @@ impl ShardedCounter {
             suffix: ShardSuffix::DEFAULT,
             attribute: "count".to_owned(),
             retry: RetryPolicy::default(),
+            consistent_read: false,
         }
     }
 
@@ -393,10 +403,11 @@ impl ShardedCounter {
             .build()
             .map_err(|e| Error::InvalidQuery(format!("a counter increment: {e}")))?;
         let request = request(vec![TransactWriteItem::builder().update(update).build()]);
-        idempotent::send(&self.client, &request, &self.retry, &FirstSent::default())
+        let sends = FirstSent::default();
+        idempotent::send(&self.client, &request, &self.retry, &sends)
             .await
             .map_err(|e| {
-                idempotent::sent_error(&self.table, &request.token, e.into_service_error())
+                idempotent::sent_error(&self.table, &request.token, &sends, e.into_service_error())
             })?;
         Ok(shard)
     }
@@ -406,6 +417,25 @@ impl ShardedCounter {
     /// [`RetryPolicy::default`], 10 sends); `total`'s batch reads use it too.
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
+        self
+    }
+
+    /// Reads the shards of [`total`](Self::total) and [`shard_values`](Self::shard_values)
+    /// strongly consistently (`ConsistentRead` on each `BatchGetItem`): the total then counts
+    /// every increment acknowledged before it was called, for twice the read units (one unit
+    /// per shard instead of half). Default `false`: eventually consistent.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: sharded::aws_sdk_dynamodb::Client, def: sharded::schema::TableDefinition) -> Result<(), sharded::Error> {
+    /// use sharded::ShardedCounter;
+    /// let votes = ShardedCounter::new(client, "election", &def, "VOTES#candidate-a", 10)?
+    ///     .consistent_read(true);
+    /// votes.increment(1).await?;
+    /// assert!(votes.total().await? >= 1); // the acknowledged increment is counted
+    /// # Ok(()) }
+    /// ```
+    pub fn consistent_read(mut self, consistent: bool) -> Self {
+        self.consistent_read = consistent;
         self
     }
 
@@ -462,7 +492,11 @@ impl ShardedCounter {
     pub async fn shard_values(&self) -> Result<Vec<i64>, Error> {
         let shard_keys: Vec<String> = self.shard_keys().collect();
         let keys = shard_keys.iter().cloned().map(|pk| self.key(pk)).collect();
-        let items = batch::get(&self.client, &self.table, keys, &self.retry, 8).await?;
+        let items = if self.consistent_read {
+            batch::get_consistent(&self.client, &self.table, keys, &self.retry).await?
+        } else {
+            batch::get(&self.client, &self.table, keys, &self.retry, 8).await?
+        };
         let mut values = vec![0i64; self.n as usize];
         for item in items {
             let pk = item.get(self.pk_attribute).and_then(|v| v.as_s().ok());
@@ -487,8 +521,10 @@ impl ShardedCounter {
         Ok(values)
     }
 
-    /// The sum of every shard, read in one scatter (`BatchGetItem`). A sum beyond `i64` is
-    /// [`Error::CounterOverflow`], never a wrapped or saturated number.
+    /// The sum of every shard, read in one scatter (`BatchGetItem`), eventually consistent
+    /// unless [`consistent_read(true)`](Self::consistent_read): see "Which increments a total
+    /// sees" above. A sum beyond `i64` is [`Error::CounterOverflow`], never a wrapped or
+    /// saturated number.
     pub async fn total(&self) -> Result<i64, Error> {
         let values = self.shard_values().await?;
         checked_total(&values).ok_or_else(|| Error::CounterOverflow {

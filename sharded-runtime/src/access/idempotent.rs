@@ -21,15 +21,19 @@
 //! `IdempotentParameterMismatchException` (the token was used for another request), which the
 //! caller maps to [`Error::IdempotentParameterMismatch`](crate::Error::IdempotentParameterMismatch).
 
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use aws_sdk_dynamodb::config::interceptors::FinalizerInterceptorContextRef;
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::{
     TransactWriteItemsError, TransactWriteItemsOutput,
 };
 use aws_sdk_dynamodb::types::{CancellationReason, ReturnConsumedCapacity, TransactWriteItem};
 use aws_sdk_dynamodb::Client;
+use aws_smithy_runtime_api::box_error::BoxError;
 use tokio::time::Instant;
 
 use crate::access::batch::{self, RetryPolicy};
@@ -95,23 +99,79 @@ impl TokenRequest {
     }
 }
 
-/// When a request was first sent: the start of its token's window, kept across calls of
-/// [`send`] for a request the caller may commit again (set once, by the first send).
+/// What the sends of one request so far tell, kept across calls of [`send`] for a request the
+/// caller may commit again: when it was first sent (the start of its token's window, set once,
+/// by the first send), and whether any attempt, the SDK's own retries included, left its
+/// outcome unknown.
 #[derive(Debug, Default)]
-pub(crate) struct FirstSent(OnceLock<Instant>);
+pub(crate) struct FirstSent {
+    at: OnceLock<Instant>,
+    unknown: Arc<AtomicBool>,
+}
 
 impl FirstSent {
     /// Whether the request was sent so long ago that DynamoDB may have forgotten its token.
     pub(crate) fn past_horizon(&self) -> bool {
-        self.0
+        self.at
             .get()
             .is_some_and(|at| at.elapsed() >= RESEND_HORIZON)
+    }
+
+    /// Whether any attempt so far got no answer, DynamoDB's own failure (a 5xx), or found an
+    /// earlier send still in progress: the request may have been applied.
+    pub(crate) fn outcome_unknown(&self) -> bool {
+        self.unknown.load(Ordering::SeqCst)
     }
 
     /// Marks the request sent now, without sending it.
     #[cfg(test)]
     pub(crate) fn sent_now(&self) {
-        self.0.get_or_init(Instant::now);
+        self.at.get_or_init(Instant::now);
+    }
+}
+
+/// Watches every attempt of a send, the SDK's own retries included (our loop sees only the
+/// last of them): an attempt whose outcome is unknown is remembered in its [`FirstSent`].
+#[derive(Debug)]
+struct AttemptWatch(Arc<AtomicBool>);
+
+impl Intercept for AttemptWatch {
+    fn name(&self) -> &'static str {
+        "sharded::idempotent::attempts"
+    }
+
+    fn read_after_attempt(
+        &self,
+        context: &FinalizerInterceptorContextRef<'_>,
+        _components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let Some(Err(error)) = context.output_or_error() else {
+            return Ok(());
+        };
+        let server_failed = context
+            .response()
+            .is_some_and(|response| response.status().is_server_error());
+        let in_progress = error
+            .as_operation_error()
+            .and_then(|e| e.downcast_ref::<TransactWriteItemsError>())
+            .is_some_and(|e| {
+                matches!(
+                    e,
+                    TransactWriteItemsError::TransactionInProgressException(_)
+                )
+            });
+        // A connector error may come after the request left (a reset connection): unknown,
+        // which only ever makes the caller send the identical request again, harmlessly.
+        if error.is_timeout_error()
+            || error.is_connector_error()
+            || error.is_response_error()
+            || server_failed
+            || in_progress
+        {
+            self.0.store(true, Ordering::SeqCst);
+        }
+        Ok(())
     }
 }
 
@@ -127,7 +187,7 @@ pub(crate) async fn send(
 ) -> Result<TransactWriteItemsOutput, SendError> {
     let mut attempt = 0;
     loop {
-        let started = *first_sent.0.get_or_init(Instant::now);
+        let started = *first_sent.at.get_or_init(Instant::now);
         let mut builder = client
             .transact_write_items()
             .set_transact_items(Some(request.items.clone()))
@@ -135,7 +195,11 @@ pub(crate) async fn send(
         if request.consumed_capacity {
             builder = builder.return_consumed_capacity(ReturnConsumedCapacity::Total);
         }
-        let result = builder.send().await;
+        let result = builder
+            .customize()
+            .interceptor(AttemptWatch(first_sent.unknown.clone()))
+            .send()
+            .await;
         attempt += 1;
         let Err(error) = &result else {
             return result;
@@ -197,11 +261,52 @@ fn passes(code: &str) -> bool {
     )
 }
 
-/// The error of a transaction that was not canceled: the token errors as their typed
-/// variants, the rest as [`Error::Dynamo`]. Cancellations are mapped by each caller, which
-/// knows its actions.
-pub(crate) fn sent_error(table: &str, token: &str, error: TransactWriteItemsError) -> Error {
+/// Whether a refusal says nothing about whether an earlier send with the token was applied:
+/// a throttle, or a cancellation only for conflicts or throttles (refused before the
+/// request's idempotency was looked at, as far as the caller can tell).
+pub(crate) fn says_nothing_of_earlier_sends(error: &TransactWriteItemsError) -> bool {
     match error {
+        TransactWriteItemsError::TransactionCanceledException(canceled) => {
+            cancellation_passes(canceled.cancellation_reasons())
+        }
+        TransactWriteItemsError::ProvisionedThroughputExceededException(_)
+        | TransactWriteItemsError::ThrottlingException(_)
+        | TransactWriteItemsError::RequestLimitExceeded(_) => true,
+        other => other.code() == Some("ThrottlingException"),
+    }
+}
+
+/// The caller's error `last` for the last send's refusal, unless an earlier attempt's
+/// outcome is unknown and the refusal `says_nothing` about it
+/// ([`says_nothing_of_earlier_sends`]): then [`Error::OutcomeUnknown`] around it, so that
+/// `outcome_unknown()` holds across every send of the request.
+pub(crate) fn after_sends(
+    first_sent: &FirstSent,
+    token: &str,
+    says_nothing: bool,
+    last: Error,
+) -> Error {
+    if first_sent.outcome_unknown() && !last.outcome_unknown() && says_nothing {
+        Error::OutcomeUnknown {
+            token: token.to_owned(),
+            last: Box::new(last),
+        }
+    } else {
+        last
+    }
+}
+
+/// The error of a transaction that was not canceled, or canceled for reasons its caller does
+/// not map: the token errors as their typed variants, the rest as [`Error::Dynamo`], each as
+/// [`after_sends`] says. Condition failures are mapped by each caller, which knows its actions.
+pub(crate) fn sent_error(
+    table: &str,
+    token: &str,
+    first_sent: &FirstSent,
+    error: TransactWriteItemsError,
+) -> Error {
+    let says_nothing = says_nothing_of_earlier_sends(&error);
+    let last = match error {
         TransactWriteItemsError::IdempotentParameterMismatchException(_) => {
             Error::IdempotentParameterMismatch {
                 token: token.to_owned(),
@@ -213,7 +318,8 @@ pub(crate) fn sent_error(table: &str, token: &str, error: TransactWriteItemsErro
             }
         }
         other => Error::dynamo("TransactWriteItems", table, other),
-    }
+    };
+    after_sends(first_sent, token, says_nothing, last)
 }
 
 /// A fresh `ClientRequestToken`: 32 hex digits from 128 random bits.
@@ -293,7 +399,7 @@ mod tests {
         );
         assert!(!resendable(&mismatch));
         assert!(matches!(
-            sent_error("t", "tok", mismatch.into_service_error()),
+            sent_error("t", "tok", &FirstSent::default(), mismatch.into_service_error()),
             Error::IdempotentParameterMismatch { token } if token == "tok"
         ));
         let throttled = service(TransactWriteItemsError::generic(

@@ -21,7 +21,7 @@ use crate::access::idempotent;
 use crate::access::migrate::Migration;
 use crate::access::placement::Placement;
 use crate::access::query::Query;
-use crate::access::read_cache::ReadCache;
+use crate::access::read_cache::{ReadCache, Written};
 use crate::access::recognize::{is_ours, tagged_as};
 use crate::access::scan::Scan;
 use crate::access::transaction::{TransactGet, Transaction};
@@ -66,20 +66,6 @@ pub struct Repo<E> {
     // borrowed lifetime in users' signatures) for the price of a reference count.
     shared: Arc<Shared>,
     _entity: PhantomData<fn() -> E>,
-}
-
-/// A write of the repository in progress: tells the read cache when it ends (see
-/// [`Repo::writing`]).
-pub(crate) struct Written<'a> {
-    cache: &'a ReadCache,
-    partition_keys: Vec<String>,
-}
-
-impl Drop for Written<'_> {
-    fn drop(&mut self) {
-        self.cache
-            .wrote(self.partition_keys.iter().map(String::as_str));
-    }
 }
 
 #[derive(Clone)]
@@ -198,7 +184,7 @@ impl<E> Repo<E> {
     /// # Ok(()) }
     /// ```
     pub fn transaction(&self) -> Transaction {
-        Transaction::new(self.client(), self.table())
+        Transaction::new(self.client(), self.table()).with_read_cache(self.read_cache().clone())
     }
 
     /// An empty transactional read on this repository's table: up to 100 items of any
@@ -337,10 +323,7 @@ impl<E: ShardedEntity> Repo<E> {
 
     /// [`writing`](Self::writing) for writes to these partitions (a batch's).
     fn writing_to<'k>(&self, partition_keys: impl IntoIterator<Item = &'k str>) -> Written<'_> {
-        Written {
-            cache: &self.shared.read_cache,
-            partition_keys: partition_keys.into_iter().map(str::to_owned).collect(),
-        }
+        self.shared.read_cache.writing(partition_keys)
     }
 
     /// The same table and client, typed for another entity of the single-table design.
@@ -657,7 +640,7 @@ impl<E: ShardedEntity> Repo<E> {
         let result = self.transact(vec![write, delete]).await;
         match result {
             Ok(_) => Ok(Sent::Done),
-            Err((token, e)) => match e.into_service_error() {
+            Err((token, sends, e)) => match e.into_service_error() {
                 TransactWriteItemsError::TransactionCanceledException(canceled) => {
                     let reasons = canceled.cancellation_reasons();
                     let failed = |i: usize| {
@@ -679,10 +662,16 @@ impl<E: ShardedEntity> Repo<E> {
                     Err(idempotent::sent_error(
                         &self.shared.table,
                         &token,
+                        &sends,
                         TransactWriteItemsError::TransactionCanceledException(canceled),
                     ))
                 }
-                other => Err(idempotent::sent_error(&self.shared.table, &token, other)),
+                other => Err(idempotent::sent_error(
+                    &self.shared.table,
+                    &token,
+                    &sends,
+                    other,
+                )),
             },
         }
     }
@@ -698,17 +687,13 @@ impl<E: ShardedEntity> Repo<E> {
         actions: Vec<TransactWriteItem>,
     ) -> Result<
         aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsOutput,
-        (String, idempotent::SendError),
+        (String, idempotent::FirstSent, idempotent::SendError),
     > {
         let request = idempotent::TokenRequest::new(actions);
-        idempotent::send(
-            &self.shared.client,
-            &request,
-            &self.shared.retry,
-            &idempotent::FirstSent::default(),
-        )
-        .await
-        .map_err(|e| (request.token, e))
+        let sends = idempotent::FirstSent::default();
+        idempotent::send(&self.shared.client, &request, &self.shared.retry, &sends)
+            .await
+            .map_err(|e| (request.token, sends, e))
     }
 
     /// The error for a write whose condition failed, from the item DynamoDB returned.
@@ -850,7 +835,7 @@ impl<E: ShardedEntity> Repo<E> {
             .await;
         match result {
             Ok(_) => Ok(()),
-            Err((token, e)) => match e.into_service_error() {
+            Err((token, sends, e)) => match e.into_service_error() {
                 TransactWriteItemsError::TransactionCanceledException(canceled)
                     if canceled
                         .cancellation_reasons()
@@ -877,7 +862,12 @@ impl<E: ShardedEntity> Repo<E> {
                         key,
                     })
                 }
-                other => Err(idempotent::sent_error(&self.shared.table, &token, other)),
+                other => Err(idempotent::sent_error(
+                    &self.shared.table,
+                    &token,
+                    &sends,
+                    other,
+                )),
             },
         }
     }

@@ -2,6 +2,7 @@
 //! sending, idempotent under retries, with cancellations mapped back to the action and key.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
@@ -15,6 +16,7 @@ use crate::access::condition::{values_of, Condition, Names, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
 use crate::access::idempotent::{self, FirstSent, TokenRequest};
 use crate::access::placement::{PendingSettle, Placement};
+use crate::access::read_cache::ReadCache;
 use crate::access::update::{GsiRewrite, Update};
 use crate::access::write_rules::{
     entity_guard, key_of, no_item, own_entity, physical_item, put_guard, stamp_write,
@@ -100,6 +102,8 @@ pub struct Transaction {
     settles: Vec<PendingSettle>,
     retry: RetryPolicy,
     error: Option<Error>,
+    /// The read cache of the repository that built it: the commit is one of its writes.
+    read_cache: Option<Arc<ReadCache>>,
 }
 
 /// An action with what the placement of its item adds: the previous place's delete or check,
@@ -122,7 +126,15 @@ impl Transaction {
             settles: Vec::new(),
             retry: RetryPolicy::default(),
             error: None,
+            read_cache: None,
         }
+    }
+
+    /// Makes the settles and the commit writes of `read_cache`'s repository: like its puts,
+    /// they end single flight and drop the cached answers of the partitions they write.
+    pub(crate) fn with_read_cache(mut self, read_cache: Arc<ReadCache>) -> Self {
+        self.read_cache = Some(read_cache);
+        self
     }
 
     /// Uses `token` as the `ClientRequestToken` (1 to 36 characters, else
@@ -332,8 +344,18 @@ impl Transaction {
             return Err(error);
         }
         check(&self.actions, &self.added_by)?;
-        for settle in &self.settles {
-            settle.run(&self.client, &self.table).await?;
+        if !self.settles.is_empty() {
+            // A settle moves an item between the places the actions name.
+            let _written = self.read_cache.as_deref().map(|cache| {
+                cache.writing(
+                    self.actions
+                        .iter()
+                        .filter_map(|a| partition_of(a.schema, &a.key)),
+                )
+            });
+            for settle in &self.settles {
+                settle.run(&self.client, &self.table).await?;
+            }
         }
         let items = self.actions.iter().map(|a| a.item.clone()).collect();
         let request = match self.token {
@@ -359,6 +381,7 @@ impl Transaction {
             actions,
             retry: self.retry,
             first_sent: FirstSent::default(),
+            read_cache: self.read_cache,
         })
     }
 }
@@ -417,6 +440,7 @@ pub struct PreparedTransaction {
     actions: Vec<ActionLabel>,
     retry: RetryPolicy,
     first_sent: FirstSent,
+    read_cache: Option<Arc<ReadCache>>,
 }
 
 impl std::fmt::Debug for PreparedTransaction {
@@ -459,19 +483,36 @@ impl PreparedTransaction {
                 token: self.request.token.clone(),
             });
         }
+        // However the send ends (an error may leave it applied), it was a write of the
+        // repository to every partition its actions name.
+        let _written = self.read_cache.as_deref().map(|cache| {
+            cache.writing(
+                self.actions
+                    .iter()
+                    .filter_map(|a| partition_of(a.schema, &a.key)),
+            )
+        });
         let result =
             idempotent::send(&self.client, &self.request, &self.retry, &self.first_sent).await;
         match result {
             Ok(_) => Ok(()),
             Err(e) => match e.into_service_error() {
                 TransactWriteItemsError::TransactionCanceledException(canceled) => {
-                    Err(Error::TransactionCanceled {
+                    let passes = idempotent::cancellation_passes(canceled.cancellation_reasons());
+                    let canceled = Error::TransactionCanceled {
                         actions: self.canceled_actions(canceled.cancellation_reasons()),
-                    })
+                    };
+                    Err(idempotent::after_sends(
+                        &self.first_sent,
+                        &self.request.token,
+                        passes,
+                        canceled,
+                    ))
                 }
                 other => Err(idempotent::sent_error(
                     &self.table,
                     &self.request.token,
+                    &self.first_sent,
                     other,
                 )),
             },
@@ -500,6 +541,14 @@ impl PreparedTransaction {
             })
             .collect()
     }
+}
+
+/// The partition key value of an action's `key`.
+fn partition_of<'k>(schema: &EntitySchema, key: &'k Item) -> Option<&'k str> {
+    key.get(schema.pk.attribute)?
+        .as_s()
+        .ok()
+        .map(String::as_str)
 }
 
 fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {

@@ -325,7 +325,7 @@ pub enum Error {
     /// one again. Read the items to see whether the earlier request was applied; send a new
     /// request under a new token.
     #[error(
-        "the ClientRequestToken `{token}` was used in the last 10 minutes for a different          request, so DynamoDB refused this one (nothing of it was applied); the earlier request          with this token may have been: read the items to find out, and retry with the same          prepared transaction (`Transaction::prepare`), never a rebuilt one, or with a new token          for a new request"
+        "the ClientRequestToken `{token}` was used in the last 10 minutes for a different request, so DynamoDB refused this one (nothing of it was applied); the earlier request with this token may have been: read the items to find out, and retry with the same prepared transaction (`Transaction::prepare`), never a rebuilt one, or with a new token for a new request"
     )]
     IdempotentParameterMismatch {
         /// The token.
@@ -336,18 +336,37 @@ pub enum Error {
     /// the retries. Nothing of this send was applied; the earlier one may yet be. Commit the
     /// same prepared transaction again after a moment: it is applied at most once.
     #[error(
-        "a transaction with ClientRequestToken `{token}` is still in progress at DynamoDB:          commit the same prepared transaction again in a moment (it applies at most once)"
+        "a transaction with ClientRequestToken `{token}` is still in progress at DynamoDB: commit the same prepared transaction again in a moment (it applies at most once)"
     )]
     TransactionInProgress {
         /// The token.
         token: String,
+    },
+    /// An earlier send of this token-carrying write (the SDK's own retries included) got no
+    /// answer (a timeout, a lost connection), DynamoDB's own failure, or found a send still in
+    /// progress, so it may have been applied; the last send was then refused for a reason
+    /// that says nothing about that one (`last`: a throttle, a conflict with another
+    /// transaction). Send the identical request again: commit the same
+    /// [`PreparedTransaction`](crate::transaction::PreparedTransaction), or increment with the
+    /// same token. It is applied at most once; a rebuilt request under a new token may apply
+    /// the change twice.
+    #[error(
+        "the write with ClientRequestToken `{token}` may have been applied: an earlier send got \
+         no answer, and the last was refused ({last}); send the identical request again with \
+         the same token (it applies at most once), never a rebuilt one under a new token"
+    )]
+    OutcomeUnknown {
+        /// The token.
+        token: String,
+        /// Why the last send was refused.
+        last: Box<Error>,
     },
     /// A prepared transaction was first sent more than 9 minutes ago: DynamoDB remembers a
     /// `ClientRequestToken` for 10 minutes, so sending it again could apply it twice. Nothing
     /// was sent. Read the items to see whether the transaction was applied, and build a new
     /// one if it was not.
     #[error(
-        "the transaction with ClientRequestToken `{token}` was first sent more than 9 minutes          ago, and DynamoDB forgets a token after 10: sending it again could apply it twice, so it          was not sent; read the items to see whether it was applied, and build a new transaction          if not"
+        "the transaction with ClientRequestToken `{token}` was first sent more than 9 minutes ago, and DynamoDB forgets a token after 10: sending it again could apply it twice, so it was not sent; read the items to see whether it was applied, and build a new transaction if not"
     )]
     TokenExpired {
         /// The token.
@@ -473,6 +492,7 @@ impl Error {
                 source.throttling_reasons()
             }
             Error::Coalesced { source } => source.throttling_reasons(),
+            Error::OutcomeUnknown { last, .. } => last.throttling_reasons(),
             Error::MigrationIncomplete {
                 source: Some(source),
                 ..
@@ -551,7 +571,8 @@ impl Error {
 
     /// Whether the error leaves unknown whether a write was applied: its answer never came (a
     /// timeout, a dropped connection), DynamoDB failed on its side (a 5xx), or an earlier send
-    /// with the same token was still in progress. For a token-carrying write (a
+    /// with the same token was still in progress, in the last send or in any send before it
+    /// ([`Error::OutcomeUnknown`]: a lost answer followed by throttles is still unknown). For a token-carrying write (a
     /// [`PreparedTransaction`](crate::transaction::PreparedTransaction), a counter increment with a token)
     /// sending the identical request again settles it: it is applied at most once.
     ///
@@ -563,7 +584,7 @@ impl Error {
     pub fn outcome_unknown(&self) -> bool {
         match self {
             Error::Coalesced { source } => source.outcome_unknown(),
-            Error::TransactionInProgress { .. } => true,
+            Error::TransactionInProgress { .. } | Error::OutcomeUnknown { .. } => true,
             Error::Dynamo { source, .. } => match source.code() {
                 None => true,
                 Some(code) => matches!(code, "InternalServerError" | "ServiceUnavailable"),

@@ -35,7 +35,7 @@ pub(crate) async fn run(entities: &[Box<dyn EntityOps>], cli: Cli) -> Result<u8,
             let left = entity
                 .remaining(client, table.clone())
                 .await
-                .map_err(|e| dynamo_failure(&table, e))?;
+                .map_err(|e| migration_failure(&table, e, &[]))?;
             match output {
                 Output::Json => println!(
                     "{}",
@@ -110,6 +110,37 @@ async fn table_caps(aws: &AwsArgs, table: &str) -> Result<TableCaps, Failure> {
 
 fn dynamo_failure(table: &str, error: Error) -> Failure {
     Failure::failed(format!("table `{table}`: {error}"))
+}
+
+/// Why `migrate` or `remaining` stopped. What the runtime refuses before it sends any request
+/// (settings that cannot run, an entity with no transition, a checkpoint of another
+/// migration: `InvalidQuery`, `InvalidCheckpoint`) is bad input, [`EXIT_USAGE`](crate::EXIT_USAGE),
+/// its message followed by the flags behind it (`given`, as typed) and what to do; anything
+/// else is a failure of the work.
+fn migration_failure(table: &str, error: Error, given: &[String]) -> Failure {
+    let refused = |why: String, what_to_do: &str| {
+        let given = if given.is_empty() {
+            String::new()
+        } else {
+            format!(" (given: {})", given.join(" "))
+        };
+        Failure::usage(format!(
+            "table `{table}`: refused before any request, nothing was changed: \
+             {why}{given}; {what_to_do}"
+        ))
+    };
+    match error {
+        Error::InvalidQuery(why) => refused(
+            why,
+            "change the setting it names, or leave its flag out for the default",
+        ),
+        Error::InvalidCheckpoint(why) => refused(
+            why,
+            "give --checkpoint the file this migration wrote, or leave out --resume to start \
+             from the beginning",
+        ),
+        other => dynamo_failure(table, other),
+    }
 }
 
 #[cfg(feature = "local")]
@@ -377,6 +408,24 @@ fn read(path: &Path) -> Result<String, Failure> {
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))
 }
 
+/// The flags of `args` the runtime checks before a run, as typed: what a refusal points at.
+fn given_flags(args: &MigrateArgs) -> Vec<String> {
+    let mut given = Vec::new();
+    if let Some(w) = args.write_units_per_second {
+        given.push(format!("--write-units-per-second {w}"));
+    }
+    if let Some(r) = args.read_units_per_second {
+        given.push(format!("--read-units-per-second {r}"));
+    }
+    if let Some(segments) = args.segments {
+        given.push(format!("--segments {segments}"));
+    }
+    if let (Some(path), true) = (&args.checkpoint, args.resume) {
+        given.push(format!("--checkpoint {} --resume", path.display()));
+    }
+    given
+}
+
 async fn migrate(
     entities: &[Box<dyn EntityOps>],
     aws: &AwsArgs,
@@ -384,24 +433,17 @@ async fn migrate(
     args: MigrateArgs,
 ) -> Result<u8, Failure> {
     let entity = find(entities, &args.entity)?;
-    // Everything the flags name is checked before the first request: a corrupt or foreign
-    // checkpoint changes nothing.
+    // Everything the flags name is checked before the first request: a corrupt checkpoint
+    // here, settings and a checkpoint of another migration by the runtime (`given` names the
+    // flags behind them in its refusal).
     let resume_from = match (&args.checkpoint, args.resume) {
-        (Some(path), true) => {
-            let checkpoint = Checkpoint::from_token(&read(path)?)
-                .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
-            if checkpoint.table() != args.table {
-                return Err(Failure::usage(format!(
-                    "{} is a checkpoint of table `{}`, not `{}`: nothing was changed",
-                    path.display(),
-                    checkpoint.table(),
-                    args.table
-                )));
-            }
-            Some(checkpoint)
-        }
+        (Some(path), true) => Some(
+            Checkpoint::from_token(&read(path)?)
+                .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?,
+        ),
         _ => None,
     };
+    let given = given_flags(&args);
     let client = client(aws).await;
     let bar = if args.quiet || output == Output::Json {
         ProgressBar::hidden()
@@ -459,7 +501,7 @@ async fn migrate(
             }
             (*report, EXIT_INCOMPLETE)
         }
-        Err(e) => return Err(dynamo_failure(&args.table, e)),
+        Err(e) => return Err(migration_failure(&args.table, e, &given)),
     };
     match output {
         Output::Json => {

@@ -30,8 +30,13 @@
 //!
 //! Exit codes scripts can trust: [`EXIT_OK`] (0), [`EXIT_FAILED`] (1: the command could not
 //! do its work, e.g. the endpoint is unreachable), [`EXIT_USAGE`] (2: bad arguments, an
-//! unknown entity, an unreadable file; nothing was changed), [`EXIT_INCOMPLETE`] (3: a
-//! migration finished with items it could not move, or `remaining` found items left).
+//! unknown entity, an unreadable file, migration settings or a checkpoint the migration
+//! refuses; nothing was changed), [`EXIT_INCOMPLETE`] (3: a migration finished with items it
+//! could not move, or `remaining` found items left).
+//!
+//! A migration's checkpoint never passes an item it could not move: after exit 3, its JSON
+//! says `"complete": false`, and `migrate --checkpoint FILE --resume` reads the pages of the
+//! failed items again and retries them.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -56,11 +61,13 @@ pub const EXIT_OK: u8 = 0;
 /// The command could not do its work (DynamoDB unreachable or refusing, a migration error);
 /// the message says what failed.
 pub const EXIT_FAILED: u8 = 1;
-/// Bad arguments, an unknown entity, a file that cannot be read or is not what it should be:
-/// refused before anything was changed.
+/// Bad arguments, an unknown entity, a file that cannot be read or is not what it should be,
+/// migration settings that cannot run (`--segments 0`, `--write-units-per-second 0`) or a
+/// checkpoint of another migration: refused before any request, so nothing was changed.
 pub const EXIT_USAGE: u8 = 2;
-/// Work remains: a migration finished with items it could not move, or `remaining` counted
-/// items still at their previous place.
+/// Work remains: a migration finished with items it could not move (its checkpoint stops
+/// before them, so `--resume` retries them), or `remaining` counted items still at their
+/// previous place.
 pub const EXIT_INCOMPLETE: u8 = 3;
 
 /// An ops command line over a set of entities: name them with [`entity`](Self::entity), then

@@ -815,7 +815,10 @@ async fn what_cannot_be_moved_is_listed_and_kept_and_moved_later() {
             (Adopted::sk(7, "broken").unwrap(), "unreadable")
         ]
     );
-    assert!(report.checkpoint.is_complete(), "it read everything");
+    assert!(
+        !report.checkpoint.is_complete(),
+        "it read everything, but its checkpoint stays before the items it could not move"
+    );
     let message = Error::MigrationIncomplete {
         report,
         source: None,
@@ -841,6 +844,70 @@ async fn what_cannot_be_moved_is_listed_and_kept_and_moved_later() {
     assert_eq!(report.progress.moved, on_hot);
     assert_settled_scores(&repo, &scores).await;
     assert_eq!(stored(&repo).await.len(), scores.len());
+}
+
+/// A checkpoint never passes an item that could not be moved: every checkpoint of a run
+/// with failed items stops before them, and a run resumed from the last one reads their
+/// pages again and moves them (issue 30, item 6: it used to resume past them, reading
+/// nothing, while `remaining` still counted them).
+#[tokio::test]
+async fn a_checkpoint_stops_at_a_failed_item_and_resuming_moves_it() {
+    let repo: Repo<Adopted> = repo("migrate-resume-failed").await;
+    let scores = initial(40);
+    seed_legacy(repo.client(), repo.table(), GAME, &scores).await;
+    // Moves to shard 3 are throttled until the faults are cleared.
+    let faults = Faults::new();
+    let hot = Adopted::pk_on_shard(GAME, 3).unwrap();
+    faults.throttle_partition(hot.clone());
+    let flaky: Repo<Adopted> = Repo::new(faulty_client(&faults, 2).await, repo.table());
+    let on_hot = scores
+        .iter()
+        .filter(|(p, s)| Adopted::new(p, *s, 1).item_keys().unwrap().pk == hot)
+        .count() as u64;
+    assert!(on_hot > 0 && on_hot < scores.len() as u64);
+    let offered: Arc<Mutex<Vec<migrate::Checkpoint>>> = Arc::default();
+    let keep = offered.clone();
+    let result = flaky
+        .migrate()
+        .segments(1)
+        .page_size(10)
+        .max_attempts(2)
+        .delete_delay(Duration::from_millis(50))
+        .on_checkpoint(move |c| keep.lock().unwrap().push(c.clone()))
+        .run()
+        .await;
+    let Err(Error::MigrationIncomplete {
+        report,
+        source: None,
+    }) = result
+    else {
+        panic!("expected the items of the throttled shard listed, got {result:?}");
+    };
+    assert_eq!(report.progress.failed, on_hot, "{}", report.progress);
+    assert!(
+        !report.checkpoint.is_complete(),
+        "the report's checkpoint stops before the failed items"
+    );
+    let offered = offered.lock().unwrap().clone();
+    assert!(offered.len() >= 4, "a checkpoint after every page");
+    assert!(offered.iter().all(|c| !c.is_complete()));
+    assert_eq!(offered.last(), Some(&report.checkpoint));
+    // Every other item moved all the same.
+    assert_eq!(repo.migration_remaining().await.unwrap(), on_hot);
+    // Resumed from the last checkpoint's token, as a restarted process would.
+    faults.clear();
+    let token = offered.last().unwrap().to_token();
+    let resumed = flaky
+        .migrate()
+        .page_size(10)
+        .resume_from(token.parse().unwrap())
+        .run()
+        .await
+        .unwrap();
+    assert_eq!(resumed.progress.moved, on_hot, "{}", resumed.progress);
+    assert!(resumed.checkpoint.is_complete());
+    assert_eq!(repo.migration_remaining().await.unwrap(), 0);
+    assert_settled_scores(&repo, &scores).await;
 }
 
 /// The move's conditions over every attribute type DynamoDB stores, reserved words as names,

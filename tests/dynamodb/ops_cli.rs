@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use serde::{Deserialize, Serialize};
+use sharded::aws_sdk_dynamodb::types::AttributeValue;
 use sharded::{Repo, ShardedEntity};
 use sharded_testkit::local::{unique_table_name, ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY};
 
@@ -257,6 +258,215 @@ async fn migrate_moves_every_item_and_remaining_says_when_it_is_done() {
     assert!(done.stdout.starts_with("0 items"), "{}", done.stdout);
     let all = ScoreOn20::query(&after, "g1").collect().await.unwrap();
     assert_eq!(all.len(), 120, "every score is still read exactly once");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// 30 scores on the 10-shard layout in a fresh table; their repository under the 20-shard
+/// layout, and how many of them are to move.
+async fn scores_on_ten(prefix: &str) -> (Repo<ScoreOn20>, Vec<ScoreOn10>, u64) {
+    let table = unique_table_name(prefix);
+    let before: Repo<ScoreOn10> = Repo::new(client().await, table.clone());
+    before.create_table().await.unwrap();
+    let scores: Vec<ScoreOn10> = (0..30)
+        .map(|i| ScoreOn10 {
+            game_id: "g1".into(),
+            player_id: format!("p{i}"),
+            score: i * 7,
+        })
+        .collect();
+    before.batch_put(&scores).await.unwrap();
+    let after: Repo<ScoreOn20> = Repo::new(client().await, table);
+    let left = after.migration_remaining().await.unwrap().items;
+    assert!(left > 1, "some items hash to the 10 new shards");
+    (after, scores, left)
+}
+
+/// A migration that cannot move an item exits 3 saying it is not complete, and its checkpoint
+/// stops before the item: `--resume` reads its page again and moves it (issue 30, item 6: the
+/// first run said `"complete": true` and `--resume` read nothing, exit 0, with the item left).
+#[tokio::test]
+async fn a_migration_that_left_an_item_resumes_at_that_item() {
+    let (after, scores, left) = scores_on_ten("ops-failed").await;
+    let table = after.table().to_owned();
+    // Another service's item at the current place of one score that is to move: the move
+    // never overwrites it, so that score cannot move while it is there.
+    let blocked = scores
+        .iter()
+        .find_map(|s| {
+            let old = s.item_keys().unwrap();
+            let new = ScoreOn20 {
+                game_id: s.game_id.clone(),
+                player_id: s.player_id.clone(),
+                score: s.score,
+            }
+            .item_keys()
+            .unwrap();
+            (old.pk != new.pk).then_some(new)
+        })
+        .expect("a score to move");
+    let key = |k: &sharded::keys::ItemKeys| {
+        std::collections::HashMap::from([
+            ("pk".to_owned(), AttributeValue::S(k.pk.clone())),
+            ("sk".to_owned(), AttributeValue::S(k.sk.clone().unwrap())),
+        ])
+    };
+    let mut squatter = key(&blocked);
+    squatter.insert(
+        sharded::schema::ENTITY_ATTRIBUTE.to_owned(),
+        AttributeValue::S("SomeoneElse".into()),
+    );
+    after
+        .client()
+        .put_item()
+        .table_name(&table)
+        .set_item(Some(squatter))
+        .send()
+        .await
+        .unwrap();
+
+    let dir = std::env::temp_dir().join(unique_table_name("ops-failed-checkpoint"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let checkpoint = dir.join("migrate.checkpoint");
+    let checkpoint_arg = checkpoint.to_str().unwrap();
+    let migrate = |resume: bool| {
+        let table = table.clone();
+        async move {
+            let mut args = vec![
+                "migrate",
+                "--entity",
+                "Score",
+                "--table",
+                &table,
+                "--checkpoint",
+                checkpoint_arg,
+                "--output",
+                "json",
+            ];
+            if resume {
+                args.push("--resume");
+            }
+            ops(&args).await
+        }
+    };
+    let first = migrate(false).await;
+    assert_eq!(first.code, 3, "{}\n{}", first.stdout, first.stderr);
+    let m = json(&first);
+    assert_eq!(m["failed"], 1, "{m:#}");
+    assert_eq!(m["moved"], left - 1, "{m:#}");
+    assert_eq!(m["complete"], false, "an item was left: {m:#}");
+    let saved = std::fs::read_to_string(&checkpoint).expect("a checkpoint file");
+    assert!(!sharded::migrate::Checkpoint::from_token(&saved)
+        .unwrap()
+        .is_complete());
+    let remaining = ops(&["remaining", "--entity", "Score", "--table", &table]).await;
+    assert_eq!(remaining.code, 3, "{}", remaining.stderr);
+
+    // Resumed while the item is still blocked: it is tried again, and still left.
+    let again = migrate(true).await;
+    assert_eq!(again.code, 3, "{}\n{}", again.stdout, again.stderr);
+    assert_eq!(json(&again)["failed"], 1);
+    assert_eq!(json(&again)["complete"], false);
+
+    // The other service's item removed, the resumed run moves the score.
+    after
+        .client()
+        .delete_item()
+        .table_name(&table)
+        .set_key(Some(key(&blocked)))
+        .send()
+        .await
+        .unwrap();
+    let resumed = migrate(true).await;
+    assert_eq!(resumed.code, 0, "{}\n{}", resumed.stdout, resumed.stderr);
+    let m = json(&resumed);
+    assert_eq!(m["moved"], 1, "{m:#}");
+    assert_eq!(m["complete"], true, "{m:#}");
+    let done = ops(&["remaining", "--entity", "Score", "--table", &table]).await;
+    assert_eq!(done.code, 0, "{}", done.stdout);
+    let all = ScoreOn20::query(&after, "g1").collect().await.unwrap();
+    assert_eq!(all.len(), scores.len());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Settings the migration cannot run and a checkpoint of another entity's migration are
+/// refused before any request, exit 2 as bad input, naming the flag and what to do (issue
+/// 30, item 7: they exited 1, as if the work had failed).
+#[tokio::test]
+async fn settings_and_checkpoints_the_migration_refuses_exit_2() {
+    let (after, _, left) = scores_on_ten("ops-refused").await;
+    let table = after.table().to_owned();
+    let base = ["migrate", "--entity", "Score", "--table", &table, "--quiet"];
+    for (flag, given, says) in [
+        (
+            "--write-units-per-second=0",
+            "--write-units-per-second 0",
+            "write_units_per_second(0)",
+        ),
+        ("--segments=0", "--segments 0", "segments(0)"),
+        (
+            "--read-units-per-second=-1",
+            "--read-units-per-second -1",
+            "read_units_per_second(-1)",
+        ),
+    ] {
+        let args: Vec<&str> = base.iter().copied().chain([flag]).collect();
+        let run = ops(&args).await;
+        assert_eq!(run.code, 2, "{flag}: {}", run.stderr);
+        for part in [says, given, "nothing was changed", "leave its flag out"] {
+            assert!(
+                run.stderr.contains(part),
+                "{flag} lacks {part}: {}",
+                run.stderr
+            );
+        }
+    }
+
+    // A checkpoint of the other entity's migration of this table.
+    let dir = std::env::temp_dir().join(unique_table_name("ops-refused-checkpoint"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let checkpoint = dir.join("personal-best.checkpoint");
+    let checkpoint_arg = checkpoint.to_str().unwrap();
+    let theirs = ops(&[
+        "migrate",
+        "--entity",
+        "PersonalBest",
+        "--table",
+        &table,
+        "--checkpoint",
+        checkpoint_arg,
+        "--quiet",
+    ])
+    .await;
+    assert_eq!(theirs.code, 0, "{}", theirs.stderr);
+    let foreign = ops(&[
+        "migrate",
+        "--entity",
+        "Score",
+        "--table",
+        &table,
+        "--checkpoint",
+        checkpoint_arg,
+        "--resume",
+        "--quiet",
+    ])
+    .await;
+    assert_eq!(foreign.code, 2, "{}", foreign.stderr);
+    for part in [
+        "entity `PersonalBest`, not `Score`",
+        "nothing was changed",
+        "leave out --resume",
+    ] {
+        assert!(
+            foreign.stderr.contains(part),
+            "lacks {part}: {}",
+            foreign.stderr
+        );
+    }
+    assert_eq!(
+        after.migration_remaining().await.unwrap(),
+        left,
+        "nothing moved"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -78,7 +78,8 @@ type CheckpointHook = Arc<dyn Fn(&Checkpoint) + Send + Sync>;
 /// - **Resumable**: after every page it offers a [`Checkpoint`]
 ///   ([`on_checkpoint`](Self::on_checkpoint)); [`resume_from`](Self::resume_from) goes on from
 ///   there. Items between the checkpoint and a crash are read again, and moving is idempotent:
-///   an item already moved is at its current place and is skipped.
+///   an item already moved is at its current place and is skipped. A checkpoint never passes
+///   an item that could not be moved, so resuming retries every failed item.
 /// - **Observable**: [`on_progress`](Self::on_progress) sees the counts, units and rate after
 ///   every item.
 /// - **Honest**: an item that changed while it was moved is read again and retried (at most
@@ -315,6 +316,15 @@ impl<E: ShardedEntity> Migration<E> {
     /// dealt with: save it (its [`to_token`](Checkpoint::to_token)) and give it to
     /// [`resume_from`](Self::resume_from) after a crash.
     ///
+    /// A checkpoint never passes an item that could not be moved (one listed in
+    /// [`Report::failed`]): from the page that holds it, its segment's (or partition's)
+    /// position stays where that page starts for the rest of the run, while the segment reads
+    /// on and its later items are moved. So a run with a failed item never offers a
+    /// [complete](Checkpoint::is_complete) checkpoint, and a run resumed from any checkpoint it
+    /// offered reads that page again and retries the item (the items around it, already
+    /// moved, are skipped). The hook is called after every page all the same, so a run whose
+    /// first page failed still leaves a checkpoint to resume from.
+    ///
     /// ```no_run
     /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
     /// repo.migrate()
@@ -334,6 +344,11 @@ impl<E: ShardedEntity> Migration<E> {
 
     /// Goes on from `checkpoint` instead of from the beginning: the segments (or partitions)
     /// done are skipped, the others resume after the key they had reached.
+    ///
+    /// Nothing a checkpoint skips holds an item the migration failed to move: a page with one
+    /// is read again (see [`on_checkpoint`](Self::on_checkpoint)), so resuming after
+    /// [`Error::MigrationIncomplete`] retries its failed items, from the report's
+    /// [`checkpoint`](Report::checkpoint) or the last one offered.
     ///
     /// The checkpoint must come from a migration of this entity in this table, under the
     /// layout declared now, with the same scope ([`only`](Self::only) and its key, or the

@@ -5,6 +5,7 @@
 //! Nothing is spawned: the whole run is one future, so dropping it stops every request.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -146,6 +147,30 @@ struct Pending {
     copied: bool,
 }
 
+/// Whether an item of one page could not be moved. Every failure is recorded against its
+/// page ([`Runner::fail`] takes it), and a page with one holds its part's checkpoint position
+/// where the page starts ([`Runner::reached`]): the one rule that keeps a checkpoint from
+/// passing an item still at its previous place.
+#[derive(Default)]
+struct PageFailures(AtomicBool);
+
+impl PageFailures {
+    fn mark(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    fn any(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A page of a part, finished: where the part goes on after it, and whether an item on it
+/// could not be moved.
+struct PageEnd {
+    next: Option<Item>,
+    failed: bool,
+}
+
 /// The settings of a run, checked, and its shared state.
 pub(super) struct Runner<E> {
     repo: Repo<E>,
@@ -174,6 +199,10 @@ struct State {
     /// The items re-keyed, as listed in the report.
     rekeyed: Vec<Rekeyed>,
     positions: Vec<Position>,
+    /// Parts whose position is held at the start of a page that holds an item not moved:
+    /// the part reads on, but its checkpoint goes no further, so a resumed run reads that
+    /// page again.
+    held: Vec<bool>,
     /// (elapsed, write units so far), sampled at most every 100 ms, over [`RATE_WINDOW`].
     samples: VecDeque<(Duration, f64)>,
     /// Items counted by `remaining`.
@@ -338,6 +367,7 @@ impl<E: ShardedEntity> Runner<E> {
                 failures: Vec::new(),
                 left_alone: Vec::new(),
                 rekeyed: Vec::new(),
+                held: vec![false; positions.len()],
                 positions,
                 samples: VecDeque::new(),
                 remaining: 0,
@@ -421,7 +451,8 @@ impl<E: ShardedEntity> Runner<E> {
     /// A pipeline: while a page's old copies wait out the delete delay, the next pages are
     /// read and copied (at most [`MAX_WAITING_PAGES`] waiting), so the delay costs a part
     /// latency, not throughput. Pages finish in order, so a checkpoint never passes a page
-    /// whose old copies are not all deleted.
+    /// whose old copies are not all deleted, nor (see [`reached`](Self::reached)) a page with
+    /// an item that could not be moved.
     async fn part(&self, part: usize, counting: bool) -> Result<(), Error> {
         let start = match &self.state().positions[part] {
             Position::Done => return Ok(()),
@@ -435,8 +466,8 @@ impl<E: ShardedEntity> Runner<E> {
                 // Finished pages first: their checkpoints, and room for more pages.
                 biased;
                 Some(finished) = finishing.next(), if !finishing.is_empty() => {
-                    let next: Option<Item> = finished?;
-                    self.reached(part, next, counting);
+                    let end: PageEnd = finished?;
+                    self.reached(part, end, counting);
                 }
                 read = async {
                     match reading.as_mut() {
@@ -444,12 +475,13 @@ impl<E: ShardedEntity> Runner<E> {
                         None => std::future::pending().await,
                     }
                 }, if reading.is_some() && finishing.len() < MAX_WAITING_PAGES => {
-                    let (pending, next) = read?;
-                    reading = next
+                    let (pending, end) = read?;
+                    reading = end
+                        .next
                         .clone()
                         .map(|key| Box::pin(self.read_page(part, Some(key), counting)));
                     let due = tokio::time::Instant::now() + self.delete_delay;
-                    finishing.push_back(self.finish_page(pending, next, due));
+                    finishing.push_back(self.finish_page(pending, end, due));
                 }
                 else => return Ok(()),
             }
@@ -457,14 +489,14 @@ impl<E: ShardedEntity> Runner<E> {
     }
 
     /// Reads the page of `part` after `start`, and makes the first step of every item on it
-    /// (or, counting, counts what is left); returns the old copies to delete and where the
-    /// part resumes after the page.
+    /// (or, counting, counts what is left); returns the old copies to delete, where the part
+    /// resumes after the page, and whether an item on it could not be moved.
     async fn read_page(
         &self,
         part: usize,
         start: Option<Item>,
         counting: bool,
-    ) -> Result<(Vec<Pending>, Option<Item>), Error> {
+    ) -> Result<(Vec<Pending>, PageEnd), Error> {
         let page = self.source.page(part, start).await?;
         let found: Vec<(Item, Found)> = page
             .items
@@ -496,45 +528,64 @@ impl<E: ShardedEntity> Runner<E> {
                     .count() as u64;
             }
         }
-        if counting {
-            return Ok((Vec::new(), page.next));
-        }
-        let pending = stream::iter(found)
-            .map(|(item, found)| self.first_step(item, found))
-            .buffer_unordered(self.concurrency)
-            .try_filter_map(|pending| std::future::ready(Ok(pending)))
-            .try_collect()
-            .await?;
-        Ok((pending, page.next))
+        let failures = PageFailures::default();
+        let pending = if counting {
+            Vec::new()
+        } else {
+            stream::iter(found)
+                .map(|(item, found)| self.first_step(item, found, &failures))
+                .buffer_unordered(self.concurrency)
+                .try_filter_map(|pending| std::future::ready(Ok(pending)))
+                .try_collect()
+                .await?
+        };
+        let end = PageEnd {
+            next: page.next,
+            failed: failures.any(),
+        };
+        Ok((pending, end))
     }
 
     /// Deletes a page's old copies once `due` (the delete delay after its copies) has come;
-    /// returns where the part resumes after the page.
+    /// returns how the page ended: `end`, failed too if an old copy could not be deleted.
     async fn finish_page(
         &self,
         pending: Vec<Pending>,
-        next: Option<Item>,
+        end: PageEnd,
         due: tokio::time::Instant,
-    ) -> Result<Option<Item>, Error> {
+    ) -> Result<PageEnd, Error> {
+        let failures = PageFailures::default();
         if !pending.is_empty() {
             tokio::time::sleep_until(due).await;
             stream::iter(pending)
-                .map(|pending| self.second_step(pending))
+                .map(|pending| self.second_step(pending, &failures))
                 .buffer_unordered(self.concurrency)
                 .try_collect::<()>()
                 .await?;
         }
-        Ok(next)
+        Ok(PageEnd {
+            next: end.next,
+            failed: end.failed || failures.any(),
+        })
     }
 
     /// A page of `part` is done: its position moves on, and the checkpoint is offered.
-    fn reached(&self, part: usize, next: Option<Item>, counting: bool) {
+    ///
+    /// Unless an item of this page, or of an earlier page of the part, could not be moved:
+    /// then the part's position stays where that page starts for the rest of the run (a
+    /// position is one key per part, so it cannot skip a page and pass the next), and a run
+    /// resumed from any checkpoint of this one reads that page again. The checkpoint is still
+    /// offered, so a run whose first page failed leaves one to resume from.
+    fn reached(&self, part: usize, end: PageEnd, counting: bool) {
         let checkpoint = {
             let mut state = self.state();
-            state.positions[part] = match next {
-                Some(key) => Position::After(key),
-                None => Position::Done,
-            };
+            state.held[part] |= end.failed;
+            if !state.held[part] {
+                state.positions[part] = match end.next {
+                    Some(key) => Position::After(key),
+                    None => Position::Done,
+                };
+            }
             self.checkpoint(&state)
         };
         if !counting {
@@ -547,7 +598,12 @@ impl<E: ShardedEntity> Runner<E> {
 
     /// Copies (or, with no delay, moves) one item, reading it again after every conflict;
     /// returns the old copy to delete, if any.
-    async fn first_step(&self, item: Item, found: Found) -> Result<Option<Pending>, Error> {
+    async fn first_step(
+        &self,
+        item: Item,
+        found: Found,
+        page: &PageFailures,
+    ) -> Result<Option<Pending>, Error> {
         let two_steps = !self.delete_delay.is_zero();
         let (mut item, mut found) = (item, found);
         let mut attempt = 0;
@@ -570,6 +626,7 @@ impl<E: ShardedEntity> Runner<E> {
             }
             if attempt == self.max_attempts {
                 self.fail(
+                    page,
                     &item,
                     format!(
                         "it changed (or DynamoDB throttled the move) at each of {} attempts; \
@@ -645,6 +702,7 @@ impl<E: ShardedEntity> Runner<E> {
                 }
                 Ok((Outcome::Occupied, _)) => {
                     self.fail(
+                        page,
                         &item,
                         "its current place holds an item that is not the entity's (another \
                          service wrote it there, and the repository cannot read it as the \
@@ -662,7 +720,7 @@ impl<E: ShardedEntity> Runner<E> {
                 Err(error) if error.is_missing_table() => return Err(error),
                 Err(error) if retriable(&error) => backoff(attempt).await,
                 Err(error) => {
-                    self.fail(&item, error.to_string());
+                    self.fail(page, &item, error.to_string());
                     return Ok(None);
                 }
             }
@@ -678,7 +736,7 @@ impl<E: ShardedEntity> Runner<E> {
                 }
                 Err(error) if error.is_missing_table() => return Err(error),
                 Err(error) => {
-                    self.fail(&item, error.to_string());
+                    self.fail(page, &item, error.to_string());
                     return Ok(None);
                 }
             }
@@ -686,7 +744,7 @@ impl<E: ShardedEntity> Runner<E> {
     }
 
     /// Deletes the old copy of an item now at its current place.
-    async fn second_step(&self, pending: Pending) -> Result<(), Error> {
+    async fn second_step(&self, pending: Pending, page: &PageFailures) -> Result<(), Error> {
         let done = |p: &mut Progress| {
             if pending.copied {
                 p.moved += 1;
@@ -722,6 +780,7 @@ impl<E: ShardedEntity> Runner<E> {
                         }
                         Ok(Some(_)) => {
                             self.fail(
+                                page,
                                 &pending.old,
                                 "its old copy changed after it was copied to its current place \
                                  (only a writer of the previous layout changes an old copy): \
@@ -733,7 +792,7 @@ impl<E: ShardedEntity> Runner<E> {
                         }
                         Err(error) if error.is_missing_table() => Err(error),
                         Err(error) => {
-                            self.fail(&pending.old, error.to_string());
+                            self.fail(page, &pending.old, error.to_string());
                             Ok(())
                         }
                     };
@@ -741,12 +800,13 @@ impl<E: ShardedEntity> Runner<E> {
                 Err(error) if error.is_missing_table() => return Err(error),
                 Err(error) if retriable(&error) => backoff(attempt).await,
                 Err(error) => {
-                    self.fail(&pending.old, error.to_string());
+                    self.fail(page, &pending.old, error.to_string());
                     return Ok(());
                 }
             }
         }
         self.fail(
+            page,
             &pending.old,
             format!(
                 "its old copy could not be deleted in {} attempts (DynamoDB throttled); it is \
@@ -838,7 +898,10 @@ impl<E: ShardedEntity> Runner<E> {
         }
     }
 
-    fn fail(&self, item: &Item, reason: String) {
+    /// An item that could not be moved: counted, listed with the reason, and marked on its
+    /// `page`, whose part's checkpoint then stops short of it.
+    fn fail(&self, page: &PageFailures, item: &Item, reason: String) {
+        page.mark();
         let mut state = self.state();
         state.progress.failed += 1;
         if state.failures.len() < MAX_LISTED_FAILURES {

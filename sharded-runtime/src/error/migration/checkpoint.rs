@@ -35,6 +35,11 @@ const VERSION: u8 = 1;
 /// finishes ([`Migration::on_checkpoint`](crate::migrate::Migration::on_checkpoint)); give it to
 /// [`Migration::resume_from`](crate::migrate::Migration::resume_from) to go on from there after a crash.
 ///
+/// A checkpoint never passes an item the migration could not move: a segment (or partition)
+/// whose page held such an item stays at the start of that page, so a run resumed from it
+/// reads the page again and retries the item, and a checkpoint is
+/// [complete](Self::is_complete) only when every item was dealt with.
+///
 /// It is an opaque token ([`to_token`](Self::to_token), [`Display`](fmt::Display)), URL-safe,
 /// checksummed against typing errors (not authenticated: it holds table keys, keep it where
 /// the table's data may go), and serialises as that string with serde, so it fits a state
@@ -77,7 +82,7 @@ pub(crate) enum Position {
     /// Not read yet.
     Start,
     /// Read up to and including this key (DynamoDB's `LastEvaluatedKey`); every item of the
-    /// pages before it has been dealt with.
+    /// pages before it has been dealt with, none of them failed.
     After(Item),
     /// Read to the end.
     Done,
@@ -267,8 +272,9 @@ impl Checkpoint {
             .count()
     }
 
-    /// Whether every segment (or partition) has been read to the end: a migration resumed
-    /// from here has nothing left to read.
+    /// Whether every segment (or partition) has been read to the end with every item dealt
+    /// with: a migration resumed from here has nothing left to read. Never true for a run
+    /// with an item it could not move, whose segment stays at the page that holds the item.
     ///
     /// ```
     /// # fn demo(checkpoint: &sharded::migrate::Checkpoint) {

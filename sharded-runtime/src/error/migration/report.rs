@@ -257,7 +257,9 @@ pub struct Report {
     /// [`rekey_non_canonical`](crate::migrate::Migration::rekey_non_canonical)): the first
     /// 1,000.
     pub rekeyed: Vec<Rekeyed>,
-    /// Where the run stopped: complete when it read everything, otherwise the position to
-    /// resume from ([`Migration::resume_from`](crate::migrate::Migration::resume_from)).
+    /// Where the run stopped: complete when it read everything and no item failed, otherwise
+    /// the position to resume from
+    /// ([`Migration::resume_from`](crate::migrate::Migration::resume_from)), which is never
+    /// past an item listed in [`failed`](Self::failed).
     pub checkpoint: Checkpoint,
 }

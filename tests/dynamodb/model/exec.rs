@@ -8,11 +8,13 @@ use std::time::Duration;
 use aws_sdk_dynamodb::types::AttributeValue as V;
 use aws_sdk_dynamodb::Client;
 use futures::StreamExt;
-use sharded::{migrate, transaction::Transaction, Cursor, Error, Repo, ShardedEntity};
+use sharded::{
+    migrate, transaction::Transaction, Cursor, Error, Repo, ShardedCounter, ShardedEntity,
+};
 use sharded_testkit::history::History;
 
 use super::layouts::{group_name, id_name, Flavour, Layout, ModelEntity, UpdateSpec};
-use super::ops::{Op, TxAction, UpdateOp};
+use super::ops::{Counting, Op, TxAction, UpdateOp};
 use super::reference::{now, Key, Kind, Model, Outcome, Phase, Rec};
 
 /// Runs `$body` with `$l` the layout type of `$phase` in the table of `$flavour`.
@@ -145,6 +147,10 @@ fn legacy_item(
 /// The attribute that marks the records of other services the model plants in the
 /// partitions: never the entities', so reads skip and count them and nothing rewrites them.
 const FOREIGN_MARK: &str = "planted";
+
+/// The logical key of the sequence's sharded counter, and its shards.
+const COUNTER_KEY: &str = "VOTES";
+const COUNTER_SHARDS: u32 = 4;
 
 /// The shard of group `a` the foreign records are planted on (a shard of 3 and of 5 shards).
 const FOREIGN_SHARD: u32 = 1;
@@ -414,6 +420,47 @@ impl Run {
                     other => other,
                 }
             }
+            Op::Increment { by, how } => {
+                let counter = self.counter();
+                let by = i64::from(*by);
+                let sent = match how {
+                    Counting::ExactlyOnce => counter.increment(by).await,
+                    Counting::AtLeastOnce => counter.increment_at_least_once(by).await,
+                    Counting::Token(token) => {
+                        counter
+                            .increment_with_token(by, self.counter_token(*token))
+                            .await
+                    }
+                };
+                match sent {
+                    Ok(_) => Ok(Outcome::Ok),
+                    Err(Error::IdempotentParameterMismatch { .. }) => {
+                        Ok(Outcome::IdempotentMismatch)
+                    }
+                    Err(e) => return fail("increment", e.to_string()),
+                }
+            }
+            Op::CounterTotal { consistent } => {
+                let counter = self.counter().consistent_read(*consistent);
+                let total = match counter.total().await {
+                    Ok(total) => total,
+                    Err(e) => return fail("counter total", e.to_string()),
+                };
+                let values = match counter.shard_values().await {
+                    Ok(values) => values,
+                    Err(e) => return fail("counter shard values", e.to_string()),
+                };
+                if total != model.counter || values.iter().sum::<i64>() != total {
+                    return fail(
+                        "counter total",
+                        format!(
+                            "total {total}, shards {values:?}; the model holds {}",
+                            model.counter
+                        ),
+                    );
+                }
+                Ok(Outcome::Ok)
+            }
             Op::BatchGet(keys) => {
                 self.batch_get::<L::Item>(model, keys).await?;
                 self.batch_get::<L::Doc>(model, keys).await?;
@@ -640,6 +687,32 @@ impl Run {
         Ok(())
     }
 
+    /// The sequence's sharded counter, in the table of its entities (with its key names, and
+    /// its tag when the table has one), away from their partitions.
+    fn counter(&self) -> ShardedCounter {
+        let definition = match self.flavour {
+            Flavour::Tagged => super::layouts::tagged::S3Item::table_definition(),
+            Flavour::Adopted => super::layouts::adopted::S3Item::table_definition(),
+        };
+        ShardedCounter::new(
+            self.client.clone(),
+            &self.table,
+            &definition,
+            COUNTER_KEY,
+            COUNTER_SHARDS,
+        )
+        .expect("the counter's declaration is valid")
+    }
+
+    /// The token of the sequence's token number `n`: unique to its table (tokens are the
+    /// account's, and DynamoDB Local is shared by every test).
+    fn counter_token(&self, n: u8) -> String {
+        let table: u64 = self.table.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        format!("{table:016x}-{n}")
+    }
+
     /// DynamoDB's time-to-live sweeper: deletes every item whose expiry has passed, wherever
     /// it is stored.
     async fn sweep(&self) -> Result<(), Failure> {
@@ -676,6 +749,11 @@ impl Run {
         for item in self.raw_scan().await? {
             if item.contains_key(FOREIGN_MARK) {
                 planted.push(item);
+                continue;
+            }
+            // The counter's items are not the entities'.
+            if matches!(item.get(self.flavour.pk()), Some(V::S(pk)) if pk.starts_with(COUNTER_KEY))
+            {
                 continue;
             }
             let Some(V::S(sk)) = item.get(self.flavour.sk()) else {

@@ -72,6 +72,18 @@ impl TxAction {
     }
 }
 
+/// How an increment of the sequence's counter is sent.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Counting {
+    /// `ShardedCounter::increment`: exactly once, under a random token.
+    ExactlyOnce,
+    /// `ShardedCounter::increment_at_least_once`: a plain `ADD` (exact without lost answers).
+    AtLeastOnce,
+    /// `ShardedCounter::increment_with_token` under the sequence's token number `n`: a token
+    /// used before counts nothing again, or is refused when its `by` differs.
+    Token(u8),
+}
+
 /// One step of a sequence.
 #[derive(Clone, PartialEq, Debug)]
 pub enum Op {
@@ -132,6 +144,15 @@ pub enum Op {
     Complete,
     /// A transition declared (3 -> 5 or 5 -> 3).
     Declare,
+    /// An increment of the sequence's sharded counter (in the same table as the entities).
+    Increment {
+        by: i8,
+        how: Counting,
+    },
+    /// The counter's `total` and `shard_values`, read consistently or not.
+    CounterTotal {
+        consistent: bool,
+    },
 }
 
 impl Op {
@@ -384,8 +405,8 @@ impl Generator {
     }
 
     fn any(&mut self, model: &Model) -> Op {
-        // (weight, operation), weights out of 100.
-        let roll = self.rng.u32(..100);
+        // (weight, operation), weights out of 104.
+        let roll = self.rng.u32(..104);
         match roll {
             0..=9 => {
                 let key = self.key(model, None);
@@ -478,6 +499,17 @@ impl Generator {
             },
             95..=96 if model.phase.transition() => Op::Complete,
             95..=99 if !model.phase.transition() => Op::Declare,
+            100..=102 => Op::Increment {
+                by: self.rng.i8(-3..=5),
+                how: match self.rng.u8(..4) {
+                    0 => Counting::ExactlyOnce,
+                    1 => Counting::AtLeastOnce,
+                    _ => Counting::Token(self.rng.u8(..6)),
+                },
+            },
+            103 => Op::CounterTotal {
+                consistent: self.rng.bool(),
+            },
             _ => {
                 let key = self.key(model, None);
                 Op::Put {

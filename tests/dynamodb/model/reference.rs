@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::ops::{Op, TxAction, UpdateOp, VersionRead};
+use super::ops::{Counting, Op, TxAction, UpdateOp, VersionRead};
 
 /// An expiry long past: DynamoDB's sweeper may delete the item, queries must hide it.
 pub const EXPIRED: u64 = 1_000_000_000;
@@ -123,6 +123,8 @@ pub enum Outcome {
     VersionConflict,
     /// A transaction canceled; the actions whose conditions fail.
     Canceled(Vec<usize>),
+    /// A token used before with another request (`IdempotentParameterMismatch`).
+    IdempotentMismatch,
     /// The operation does not apply to the model's state (a sequence shortened by the
     /// minimizer): not sent.
     Skipped,
@@ -132,6 +134,10 @@ pub enum Outcome {
 #[derive(Clone, Debug)]
 pub struct Model {
     pub items: BTreeMap<Key, Rec>,
+    /// The sharded counter's total.
+    pub counter: i64,
+    /// The `by` of each token an increment was sent under.
+    pub counter_tokens: BTreeMap<u8, i8>,
     pub phase: Phase,
     /// Whether a listing is being paged (`PageStart` .. `PageNext` to its end).
     pub paging: bool,
@@ -141,6 +147,8 @@ impl Model {
     pub fn new(phase: Phase) -> Self {
         Model {
             items: BTreeMap::new(),
+            counter: 0,
+            counter_tokens: BTreeMap::new(),
             phase,
             paging: false,
         }
@@ -240,7 +248,20 @@ impl Model {
                 }
                 (Outcome::Ok, keys.clone())
             }
-            Op::BatchGet(_) | Op::TransactGet(_) => (Outcome::Ok, vec![]),
+            Op::BatchGet(_) | Op::TransactGet(_) | Op::CounterTotal { .. } => (Outcome::Ok, vec![]),
+            Op::Increment { by, how } => {
+                if let Counting::Token(token) = how {
+                    match self.counter_tokens.get(token) {
+                        Some(sent) if sent == by => return (Outcome::Ok, vec![]),
+                        Some(_) => return (Outcome::IdempotentMismatch, vec![]),
+                        None => {
+                            self.counter_tokens.insert(*token, *by);
+                        }
+                    }
+                }
+                self.counter += i64::from(*by);
+                (Outcome::Ok, vec![])
+            }
             Op::Transact(actions) => self.transact(actions),
             Op::LegacyPut { key, rec, .. } => {
                 if !self.phase.adopting() || before.contains_key(key) {

@@ -56,6 +56,12 @@
 //! turn, and the concurrent mode once) takes about a minute and a half on 2 cores shared with
 //! the rest of the suite; a soak is, for instance,
 //! `SHARDED_MODEL_SEEDS=40 SHARDED_MODEL_STEPS=300 cargo test --test dynamodb model -- --nocapture`.
+//!
+//! **Coverage.** `coverage.txt` names every public method of `Repo`, `Query`, `RangeQuery`,
+//! `Scan`, `Transaction`, `PreparedTransaction`, `ShardedCounter` and `Migration` with the
+//! operation or check of the model that calls it, or why it is not in the model yet;
+//! `.ci/model-coverage` (run by CI after `cargo doc`) fails when the list and the documented
+//! API differ.
 
 mod concurrent;
 mod exec;

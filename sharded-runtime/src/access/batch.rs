@@ -440,7 +440,8 @@ pub(crate) async fn get_consistent(
     get_with(client, table, keys, retry, 8, true).await
 }
 
-async fn get_with(
+/// [`get`] or [`get_consistent`], as `consistent` says, `concurrency` batches at a time.
+pub(crate) async fn get_with(
     client: &Client,
     table: &str,
     keys: Vec<Item>,

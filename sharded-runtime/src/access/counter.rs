@@ -492,11 +492,15 @@ impl ShardedCounter {
     pub async fn shard_values(&self) -> Result<Vec<i64>, Error> {
         let shard_keys: Vec<String> = self.shard_keys().collect();
         let keys = shard_keys.iter().cloned().map(|pk| self.key(pk)).collect();
-        let items = if self.consistent_read {
-            batch::get_consistent(&self.client, &self.table, keys, &self.retry).await?
-        } else {
-            batch::get(&self.client, &self.table, keys, &self.retry, 8).await?
-        };
+        let items = batch::get_with(
+            &self.client,
+            &self.table,
+            keys,
+            &self.retry,
+            8,
+            self.consistent_read,
+        )
+        .await?;
         let mut values = vec![0i64; self.n as usize];
         for item in items {
             let pk = item.get(self.pk_attribute).and_then(|v| v.as_s().ok());

@@ -37,7 +37,7 @@ use aws_smithy_runtime_api::box_error::BoxError;
 use tokio::time::Instant;
 
 use crate::access::batch::{self, RetryPolicy};
-use crate::error::Error;
+use crate::error::{is_throttling_code, Error};
 
 /// How long DynamoDB remembers a `ClientRequestToken` after the request that first used it:
 /// within it, the identical request sent again is not applied again.
@@ -269,10 +269,7 @@ pub(crate) fn says_nothing_of_earlier_sends(error: &TransactWriteItemsError) -> 
         TransactWriteItemsError::TransactionCanceledException(canceled) => {
             cancellation_passes(canceled.cancellation_reasons())
         }
-        TransactWriteItemsError::ProvisionedThroughputExceededException(_)
-        | TransactWriteItemsError::ThrottlingException(_)
-        | TransactWriteItemsError::RequestLimitExceeded(_) => true,
-        other => other.code() == Some("ThrottlingException"),
+        other => other.code().is_some_and(is_throttling_code),
     }
 }
 

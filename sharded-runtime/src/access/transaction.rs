@@ -16,7 +16,7 @@ use crate::access::condition::{values_of, Condition, Names, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
 use crate::access::idempotent::{self, FirstSent, TokenRequest};
 use crate::access::placement::{PendingSettle, Placement};
-use crate::access::read_cache::ReadCache;
+use crate::access::read_cache::{ReadCache, Written};
 use crate::access::update::{GsiRewrite, Update};
 use crate::access::write_rules::{
     entity_guard, key_of, no_item, own_entity, physical_item, put_guard, stamp_write,
@@ -346,13 +346,10 @@ impl Transaction {
         check(&self.actions, &self.added_by)?;
         if !self.settles.is_empty() {
             // A settle moves an item between the places the actions name.
-            let _written = self.read_cache.as_deref().map(|cache| {
-                cache.writing(
-                    self.actions
-                        .iter()
-                        .filter_map(|a| partition_of(a.schema, &a.key)),
-                )
-            });
+            let _written = writing(
+                self.read_cache.as_deref(),
+                self.actions.iter().map(|a| (a.schema, &a.key)),
+            );
             for settle in &self.settles {
                 settle.run(&self.client, &self.table).await?;
             }
@@ -485,13 +482,10 @@ impl PreparedTransaction {
         }
         // However the send ends (an error may leave it applied), it was a write of the
         // repository to every partition its actions name.
-        let _written = self.read_cache.as_deref().map(|cache| {
-            cache.writing(
-                self.actions
-                    .iter()
-                    .filter_map(|a| partition_of(a.schema, &a.key)),
-            )
-        });
+        let _written = writing(
+            self.read_cache.as_deref(),
+            self.actions.iter().map(|a| (a.schema, &a.key)),
+        );
         let result =
             idempotent::send(&self.client, &self.request, &self.retry, &self.first_sent).await;
         match result {
@@ -543,12 +537,19 @@ impl PreparedTransaction {
     }
 }
 
-/// The partition key value of an action's `key`.
-fn partition_of<'k>(schema: &EntitySchema, key: &'k Item) -> Option<&'k str> {
-    key.get(schema.pk.attribute)?
-        .as_s()
-        .ok()
-        .map(String::as_str)
+/// The repository's write hook ([`ReadCache::writing`]) over the partitions of the actions'
+/// `keys`, for a transaction built by a repository (`cache`).
+fn writing<'a>(
+    cache: Option<&'a ReadCache>,
+    keys: impl Iterator<Item = (&'a EntitySchema, &'a Item)>,
+) -> Option<Written<'a>> {
+    let cache = cache?;
+    Some(cache.writing(keys.filter_map(|(schema, key)| {
+        key.get(schema.pk.attribute)?
+            .as_s()
+            .ok()
+            .map(String::as_str)
+    })))
 }
 
 fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {

@@ -447,6 +447,31 @@ mod tests {
         .boxed()
     }
 
+    /// A scatter-gather that counts its run in `runs` and answers `value` once `release` (the
+    /// sender returned) is sent or dropped: a query held in flight.
+    fn held(
+        runs: &Arc<AtomicUsize>,
+        value: &str,
+    ) -> (
+        tokio::sync::oneshot::Sender<()>,
+        BoxFuture<'static, Result<Gathered, Error>>,
+    ) {
+        let (release, wait) = tokio::sync::oneshot::channel::<()>();
+        let (runs, value) = (runs.clone(), value.to_owned());
+        let run = async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            let _ = wait.await;
+            Ok(gathered(vec![item(&value)]))
+        }
+        .boxed();
+        (release, run)
+    }
+
+    /// The callers waiting for the flight of query `key`, if one is in flight.
+    fn waiters(cache: &ReadCache, key: &[u8]) -> Option<usize> {
+        cache.lock().in_flight.get(key).map(|f| f.waiters)
+    }
+
     /// Waits, yielding to the spawned tasks, until `ready`; a condition that never comes is a
     /// failure, not a hang.
     async fn until(mut ready: impl FnMut() -> bool) {
@@ -599,16 +624,7 @@ mod tests {
     async fn a_query_in_flight_during_a_write_is_neither_joined_nor_cached() {
         let cache = Arc::new(ReadCache::new(Arc::new(ManualClock::new()), 100));
         let runs = Arc::new(AtomicUsize::new(0));
-        let (release, wait) = tokio::sync::oneshot::channel::<()>();
-        let slow = {
-            let runs = runs.clone();
-            async move {
-                runs.fetch_add(1, Ordering::SeqCst);
-                let _ = wait.await;
-                Ok(gathered(vec![item("old")]))
-            }
-            .boxed()
-        };
+        let (release, slow) = held(&runs, "old");
         let first = {
             let cache = cache.clone();
             tokio::spawn(async move { cache.serve(b"q".to_vec(), None, stale(1000), slow).await })
@@ -642,16 +658,7 @@ mod tests {
     async fn an_abandoned_flight_is_never_joined() {
         let cache = ReadCache::default();
         let runs = Arc::new(AtomicUsize::new(0));
-        let (release, wait) = tokio::sync::oneshot::channel::<()>();
-        let slow = {
-            let runs = runs.clone();
-            async move {
-                runs.fetch_add(1, Ordering::SeqCst);
-                let _ = wait.await;
-                Ok(gathered(vec![item("old")]))
-            }
-            .boxed()
-        };
+        let (release, slow) = held(&runs, "old");
         // Its only caller gives up (a timeout); the reads it started would still finish.
         let gave_up = tokio::time::timeout(
             Duration::from_millis(5),
@@ -674,16 +681,7 @@ mod tests {
     async fn a_flight_outlives_a_cancelled_caller_while_another_waits() {
         let cache = Arc::new(ReadCache::default());
         let runs = Arc::new(AtomicUsize::new(0));
-        let (release, wait) = tokio::sync::oneshot::channel::<()>();
-        let slow = {
-            let runs = runs.clone();
-            async move {
-                runs.fetch_add(1, Ordering::SeqCst);
-                let _ = wait.await;
-                Ok(gathered(vec![item("a")]))
-            }
-            .boxed()
-        };
+        let (release, slow) = held(&runs, "a");
         let leader = {
             let cache = cache.clone();
             tokio::spawn(async move { cache.serve(b"q".to_vec(), None, COALESCE, slow).await })
@@ -698,15 +696,7 @@ mod tests {
                     .await
             })
         };
-        until(|| {
-            cache
-                .lock()
-                .in_flight
-                .get(b"q".as_slice())
-                .map(|f| f.waiters)
-                == Some(2)
-        })
-        .await;
+        until(|| waiters(&cache, b"q") == Some(2)).await;
         leader.abort();
         assert!(leader.await.is_err_and(|e| e.is_cancelled()));
         assert_eq!(cache.in_flight(), 1, "still waited for");
@@ -758,16 +748,7 @@ mod tests {
         let clock = Arc::new(ManualClock::new());
         let cache = Arc::new(ReadCache::new(clock.clone(), 100));
         let runs = Arc::new(AtomicUsize::new(0));
-        let (release, wait) = tokio::sync::oneshot::channel::<()>();
-        let slow = {
-            let runs = runs.clone();
-            async move {
-                runs.fetch_add(1, Ordering::SeqCst);
-                let _ = wait.await;
-                Ok(gathered(vec![item("old")]))
-            }
-            .boxed()
-        };
+        let (release, slow) = held(&runs, "old");
         let first = {
             let cache = cache.clone();
             tokio::spawn(async move { cache.serve(b"q".to_vec(), None, COALESCE, slow).await })
@@ -784,15 +765,7 @@ mod tests {
                     .await
             })
         };
-        until(|| {
-            cache
-                .lock()
-                .in_flight
-                .get(b"q".as_slice())
-                .map(|f| f.waiters)
-                == Some(2)
-        })
-        .await;
+        until(|| waiters(&cache, b"q") == Some(2)).await;
         // With a 250 ms bound it runs its own.
         let bounded = cache
             .serve(b"q".to_vec(), None, stale(250), counted(&runs, "new"))

@@ -243,11 +243,12 @@ impl Run {
         let table = sharded_testkit::backend::unique_table_name("model");
         // Without time to live enabled: DynamoDB Local's own sweeper would delete expired
         // items at moments of its choosing; `Op::Sweep` does it at a step of the sequence.
-        let definition = match flavour {
-            Flavour::Tagged => super::layouts::tagged::S3Item::table_definition(),
-            Flavour::Adopted => super::layouts::adopted::S3Item::table_definition(),
-        };
-        if let Err(e) = definition.create_table(&client, &table).send().await {
+        if let Err(e) = flavour
+            .definition()
+            .create_table(&client, &table)
+            .send()
+            .await
+        {
             return fail("setup", format!("create table: {e:?}"));
         }
         let run = Run {
@@ -690,14 +691,10 @@ impl Run {
     /// The sequence's sharded counter, in the table of its entities (with its key names, and
     /// its tag when the table has one), away from their partitions.
     fn counter(&self) -> ShardedCounter {
-        let definition = match self.flavour {
-            Flavour::Tagged => super::layouts::tagged::S3Item::table_definition(),
-            Flavour::Adopted => super::layouts::adopted::S3Item::table_definition(),
-        };
         ShardedCounter::new(
             self.client.clone(),
             &self.table,
-            &definition,
+            &self.flavour.definition(),
             COUNTER_KEY,
             COUNTER_SHARDS,
         )
@@ -707,10 +704,7 @@ impl Run {
     /// The token of the sequence's token number `n`: unique to its table (tokens are the
     /// account's, and DynamoDB Local is shared by every test).
     fn counter_token(&self, n: u8) -> String {
-        let table: u64 = self.table.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        });
-        format!("{table:016x}-{n}")
+        format!("{:016x}-{n}", sharded::hash::fnv1a64(self.table.as_bytes()))
     }
 
     /// DynamoDB's time-to-live sweeper: deletes every item whose expiry has passed, wherever

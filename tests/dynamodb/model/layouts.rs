@@ -77,6 +77,14 @@ pub enum Flavour {
 }
 
 impl Flavour {
+    /// The table's definition: its names, index and tag, as every entity of it declares them.
+    pub fn definition(self) -> sharded::schema::TableDefinition {
+        match self {
+            Flavour::Tagged => tagged::S3Item::table_definition(),
+            Flavour::Adopted => adopted::S3Item::table_definition(),
+        }
+    }
+
     /// The partition key attribute.
     pub fn pk(self) -> &'static str {
         match self {

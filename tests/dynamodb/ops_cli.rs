@@ -91,6 +91,13 @@ fn json(run: &Run) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", run.stdout, run.stderr))
 }
 
+/// A path for a checkpoint file `name` in a fresh directory of its own (`prefix`, made unique).
+fn checkpoint_file(prefix: &str, name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(unique_table_name(prefix));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
 #[tokio::test]
 async fn plan_and_describe_print_what_the_readme_shows() {
     let plan = ops(&["plan", "--peak-writes", "7000", "--item-bytes", "1024"]).await;
@@ -200,9 +207,7 @@ async fn migrate_moves_every_item_and_remaining_says_when_it_is_done() {
     assert_eq!(json(&remaining)["remaining"], left);
 
     // A corrupt checkpoint is refused before anything moves.
-    let dir = std::env::temp_dir().join(unique_table_name("ops-checkpoint"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let checkpoint = dir.join("migrate.checkpoint");
+    let checkpoint = checkpoint_file("ops-checkpoint", "migrate.checkpoint");
     std::fs::write(&checkpoint, "not a checkpoint").unwrap();
     let checkpoint_arg = checkpoint.to_str().unwrap();
     let corrupt = ops(&[
@@ -258,7 +263,7 @@ async fn migrate_moves_every_item_and_remaining_says_when_it_is_done() {
     assert!(done.stdout.starts_with("0 items"), "{}", done.stdout);
     let all = ScoreOn20::query(&after, "g1").collect().await.unwrap();
     assert_eq!(all.len(), 120, "every score is still read exactly once");
-    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(checkpoint.parent().unwrap());
 }
 
 /// 30 scores on the 10-shard layout in a fresh table; their repository under the 20-shard
@@ -324,9 +329,7 @@ async fn a_migration_that_left_an_item_resumes_at_that_item() {
         .await
         .unwrap();
 
-    let dir = std::env::temp_dir().join(unique_table_name("ops-failed-checkpoint"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let checkpoint = dir.join("migrate.checkpoint");
+    let checkpoint = checkpoint_file("ops-failed-checkpoint", "migrate.checkpoint");
     let checkpoint_arg = checkpoint.to_str().unwrap();
     let migrate = |resume: bool| {
         let table = table.clone();
@@ -385,7 +388,7 @@ async fn a_migration_that_left_an_item_resumes_at_that_item() {
     assert_eq!(done.code, 0, "{}", done.stdout);
     let all = ScoreOn20::query(&after, "g1").collect().await.unwrap();
     assert_eq!(all.len(), scores.len());
-    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(checkpoint.parent().unwrap());
 }
 
 /// Settings the migration cannot run and a checkpoint of another entity's migration are
@@ -422,9 +425,7 @@ async fn settings_and_checkpoints_the_migration_refuses_exit_2() {
     }
 
     // A checkpoint of the other entity's migration of this table.
-    let dir = std::env::temp_dir().join(unique_table_name("ops-refused-checkpoint"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let checkpoint = dir.join("personal-best.checkpoint");
+    let checkpoint = checkpoint_file("ops-refused-checkpoint", "personal-best.checkpoint");
     let checkpoint_arg = checkpoint.to_str().unwrap();
     let theirs = ops(&[
         "migrate",
@@ -467,7 +468,7 @@ async fn settings_and_checkpoints_the_migration_refuses_exit_2() {
         left,
         "nothing moved"
     );
-    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(checkpoint.parent().unwrap());
 }
 
 #[tokio::test]

@@ -1,20 +1,21 @@
 //! Runs a sequence against DynamoDB Local: each operation sent as a user would, its answer
 //! compared with the model's prediction, then every read checked against the model.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::AttributeValue as V;
 use aws_sdk_dynamodb::Client;
 use futures::StreamExt;
+use sharded::capacity::HotKeyStats;
 use sharded::{
     migrate, transaction::Transaction, Cursor, Error, Repo, ShardedCounter, ShardedEntity,
 };
 use sharded_testkit::history::History;
 
 use super::layouts::{group_name, id_name, Flavour, Layout, ModelEntity, UpdateSpec};
-use super::ops::{Counting, Op, TxAction, UpdateOp};
+use super::ops::{Counting, Op, ScanOp, ScanRead, TxAction, UpdateOp};
 use super::reference::{now, Key, Kind, Model, Outcome, Phase, Rec};
 
 /// Runs `$body` with `$l` the layout type of `$phase` in the table of `$flavour`.
@@ -69,6 +70,24 @@ fn fail<T>(check: impl Into<String>, detail: impl Into<String>) -> Result<T, Fai
     })
 }
 
+/// Where a partial migration run stops, its scope, and whether its checkpoints are kept.
+#[derive(Clone, Copy, Debug)]
+struct Stop {
+    after: u64,
+    only: Option<u8>,
+    checkpointed: bool,
+}
+
+/// A migration's entity and scope (one group's partitions, or the table).
+type Scope = (Kind, Option<u8>);
+
+/// The last checkpoint a partial run offered, and whether an old-layout writer has put an
+/// item since (which a run resumed from it does not read again).
+struct Kept {
+    checkpoint: migrate::Checkpoint,
+    behind: bool,
+}
+
 /// A listing being paged across steps.
 struct Paging {
     kind: Kind,
@@ -92,11 +111,54 @@ impl Paging {
     }
 }
 
+/// How the sequence's one repository shares its reads: single flight on or off, a bound on
+/// the concurrent shard requests of a query, and how stale a cached `collect` may be (zero:
+/// no cache).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Sharing {
+    pub single_flight: bool,
+    pub concurrency: Option<usize>,
+    pub staleness: Duration,
+    /// Whether the repository records hot-key statistics.
+    pub stats: bool,
+}
+
+impl Sharing {
+    /// The sharing of the sequence of `seed`: every combination in turn.
+    pub fn of(seed: u64) -> Sharing {
+        Sharing {
+            single_flight: !seed.is_multiple_of(5),
+            concurrency: [None, Some(1), Some(2)][(seed / 2 % 3) as usize],
+            staleness: Duration::from_millis([0, 150, 400][(seed / 3 % 3) as usize]),
+            stats: seed % 4 != 1,
+        }
+    }
+}
+
+/// A state of the model a cached answer may still show: the model before a step, when that
+/// step ended, and the groups it wrote through the repository (a write through the same
+/// repository drops the cached answers of the partitions it wrote).
+struct Past {
+    model: Model,
+    until: Instant,
+    repo_groups: BTreeSet<u8>,
+}
+
 /// One sequence's run on its own table.
 pub struct Run {
     client: Client,
     table: String,
     flavour: Flavour,
+    sharing: Sharing,
+    /// The one repository every operation and read of the sequence goes through (its
+    /// `for_entity` siblings, clones and transactions): one read cache and one single flight
+    /// across steps, layouts and entities, as a service holds it.
+    shared: Repo<super::layouts::tagged::S3Item>,
+    /// The recent states a cached answer may still show, oldest first.
+    past: VecDeque<Past>,
+    /// The last checkpoint of each entity and scope's partial migration runs, in the layout
+    /// declared now.
+    checkpoints: Arc<Mutex<HashMap<Scope, Kept>>>,
     pub model: Model,
     paging: Option<Paging>,
     pub step: usize,
@@ -239,7 +301,12 @@ fn outcome_of(result: Result<(), Error>) -> Result<Outcome, String> {
 }
 
 impl Run {
-    pub async fn new(client: Client, flavour: Flavour, phase: Phase) -> Result<Run, Failure> {
+    pub async fn new(
+        client: Client,
+        flavour: Flavour,
+        phase: Phase,
+        sharing: Sharing,
+    ) -> Result<Run, Failure> {
         let table = sharded_testkit::backend::unique_table_name("model");
         // Without time to live enabled: DynamoDB Local's own sweeper would delete expired
         // items at moments of its choosing; `Op::Sweep` does it at a step of the sequence.
@@ -251,10 +318,26 @@ impl Run {
         {
             return fail("setup", format!("create table: {e:?}"));
         }
+        let mut shared = Repo::new(client.clone(), table.clone())
+            .with_single_flight(sharing.single_flight)
+            .with_read_cache(1_000, Arc::new(sharded::capacity::SystemClock::new()));
+        if let Some(concurrency) = sharing.concurrency {
+            shared = shared.with_concurrency(concurrency);
+        }
+        if !sharing.staleness.is_zero() {
+            shared = shared.with_max_staleness(sharing.staleness);
+        }
+        if sharing.stats {
+            shared = shared.with_stats(Arc::new(HotKeyStats::new(Duration::from_secs(3_600))));
+        }
         let run = Run {
             client,
             table,
             flavour,
+            sharing,
+            shared,
+            past: VecDeque::new(),
+            checkpoints: Arc::default(),
             model: Model::new(phase),
             paging: None,
             step: 0,
@@ -264,11 +347,193 @@ impl Run {
         for item in foreign_items(flavour) {
             run.raw_put(item).await?;
         }
+        run.check_repository().await?;
         Ok(run)
     }
 
+    /// The client the repository sends through reaches its table, and an entity that names
+    /// no table of its own has no default one (the error names the fix).
+    async fn check_repository(&self) -> Result<(), Failure> {
+        let described = self
+            .shared
+            .client()
+            .describe_table()
+            .table_name(self.shared.table())
+            .send()
+            .await;
+        let name = described
+            .as_ref()
+            .ok()
+            .and_then(|d| d.table.as_ref())
+            .and_then(|t| t.table_name.as_deref());
+        if name != Some(self.table.as_str()) {
+            return fail("repository client", format!("DescribeTable: {described:?}"));
+        }
+        match Repo::<super::layouts::tagged::S3Item>::in_default_table(self.client.clone()) {
+            Err(Error::NoDefaultTable { .. }) => Ok(()),
+            other => fail(
+                "in_default_table",
+                format!(
+                    "an entity without a table gave {:?}",
+                    other.map(|r| r.table().to_owned())
+                ),
+            ),
+        }
+    }
+
     fn repo<E: ShardedEntity>(&self) -> Repo<E> {
-        Repo::new(self.client.clone(), self.table.clone())
+        self.shared.for_entity()
+    }
+
+    /// Whether reads may take an untagged item for the entity's by its keys: always in the
+    /// adopted table, at a previous layout's place in the tagged one.
+    fn untagged_may_be_read(&self) -> bool {
+        self.flavour == Flavour::Adopted || self.model.phase.transition()
+    }
+
+    /// The write units the repository's statistics hold per base-table partition key.
+    fn write_units(&self) -> HashMap<String, f64> {
+        let Some(stats) = self.shared.stats() else {
+            return HashMap::new();
+        };
+        stats
+            .report()
+            .keys
+            .into_iter()
+            .filter(|k| k.index.is_none())
+            .map(|k| (k.key, k.write_units))
+            .collect()
+    }
+
+    /// The repository's accessors say what it was built with, and its statistics recorded
+    /// the write units of every partition a write through it changed (at the item's current
+    /// place, in the layout it was written in).
+    fn check_stats<L: Layout>(
+        &self,
+        op: &Op,
+        before: &HashMap<String, f64>,
+        written: &[Key],
+    ) -> Result<(), Failure> {
+        let repo = &self.shared;
+        let accessors = (
+            repo.table() == self.table,
+            repo.concurrency() == self.sharing.concurrency.unwrap_or(32),
+            repo.fan_out(7) == self.sharing.concurrency.unwrap_or(7),
+            repo.stats().is_some() == self.sharing.stats,
+        );
+        if accessors != (true, true, true, true) {
+            return fail(
+                "repository accessors",
+                format!(
+                    "table, concurrency, fan-out, stats as built: {accessors:?} ({:?})",
+                    self.sharing
+                ),
+            );
+        }
+        let puts = matches!(op, Op::Put { .. } | Op::PutNew { .. } | Op::BatchPut(_));
+        let other_writes = matches!(
+            op,
+            Op::PutIf { .. }
+                | Op::Update(_)
+                | Op::Delete { .. }
+                | Op::DeleteIf { .. }
+                | Op::BatchDelete(_)
+                | Op::Transact(_)
+                | Op::Prepared { .. }
+        );
+        // During a transition a put is a transaction (the write and its previous place's).
+        let plain_put = puts && !self.model.phase.transition();
+        let writes = plain_put || ((puts || other_writes) && super::STATS_RECORD_EVERY_WRITE);
+        if !self.sharing.stats || !writes {
+            return Ok(());
+        }
+        let after = self.write_units();
+        for key in written {
+            let pk = match key.kind {
+                Kind::Item => L::Item::places(key)[0].0.clone(),
+                Kind::Doc => L::Doc::places(key)[0].0.clone(),
+            };
+            let (was, is) = (
+                before.get(&pk).copied().unwrap_or(0.0),
+                after.get(&pk).copied().unwrap_or(0.0),
+            );
+            if is <= was {
+                return fail(
+                    "hot-key statistics",
+                    format!(
+                        "{} wrote {key:?} on {pk}: its write units went from {was} to {is}",
+                        op.name()
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the state `before` a step that changed the model, for the cached answers that
+    /// may still show it, and forgets the states no answer may show any more.
+    fn remember(&mut self, before: &Model, op: &Op, written: &[Key]) {
+        let bound = self.sharing.staleness;
+        if bound.is_zero() || before.items == self.model.items {
+            return;
+        }
+        let through_the_repo = !matches!(op, Op::LegacyPut { .. } | Op::Sweep);
+        let now = Instant::now();
+        self.past.push_back(Past {
+            model: before.clone(),
+            until: now,
+            repo_groups: if through_the_repo {
+                written.iter().map(|k| k.group).collect()
+            } else {
+                BTreeSet::new()
+            },
+        });
+        while self.past.front().is_some_and(|p| p.until + 2 * bound < now) {
+            self.past.pop_front();
+        }
+    }
+
+    /// The states a cached `collect` of `group` started at `started` may show: the model now,
+    /// and each earlier state that was still current within the staleness bound before
+    /// `started`, back to the last write of the group through the repository (which dropped
+    /// every older answer of its partitions). Newest first.
+    fn acceptable(&self, started: Instant, group: Option<u8>) -> Vec<&Model> {
+        let mut models = vec![&self.model];
+        for past in self.past.iter().rev() {
+            let written = match group {
+                Some(g) => past.repo_groups.contains(&g),
+                None => !past.repo_groups.is_empty(),
+            };
+            if written || past.until + self.sharing.staleness < started {
+                break;
+            }
+            models.push(&past.model);
+        }
+        models
+    }
+
+    /// `got`, read by a `collect` started at `started` that the read cache may answer,
+    /// against `expected` of the model now or of a state it may still show.
+    fn same_as_of(
+        &self,
+        check: &str,
+        got: &[(Key, Rec)],
+        started: Instant,
+        group: Option<u8>,
+        expected: impl Fn(&Model) -> Vec<(Key, Rec)>,
+    ) -> Result<(), Failure> {
+        let models = self.acceptable(started, group);
+        if models.iter().any(|m| expected(m) == got) {
+            return Ok(());
+        }
+        same(check, got, &expected(&self.model)).map_err(|mut f| {
+            f.detail += &format!(
+                "; nor any of the {} earlier states within the staleness bound of {:?}",
+                models.len() - 1,
+                self.sharing.staleness
+            );
+            f
+        })
     }
 
     async fn raw_put(&self, item: HashMap<String, V>) -> Result<(), Failure> {
@@ -332,6 +597,7 @@ impl Run {
         if expected == Outcome::Skipped {
             return Ok(expected);
         }
+        let units_before = self.write_units();
         let actual =
             with_layout!(self.flavour, before.phase, L => self.send::<L>(&before, op).await)?;
         let agrees = match (&expected, &actual) {
@@ -348,10 +614,16 @@ impl Run {
                 format!("the model predicts {expected:?}, DynamoDB answered {actual:?}"),
             );
         }
+        if expected == Outcome::Ok {
+            with_layout!(self.flavour, before.phase, L => self.check_stats::<L>(op, &units_before, &written))?;
+        }
         if before.phase != self.model.phase {
             self.paging = None;
+            // A checkpoint is of the layout it was taken in.
+            self.checkpoints.lock().expect("not poisoned").clear();
         }
         self.record_paging(&before, &written);
+        self.remember(&before, op, &written);
         // Every read after the steps that change where items live, and every tenth step;
         // otherwise `collect` and a rotating choice of the other reads.
         let full = self.step.is_multiple_of(10)
@@ -360,6 +632,7 @@ impl Run {
                 Op::Declare
                     | Op::Complete
                     | Op::MigratePartial { .. }
+                    | Op::MigrateResume { .. }
                     | Op::Sweep
                     | Op::LegacyPut { .. }
             );
@@ -451,6 +724,7 @@ impl Run {
                     Ok(values) => values,
                     Err(e) => return fail("counter shard values", e.to_string()),
                 };
+                self.check_counter_items(&counter, &values).await?;
                 if total != model.counter || values.iter().sum::<i64>() != total {
                     return fail(
                         "counter total",
@@ -462,6 +736,13 @@ impl Run {
                 }
                 Ok(Outcome::Ok)
             }
+            Op::Scan(scan) => {
+                match scan.kind {
+                    Kind::Item => self.scan::<L::Item>(model, scan).await?,
+                    Kind::Doc => self.scan::<L::Doc>(model, scan).await?,
+                }
+                Ok(Outcome::Ok)
+            }
             Op::BatchGet(keys) => {
                 self.batch_get::<L::Item>(model, keys).await?;
                 self.batch_get::<L::Doc>(model, keys).await?;
@@ -470,6 +751,11 @@ impl Run {
             Op::Transact(actions) => {
                 outcome_of(self.transaction::<L>(model, actions).commit().await)
             }
+            Op::Prepared {
+                actions,
+                token,
+                commits,
+            } => self.prepared::<L>(model, actions, *token, *commits).await,
             Op::TransactGet(keys) => {
                 self.transact_get::<L>(model, keys).await?;
                 Ok(Outcome::Ok)
@@ -477,6 +763,10 @@ impl Run {
             Op::LegacyPut { key, rec, shard } => {
                 self.raw_put(legacy_item(self.flavour, model.phase, *shard, key, rec))
                     .await?;
+                // An old-layout writer may put it behind any checkpoint kept.
+                for kept in self.checkpoints.lock().expect("not poisoned").values_mut() {
+                    kept.behind = true;
+                }
                 Ok(Outcome::Ok)
             }
             Op::Sweep => {
@@ -514,11 +804,28 @@ impl Run {
                 self.next_page::<L>().await?;
                 Ok(Outcome::Ok)
             }
-            Op::MigratePartial { items } => {
+            Op::MigratePartial {
+                items,
+                only,
+                checkpointed,
+            } => {
+                let stop = Stop {
+                    after: u64::from(*items),
+                    only: *only,
+                    checkpointed: *checkpointed,
+                };
                 if items % 2 == 1 {
-                    self.migrate::<L::Item>(Some(u64::from(*items))).await?;
+                    self.migrate::<L::Item>(Some(stop)).await?;
                 } else {
-                    self.migrate::<L::Doc>(Some(u64::from(*items))).await?;
+                    self.migrate::<L::Doc>(Some(stop)).await?;
+                }
+                Ok(Outcome::Ok)
+            }
+            Op::MigrateResume { doc, only } => {
+                if *doc {
+                    self.resume::<L::Doc>(*only).await?;
+                } else {
+                    self.resume::<L::Item>(*only).await?;
                 }
                 Ok(Outcome::Ok)
             }
@@ -598,6 +905,171 @@ impl Run {
             };
         }
         tx
+    }
+
+    /// A parallel scan of `E`: every item of it the table stores, expired ones included
+    /// (a scan returns what is stored), none of the other services' records. Steady, each
+    /// item once; during a transition an item copied and not yet removed from its previous
+    /// place may come out twice (as documented), so each item is found, with its content, and
+    /// nothing else (no deleted item's copy).
+    async fn scan<E: ModelEntity>(&self, model: &Model, op: &ScanOp) -> Result<(), Failure> {
+        let mut scan = self
+            .repo::<E>()
+            .scan()
+            .segments(op.segments)
+            .concurrency(op.concurrency)
+            .page_size(op.page_size)
+            .consistent_read(op.consistent);
+        if op.rated {
+            scan = scan.read_units_per_second(10_000.0);
+        }
+        let check = format!("scan ({:?}, {:?})", E::KIND, op.read);
+        let expected: Vec<(Key, Rec)> = model
+            .items
+            .iter()
+            .filter(|(k, _)| k.kind == E::KIND)
+            .map(|(k, r)| (*k, r.clone()))
+            .collect();
+        // What was read, as (key, the content as far as the read shows it).
+        let got: Vec<(Key, Option<Rec>, i64)> = match op.read {
+            ScanRead::Count => {
+                let count = or_fail(&check, scan.count().await)?;
+                let transition = model.phase.transition();
+                if count < expected.len() as u64 || (!transition && count != expected.len() as u64)
+                {
+                    return fail(
+                        check,
+                        format!("counted {count}, the model holds {}", expected.len()),
+                    );
+                }
+                return Ok(());
+            }
+            ScanRead::Collect => or_fail(&check, scan.collect().await)?
+                .iter()
+                .map(|e| {
+                    let (k, r) = e.to_model();
+                    let points = r.points;
+                    (k, Some(r), points)
+                })
+                .collect(),
+            ScanRead::Stream => {
+                let items: Vec<Result<E, Error>> = scan.stream().collect().await;
+                let items: Result<Vec<E>, Error> = items.into_iter().collect();
+                or_fail(&check, items)?
+                    .iter()
+                    .map(|e| {
+                        let (k, r) = e.to_model();
+                        let points = r.points;
+                        (k, Some(r), points)
+                    })
+                    .collect()
+            }
+            ScanRead::Points
+                if self.untagged_may_be_read()
+                    && E::KIND == Kind::Doc
+                    && !super::PROJECTION_SKIPS_UNREADABLE =>
+            {
+                return Ok(());
+            }
+            ScanRead::Points => or_fail(&check, scan.project::<E::Points>().collect().await)?
+                .iter()
+                .map(|p| {
+                    let (k, points) = E::points(p);
+                    (k, None, points)
+                })
+                .collect(),
+        };
+        let matches = |(k, r, points): &(Key, Option<Rec>, i64), (mk, mr): &(Key, Rec)| {
+            k == mk && r.as_ref().is_none_or(|r| r == mr) && *points == mr.points
+        };
+        let missing: Vec<String> = expected
+            .iter()
+            .filter(|e| !got.iter().any(|g| matches(g, e)))
+            .map(|(k, r)| format!("{} {r:?}", short(k)))
+            .collect();
+        let unknown: Vec<String> = got
+            .iter()
+            .filter(|(k, ..)| !model.items.contains_key(k))
+            .map(|(k, r, p)| format!("{} {r:?} points {p}", short(k)))
+            .collect();
+        let once = model.phase.transition() || got.len() == expected.len();
+        if !missing.is_empty() || !unknown.is_empty() || !once {
+            return fail(
+                check,
+                format!(
+                    "{} read, the model holds {}; missing or different: {missing:?}; not in the \
+                     model: {unknown:?}",
+                    got.len(),
+                    expected.len()
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// The transaction of `actions`, prepared and committed `commits` times: its size is
+    /// what was added (more during a transition, with the previous places' deletes and
+    /// checks), its token the one given, and each commit answers as the first.
+    async fn prepared<L: Layout>(
+        &self,
+        model: &Model,
+        actions: &[TxAction],
+        token: bool,
+        commits: u8,
+    ) -> Result<Outcome, String> {
+        let mut tx = self.transaction::<L>(model, actions);
+        // Tokens are the account's: unique to the table and the step.
+        let given = format!(
+            "{:016x}-tx{}",
+            sharded::hash::fnv1a64(self.table.as_bytes()),
+            self.step
+        );
+        if token {
+            tx = tx.with_token(given.clone());
+        }
+        let added: usize = actions
+            .iter()
+            .map(|a| {
+                if matches!(a, TxAction::Move { .. }) {
+                    2
+                } else {
+                    1
+                }
+            })
+            .sum();
+        let size = tx.len();
+        if tx.is_empty() || size < added || (!model.phase.transition() && size != added) {
+            return Err(format!(
+                "the transaction of {added} actions says it has {size} (is_empty {})",
+                tx.is_empty()
+            ));
+        }
+        let prepared = tx.prepare().await.map_err(|e| format!("prepare: {e}"))?;
+        let token_ok = if token {
+            prepared.token() == given
+        } else {
+            (1..=36).contains(&prepared.token().len())
+        };
+        if prepared.is_empty() || prepared.len() < size || !token_ok {
+            return Err(format!(
+                "prepared: {} actions (is_empty {}), token {:?} ({} given)",
+                prepared.len(),
+                prepared.is_empty(),
+                prepared.token(),
+                if token { given.as_str() } else { "none" }
+            ));
+        }
+        let first = outcome_of(prepared.commit().await)?;
+        for again in 1..commits {
+            let answer = outcome_of(prepared.commit().await)?;
+            if answer != first {
+                return Err(format!(
+                    "commit {} of the prepared transaction answered {answer:?}, the first {first:?}",
+                    again + 1
+                ));
+            }
+        }
+        Ok(first)
     }
 
     /// `batch_get` of the keys' current and previous places: every copy it finds is the
@@ -689,16 +1161,109 @@ impl Run {
     }
 
     /// The sequence's sharded counter, in the table of its entities (with its key names, and
-    /// its tag when the table has one), away from their partitions.
+    /// its tag when the table has one), away from their partitions. In the adopted table, it
+    /// is the vote-counter pattern as another team wrote it by hand: the count in `votes`,
+    /// the sort key `METADATA`, the shard spelled `#SHARD_{n}`.
     fn counter(&self) -> ShardedCounter {
-        ShardedCounter::new(
+        let counter = ShardedCounter::new(
             self.client.clone(),
             &self.table,
             &self.flavour.definition(),
             COUNTER_KEY,
             COUNTER_SHARDS,
         )
-        .expect("the counter's declaration is valid")
+        .expect("the counter's declaration is valid");
+        match self.flavour {
+            Flavour::Tagged => counter,
+            Flavour::Adopted => counter
+                .with_attribute("votes")
+                .with_sort_key("METADATA")
+                .with_suffix(
+                    sharded::keys::ShardSuffix::parse("#SHARD_{shard}").expect("a valid suffix"),
+                ),
+        }
+    }
+
+    /// What the counter says it reads and writes is what the table holds: each of its keys
+    /// (spelled with its suffix, under its sort key) holds that shard's value in its
+    /// attribute, tagged when the table has a tag.
+    async fn check_counter_items(
+        &self,
+        counter: &ShardedCounter,
+        values: &[i64],
+    ) -> Result<(), Failure> {
+        let (attribute, sort_key, suffix, tag) = match self.flavour {
+            Flavour::Tagged => ("count", "COUNTER", "#", Some(("_entity", "ShardedCounter"))),
+            Flavour::Adopted => ("votes", "METADATA", "#SHARD_", None),
+        };
+        let declared = (
+            counter.logical_key(),
+            counter.shards(),
+            counter.attribute(),
+            counter.sort_key(),
+            counter.suffix().literal,
+            counter.tag(),
+        );
+        let expected = (
+            COUNTER_KEY,
+            COUNTER_SHARDS,
+            attribute,
+            Some(sort_key),
+            suffix,
+            tag,
+        );
+        if declared != expected {
+            return fail(
+                "counter declaration",
+                format!("the counter says {declared:?}, it was declared {expected:?}"),
+            );
+        }
+        let keys = counter.keys();
+        if keys.len() != values.len() {
+            return fail(
+                "counter keys",
+                format!("{} keys, {} shard values", keys.len(), values.len()),
+            );
+        }
+        for (shard, (key, value)) in keys.into_iter().zip(values).enumerate() {
+            let pk = format!("{COUNTER_KEY}{suffix}{shard}");
+            let spelled = (key.get(self.flavour.pk()), key.get(self.flavour.sk()));
+            if spelled != (Some(&V::S(pk.clone())), Some(&V::S(sort_key.to_owned()))) {
+                return fail("counter keys", format!("shard {shard}: key {key:?}"));
+            }
+            let stored = match self
+                .client
+                .get_item()
+                .table_name(&self.table)
+                .set_key(Some(key))
+                .consistent_read(true)
+                .send()
+                .await
+            {
+                Ok(answer) => answer.item,
+                Err(e) => return fail("counter items", format!("raw get: {e:?}")),
+            };
+            let held = match stored.as_ref().and_then(|item| item.get(attribute)) {
+                Some(V::N(n)) => n.parse::<i64>().ok(),
+                None => Some(0),
+                _ => None,
+            };
+            let tagged = stored
+                .as_ref()
+                .and_then(|item| item.get("_entity"))
+                .and_then(|v| v.as_s().ok())
+                .map(String::as_str);
+            let tag_expected = tag.map(|(_, value)| value).filter(|_| stored.is_some());
+            if held != Some(*value) || tagged != tag_expected {
+                return fail(
+                    "counter items",
+                    format!(
+                        "{pk}: stored {stored:?}, the counter read {value} (tag {tag_expected:?})"
+                    ),
+                );
+            }
+        }
+        Ok(())
     }
 
     /// The token of the sequence's token number `n`: unique to its table (tokens are the
@@ -803,42 +1368,110 @@ impl Run {
         Ok(())
     }
 
-    /// A migration run of `E`: to its end, or stopped after `stop_after` items moved.
-    async fn migrate<E: ModelEntity>(&self, stop_after: Option<u64>) -> Result<(), Failure> {
+    /// A migration run of `E`: to its end (with generous read and write budgets, a few
+    /// attempts per item, then nothing left by `Migration::remaining`), or stopped as `stop`
+    /// says (keeping its last checkpoint when asked).
+    async fn migrate<E: ModelEntity>(&self, stop: Option<Stop>) -> Result<(), Failure> {
         let repo = self.repo::<E>();
-        match stop_after {
-            None => match repo
+        let Some(stop) = stop else {
+            let run = repo
                 .migrate()
                 .delete_delay(Duration::from_millis(20))
+                .max_attempts(3)
+                .read_units_per_second(100_000.0)
+                .write_units_per_second(100_000.0)
                 .run()
-                .await
-            {
-                Ok(_) => Ok(()),
-                Err(e) => fail("migration", format!("a full run failed: {e}")),
-            },
-            Some(k) => {
-                let stop = Arc::new(tokio::sync::Notify::new());
-                let hook = stop.clone();
-                let run = repo
-                    .migrate()
-                    .segments(1)
-                    .concurrency(1)
-                    .page_size(4)
-                    .delete_delay(Duration::from_millis(30))
-                    .on_progress(move |p: &migrate::Progress| {
-                        if p.moved >= k {
-                            hook.notify_one();
-                        }
-                    })
-                    .run();
-                tokio::select! {
-                    result = run => match result {
-                        Ok(_) => Ok(()),
-                        Err(e) => fail("migration", format!("a partial run failed: {e}")),
-                    },
-                    () = stop.notified() => Ok(()),
-                }
+                .await;
+            if let Err(e) = run {
+                return fail("migration", format!("a full run failed: {e}"));
             }
+            return match repo.migrate().remaining().await {
+                Ok(left) if left.items == 0 => Ok(()),
+                other => fail(
+                    "Migration::remaining",
+                    format!("{other:?} after a full run"),
+                ),
+            };
+        };
+        let notify = Arc::new(tokio::sync::Notify::new());
+        let hook = notify.clone();
+        let mut migration = repo
+            .migrate()
+            .segments(1)
+            .concurrency(1)
+            .page_size(4)
+            .delete_delay(Duration::from_millis(30))
+            .on_progress(move |p: &migrate::Progress| {
+                if p.moved >= stop.after {
+                    hook.notify_one();
+                }
+            });
+        if let Some(group) = stop.only {
+            migration = migration.only(E::partitions(&group_name(group)));
+        }
+        if stop.checkpointed {
+            let kept = Arc::clone(&self.checkpoints);
+            let scope = (E::KIND, stop.only);
+            migration = migration.on_checkpoint(move |checkpoint| {
+                kept.lock().expect("not poisoned").insert(
+                    scope,
+                    Kept {
+                        checkpoint: checkpoint.clone(),
+                        behind: false,
+                    },
+                );
+            });
+        }
+        tokio::select! {
+            result = migration.run() => match result {
+                Ok(_) => Ok(()),
+                Err(e) => fail("migration", format!("a partial run failed: {e}")),
+            },
+            () = notify.notified() => Ok(()),
+        }
+    }
+
+    /// A migration of `E` (of the table, or `only` one group's partitions) resumed from the
+    /// checkpoint kept for that scope, or from the beginning, and run to its end: then
+    /// nothing is left to move in its scope, unless an old-layout writer put an item behind
+    /// the checkpoint after it was taken.
+    async fn resume<E: ModelEntity>(&self, only: Option<u8>) -> Result<(), Failure> {
+        let kept = self
+            .checkpoints
+            .lock()
+            .expect("not poisoned")
+            .remove(&(E::KIND, only));
+        let scoped = |migration: migrate::Migration<E>| match only {
+            Some(group) => migration.only(E::partitions(&group_name(group))),
+            None => migration,
+        };
+        let mut migration = scoped(self.repo::<E>().migrate())
+            .segments(1)
+            .delete_delay(Duration::from_millis(20));
+        let behind = kept.as_ref().is_some_and(|k| k.behind);
+        let resumed = kept.is_some();
+        if let Some(kept) = kept {
+            migration = migration.resume_from(kept.checkpoint);
+        }
+        if let Err(e) = migration.run().await {
+            return fail(
+                "migration resumed",
+                format!("resumed {resumed}, scope {only:?}: {e}"),
+            );
+        }
+        let left = scoped(self.repo::<E>().migrate())
+            .segments(1)
+            .remaining()
+            .await;
+        match left {
+            Ok(left) if left.items == 0 || behind => Ok(()),
+            other => fail(
+                "Migration::remaining",
+                format!(
+                    "{other:?} in scope {only:?} after a run to its end (resumed from a \
+                     checkpoint: {resumed})"
+                ),
+            ),
         }
     }
 
@@ -848,8 +1481,8 @@ impl Run {
             return Ok(());
         };
         let page = match paging.kind {
-            Kind::Item => page_of::<L::Item>(&self.client, &self.table, paging).await,
-            Kind::Doc => page_of::<L::Doc>(&self.client, &self.table, paging).await,
+            Kind::Item => page_of::<L::Item>(self.shared.for_entity(), paging).await,
+            Kind::Doc => page_of::<L::Doc>(self.shared.for_entity(), paging).await,
         };
         let (items, cursor) = match page {
             Ok(page) => page,
@@ -931,6 +1564,7 @@ impl Run {
             if legacy || (!full && pick != 16) {
                 continue;
             }
+            let started = Instant::now();
             let answer = match L::collection(&self.repo(), &group_name(group))
                 .collect_answer()
                 .await
@@ -950,13 +1584,9 @@ impl Run {
                 );
             }
             let collection: Vec<_> = answer.items.into_iter().map(L::page_to_model).collect();
-            same(
-                "collection",
-                &collection,
-                &self
-                    .model
-                    .collection(group, !super::COLLECTION_HIDES_EXPIRED),
-            )?;
+            self.same_as_of("collection", &collection, started, Some(group), |m| {
+                m.collection(group, !super::COLLECTION_HIDES_EXPIRED)
+            })?;
         }
         // Point reads: what this step wrote, and a few others.
         let mut keys: BTreeSet<Key> = written.iter().copied().collect();
@@ -1001,12 +1631,20 @@ impl Run {
         let repo = self.repo::<E>();
         let g = group_name(group);
         let view = self.model.view(E::KIND, group, false);
+        let view_of = |m: &Model| m.view(E::KIND, group, false);
+        let descending_of = |m: &Model| {
+            let mut items = m.view(E::KIND, group, false);
+            items.reverse();
+            items
+        };
         let models = |items: Vec<E>| items.into_iter().map(|e| e.to_model()).collect::<Vec<_>>();
         let name = |what: &str| format!("{what} ({:?})", E::KIND);
         let collect = |q: sharded::Query<E>| async move { q.collect().await.map(models) };
+        let bound = self.sharing.staleness;
 
-        // Collected with its answer: the other services' records read are counted, none
-        // returned.
+        // Collected with its answer (the cache may answer it): the other services' records
+        // read are counted, none returned, and the answer is no older than the bound.
+        let started = Instant::now();
         let answer = or_fail(
             &name("query collect"),
             E::query(&repo, &g).collect_answer().await,
@@ -1022,17 +1660,48 @@ impl Run {
                 ),
             );
         }
-        same(&name("query collect"), &models(answer.items), &view)?;
-        let mut descending = view.clone();
-        descending.reverse();
+        if answer.age > bound + started.elapsed() {
+            return fail(
+                name("answer age"),
+                format!(
+                    "an answer {:?} old, {:?} after the call, with a staleness bound of {bound:?}",
+                    answer.age,
+                    started.elapsed()
+                ),
+            );
+        }
+        self.same_as_of(
+            &name("query collect"),
+            &models(answer.items),
+            started,
+            Some(group),
+            view_of,
+        )?;
         if on(0) {
-            same(
+            let started = Instant::now();
+            let got = or_fail(
                 &name("query descending"),
-                &or_fail(
-                    &name("query descending"),
-                    collect(E::query(&repo, &g).descending()).await,
-                )?,
-                &descending,
+                collect(E::query(&repo, &g).descending()).await,
+            )?;
+            self.same_as_of(
+                &name("query descending"),
+                &got,
+                started,
+                Some(group),
+                descending_of,
+            )?;
+            // The last order asked for wins.
+            let started = Instant::now();
+            let got = or_fail(
+                &name("query ascending"),
+                collect(E::query(&repo, &g).descending().ascending()).await,
+            )?;
+            self.same_as_of(
+                &name("query ascending"),
+                &got,
+                started,
+                Some(group),
+                view_of,
             )?;
         }
         if on(1) {
@@ -1043,51 +1712,109 @@ impl Run {
                     format!("counted {count}, the model holds {}", view.len()),
                 );
             }
+            let by_shard = or_fail(
+                &name("count_by_shard"),
+                E::query(&repo, &g).count_by_shard().await,
+            )?;
+            // Steady, each shard's count; during a transition each item is counted once,
+            // where it is authoritative, which the model does not place.
+            let shards = E::shards(&g);
+            let expected: Vec<u64> = if self.model.phase.transition() {
+                vec![view.len() as u64]
+            } else {
+                shards
+                    .iter()
+                    .map(|pk| {
+                        view.iter()
+                            .filter(|(k, _)| E::places(k)[0].0 == *pk)
+                            .count() as u64
+                    })
+                    .collect()
+            };
+            let got = if self.model.phase.transition() {
+                vec![by_shard.iter().sum()]
+            } else {
+                by_shard.clone()
+            };
+            if got != expected {
+                return fail(
+                    name("count_by_shard"),
+                    format!(
+                        "counted {by_shard:?}, the model holds {expected:?} (shards {shards:?})"
+                    ),
+                );
+            }
         }
         if on(2) {
             let k = 1 + self.step % 3;
-            let top: Vec<_> = descending.iter().take(k).cloned().collect();
-            same(
+            let top_of = |m: &Model| descending_of(m).into_iter().take(k).collect::<Vec<_>>();
+            let started = Instant::now();
+            let got = or_fail(
                 &name("top-k"),
-                &or_fail(
-                    &name("top-k"),
-                    collect(E::query(&repo, &g).descending().limit(k)).await,
-                )?,
-                &top,
+                collect(E::query(&repo, &g).descending().limit(k)).await,
+            )?;
+            self.same_as_of(&name("top-k"), &got, started, Some(group), top_of)?;
+            // Strongly consistent: never from the cache, unless the query asks for a bound.
+            let consistent = || {
+                E::query(&repo, &g)
+                    .descending()
+                    .limit(k)
+                    .consistent_read(true)
+            };
+            same(
+                &name("top-k, consistent"),
+                &or_fail(&name("top-k, consistent"), collect(consistent()).await)?,
+                &top_of(&self.model),
+            )?;
+            let started = Instant::now();
+            let got = or_fail(
+                &name("top-k, consistent, with a bound"),
+                collect(consistent().max_staleness(bound)).await,
+            )?;
+            self.same_as_of(
+                &name("top-k, consistent, with a bound"),
+                &got,
+                started,
+                Some(group),
+                top_of,
             )?;
         }
         if on(3) && E::KIND == Kind::Item {
-            same(
+            let started = Instant::now();
+            let got = or_fail(
                 &name("include_expired"),
-                &or_fail(
-                    &name("include_expired"),
-                    collect(E::query(&repo, &g).include_expired()).await,
-                )?,
-                &self.model.view(E::KIND, group, true),
+                collect(E::query(&repo, &g).include_expired()).await,
             )?;
+            self.same_as_of(&name("include_expired"), &got, started, Some(group), |m| {
+                m.view(E::KIND, group, true)
+            })?;
         }
-        // Pages of several sizes, each continued with its cursor.
+        // Pages of several sizes, each continued with its cursor (sealed on every other
+        // step), each shard read a page of 1, 2 or DynamoDB's default at a time.
         if on(4) {
             let size = [1, 2, 4][self.step % 3];
-            let paged = self.page_all::<E>(&g, size, None).await?;
+            let shard_pages = [Some(1), Some(2), None][self.step / 3 % 3];
+            let paged = self
+                .page_all::<E>(&g, size, None, shard_pages, self.step.is_multiple_of(2))
+                .await?;
             same(&name(&format!("pages of {size}")), &paged, &view)?;
         }
-        // A filter: collected, counted, paged.
+        // A filter: collected, counted, paged; the points projected.
         let status = ["red", "green", "blue"][self.step % 3];
-        let filtered: Vec<_> = view
-            .iter()
-            .filter(|(_, r)| r.status == status)
-            .cloned()
-            .collect();
+        let filtered_of = |m: &Model| {
+            m.view(E::KIND, group, false)
+                .into_iter()
+                .filter(|(_, r)| r.status == status)
+                .collect::<Vec<_>>()
+        };
+        let filtered = filtered_of(&self.model);
         if on(5) {
-            same(
+            let started = Instant::now();
+            let got = or_fail(
                 &name("filter"),
-                &or_fail(
-                    &name("filter"),
-                    collect(E::query(&repo, &g).filter(E::status_eq(status))).await,
-                )?,
-                &filtered,
+                collect(E::query(&repo, &g).filter(E::status_eq(status))).await,
             )?;
+            self.same_as_of(&name("filter"), &got, started, Some(group), filtered_of)?;
             let count = or_fail(
                 &name("filter count"),
                 E::query(&repo, &g)
@@ -1101,13 +1828,64 @@ impl Run {
                     format!("counted {count}, the model holds {}", filtered.len()),
                 );
             }
+            // The planted doc-shaped record that does not read as a doc (`D#950`): a
+            // projection, recognising it by its keys alone, fails on it (see the gate).
+            let unreadable_planted =
+                self.untagged_may_be_read() && group == 0 && E::KIND == Kind::Doc;
+            if unreadable_planted && !super::PROJECTION_SKIPS_UNREADABLE {
+                return Ok(());
+            }
+            let started = Instant::now();
+            let projected = or_fail(
+                &name("projection"),
+                E::query(&repo, &g).project::<E::Points>().collect().await,
+            )?;
+            let points: Vec<(Key, i64)> = projected.iter().map(E::points).collect();
+            let acceptable = self.acceptable(started, Some(group));
+            let points_of = |m: &Model| {
+                m.view(E::KIND, group, false)
+                    .into_iter()
+                    .map(|(k, r)| (k, r.points))
+                    .collect::<Vec<_>>()
+            };
+            if !acceptable.iter().any(|m| points_of(m) == points) {
+                return fail(
+                    name("projection"),
+                    format!(
+                        "read {points:?}, the model holds {:?}",
+                        points_of(&self.model)
+                    ),
+                );
+            }
         }
         if on(6) {
-            let paged = self.page_all::<E>(&g, 2, Some(status)).await?;
+            let paged = self
+                .page_all::<E>(&g, 2, Some(status), None, self.step % 2 == 1)
+                .await?;
             same(&name("filtered pages of 2"), &paged, &filtered)?;
         }
-        // A stream.
+        // A stream; a typed sort-key condition (ids in a closed range).
         if on(7) {
+            let low = (self.step % 10) as u16;
+            let high = low + (self.step % 7) as u16;
+            let band: Vec<_> = view
+                .iter()
+                .filter(|(k, _)| (low..=high).contains(&k.id))
+                .cloned()
+                .collect();
+            same(
+                &name("sort-key condition"),
+                &or_fail(
+                    &name("sort-key condition"),
+                    collect(
+                        E::query(&repo, &g)
+                            .sk(E::ids_between(low, high))
+                            .consistent_read(true),
+                    )
+                    .await,
+                )?,
+                &band,
+            )?;
             let streamed: Vec<Result<E, Error>> = E::query(&repo, &g).stream().collect().await;
             let streamed: Result<Vec<E>, Error> = streamed.into_iter().collect();
             same(
@@ -1119,24 +1897,36 @@ impl Run {
         Ok(())
     }
 
+    /// Every page of `group`, `size` items at a time, each shard read `shard_pages` items
+    /// per request, the cursors sealed or not.
     async fn page_all<E: ModelEntity>(
         &self,
         group: &str,
         size: usize,
         status: Option<&str>,
+        shard_pages: Option<u32>,
+        sealed: bool,
     ) -> Result<Vec<(Key, Rec)>, Failure> {
         let repo = self.repo::<E>();
         let mut all = Vec::new();
         let mut cursor: Option<Cursor> = None;
         let check = format!(
-            "pages of {size}{} ({:?})",
+            "pages of {size}{}{}{} ({:?})",
             if status.is_some() { ", filtered" } else { "" },
+            shard_pages.map_or(String::new(), |p| format!(", {p} per shard request")),
+            if sealed { ", sealed" } else { "" },
             E::KIND
         );
         for _ in 0..200 {
             let mut query = E::query(&repo, group);
             if let Some(s) = status {
                 query = query.filter(E::status_eq(s));
+            }
+            if let Some(p) = shard_pages {
+                query = query.page_size(p);
+            }
+            if sealed {
+                query = query.seal_cursors(&cursor_key());
             }
             let page = or_fail(&check, query.page(size, cursor.as_ref()).await)?;
             if page.items.len() > size {
@@ -1152,12 +1942,16 @@ impl Run {
     }
 }
 
+/// The key the model seals its cursors with.
+fn cursor_key() -> sharded::cursor::CursorKey {
+    sharded::cursor::CursorKey::new(b"the model's cursor key, 32 bytes+")
+        .expect("a long enough secret")
+}
+
 async fn page_of<E: ModelEntity>(
-    client: &Client,
-    table: &str,
+    repo: Repo<E>,
     paging: &Paging,
 ) -> Result<(Vec<(Key, Rec)>, Option<Cursor>), Error> {
-    let repo: Repo<E> = Repo::new(client.clone(), table);
     let mut query = E::query(&repo, &group_name(paging.group));
     if let Some(s) = &paging.filter {
         query = query.filter(E::status_eq(s));

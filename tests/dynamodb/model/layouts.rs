@@ -17,7 +17,8 @@ use sharded::{
     schema::{PreviousLayout, PreviousPlacement},
     transaction::ItemKey,
     transaction::Transaction,
-    Condition, Error, Query, Repo, ShardedCollection, ShardedEntity, ShardedTable,
+    Condition, Error, Query, Repo, ShardedCollection, ShardedEntity, ShardedProjection,
+    ShardedTable,
 };
 
 use super::reference::{Cond, Key, Kind, Rec};
@@ -44,6 +45,16 @@ pub trait ModelEntity: ShardedEntity + Clone + std::fmt::Debug + Send + Sync + '
     /// The same update as one action of `tx`.
     fn tx_update(repo: &Repo<Self>, tx: Transaction, update: &UpdateSpec) -> Transaction;
     fn item_key(key: &Key) -> ItemKey<Self>;
+    /// The entity's points, projected (`Query::project`, `Scan::project`).
+    type Points: ShardedProjection<Entity = Self> + std::fmt::Debug + Send + 'static;
+    /// A projection's key and points.
+    fn points(projected: &Self::Points) -> (Key, i64);
+    /// The partition keys of `group`'s shards in the layout declared, in shard order.
+    fn shards(group: &str) -> Vec<String>;
+    /// The typed sort-key condition `low <= id <= high` (`Query::sk`).
+    fn ids_between(low: u16, high: u16) -> sharded::query::SortKeyCondition;
+    /// Every partition of `group`, current and previous (`Migration::only`).
+    fn partitions(group: &str) -> sharded::keys::Partitions;
     /// The item's physical keys: its current place, then its previous one if it differs.
     fn places(key: &Key) -> Vec<(String, Option<String>)>;
 }
@@ -133,7 +144,7 @@ fn parse_key(kind: Kind, group: &str, id: &str) -> Key {
 }
 
 macro_rules! layout {
-    ($(#[$doc:meta])* $layout:ident, $item:ident, $docty:ident, $page:ident, [$($table:tt)*], $($pk:tt)*) => {
+    ($(#[$doc:meta])* $layout:ident, $item:ident, $docty:ident, $page:ident, $item_points:ident, $doc_points:ident, [$($table:tt)*], $($pk:tt)*) => {
         #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
         #[sharded(entity = "MItem" $($table)*)]
         #[pk($($pk)*)]
@@ -160,6 +171,22 @@ macro_rules! layout {
             pub version: u64,
         }
 
+        #[derive(ShardedProjection, Deserialize, Debug)]
+        #[projection(of = $item)]
+        pub struct $item_points {
+            pub group: String,
+            pub id: String,
+            pub points: i64,
+        }
+
+        #[derive(ShardedProjection, Deserialize, Debug)]
+        #[projection(of = $docty)]
+        pub struct $doc_points {
+            pub group: String,
+            pub id: String,
+            pub points: i64,
+        }
+
         #[derive(ShardedCollection, Debug, Clone, PartialEq)]
         pub enum $page {
             Item($item),
@@ -184,14 +211,14 @@ macro_rules! layout {
             }
         }
 
-        layout!(@entity $item, Kind::Item, |key: &Key, rec: &Rec| $item {
+        layout!(@entity $item, $item_points, Kind::Item, |key: &Key, rec: &Rec| $item {
             group: group_name(key.group),
             id: id_name(key.id),
             status: rec.status.clone(),
             points: rec.points,
             expires: rec.expires,
         }, |e: &$item| Rec { status: e.status.clone(), points: e.points, expires: e.expires, version: 0 });
-        layout!(@entity $docty, Kind::Doc, |key: &Key, rec: &Rec| $docty {
+        layout!(@entity $docty, $doc_points, Kind::Doc, |key: &Key, rec: &Rec| $docty {
             group: group_name(key.group),
             id: id_name(key.id),
             status: rec.status.clone(),
@@ -199,9 +226,22 @@ macro_rules! layout {
             version: rec.version,
         }, |e: &$docty| Rec { status: e.status.clone(), points: e.points, expires: None, version: e.version });
     };
-    (@entity $ty:ident, $kind:expr, $from:expr, $to:expr) => {
+    (@entity $ty:ident, $points:ident, $kind:expr, $from:expr, $to:expr) => {
         impl ModelEntity for $ty {
             const KIND: Kind = $kind;
+            type Points = $points;
+            fn points(projected: &$points) -> (Key, i64) {
+                (parse_key($kind, &projected.group, &projected.id), projected.points)
+            }
+            fn ids_between(low: u16, high: u16) -> sharded::query::SortKeyCondition {
+                $ty::sk_id_between(&id_name(low), &id_name(high))
+            }
+            fn partitions(group: &str) -> sharded::keys::Partitions {
+                $ty::pk_partitions(group).expect("model keys are valid")
+            }
+            fn shards(group: &str) -> Vec<String> {
+                $ty::pk_all_shards(group).expect("model keys are valid").collect()
+            }
             fn from_model(key: &Key, rec: &Rec) -> Self {
                 ($from)(key, rec)
             }
@@ -293,33 +333,33 @@ macro_rules! layouts {
 
         layout!(
             /// Steady on 3 shards.
-            S3, S3Item, S3Doc, S3Page, [$($table)*],
+            S3, S3Item, S3Doc, S3Page, S3ItemPoints, S3DocPoints, [$($table)*],
             template = "G#{group}", shard = "hash(id)", n = 3 $($suffix)*
         );
         layout!(
             /// Growing from 3 to 5 shards.
-            T5, T5Item, T5Doc, T5Page, [$($table)*],
+            T5, T5Item, T5Doc, T5Page, T5ItemPoints, T5DocPoints, [$($table)*],
             template = "G#{group}", shard = "hash(id)", n = 5 $($suffix)*, previous_n = 3
         );
         layout!(
             /// Steady on 5 shards.
-            S5, S5Item, S5Doc, S5Page, [$($table)*],
+            S5, S5Item, S5Doc, S5Page, S5ItemPoints, S5DocPoints, [$($table)*],
             template = "G#{group}", shard = "hash(id)", n = 5 $($suffix)*
         );
         layout!(
             /// Shrinking from 5 to 3 shards.
-            T3, T3Item, T3Doc, T3Page, [$($table)*],
+            T3, T3Item, T3Doc, T3Page, T3ItemPoints, T3DocPoints, [$($table)*],
             template = "G#{group}", shard = "hash(id)", n = 3 $($suffix)*, previous_n = 5
         );
         layout!(
             /// Adopting sharding (3 shards) over the unsharded key a pre-`sharded` service wrote.
-            A3, A3Item, A3Doc, A3Page, [$($table)*],
+            A3, A3Item, A3Doc, A3Page, A3ItemPoints, A3DocPoints, [$($table)*],
             template = "G#{group}", shard = "hash(id)", n = 3 $($suffix)*, legacy = "G#{group}"
         );
         layout!(
             /// Adopting 3 shards a service placed items on at random (the same spelling): the
             /// hash placement, over data of unknown placement.
-            U3, U3Item, U3Doc, U3Page, [$($table)*],
+            U3, U3Item, U3Doc, U3Page, U3ItemPoints, U3DocPoints, [$($table)*],
             template = "G#{group}", shard = "hash(id)", n = 3 $($suffix)*,
             previous_n = 3, previous_shard = "unknown"
         );

@@ -84,6 +84,29 @@ pub enum Counting {
     Token(u8),
 }
 
+/// How a scan's answer is read.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ScanRead {
+    Collect,
+    Count,
+    Stream,
+    /// `Scan::project`: the points of each item.
+    Points,
+}
+
+/// A parallel scan's settings.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ScanOp {
+    pub kind: Kind,
+    pub segments: u32,
+    pub concurrency: usize,
+    pub page_size: u32,
+    pub consistent: bool,
+    /// A read-unit rate (high enough not to slow the sequence).
+    pub rated: bool,
+    pub read: ScanRead,
+}
+
 /// One step of a sequence.
 #[derive(Clone, PartialEq, Debug)]
 pub enum Op {
@@ -136,9 +159,21 @@ pub enum Op {
     },
     /// The listing's next page.
     PageNext,
-    /// A migration run stopped after about `items` moves.
+    /// A migration run (of the items for odd `items`, of the docs for even) stopped after
+    /// about `items` moves: of the table, or `only` one group's partitions; its last
+    /// checkpoint kept when `checkpointed`.
     MigratePartial {
         items: u8,
+        only: Option<u8>,
+        checkpointed: bool,
+    },
+    /// A migration of the items (of the docs when `doc`), of the table or `only` one group's
+    /// partitions, resumed from the last checkpoint kept for that scope (from the beginning
+    /// without one) and run to its end: nothing is left in its scope but what an old-layout
+    /// writer put behind the checkpoint.
+    MigrateResume {
+        doc: bool,
+        only: Option<u8>,
     },
     /// The migration run to its end, then the transition's declaration removed.
     Complete,
@@ -153,6 +188,16 @@ pub enum Op {
     CounterTotal {
         consistent: bool,
     },
+    /// `repo.scan()` of one entity: every item it has stored.
+    Scan(ScanOp),
+    /// A transaction prepared (under a token of the sequence's, or a random one), then
+    /// committed `commits` times: a commit sent again answers as the first did and applies
+    /// nothing twice.
+    Prepared {
+        actions: Vec<TxAction>,
+        token: bool,
+        commits: u8,
+    },
 }
 
 impl Op {
@@ -161,6 +206,7 @@ impl Op {
         match self {
             Op::Put { key, .. } if key.kind == Kind::Doc => "put(versioned)".into(),
             Op::Transact(_) => "Transaction".into(),
+            Op::Prepared { commits, .. } => format!("PreparedTransaction x{commits}"),
             other => format!("{other:?}")
                 .split([' ', '(', '{'])
                 .next()
@@ -381,10 +427,44 @@ impl Generator {
     /// The next operation for the model's state, among those the gates allow.
     pub fn next(&mut self, model: &Model) -> Op {
         loop {
-            let op = self.any(model);
+            // The reads and writes of the wider surface, each a small share of the steps;
+            // the rest as weighted in `any`.
+            let op = match self.rng.u8(..50) {
+                0..=1 => Op::Scan(self.scan()),
+                2..=4 => match self.transaction(model) {
+                    Op::Transact(actions) => Op::Prepared {
+                        actions,
+                        token: self.rng.bool(),
+                        commits: self.rng.u8(1..=2),
+                    },
+                    other => other,
+                },
+                _ => self.any(model),
+            };
             if self.allowed(model, &op) {
                 return op;
             }
+        }
+    }
+
+    fn scan(&mut self) -> ScanOp {
+        ScanOp {
+            kind: if self.rng.bool() {
+                Kind::Item
+            } else {
+                Kind::Doc
+            },
+            segments: [1, 2, 3, 7][self.rng.usize(..4)],
+            concurrency: self.rng.usize(1..=3),
+            page_size: [1, 2, 5, 100][self.rng.usize(..4)],
+            consistent: self.rng.bool(),
+            rated: self.rng.u8(..4) == 0,
+            read: [
+                ScanRead::Collect,
+                ScanRead::Count,
+                ScanRead::Stream,
+                ScanRead::Points,
+            ][self.rng.usize(..4)],
         }
     }
 
@@ -397,9 +477,13 @@ impl Generator {
             | Op::Update(_)
             | Op::DeleteIf { .. }
             | Op::BatchPut(_) => !transition || g.writes_during_transition,
-            Op::Transact(_) => !transition || g.transactions_during_transition,
+            Op::Transact(_) | Op::Prepared { .. } => {
+                !transition || g.transactions_during_transition
+            }
             Op::TransactGet(_) => !transition || g.transact_get_during_transition,
-            Op::MigratePartial { .. } | Op::Complete => !model.paging || g.paging_across_migration,
+            Op::MigratePartial { .. } | Op::MigrateResume { .. } | Op::Complete => {
+                !model.paging || g.paging_across_migration
+            }
             _ => true,
         }
     }
@@ -494,8 +578,14 @@ impl Generator {
                 filter: (self.rng.u8(..3) == 0).then(|| self.status()),
             },
             79..=89 if model.paging => Op::PageNext,
-            90..=94 if model.phase.transition() => Op::MigratePartial {
+            90..=92 if model.phase.transition() => Op::MigratePartial {
                 items: self.rng.u8(1..6),
+                only: (self.rng.u8(..3) == 0).then(|| self.rng.u8(..2)),
+                checkpointed: self.rng.bool(),
+            },
+            93..=94 if model.phase.transition() => Op::MigrateResume {
+                doc: self.rng.bool(),
+                only: (self.rng.u8(..3) == 0).then(|| self.rng.u8(..2)),
             },
             95..=96 if model.phase.transition() => Op::Complete,
             95..=99 if !model.phase.transition() => Op::Declare,

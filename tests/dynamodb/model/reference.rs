@@ -248,7 +248,9 @@ impl Model {
                 }
                 (Outcome::Ok, keys.clone())
             }
-            Op::BatchGet(_) | Op::TransactGet(_) | Op::CounterTotal { .. } => (Outcome::Ok, vec![]),
+            Op::BatchGet(_) | Op::TransactGet(_) | Op::CounterTotal { .. } | Op::Scan(_) => {
+                (Outcome::Ok, vec![])
+            }
             Op::Increment { by, how } => {
                 if let Counting::Token(token) = how {
                     match self.counter_tokens.get(token) {
@@ -262,7 +264,7 @@ impl Model {
                 self.counter += i64::from(*by);
                 (Outcome::Ok, vec![])
             }
-            Op::Transact(actions) => self.transact(actions),
+            Op::Transact(actions) | Op::Prepared { actions, .. } => self.transact(actions),
             Op::LegacyPut { key, rec, .. } => {
                 if !self.phase.adopting() || before.contains_key(key) {
                     return (Outcome::Skipped, vec![]);
@@ -294,7 +296,7 @@ impl Model {
                 }
                 (Outcome::Ok, vec![])
             }
-            Op::MigratePartial { .. } => {
+            Op::MigratePartial { .. } | Op::MigrateResume { .. } => {
                 if !self.phase.transition() {
                     return (Outcome::Skipped, vec![]);
                 }

@@ -3,18 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-use super::layouts::Flavour;
 use super::ops::Op;
-use super::reference::Phase;
 use super::{replay, Failed};
 
 /// The shortest sequence found within `budget` that still fails `failed.check`.
-pub async fn minimize(
-    flavour: Flavour,
-    phase: Phase,
-    failed: &Failed,
-    budget: Duration,
-) -> (Vec<Op>, usize) {
+pub async fn minimize(failed: &Failed, budget: Duration) -> (Vec<Op>, usize) {
     let deadline = Instant::now() + budget;
     let mut ops: Vec<Op> = failed.ops[..failed.step].to_vec();
     let mut replays = 0;
@@ -32,8 +25,7 @@ pub async fn minimize(
                 .cloned()
                 .collect();
             replays += 1;
-            if let Some(step) = still_fails(flavour, phase, &candidate, &failed.failure.check).await
-            {
+            if let Some(step) = still_fails(failed, &candidate).await {
                 ops = candidate[..step].to_vec();
                 chunks = (chunks - 1).max(2);
                 reduced = true;
@@ -50,10 +42,11 @@ pub async fn minimize(
     (ops, replays)
 }
 
-/// The step at which `ops` fails `check` (1-based, so `ops[..step]` fails), if it does.
-async fn still_fails(flavour: Flavour, phase: Phase, ops: &[Op], check: &str) -> Option<usize> {
-    match replay(flavour, phase, ops).await {
-        Err(f) if f.failure.check == check => Some(f.step),
+/// The step at which `ops` fails the check `failed` did (1-based, so `ops[..step]` fails), if
+/// it does, on a table and repository like the failed sequence's.
+async fn still_fails(failed: &Failed, ops: &[Op]) -> Option<usize> {
+    match replay(failed.flavour, failed.phase, failed.sharing, ops).await {
+        Err(f) if f.failure.check == failed.failure.check => Some(f.step),
         _ => None,
     }
 }

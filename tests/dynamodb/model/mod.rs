@@ -5,6 +5,7 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `layouts` | the entities (an item with an optional expiry, a versioned doc, their collection), once per layout and per table |
+//! | `events` | a time-bucketed entity (hour buckets), once per table: its writes, its model, its generator, its range queries read every way and compared |
 //! | `reference` | the model: the map, the layout declared, and every operation's predicted answer |
 //! | `ops` | the operations and their seeded, weighted generator |
 //! | `exec` | one sequence on its own table: each operation sent, its answer compared, every read checked |
@@ -20,7 +21,12 @@
 //! shards at random (`previous_shard = "unknown"`), while that service keeps writing untagged
 //! items through the raw SDK; migration runs stopped after a few items and complete ones
 //! (then the declaration removed); DynamoDB's time-to-live sweeper (every expired item deleted
-//! through the raw SDK, wherever it is stored).
+//! through the raw SDK, wherever it is stored). A tenth of the steps are time-bucketed events
+//! (`events`): `put`, `batch_put` and `delete` of events on hour edges, and `RangeQuery` read by
+//! `collect`, `stream`, `count`, `count_by_bucket` and `page` continued with plain or sealed
+//! cursors, in either order, with a limit, a page size and consistent reads or not, over
+//! ranges that start and end on events, on bucket edges and in empty buckets; each answer
+//! (every item and its order, each bucket's count) is the model's.
 //!
 //! **Two tables.** Sequences alternate between the crate's defaults (`pk`/`sk`, the `_entity`
 //! tag, `#3`) and a table as another team keys it (`PK`/`SK`, no tag: items recognised by
@@ -64,6 +70,7 @@
 //! API differ.
 
 mod concurrent;
+mod events;
 mod exec;
 mod layouts;
 mod ops;

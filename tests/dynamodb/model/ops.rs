@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use super::events::{EventKey, RangeOp};
 use super::reference::{Cond, Key, Kind, Model, Rec, EXPIRED, LIVE};
 
 /// Which version a versioned write claims to have read.
@@ -153,6 +154,16 @@ pub enum Op {
     CounterTotal {
         consistent: bool,
     },
+    /// Time-bucketed events written (`events.rs`): one by `put`, several by `batch_put`.
+    EventPut(Vec<(EventKey, i64)>),
+    /// An event deleted: by the generated `delete`, or by `delete_if` its payload is below
+    /// `below`.
+    EventDelete {
+        key: EventKey,
+        below: Option<i64>,
+    },
+    /// A range query of the events, read as `RangeOp::read` says.
+    Range(RangeOp),
 }
 
 impl Op {
@@ -161,6 +172,8 @@ impl Op {
         match self {
             Op::Put { key, .. } if key.kind == Kind::Doc => "put(versioned)".into(),
             Op::Transact(_) => "Transaction".into(),
+            Op::EventPut(puts) if puts.len() > 1 => "EventPut(batch)".into(),
+            Op::Range(range) => range.name(),
             other => format!("{other:?}")
                 .split([' ', '(', '{'])
                 .next()
@@ -212,7 +225,7 @@ pub struct Gates {
 }
 
 pub struct Generator {
-    rng: fastrand::Rng,
+    pub(super) rng: fastrand::Rng,
     gates: Gates,
 }
 
@@ -380,6 +393,10 @@ impl Generator {
 
     /// The next operation for the model's state, among those the gates allow.
     pub fn next(&mut self, model: &Model) -> Op {
+        // The time-bucketed events, a tenth of the steps (`events.rs`).
+        if self.rng.u8(..10) == 0 {
+            return self.event_op(model);
+        }
         loop {
             let op = self.any(model);
             if self.allowed(model, &op) {

@@ -14,6 +14,7 @@ use sharded::{
 };
 use sharded_testkit::history::History;
 
+use super::events;
 use super::layouts::{group_name, id_name, Flavour, Layout, ModelEntity, UpdateSpec};
 use super::ops::{Counting, Op, ScanOp, ScanRead, TxAction, UpdateOp};
 use super::reference::{now, Key, Kind, Model, Outcome, Phase, Rec};
@@ -381,7 +382,7 @@ impl Run {
         }
     }
 
-    fn repo<E: ShardedEntity>(&self) -> Repo<E> {
+    pub(super) fn repo<E: ShardedEntity>(&self) -> Repo<E> {
         self.shared.for_entity()
     }
 
@@ -534,6 +535,10 @@ impl Run {
             );
             f
         })
+    }
+
+    pub(super) fn flavour(&self) -> Flavour {
+        self.flavour
     }
 
     async fn raw_put(&self, item: HashMap<String, V>) -> Result<(), Failure> {
@@ -850,6 +855,9 @@ impl Run {
                 Ok(Outcome::Ok)
             }
             Op::Declare => Ok(Outcome::Ok),
+            Op::EventPut(_) | Op::EventDelete { .. } | Op::Range(_) => {
+                return events::send(self, model, op).await
+            }
         };
         answer.or_else(|e| {
             fail(
@@ -1305,6 +1313,7 @@ impl Run {
     async fn no_stale_copies(&self) -> Result<(), Failure> {
         let mut found: BTreeMap<(String, String), usize> = BTreeMap::new();
         let mut planted = Vec::new();
+        let mut events = 0;
         for item in self.raw_scan().await? {
             if item.contains_key(FOREIGN_MARK) {
                 planted.push(item);
@@ -1313,6 +1322,12 @@ impl Run {
             // The counter's items are not the entities'.
             if matches!(item.get(self.flavour.pk()), Some(V::S(pk)) if pk.starts_with(COUNTER_KEY))
             {
+                continue;
+            }
+            // Nor are the events', which no migration moves: each is stored once.
+            if matches!(item.get(self.flavour.pk()), Some(V::S(pk)) if events::is_event_pk(self.flavour, pk))
+            {
+                events += 1;
                 continue;
             }
             let Some(V::S(sk)) = item.get(self.flavour.sk()) else {
@@ -1348,6 +1363,15 @@ impl Run {
             return fail(
                 "stored copies after a complete migration",
                 format!("copies not one per model item: {extra:?}; missing: {missing:?}"),
+            );
+        }
+        if events != self.model.events.len() {
+            return fail(
+                "stored events after a complete migration",
+                format!(
+                    "{events} stored, the model holds {}",
+                    self.model.events.len()
+                ),
             );
         }
         // Other services' records: exactly as planted, where they were planted.

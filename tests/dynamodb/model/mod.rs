@@ -5,6 +5,7 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `layouts` | the entities (an item with an optional expiry, a versioned doc, their collection), once per layout and per table |
+//! | `events` | a time-bucketed entity (hour buckets), once per table: its writes, its model, its generator, its range queries read every way and compared |
 //! | `reference` | the model: the map, the layout declared, and every operation's predicted answer |
 //! | `ops` | the operations and their seeded, weighted generator |
 //! | `exec` | one sequence on its own table: each operation sent, its answer compared, every read checked |
@@ -28,6 +29,12 @@
 //! counted by `Migration::remaining`; increments and totals of a sharded counter, spelled in
 //! the adopted table as the vote-counter pattern's hand-made one (`votes`, `METADATA`,
 //! `#SHARD_{n}`).
+//! A tenth of the steps are time-bucketed events
+//! (`events`): `put`, `batch_put` and `delete` of events on hour edges, and `RangeQuery` read by
+//! `collect`, `stream`, `count`, `count_by_bucket` and `page` continued with plain or sealed
+//! cursors, in either order, with a limit, a page size and consistent reads or not, over
+//! ranges that start and end on events, on bucket edges and in empty buckets; each answer
+//! (every item and its order, each bucket's count) is the model's.
 //!
 //! **One repository.** Every operation and read of a sequence goes through one `Repo` (its
 //! `for_entity` siblings, clones and transactions), as a service holds it: one read cache and
@@ -87,6 +94,7 @@
 //! API differ.
 
 mod concurrent;
+mod events;
 mod exec;
 mod layouts;
 mod ops;

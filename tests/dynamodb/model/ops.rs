@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use super::events::{EventKey, RangeOp};
 use super::reference::{Cond, Key, Kind, Model, Rec, EXPIRED, LIVE};
 
 /// Which version a versioned write claims to have read.
@@ -198,6 +199,16 @@ pub enum Op {
         token: bool,
         commits: u8,
     },
+    /// Time-bucketed events written (`events.rs`): one by `put`, several by `batch_put`.
+    EventPut(Vec<(EventKey, i64)>),
+    /// An event deleted: by the generated `delete`, or by `delete_if` its payload is below
+    /// `below`.
+    EventDelete {
+        key: EventKey,
+        below: Option<i64>,
+    },
+    /// A range query of the events, read as `RangeOp::read` says.
+    Range(RangeOp),
 }
 
 impl Op {
@@ -207,6 +218,8 @@ impl Op {
             Op::Put { key, .. } if key.kind == Kind::Doc => "put(versioned)".into(),
             Op::Transact(_) => "Transaction".into(),
             Op::Prepared { commits, .. } => format!("PreparedTransaction x{commits}"),
+            Op::EventPut(puts) if puts.len() > 1 => "EventPut(batch)".into(),
+            Op::Range(range) => range.name(),
             other => format!("{other:?}")
                 .split([' ', '(', '{'])
                 .next()
@@ -258,7 +271,7 @@ pub struct Gates {
 }
 
 pub struct Generator {
-    rng: fastrand::Rng,
+    pub(super) rng: fastrand::Rng,
     gates: Gates,
 }
 
@@ -426,6 +439,10 @@ impl Generator {
 
     /// The next operation for the model's state, among those the gates allow.
     pub fn next(&mut self, model: &Model) -> Op {
+        // The time-bucketed events, a tenth of the steps (`events.rs`).
+        if self.rng.u8(..10) == 0 {
+            return self.event_op(model);
+        }
         loop {
             // The reads and writes of the wider surface, each a small share of the steps;
             // the rest as weighted in `any`.

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::events::EventKey;
 use super::ops::{Counting, Op, TxAction, UpdateOp, VersionRead};
 
 /// An expiry long past: DynamoDB's sweeper may delete the item, queries must hide it.
@@ -141,6 +142,8 @@ pub struct Model {
     pub phase: Phase,
     /// Whether a listing is being paged (`PageStart` .. `PageNext` to its end).
     pub paging: bool,
+    /// The time-bucketed events (`events.rs`), by stream, time and id: their payload.
+    pub events: BTreeMap<EventKey, i64>,
 }
 
 impl Model {
@@ -151,6 +154,7 @@ impl Model {
             counter_tokens: BTreeMap::new(),
             phase,
             paging: false,
+            events: BTreeMap::new(),
         }
     }
 
@@ -310,6 +314,7 @@ impl Model {
                 }
                 None => (Outcome::Skipped, vec![]),
             },
+            Op::EventPut(_) | Op::EventDelete { .. } | Op::Range(_) => self.apply_event(op),
             Op::Declare => match self.phase.declared() {
                 Some(next) => {
                     self.phase = next;

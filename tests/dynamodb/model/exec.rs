@@ -12,11 +12,12 @@ use sharded::capacity::HotKeyStats;
 use sharded::{
     migrate, transaction::Transaction, Cursor, Error, Repo, ShardedCounter, ShardedEntity,
 };
+use sharded_testkit::faults::Faults;
 use sharded_testkit::history::History;
 
 use super::events;
 use super::layouts::{group_name, id_name, Flavour, Layout, ModelEntity, UpdateSpec};
-use super::ops::{Counting, Op, ScanOp, ScanRead, TxAction, UpdateOp};
+use super::ops::{Counting, Fault, Op, ScanOp, ScanRead, TxAction, UpdateOp};
 use super::reference::{now, Key, Kind, Model, Outcome, Phase, Rec};
 
 /// Runs `$body` with `$l` the layout type of `$phase` in the table of `$flavour`.
@@ -155,6 +156,9 @@ pub struct Run {
     /// `for_entity` siblings, clones and transactions): one read cache and one single flight
     /// across steps, layouts and entities, as a service holds it.
     shared: Repo<super::layouts::tagged::S3Item>,
+    /// The faults the shared repository's requests pass through (none armed, but during
+    /// an `Op::Faulted` or an `Op::PartialRead`).
+    faults: Faults,
     /// The recent states a cached answer may still show, oldest first.
     past: VecDeque<Past>,
     /// The last checkpoint of each entity and scope's partial migration runs, in the layout
@@ -319,9 +323,14 @@ impl Run {
         {
             return fail("setup", format!("create table: {e:?}"));
         }
-        let mut shared = Repo::new(client.clone(), table.clone())
-            .with_single_flight(sharing.single_flight)
-            .with_read_cache(1_000, Arc::new(sharded::capacity::SystemClock::new()));
+        let faults = Faults::new();
+        let mut shared = Repo::new(
+            crate::support::faulty_client(&faults, 3).await,
+            table.clone(),
+        )
+        .with_batch_retry(retry())
+        .with_single_flight(sharing.single_flight)
+        .with_read_cache(1_000, Arc::new(sharded::capacity::SystemClock::new()));
         if let Some(concurrency) = sharing.concurrency {
             shared = shared.with_concurrency(concurrency);
         }
@@ -337,6 +346,7 @@ impl Run {
             flavour,
             sharing,
             shared,
+            faults,
             past: VecDeque::new(),
             checkpoints: Arc::default(),
             model: Model::new(phase),
@@ -741,6 +751,22 @@ impl Run {
                 }
                 Ok(Outcome::Ok)
             }
+            Op::Faulted { fault, op: inner } => {
+                match fault {
+                    Fault::Conflicts(n) => self.faults.conflict_next_transactions(u32::from(*n)),
+                    Fault::LostAnswer => self.faults.drop_responses("TransactWriteItems", 1),
+                }
+                let answer = Box::pin(self.send::<L>(model, inner)).await;
+                self.faults.clear();
+                return answer;
+            }
+            Op::PartialRead { kind, group, shard } => {
+                match kind {
+                    Kind::Item => self.partial::<L::Item>(model, *group, *shard).await?,
+                    Kind::Doc => self.partial::<L::Doc>(model, *group, *shard).await?,
+                }
+                Ok(Outcome::Ok)
+            }
             Op::Scan(scan) => {
                 match scan.kind {
                     Kind::Item => self.scan::<L::Item>(model, scan).await?,
@@ -872,7 +898,7 @@ impl Run {
     }
 
     fn transaction<L: Layout>(&self, model: &Model, actions: &[TxAction]) -> Transaction {
-        let mut tx = self.repo::<L::Item>().transaction();
+        let mut tx = self.repo::<L::Item>().transaction().with_retry(retry());
         for action in actions {
             tx = match action {
                 TxAction::Put { key, rec, read } => {
@@ -913,6 +939,42 @@ impl Run {
             };
         }
         tx
+    }
+
+    /// `collect_partial` of `E` in `group` while `shard` fails: that shard listed as failed
+    /// (its partition key named), every other shard's items the model's, in order.
+    async fn partial<E: ModelEntity>(
+        &self,
+        model: &Model,
+        group: u8,
+        shard: u32,
+    ) -> Result<(), Failure> {
+        let g = group_name(group);
+        let pk = E::shards(&g)[shard as usize].clone();
+        self.faults.fail_partition(pk.clone());
+        // Consistent: a cached complete answer would be a fair answer, not this check's.
+        let answer = E::query(&self.repo(), &g)
+            .consistent_read(true)
+            .collect_partial()
+            .await;
+        self.faults.clear();
+        let check = format!("collect_partial ({:?}, shard {shard} failing)", E::KIND);
+        let partial = or_fail(&check, answer)?;
+        let failed: Vec<(u32, &str)> = partial
+            .failures
+            .iter()
+            .map(|f| (f.shard, f.partition_key.as_str()))
+            .collect();
+        if failed != [(shard, pk.as_str())] {
+            return fail(check, format!("failures {failed:?}, {pk} failed"));
+        }
+        let expected: Vec<(Key, Rec)> = model
+            .view(E::KIND, group, false)
+            .into_iter()
+            .filter(|(k, _)| E::places(k)[0].0 != pk)
+            .collect();
+        let got: Vec<(Key, Rec)> = partial.items.iter().map(ModelEntity::to_model).collect();
+        same(&check, &got, &expected)
     }
 
     /// A parallel scan of `E`: every item of it the table stores, expired ones included
@@ -1174,13 +1236,14 @@ impl Run {
     /// the sort key `METADATA`, the shard spelled `#SHARD_{n}`.
     fn counter(&self) -> ShardedCounter {
         let counter = ShardedCounter::new(
-            self.client.clone(),
+            self.shared.client().clone(),
             &self.table,
             &self.flavour.definition(),
             COUNTER_KEY,
             COUNTER_SHARDS,
         )
-        .expect("the counter's declaration is valid");
+        .expect("the counter's declaration is valid")
+        .with_retry(retry());
         match self.flavour {
             Flavour::Tagged => counter,
             Flavour::Adopted => counter
@@ -1963,6 +2026,16 @@ impl Run {
             }
         }
         fail(check, "more than 200 pages")
+    }
+}
+
+/// The retry policy of the sequence's transactions, counter and batches: enough attempts for
+/// the faults injected (at most two conflicts, or a lost answer), short backoffs.
+fn retry() -> sharded::RetryPolicy {
+    sharded::RetryPolicy {
+        max_attempts: 5,
+        base_delay: Duration::from_millis(2),
+        max_delay: Duration::from_millis(20),
     }
 }
 

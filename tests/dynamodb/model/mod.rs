@@ -36,6 +36,15 @@
 //! ranges that start and end on events, on bucket edges and in empty buckets; each answer
 //! (every item and its order, each bucket's count) is the model's.
 //!
+//! **Faults inside the sequences.** The repository's requests pass through the test kit's
+//! `Faults`: a transaction, a prepared one, an increment under a token, or a put during a
+//! transition (a transaction) is sent while the next one or two transactions are canceled
+//! for `TransactionConflict`, or while the next one's answer is lost after it applied; with
+//! the retry policies (`Transaction::with_retry`, `ShardedCounter::with_retry`,
+//! `Repo::with_batch_retry`) it must answer and apply exactly as without the fault. In a
+//! steady layout, `collect_partial` runs while one shard fails: that shard listed, the
+//! others' items the model's.
+//!
 //! **One repository.** Every operation and read of a sequence goes through one `Repo` (its
 //! `for_entity` siblings, clones and transactions), as a service holds it: one read cache and
 //! one single flight across steps, layouts and entities. Each sequence builds it its own way

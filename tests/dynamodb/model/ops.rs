@@ -108,6 +108,16 @@ pub struct ScanOp {
     pub read: ScanRead,
 }
 
+/// A fault DynamoDB's real service shows, injected for one operation of the sequence (the
+/// test kit's `Faults`, below the SDK), then cleared.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Fault {
+    /// The next `n` transactions canceled for `TransactionConflict` (nothing applied).
+    Conflicts(u8),
+    /// The next transaction applied, its answer lost.
+    LostAnswer,
+}
+
 /// One step of a sequence.
 #[derive(Clone, PartialEq, Debug)]
 pub enum Op {
@@ -191,6 +201,22 @@ pub enum Op {
     },
     /// `repo.scan()` of one entity: every item it has stored.
     Scan(ScanOp),
+    /// `op` (a transaction, a prepared one, an increment under a token, or a put during a
+    /// transition, which is a transaction) sent while `fault` is injected: the retry policies
+    /// (`Transaction::with_retry`, `ShardedCounter::with_retry`, `Repo::with_batch_retry`)
+    /// send it again, identical and under its token, and it answers and applies as without
+    /// the fault.
+    Faulted {
+        fault: Fault,
+        op: Box<Op>,
+    },
+    /// `collect_partial` of one entity in `group` while `shard` fails (steady layouts):
+    /// the shard listed as failed, the others' items the model's.
+    PartialRead {
+        kind: Kind,
+        group: u8,
+        shard: u32,
+    },
     /// A transaction prepared (under a token of the sequence's, or a random one), then
     /// committed `commits` times: a commit sent again answers as the first did and applies
     /// nothing twice.
@@ -218,6 +244,7 @@ impl Op {
             Op::Put { key, .. } if key.kind == Kind::Doc => "put(versioned)".into(),
             Op::Transact(_) => "Transaction".into(),
             Op::Prepared { commits, .. } => format!("PreparedTransaction x{commits}"),
+            Op::Faulted { fault, op } => format!("Faulted({fault:?}) {}", op.name()),
             Op::EventPut(puts) if puts.len() > 1 => "EventPut(batch)".into(),
             Op::Range(range) => range.name(),
             other => format!("{other:?}")
@@ -456,6 +483,53 @@ impl Generator {
                     },
                     other => other,
                 },
+                5..=6 => {
+                    let fault = if self.rng.bool() {
+                        Fault::LostAnswer
+                    } else {
+                        Fault::Conflicts(self.rng.u8(1..=2))
+                    };
+                    let op = match self.rng.u8(..4) {
+                        0 => self.transaction(model),
+                        1 => Op::Increment {
+                            by: self.rng.i8(-3..=5),
+                            how: if self.rng.bool() {
+                                Counting::ExactlyOnce
+                            } else {
+                                Counting::Token(self.rng.u8(..6))
+                            },
+                        },
+                        2 => {
+                            let key = self.key(model, None);
+                            Op::Put {
+                                key,
+                                rec: self.rec(key.kind),
+                                read: self.read(),
+                            }
+                        }
+                        _ => match self.transaction(model) {
+                            Op::Transact(actions) => Op::Prepared {
+                                actions,
+                                token: true,
+                                commits: 1,
+                            },
+                            other => other,
+                        },
+                    };
+                    Op::Faulted {
+                        fault,
+                        op: Box::new(op),
+                    }
+                }
+                7 if !model.phase.transition() => Op::PartialRead {
+                    kind: if self.rng.bool() {
+                        Kind::Item
+                    } else {
+                        Kind::Doc
+                    },
+                    group: self.rng.u8(..2),
+                    shard: self.rng.u32(..3),
+                },
                 _ => self.any(model),
             };
             if self.allowed(model, &op) {
@@ -497,6 +571,7 @@ impl Generator {
             Op::Transact(_) | Op::Prepared { .. } => {
                 !transition || g.transactions_during_transition
             }
+            Op::Faulted { op, .. } => self.allowed(model, op),
             Op::TransactGet(_) => !transition || g.transact_get_during_transition,
             Op::MigratePartial { .. } | Op::MigrateResume { .. } | Op::Complete => {
                 !model.paging || g.paging_across_migration

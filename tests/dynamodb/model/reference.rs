@@ -252,9 +252,13 @@ impl Model {
                 }
                 (Outcome::Ok, keys.clone())
             }
-            Op::BatchGet(_) | Op::TransactGet(_) | Op::CounterTotal { .. } | Op::Scan(_) => {
-                (Outcome::Ok, vec![])
-            }
+            Op::Faulted { op, .. } => self.apply(op),
+            Op::PartialRead { .. } if self.phase.transition() => (Outcome::Skipped, vec![]),
+            Op::BatchGet(_)
+            | Op::TransactGet(_)
+            | Op::CounterTotal { .. }
+            | Op::Scan(_)
+            | Op::PartialRead { .. } => (Outcome::Ok, vec![]),
             Op::Increment { by, how } => {
                 if let Counting::Token(token) = how {
                     match self.counter_tokens.get(token) {

@@ -143,3 +143,86 @@ async fn a_scan_projects_too() {
     expected.sort_by(|a, b| a.player_id.cmp(&b.player_id));
     assert_eq!(lines, expected);
 }
+
+/// A table whose other writers never tag: an item is the entity's when its keys are.
+#[derive(sharded::ShardedTable)]
+#[table(pk = "PK", sk = "SK", recognize = "key")]
+struct UntaggedTable;
+
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[sharded(table = UntaggedTable)]
+#[pk(template = "TEAM#{team}", shard = "hash(member)", n = 2)]
+#[sk(template = "M#{member}")]
+struct Member {
+    team: String,
+    member: String,
+    points: u64,
+}
+
+#[derive(ShardedProjection, Deserialize, Debug, PartialEq)]
+#[projection(of = Member)]
+struct MemberPoints {
+    member: String,
+    points: u64,
+}
+
+/// Another service's record keyed like a member but without `points` is not a member: the
+/// entity's reads skip and count it, and so do its projections (recognised by their keys
+/// alone, they used to fail the whole query or scan on it).
+#[tokio::test]
+async fn a_projection_skips_and_counts_a_record_that_does_not_read_as_it() {
+    use sharded::aws_sdk_dynamodb::types::AttributeValue as V;
+    let repo = repo::<Member>("projection-foreign").await;
+    let member = |name: &str, points| Member {
+        team: "t1".into(),
+        member: name.into(),
+        points,
+    };
+    repo.batch_put(&[member("a", 3), member("b", 5)])
+        .await
+        .unwrap();
+    let pk = Member::pk_on_shard("t1", 0).unwrap();
+    repo.client()
+        .put_item()
+        .table_name(repo.table())
+        .item("PK", V::S(pk))
+        .item("SK", V::S("M#c".into()))
+        .item("team", V::S("t1".into()))
+        .item("member", V::S("c".into()))
+        .send()
+        .await
+        .unwrap();
+    let points = |a: u64, b: u64| {
+        vec![
+            MemberPoints {
+                member: "a".into(),
+                points: a,
+            },
+            MemberPoints {
+                member: "b".into(),
+                points: b,
+            },
+        ]
+    };
+
+    let whole = Member::query(&repo, "t1").collect_answer().await.unwrap();
+    assert_eq!(whole.items, [member("a", 3), member("b", 5)]);
+    assert_eq!(whole.foreign.count, 1, "{:?}", whole.foreign);
+
+    let projected = Member::query(&repo, "t1")
+        .project::<MemberPoints>()
+        .collect_answer()
+        .await
+        .unwrap();
+    assert_eq!(projected.items, points(3, 5));
+    assert_eq!(projected.foreign.count, 1, "{:?}", projected.foreign);
+
+    let mut scanned: Vec<MemberPoints> = repo
+        .scan()
+        .project::<MemberPoints>()
+        .collect()
+        .await
+        .unwrap();
+    scanned.sort_by(|x, y| x.member.cmp(&y.member));
+    assert_eq!(scanned, points(3, 5));
+}

@@ -565,3 +565,75 @@ async fn run_operations(faults: &Faults) -> (u64, u64) {
     faults.clear();
     (resume_requests, report.progress.moved)
 }
+
+/// A comment's likes: an entity with a field outside its keys, so it can be updated.
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[pk(template = "POST#{post}", shard = "hash(id)", n = 4)]
+#[sk(template = "LIKES#{id}")]
+struct Likes {
+    post: String,
+    id: String,
+    likes: i64,
+}
+
+/// The hot-key statistics hold every write of the repository on its partition, whatever
+/// the request: a put, a conditional put, an update (the vote-counter pattern's hot key is
+/// all updates), a delete, a conditional delete, a batch's deletes, a transaction.
+#[tokio::test]
+async fn the_hot_key_statistics_hold_every_write_of_the_repository() {
+    let stats = Arc::new(HotKeyStats::new(Duration::from_secs(600)));
+    let repo: Repo<Likes> = Repo::new(
+        crate::support::client().await,
+        unique_table_name("stats-writes"),
+    )
+    .with_stats(stats.clone());
+    repo.create_table().await.unwrap();
+    let likes = |n| Likes {
+        post: "p1".into(),
+        id: "c1".into(),
+        likes: n,
+    };
+    let pk = Likes::pk("p1", "c1").unwrap();
+    let units = || -> f64 {
+        stats
+            .report()
+            .keys
+            .iter()
+            .filter(|k| k.index.is_none() && k.key == pk)
+            .map(|k| k.write_units)
+            .sum()
+    };
+    let f = Likes::fields();
+    let mut last = 0.0;
+    let mut grew = |what: &str| {
+        let now = units();
+        assert!(now > last, "{what}: the write units of {pk} went from {last} to {now}");
+        last = now;
+    };
+    repo.put(&likes(1)).await.unwrap();
+    grew("put");
+    repo.put_if(&likes(2), f.likes.eq(1)).await.unwrap();
+    grew("put_if");
+    Likes::update(&repo, "p1", "c1")
+        .add(f.likes, 1)
+        .send()
+        .await
+        .unwrap();
+    grew("update");
+    repo.transaction()
+        .update(Likes::update(&repo, "p1", "c1").add(f.likes, 1))
+        .commit()
+        .await
+        .unwrap();
+    grew("transaction");
+    repo.delete_if(&likes(4), f.likes.eq(4)).await.unwrap();
+    grew("delete_if");
+    repo.put(&likes(1)).await.unwrap();
+    grew("put again");
+    Likes::delete(&repo, "p1", "c1").await.unwrap();
+    grew("delete");
+    repo.batch_put(&[likes(1)]).await.unwrap();
+    grew("batch_put");
+    repo.batch_delete(&[likes(1)]).await.unwrap();
+    grew("batch_delete");
+}

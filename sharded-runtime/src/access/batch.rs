@@ -82,14 +82,6 @@ pub(crate) enum Write {
 }
 
 impl Write {
-    /// The item of a put (`None` for a delete).
-    pub(crate) fn put_item(&self) -> Option<&Item> {
-        match self {
-            Write::Put(item) => Some(item),
-            Write::Delete(_) => None,
-        }
-    }
-
     pub(crate) fn item(&self) -> &Item {
         match self {
             Write::Put(item) | Write::Delete(item) => item,

@@ -11,7 +11,7 @@ use crate::access::description::{Description, KeyShape, QueryShape};
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::options::{read_setters, ReadOptions};
 use crate::access::read_cache::{Gathered, ReadPolicy};
-use crate::access::recognize::Foreign;
+use crate::access::recognize::{recognize_projected, Depth, Foreign, NotOurs};
 use crate::access::repo::Repo;
 use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, SortCondition, Transition};
 use crate::access::sort_condition::SortKeyCondition;
@@ -53,6 +53,9 @@ pub struct Query<S, O = S> {
     options: ReadOptions,
     /// How an item becomes an `O`.
     decode: fn(Item) -> Result<O, Error>,
+    /// Whether an item read is the source's (and which member): `S`'s own check, or a
+    /// projection's, which also asks an item no tag vouches for to read as the projection.
+    recognize: fn(&mut Item, Depth) -> Result<usize, NotOurs>,
     /// The projected attributes, when `O` is a projection.
     projection: Option<&'static [&'static str]>,
     /// Why the query cannot run, found while it was built (reported when it runs).
@@ -217,6 +220,7 @@ impl<S: QuerySource> Query<S> {
             sort_equalities: Vec::new(),
             options: ReadOptions::default(),
             decode: S::from_source_item,
+            recognize: S::recognize,
             projection: None,
             invalid: None,
             filter: None,
@@ -266,7 +270,7 @@ impl<E: ShardedEntity> Query<E> {
         C: ShardedCollection,
         E: CollectionMember<C>,
     {
-        let mut query = self.retarget(C::from_source_item, None);
+        let mut query = self.retarget(C::from_source_item, C::recognize, None);
         if query.invalid.is_none() {
             query.invalid = query.index.and_then(|n| gsi_shared(C::MEMBERS, n).err());
         }
@@ -295,13 +299,18 @@ impl<E: ShardedEntity> Query<E> {
     /// # Ok(()) }
     /// ```
     pub fn project<P: ShardedProjection<Entity = E>>(self) -> Query<E, P> {
-        self.retarget(P::from_item, Some(P::ATTRIBUTES))
+        self.retarget(
+            P::from_item,
+            |item, depth| recognize_projected::<P>(item, depth).map(|()| 0),
+            Some(P::ATTRIBUTES),
+        )
     }
 
     /// The same query, reading `S` and returning `O` (what `collection` and `project` change).
     fn retarget<S, O>(
         self,
         decode: fn(Item) -> Result<O, Error>,
+        recognize: fn(&mut Item, Depth) -> Result<usize, NotOurs>,
         projection: Option<&'static [&'static str]>,
     ) -> Query<S, O> {
         Query {
@@ -312,6 +321,7 @@ impl<E: ShardedEntity> Query<E> {
             sort_equalities: self.sort_equalities,
             options: self.options,
             decode,
+            recognize,
             projection,
             invalid: self.invalid,
             filter: self.filter,
@@ -686,7 +696,7 @@ impl<S: QuerySource, O> Query<S, O> {
             entities: S::ENTITIES,
             tag: schema.tag_attribute(),
             filter_on_server,
-            recognize: S::recognize,
+            recognize: self.recognize,
             layout: schema,
             projection,
             filter: self.filter.clone(),

@@ -27,8 +27,9 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use crate::access::entity::{Item, ShardedEntity};
+use crate::access::entity::{decode_as, Item, ShardedEntity};
 use crate::access::placement::Placement;
+use crate::access::source::ShardedProjection;
 pub use crate::error::foreign::{Foreign, ForeignItem, ForeignReason, MAX_FOREIGN_EXAMPLES};
 use crate::error::Error;
 use crate::item::describe_key;
@@ -125,6 +126,31 @@ pub(crate) fn recognize<E: ShardedEntity>(item: &mut Item, depth: Depth) -> Resu
     by_keys::<E>(item, depth).map_err(NotOurs::Foreign)?;
     if let Some(tag) = recognition.tag_attribute() {
         item.insert(tag.to_owned(), AttributeValue::S(schema.entity.to_owned()));
+    }
+    Ok(())
+}
+
+/// [`recognize`] for a projection `P` of the entity: an item no tag vouches for (untagged,
+/// recognised by its keys) must also read as `P`. Recognised by its keys alone, another
+/// service's record keyed like the entity but without the projected attributes would fail
+/// the whole read when decoded; it is not the entity's, so it is skipped and counted as the
+/// entity's own reads skip it (they decode the whole item). A tagged item that does not
+/// read as `P` is the entity's, and its error is the caller's to see.
+pub(crate) fn recognize_projected<P: ShardedProjection>(
+    item: &mut Item,
+    depth: Depth,
+) -> Result<(), NotOurs> {
+    let schema = <P::Entity as ShardedEntity>::SCHEMA;
+    let vouched = schema.tag_attribute().is_some_and(
+        |tag| matches!(item.get(tag), Some(AttributeValue::S(name)) if name == schema.entity),
+    );
+    recognize::<P::Entity>(item, depth)?;
+    if !vouched {
+        decode_as::<P>(schema, item.clone()).map_err(|e| {
+            NotOurs::Foreign(ForeignReason::Unreadable {
+                reason: e.to_string(),
+            })
+        })?;
     }
     Ok(())
 }

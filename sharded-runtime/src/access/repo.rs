@@ -184,7 +184,9 @@ impl<E> Repo<E> {
     /// # Ok(()) }
     /// ```
     pub fn transaction(&self) -> Transaction {
-        Transaction::new(self.client(), self.table()).with_read_cache(self.read_cache().clone())
+        Transaction::new(self.client(), self.table())
+            .with_read_cache(self.read_cache().clone())
+            .with_stats(self.shared.stats.clone())
     }
 
     /// An empty transactional read on this repository's table: up to 100 items of any
@@ -442,6 +444,7 @@ impl<E: ShardedEntity> Repo<E> {
                 Sent::Refused(found) => Err(self.refused("PutItem", key, found, read_version)),
             };
         }
+        let kept = self.shared.stats.as_ref().map(|_| item.clone());
         let result = self
             .shared
             .client
@@ -451,18 +454,28 @@ impl<E: ShardedEntity> Repo<E> {
             .condition_expression(expression)
             .set_expression_attribute_names(Some(names))
             .set_expression_attribute_values(values_of(values))
+            .set_return_consumed_capacity(self.capacity_request())
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
+        let result = match result {
+            Ok(output) => Ok(output.consumed_capacity),
             Err(e) => match e.into_service_error() {
                 PutItemError::ConditionalCheckFailedException(refusal) => {
                     Err(self.refused("PutItem", key, refusal.item, read_version))
                 }
                 other => Err(Error::dynamo("PutItem", &self.shared.table, other)),
             },
+        };
+        if let Some(item) = &kept {
+            record::write(
+                self.stats(),
+                E::SCHEMA,
+                item,
+                result.as_ref().map(Option::as_ref),
+            );
         }
+        result.map(drop)
     }
 
     /// Deletes the item `entity` identifies only if it exists, is of this entity, and
@@ -598,6 +611,7 @@ impl<E: ShardedEntity> Repo<E> {
                 Sent::Refused(found) => Err(refused(found)),
             };
         }
+        let kept = self.shared.stats.as_ref().map(|_| key.clone());
         let result = self
             .shared
             .client
@@ -607,18 +621,29 @@ impl<E: ShardedEntity> Repo<E> {
             .condition_expression(expression)
             .set_expression_attribute_names(Some(names))
             .set_expression_attribute_values(values_of(values))
+            .set_return_consumed_capacity(self.capacity_request())
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
+        let result = match result {
+            Ok(output) => Ok(output.consumed_capacity),
             Err(e) => match e.into_service_error() {
                 DeleteItemError::ConditionalCheckFailedException(refusal) => {
                     Err(refused(refusal.item))
                 }
                 other => Err(Error::dynamo("DeleteItem", &self.shared.table, other)),
             },
+        };
+        // Recorded with its key: the units come from DynamoDB's answer.
+        if let Some(key) = &kept {
+            record::write(
+                self.stats(),
+                E::SCHEMA,
+                key,
+                result.as_ref().map(Option::as_ref),
+            );
         }
+        result.map(drop)
     }
 
     /// Sends `write` (at the item's current place) and the guarded delete of its previous
@@ -691,9 +716,15 @@ impl<E: ShardedEntity> Repo<E> {
     > {
         let request = idempotent::TokenRequest::new(actions);
         let sends = idempotent::FirstSent::default();
-        idempotent::send(&self.shared.client, &request, &self.shared.retry, &sends)
+        let result = idempotent::send(&self.shared.client, &request, &self.shared.retry, &sends)
             .await
-            .map_err(|e| (request.token, sends, e))
+            .map_err(|e| (request.token.clone(), sends, e));
+        if result.is_ok() {
+            for write in &request.items {
+                record::transaction_write(self.stats(), E::SCHEMA, write);
+            }
+        }
+        result
     }
 
     /// The error for a write whose condition failed, from the item DynamoDB returned.
@@ -1422,9 +1453,9 @@ impl<E: ShardedEntity> Repo<E> {
         incomplete(first, skipped, second)
     }
 
-    /// Runs batch writes, the last per key, then records what they wrote (units from item
-    /// size: `BatchWriteItem` reports capacity per table, not per key) and, as throttled, what
-    /// they returned unprocessed.
+    /// Runs batch writes, the last per key, then records what they wrote (units from the
+    /// size of the item or key sent: `BatchWriteItem` reports capacity per table, not per
+    /// key) and, as throttled, what they returned unprocessed.
     async fn run_batch(&self, writes: Vec<batch::Write>) -> Result<(), Error> {
         let writes = batch::last_write_per_key(writes, key_of::<E>);
         let _written = self.writing_to(
@@ -1434,13 +1465,13 @@ impl<E: ShardedEntity> Repo<E> {
                 .filter_map(|v| v.as_s().ok())
                 .map(String::as_str),
         );
-        let recorded: Option<Vec<Item>> = self.shared.stats.as_ref().map(|_| {
-            writes
-                .iter()
-                .filter_map(batch::Write::put_item)
-                .cloned()
-                .collect()
-        });
+        // A put is recorded with its item, a delete with its key (its item unknown: at
+        // least the one unit every write costs).
+        let recorded: Option<Vec<Item>> = self
+            .shared
+            .stats
+            .as_ref()
+            .map(|_| writes.iter().map(|w| w.item().clone()).collect());
         let result = batch::write(
             &self.shared.client,
             &self.shared.table,

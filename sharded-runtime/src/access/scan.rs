@@ -22,7 +22,9 @@ use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 
 use crate::access::entity::{Item, ShardedEntity};
 use crate::access::options::{scan_setters, ScanOptions};
-use crate::access::recognize::{keep_recognised, read_depth, recognize, Depth, Recognize};
+use crate::access::recognize::{
+    keep_recognised, read_depth, recognize, recognize_projected, Depth, Recognize,
+};
 use crate::access::repo::Repo;
 use crate::access::source::ShardedProjection;
 use crate::capacity::budget::UnitBudget;
@@ -84,6 +86,8 @@ pub struct Scan<E, O = E> {
     consistent: bool,
     /// How an item becomes an `O`: the entity itself, or a projection.
     decode: fn(Item) -> Result<O, Error>,
+    /// Whether an item read is the entity's: its own check, or a projection's.
+    recognize: Recognize,
     /// The projected attributes (with the entity attribute), when `O` is a projection.
     projection: Option<&'static [&'static str]>,
 }
@@ -105,6 +109,7 @@ impl<E: ShardedEntity> Scan<E> {
             options: ScanOptions::default(),
             consistent: false,
             decode: E::from_item,
+            recognize: recognize::<E>,
             projection: None,
         }
     }
@@ -134,6 +139,7 @@ impl<E: ShardedEntity> Scan<E> {
             options: self.options,
             consistent: self.consistent,
             decode: P::from_item,
+            recognize: recognize_projected::<P>,
             projection: Some(P::ATTRIBUTES),
         }
     }
@@ -306,7 +312,7 @@ impl<E: ShardedEntity, O> Scan<E, O> {
             table: self.repo.table().to_owned(),
             entity: E::SCHEMA.entity,
             layout: E::SCHEMA,
-            recognize: recognize::<E>,
+            recognize: self.recognize,
             span,
             // What recognition reads besides the projection: the tag and the table's keys.
             projection: self.projection.map(|attributes| {

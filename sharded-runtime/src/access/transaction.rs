@@ -22,6 +22,7 @@ use crate::access::write_rules::{
     entity_guard, key_of, no_item, own_entity, physical_item, put_guard, stamp_write,
     with_condition,
 };
+use crate::capacity::stats::{record, HotKeyStats};
 use crate::capacity::units::item_size;
 pub use crate::error::transaction::CanceledAction;
 use crate::error::Error;
@@ -104,6 +105,8 @@ pub struct Transaction {
     error: Option<Error>,
     /// The read cache of the repository that built it: the commit is one of its writes.
     read_cache: Option<Arc<ReadCache>>,
+    /// The hot-key statistics of the repository that built it, which record its writes.
+    stats: Option<Arc<HotKeyStats>>,
 }
 
 /// An action with what the placement of its item adds: the previous place's delete or check,
@@ -127,6 +130,7 @@ impl Transaction {
             retry: RetryPolicy::default(),
             error: None,
             read_cache: None,
+            stats: None,
         }
     }
 
@@ -134,6 +138,13 @@ impl Transaction {
     /// they end single flight and drop the cached answers of the partitions they write.
     pub(crate) fn with_read_cache(mut self, read_cache: Arc<ReadCache>) -> Self {
         self.read_cache = Some(read_cache);
+        self
+    }
+
+    /// Records the commit's writes into the repository's hot-key statistics, as its other
+    /// writes are.
+    pub(crate) fn with_stats(mut self, stats: Option<Arc<HotKeyStats>>) -> Self {
+        self.stats = stats;
         self
     }
 
@@ -379,6 +390,7 @@ impl Transaction {
             retry: self.retry,
             first_sent: FirstSent::default(),
             read_cache: self.read_cache,
+            stats: self.stats,
         })
     }
 }
@@ -438,6 +450,7 @@ pub struct PreparedTransaction {
     retry: RetryPolicy,
     first_sent: FirstSent,
     read_cache: Option<Arc<ReadCache>>,
+    stats: Option<Arc<HotKeyStats>>,
 }
 
 impl std::fmt::Debug for PreparedTransaction {
@@ -489,7 +502,12 @@ impl PreparedTransaction {
         let result =
             idempotent::send(&self.client, &self.request, &self.retry, &self.first_sent).await;
         match result {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                for (action, write) in self.actions.iter().zip(&self.request.items) {
+                    record::transaction_write(self.stats.as_ref(), action.schema, write);
+                }
+                Ok(())
+            }
             Err(e) => match e.into_service_error() {
                 TransactWriteItemsError::TransactionCanceledException(canceled) => {
                     let passes = idempotent::cancellation_passes(canceled.cancellation_reasons());

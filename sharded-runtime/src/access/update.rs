@@ -8,13 +8,16 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ReturnConsumedCapacity, ReturnValue, ReturnValuesOnConditionCheckFailure,
+};
 
 use crate::access::condition::{values_of, Condition, Data, Field, Names, Operand, Values};
 use crate::access::entity::{describe_key, Item, ShardedEntity};
 use crate::access::placement::Placement;
 use crate::access::repo::Repo;
 use crate::access::write_rules::{existing_entity, expect_version, stamp_update, stored_version};
+use crate::capacity::stats::record;
 use crate::error::Error;
 
 /// A field an update may change: a [`Field`] outside the primary key.
@@ -272,9 +275,14 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
                 ReturnValue::None
             })
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .set_return_consumed_capacity(repo.stats().map(|_| ReturnConsumedCapacity::Indexes))
             .send()
             .await;
-        match result {
+        let consumed = result
+            .as_ref()
+            .ok()
+            .and_then(|output| output.consumed_capacity.clone());
+        let outcome = match result {
             Ok(output) => Ok(output.attributes),
             Err(e) => {
                 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
@@ -307,7 +315,12 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
                     None => Err(Error::dynamo("UpdateItem", repo.table(), e)),
                 }
             }
-        }
+        };
+        // Recorded with its key (the item it changes is not sent): the units come from
+        // DynamoDB's answer, a throttle from its reasons.
+        let answer = outcome.as_ref().map(|_| consumed.as_ref());
+        record::write(repo.stats(), schema, &built.key, answer);
+        outcome
     }
 
     /// The request's parts, checked: what `send` sends, and what a transaction's update

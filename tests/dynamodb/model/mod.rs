@@ -169,24 +169,21 @@ const COLLECTION_ADOPTS_LEGACY: bool = true;
 const CANCELED_INDEX_IS_POSITION_ADDED: bool = true;
 
 /// Whether the hot-key statistics (`Repo::with_stats`) record every write through the
-/// repository. Off: found by the model, only `put`, `put_new` and `batch_put` outside a
-/// layout transition are reliably recorded; a `put_if` (not always), an update, a delete, a
-/// conditional delete, a
+/// repository. Found by the model, fixed: only `put`, `put_new` and `batch_put` outside a
+/// layout transition were recorded; a `put_if`, an update, a delete, a conditional delete, a
 /// batch's deletes, a transaction's writes, and every write during a transition (sent as a
-/// transaction) consume write units on their partitions that the report never shows, so
-/// the vote-counter pattern's hot counter (all updates) looks cold. With it off, the model
-/// checks those puts only.
-const STATS_RECORD_EVERY_WRITE: bool = false;
+/// transaction) consumed write units on their partitions that the report never showed, so
+/// the vote-counter pattern's hot counter (all updates) looked cold.
+const STATS_RECORD_EVERY_WRITE: bool = true;
 
 /// Whether a projection (`Query::project`, `Scan::project`) skips and counts an item of the
 /// entity's partitions that does not read as the projection, as the entity's own reads do.
-/// Off: found by the model, where an untagged item is recognised by its keys (a table
-/// without a tag, or a previous layout's place during a transition), a projection
-/// recognises it by its keys alone, so another service's record keyed like
-/// the entity but without the projected attributes (the planted `D#950`) fails the whole
-/// query or scan ("missing field `points`") instead of being skipped as not the entity's.
-/// With it off, the model does not project the docs where that happens.
-const PROJECTION_SKIPS_UNREADABLE: bool = false;
+/// Found by the model, fixed: where an untagged item is recognised by its keys (a table
+/// without a tag, or a previous layout's place during a transition), a projection recognised
+/// it by its keys alone, so another service's record keyed like the entity but without the
+/// projected attributes (the planted `D#950`) failed the whole query or scan ("missing field
+/// `points`") instead of being skipped as not the entity's.
+const PROJECTION_SKIPS_UNREADABLE: bool = true;
 
 const DEFAULT_SEEDS: [u64; 4] = [1, 2, 3, 4];
 const DEFAULT_STEPS: usize = 120;

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use aws_sdk_dynamodb::types::{AttributeValue, ConsumedCapacity};
+use aws_sdk_dynamodb::types::{AttributeValue, ConsumedCapacity, TransactWriteItem};
 
 use crate::capacity::stats::split_shard;
 use crate::capacity::stats::{HotKeyStats, Shards};
@@ -22,6 +22,41 @@ use crate::telemetry;
 
 /// DynamoDB's answer to one request: the capacity it reports (if asked), or the error.
 pub(crate) type Answer<'a> = Result<Option<&'a ConsumedCapacity>, &'a Error>;
+
+/// Records one write of a successful transaction on its base key: DynamoDB reports a
+/// transaction's capacity per table, not per key, so its units come from the size of what
+/// it sends (the item of a put, the key of an update or a delete), twice, as a transactional
+/// write costs. A condition check writes nothing.
+pub(crate) fn transaction_write(
+    stats: Option<&Arc<HotKeyStats>>,
+    schema: &EntitySchema,
+    write: &TransactWriteItem,
+) {
+    let Some(stats) = stats else {
+        return;
+    };
+    let sent = match (write.put(), write.update(), write.delete()) {
+        (Some(put), ..) => put.item(),
+        (_, Some(update), _) => update.key(),
+        (.., Some(delete)) => delete.key(),
+        _ => return,
+    };
+    let text = |attr: &str| sent.get(attr).and_then(|v| v.as_s().ok());
+    let Some(key) = text(schema.pk.attribute) else {
+        return;
+    };
+    let units = 2.0 * write_units(item_size(sent) as u64) as f64;
+    let shards = spelled(&schema.pk);
+    let sort_key = schema.sk.as_ref().and_then(|sk| text(sk.attribute));
+    stats.record_item_write(
+        None,
+        key,
+        item_identity(key, sort_key.map(String::as_str)),
+        units,
+        shards,
+    );
+    key_units(None, key, shards, WRITE, units);
+}
 
 /// Records a write of `item` (an item of `schema`) on its base key and each GSI key it has,
 /// or, on a throttling error, a throttle on the base key or the GSI key the reason names.

@@ -171,7 +171,7 @@ pub struct Run {
 
 /// The raw item a service wrote before adopting `sharded`: no tag, the key spelled by hand,
 /// at the legacy unsharded key (`A3`) or on the shard of its choosing (`U3`).
-fn legacy_item(
+pub(super) fn legacy_item(
     flavour: Flavour,
     phase: Phase,
     shard: u8,

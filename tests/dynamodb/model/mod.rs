@@ -10,7 +10,7 @@
 //! | `ops` | the operations and their seeded, weighted generator |
 //! | `exec` | one sequence on its own table: each operation sent, its answer compared, every read checked |
 //! | `shrink` | delta debugging of a failing sequence |
-//! | `concurrent` | two writers and the migration runner against a paging reader |
+//! | `concurrent` | three writers that check their own results, the legacy service during an adoption, and the migration runner (growing, shrinking, adopting) against a paging reader |
 //!
 //! **What a sequence does.** Point writes (`put`, `put_new`, `put_if`, a versioned `put`,
 //! `update` with a condition or a version, `delete`, `delete_if`), batches (`batch_put`,

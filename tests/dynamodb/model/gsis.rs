@@ -516,7 +516,7 @@ impl Generator {
                 self.rng.u8(..STAGES.len() as u8),
             )
         };
-        let cond = (self.rng.u8(..3) == 0).then(|| self.sk_cond(target));
+        let cond = self.rng.bool().then(|| self.sk_cond(target));
         let read = match self.rng.u8(..5) {
             0..=1 => GsiRead::Collect,
             2 => GsiRead::Count,
@@ -625,22 +625,38 @@ async fn send_as<E: TaskEntity>(run: &Run, model: &Model, op: &Op) -> Result<Out
     }
     // The partitions the write left (the model before) and entered (the model after),
     // collected through the repository: a write drops every GSI answer it cached.
-    let mut targets: Vec<Target> = Vec::new();
+    let mut after: Vec<(Target, Option<SkCond>)> = Vec::new();
     for tasks in [&model.tasks, &run.model.tasks] {
         for id in written_ids(op) {
             if let Some(t) = tasks.get(&id) {
-                for target in [Target::Owner(t.owner), Target::Team(t.team, t.stage)] {
-                    if !targets.contains(&target) {
-                        targets.push(target);
+                // The twin of a partition whose rendering holds the other's separators is
+                // read right after it (once the same cached answer).
+                let twin = match (t.team, t.stage) {
+                    (1, 0) => Target::Team(0, 1),
+                    (0, 1) => Target::Team(1, 0),
+                    _ => Target::Team(t.team, t.stage),
+                };
+                for target in [Target::Owner(t.owner), Target::Team(t.team, t.stage), twin] {
+                    if !after.contains(&(target, None)) {
+                        after.push((target, None));
                     }
                 }
             }
         }
     }
-    for target in targets {
+    // And, where a written task is now, a typed condition bounded by its own sort values
+    // (both bounds of a closed one included, a strict one excluded).
+    for id in written_ids(op) {
+        if let Some(t) = run.model.tasks.get(&id) {
+            for target in [Target::Owner(t.owner), Target::Team(t.team, t.stage)] {
+                after.push((target, Some(own_bound(target, id, t))));
+            }
+        }
+    }
+    for (target, cond) in after {
         let after = GsiOp {
             target,
-            cond: None,
+            cond,
             order: Order::Default,
             limit: None,
             page_size: None,
@@ -652,6 +668,39 @@ async fn send_as<E: TaskEntity>(run: &Run, model: &Model, op: &Op) -> Result<Out
         })?;
     }
     Ok(Outcome::Ok)
+}
+
+/// A condition of `target`'s index bounded by task `id`'s own sort values: on the first sort
+/// field or, with it held equal, on the id; the comparison chosen by the task's content, so
+/// that the writes of a sequence meet every one.
+fn own_bound(target: Target, id: u8, t: &TaskRec) -> SkCond {
+    let spin = usize::from(id)
+        + usize::from(t.title)
+        + usize::from(t.team)
+        + t.rank.rem_euclid(6) as usize;
+    let cmp = [Cmp::Eq, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge, Cmp::Between][spin % 6];
+    let first = match target {
+        Target::Owner(_) => i64::from(t.title),
+        Target::Team(..) => t.rank,
+    };
+    if (spin / 6).is_multiple_of(2) {
+        return SkCond {
+            first: None,
+            cmp,
+            low: first,
+            high: first,
+        };
+    }
+    let cmp = match (target, cmp) {
+        (Target::Owner(_), Cmp::Lt) => Cmp::Le,
+        (_, cmp) => cmp,
+    };
+    SkCond {
+        first: Some(first),
+        cmp,
+        low: i64::from(id),
+        high: i64::from(id),
+    }
 }
 
 fn written_ids(op: &Op) -> Vec<u8> {

@@ -16,6 +16,7 @@ use sharded_testkit::faults::Faults;
 use sharded_testkit::history::History;
 
 use super::events;
+use super::gsis;
 use super::layouts::{group_name, id_name, Flavour, Layout, ModelEntity, UpdateSpec};
 use super::ops::{Counting, Fault, Op, ScanOp, ScanRead, TxAction, UpdateOp};
 use super::reference::{now, Key, Kind, Model, Outcome, Phase, Rec};
@@ -884,6 +885,9 @@ impl Run {
             Op::EventPut(_) | Op::EventDelete { .. } | Op::Range(_) => {
                 return events::send(self, model, op).await
             }
+            Op::TaskPut(_) | Op::TaskUpdate(_) | Op::TaskDelete { .. } | Op::GsiRead(_) => {
+                return gsis::send(self, model, op).await
+            }
         };
         answer.or_else(|e| {
             fail(
@@ -1377,6 +1381,7 @@ impl Run {
         let mut found: BTreeMap<(String, String), usize> = BTreeMap::new();
         let mut planted = Vec::new();
         let mut events = 0;
+        let mut tasks = 0;
         for item in self.raw_scan().await? {
             if item.contains_key(FOREIGN_MARK) {
                 planted.push(item);
@@ -1391,6 +1396,12 @@ impl Run {
             if matches!(item.get(self.flavour.pk()), Some(V::S(pk)) if events::is_event_pk(self.flavour, pk))
             {
                 events += 1;
+                continue;
+            }
+            // And the tasks', which no migration moves either.
+            if matches!(item.get(self.flavour.pk()), Some(V::S(pk)) if gsis::is_task_pk(self.flavour, pk))
+            {
+                tasks += 1;
                 continue;
             }
             let Some(V::S(sk)) = item.get(self.flavour.sk()) else {
@@ -1435,6 +1446,12 @@ impl Run {
                     "{events} stored, the model holds {}",
                     self.model.events.len()
                 ),
+            );
+        }
+        if tasks != self.model.tasks.len() {
+            return fail(
+                "stored tasks after a complete migration",
+                format!("{tasks} stored, the model holds {}", self.model.tasks.len()),
             );
         }
         // Other services' records: exactly as planted, where they were planted.

@@ -88,12 +88,16 @@ pub enum Flavour {
 }
 
 impl Flavour {
-    /// The table's definition: its names, index and tag, as every entity of it declares them.
+    /// The table's definition: its names, indexes and tag, as every entity of it declares
+    /// them (the tasks' two GSIs merged in).
     pub fn definition(self) -> sharded::schema::TableDefinition {
-        match self {
+        let items = match self {
             Flavour::Tagged => tagged::S3Item::table_definition(),
             Flavour::Adopted => adopted::S3Item::table_definition(),
-        }
+        };
+        items
+            .merge(&super::gsis::definition(self))
+            .expect("the tasks share the table with the items")
     }
 
     /// The partition key attribute.
@@ -125,6 +129,8 @@ impl Flavour {
 /// other writers never tag, so an item is the entity's when its keys are).
 #[derive(ShardedTable)]
 #[table(pk = "PK", sk = "SK", recognize = "key")]
+#[gsi1(index = "GSI1", pk = "GSI1PK", sk = "GSI1SK")]
+#[gsi2(index = "ByTeam")]
 pub struct AdoptedTable;
 
 pub fn group_name(group: u8) -> String {

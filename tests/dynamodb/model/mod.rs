@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `layouts` | the entities (an item with an optional expiry, a versioned doc, their collection), once per layout and per table |
 //! | `events` | a time-bucketed entity (hour buckets), once per table: its writes, its model, its generator, its range queries read every way and compared |
+//! | `gsis` | tasks with a string-keyed sharded GSI and a multi-attribute one, once per table: their writes (moving items between index partitions), their model, their generator, their GSI queries read every way and compared |
 //! | `reference` | the model: the map, the layout declared, and every operation's predicted answer |
 //! | `ops` | the operations and their seeded, weighted generator |
 //! | `exec` | one sequence on its own table: each operation sent, its answer compared, every read checked |
@@ -35,6 +36,15 @@
 //! cursors, in either order, with a limit, a page size and consistent reads or not, over
 //! ranges that start and end on events, on bucket edges and in empty buckets; each answer
 //! (every item and its order, each bucket's count) is the model's.
+//! A twelfth of the others are tasks and their GSIs (`gsis`): `put`, `batch_put`, a typed
+//! `update` of the index key attributes (the task moves between the indexes' partitions) and
+//! `delete` of tasks keyed in a string-keyed sharded GSI (`query_gsi1`) and a multi-attribute
+//! one (`query_gsi2`), with owners, titles, teams and stages holding a space, `,` and `=`; and
+//! both queries read by `collect` (either order, a limit), `count`, `stream` and `page`
+//! continued with plain or sealed cursors, with a typed sort-key condition
+//! (`gsi1_sk_<field>_<op>`, `gsi2_sort()`) or none. Every answer equals the model's exactly,
+//! order included, whatever the read cache (every write drops the GSI answers); after each
+//! write, the partitions it left and entered are collected again.
 //!
 //! **Faults inside the sequences.** The repository's requests pass through the test kit's
 //! `Faults`: a transaction, a prepared one, an increment under a token, or a put during a
@@ -105,6 +115,7 @@
 mod concurrent;
 mod events;
 mod exec;
+mod gsis;
 mod layouts;
 mod ops;
 mod reference;

@@ -7,6 +7,7 @@
 use std::fmt;
 
 use super::events::{EventKey, RangeOp};
+use super::gsis::{GsiOp, TaskRec, TaskUpdate};
 use super::reference::{Cond, Key, Kind, Model, Rec, EXPIRED, LIVE};
 
 /// Which version a versioned write claims to have read.
@@ -235,6 +236,17 @@ pub enum Op {
     },
     /// A range query of the events, read as `RangeOp::read` says.
     Range(RangeOp),
+    /// Tasks written (`gsis.rs`): one by `put`, several by `batch_put`, by id.
+    TaskPut(Vec<(u8, TaskRec)>),
+    /// A typed update of a task's index key attributes (it moves between the GSIs'
+    /// partitions).
+    TaskUpdate(TaskUpdate),
+    /// A task deleted by the generated `delete`.
+    TaskDelete {
+        id: u8,
+    },
+    /// A query of a task GSI's partition, read as `GsiOp::read` says.
+    GsiRead(GsiOp),
 }
 
 impl Op {
@@ -247,6 +259,8 @@ impl Op {
             Op::Faulted { fault, op } => format!("Faulted({fault:?}) {}", op.name()),
             Op::EventPut(puts) if puts.len() > 1 => "EventPut(batch)".into(),
             Op::Range(range) => range.name(),
+            Op::TaskPut(puts) if puts.len() > 1 => "TaskPut(batch)".into(),
+            Op::GsiRead(read) => read.name(),
             other => format!("{other:?}")
                 .split([' ', '(', '{'])
                 .next()
@@ -469,6 +483,10 @@ impl Generator {
         // The time-bucketed events, a tenth of the steps (`events.rs`).
         if self.rng.u8(..10) == 0 {
             return self.event_op(model);
+        }
+        // The tasks and their GSIs, a twelfth of the rest (`gsis.rs`).
+        if self.rng.u8(..12) == 0 {
+            return self.task_op(model);
         }
         loop {
             // The reads and writes of the wider surface, each a small share of the steps;

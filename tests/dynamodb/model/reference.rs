@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::events::EventKey;
+use super::gsis::TaskRec;
 use super::ops::{Counting, Op, TxAction, UpdateOp, VersionRead};
 
 /// An expiry long past: DynamoDB's sweeper may delete the item, queries must hide it.
@@ -144,6 +145,8 @@ pub struct Model {
     pub paging: bool,
     /// The time-bucketed events (`events.rs`), by stream, time and id: their payload.
     pub events: BTreeMap<EventKey, i64>,
+    /// The tasks (`gsis.rs`), by id.
+    pub tasks: BTreeMap<u8, TaskRec>,
 }
 
 impl Model {
@@ -155,6 +158,7 @@ impl Model {
             phase,
             paging: false,
             events: BTreeMap::new(),
+            tasks: BTreeMap::new(),
         }
     }
 
@@ -319,6 +323,9 @@ impl Model {
                 None => (Outcome::Skipped, vec![]),
             },
             Op::EventPut(_) | Op::EventDelete { .. } | Op::Range(_) => self.apply_event(op),
+            Op::TaskPut(_) | Op::TaskUpdate(_) | Op::TaskDelete { .. } | Op::GsiRead(_) => {
+                self.apply_task(op)
+            }
             Op::Declare => match self.phase.declared() {
                 Some(next) => {
                     self.phase = next;

@@ -104,10 +104,13 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 /// A cursor is accepted only by a query whose description (below), shard count and number of
 /// position values match: a plain cursor's fingerprint must equal the query's, a sealed
 /// cursor's HMAC must verify over the query's own description. A cursor of the same query
-/// issued under another layout of the key (before a transition was declared, during it, or
-/// after it ended) is recognised and refused with [`CursorError::Layout`]: its shard
-/// positions name another set of partitions, so it is never continued. One with another
-/// shard count is [`CursorError::ShardCount`]; anything else is [`CursorError::WrongQuery`].
+/// issued under another layout of the key is never continued: its shard positions name
+/// another set of partitions. A query recognises the layouts its entity declares (its own,
+/// and during a transition the previous one and the one after it) and refuses their cursors
+/// with [`CursorError::Layout`], naming both; after a transition's declaration is removed
+/// the steady layout no longer knows it, and a cursor issued during it is
+/// [`CursorError::WrongQuery`]. One with another shard count is
+/// [`CursorError::ShardCount`]; anything else is [`CursorError::WrongQuery`].
 ///
 /// # The query description
 ///

@@ -634,12 +634,25 @@ impl Run {
             with_layout!(self.flavour, before.phase, L => self.check_stats::<L>(op, &units_before, &written))?;
         }
         if before.phase != self.model.phase {
-            self.paging = None;
+            // A listing's cursor carried across the layout change is refused, as the guide
+            // says ("a cursor issued under another layout of the same key is refused with
+            // `CursorError::Layout`"); the listing ends there.
+            if let Some(paging) = self.paging.take() {
+                with_layout!(self.flavour, self.model.phase, L => carried_cursor::<L>(self.repo(), &paging, self.model.phase.transition()).await)
+                    .map_err(|mut f| {
+                        f.detail += &format!(" ({:?} -> {:?})", before.phase, self.model.phase);
+                        f
+                    })?;
+            }
             // A checkpoint is of the layout it was taken in.
             self.checkpoints.lock().expect("not poisoned").clear();
         }
         self.record_paging(&before, &written);
         self.remember(&before, op, &written);
+        // A listing paged to its end is over: the model may start another.
+        if self.paging.is_none() {
+            self.model.paging = false;
+        }
         // Every read after the steps that change where items live, and every tenth step;
         // otherwise `collect` and a rotating choice of the other reads.
         let full = self.step.is_multiple_of(10)
@@ -2060,6 +2073,42 @@ fn retry() -> sharded::RetryPolicy {
 fn cursor_key() -> sharded::cursor::CursorKey {
     sharded::cursor::CursorKey::new(b"the model's cursor key, 32 bytes+")
         .expect("a long enough secret")
+}
+
+/// The next page of `paging` under the layout `L` now declared, with the cursor the previous
+/// layout issued: refused, with `CursorError::Layout` where `L` declares the issuer (a
+/// listing not started yet, without a cursor, has nothing to carry).
+async fn carried_cursor<L: Layout>(
+    repo: Repo<L::Item>,
+    paging: &Paging,
+    knows_the_issuer: bool,
+) -> Result<(), Failure> {
+    if paging.cursor.is_none() {
+        return Ok(());
+    }
+    let page = match paging.kind {
+        Kind::Item => page_of::<L::Item>(repo, paging).await.map(drop),
+        Kind::Doc => page_of::<L::Doc>(repo.for_entity(), paging).await.map(drop),
+    };
+    // A layout that declares the one the cursor was issued under (a transition, from the
+    // steady layout before it) names both; a steady layout after a transition ended no
+    // longer knows it, and refuses the cursor as another query's.
+    match page {
+        Err(Error::Cursor(sharded::cursor::CursorError::Layout { .. })) => Ok(()),
+        Err(Error::Cursor(sharded::cursor::CursorError::WrongQuery)) if !knows_the_issuer => Ok(()),
+        other => fail(
+            "cursor carried across a layout change",
+            format!(
+                "page {}: {other:?}, the guide says CursorError::Layout{}",
+                paging.pages + 1,
+                if knows_the_issuer {
+                    ""
+                } else {
+                    " or WrongQuery"
+                }
+            ),
+        ),
+    }
 }
 
 async fn page_of<E: ModelEntity>(

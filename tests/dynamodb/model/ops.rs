@@ -677,16 +677,34 @@ impl Generator {
                 }
             }
             76..=78 => Op::Sweep,
-            79..=84 if !model.paging => Op::PageStart {
-                kind: if self.rng.bool() {
-                    Kind::Item
+            79..=84 if !model.paging => {
+                // A listing of more than a page, where the model holds one: paged across the
+                // next steps' writes (and a layout change, which refuses its cursor).
+                let size = [1, 2, 3][self.rng.usize(..3)];
+                let longer: Vec<(Kind, u8)> = [Kind::Item, Kind::Doc]
+                    .into_iter()
+                    .flat_map(|k| [(k, 0), (k, 1)])
+                    .filter(|(k, g)| model.view(*k, *g, false).len() > size)
+                    .collect();
+                let (kind, group) = if longer.is_empty() {
+                    (
+                        if self.rng.bool() {
+                            Kind::Item
+                        } else {
+                            Kind::Doc
+                        },
+                        u8::from(self.rng.u8(..4) == 0),
+                    )
                 } else {
-                    Kind::Doc
-                },
-                group: u8::from(self.rng.u8(..4) == 0),
-                size: [1, 2, 3][self.rng.usize(..3)],
-                filter: (self.rng.u8(..3) == 0).then(|| self.status()),
-            },
+                    longer[self.rng.usize(..longer.len())]
+                };
+                Op::PageStart {
+                    kind,
+                    group,
+                    size,
+                    filter: (self.rng.u8(..3) == 0).then(|| self.status()),
+                }
+            }
             79..=89 if model.paging => Op::PageNext,
             90..=92 if model.phase.transition() => Op::MigratePartial {
                 items: self.rng.u8(1..6),

@@ -607,7 +607,10 @@ async fn the_hot_key_statistics_hold_every_write_of_the_repository() {
     let mut last = 0.0;
     let mut grew = |what: &str| {
         let now = units();
-        assert!(now > last, "{what}: the write units of {pk} went from {last} to {now}");
+        assert!(
+            now > last,
+            "{what}: the write units of {pk} went from {last} to {now}"
+        );
         last = now;
     };
     repo.put(&likes(1)).await.unwrap();

@@ -426,6 +426,15 @@ fn given_flags(args: &MigrateArgs) -> Vec<String> {
     given
 }
 
+/// Writes `checkpoint` to `path` whole, then renames it into place: a crash never leaves
+/// half a checkpoint.
+fn save_checkpoint(path: &Path, checkpoint: &Checkpoint) -> Result<(), String> {
+    let temporary = path.with_extension("partial");
+    std::fs::write(&temporary, checkpoint.to_token())
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .map_err(|e| format!("cannot write the checkpoint {}: {e}", path.display()))
+}
+
 async fn migrate(
     entities: &[Box<dyn EntityOps>],
     aws: &AwsArgs,
@@ -471,21 +480,27 @@ async fn migrate(
         }),
         on_checkpoint: Arc::new(move |c| {
             if let Some(path) = &checkpoint_path {
-                // Written whole, then renamed: a crash never leaves half a checkpoint.
-                let temporary = path.with_extension("partial");
-                let written = std::fs::write(&temporary, c.to_token())
-                    .and_then(|()| std::fs::rename(&temporary, path));
-                if let Err(e) = written {
-                    *write_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!(
-                        "cannot write the checkpoint {}: {e}",
-                        path.display()
-                    ));
+                if let Err(e) = save_checkpoint(path, c) {
+                    *write_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
                 }
             }
         }),
     };
     let result = entity.migrate(client, args.table.clone(), options).await;
     bar.finish_and_clear();
+    // The report's checkpoint, where a resumed run starts, is saved whatever happened: a run
+    // stopped by a read that failed before its first page never called `on_checkpoint`, and
+    // `--resume` must still find the file it is told to use.
+    let last_checkpoint = match &result {
+        Ok(report) => Some(&report.checkpoint),
+        Err(Error::MigrationIncomplete { report, .. }) => Some(&report.checkpoint),
+        Err(_) => None,
+    };
+    if let (Some(path), Some(checkpoint)) = (&args.checkpoint, last_checkpoint) {
+        if let Err(e) = save_checkpoint(path, checkpoint) {
+            *checkpoint_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        }
+    }
     if let Some(message) = checkpoint_error
         .lock()
         .unwrap_or_else(|p| p.into_inner())

@@ -32,7 +32,7 @@
 //! do its work, e.g. the endpoint is unreachable), [`EXIT_USAGE`] (2: bad arguments, an
 //! unknown entity, an unreadable file, migration settings or a checkpoint the migration
 //! refuses; nothing was changed), [`EXIT_INCOMPLETE`] (3: a migration finished with items it
-//! could not move, or `remaining` found items left).
+//! could not move or stopped on a read that failed, or `remaining` found items left).
 //!
 //! A migration's checkpoint never passes an item it could not move: after exit 3, its JSON
 //! says `"complete": false`, and `migrate --checkpoint FILE --resume` reads the pages of the
@@ -66,8 +66,9 @@ pub const EXIT_FAILED: u8 = 1;
 /// checkpoint of another migration: refused before any request, so nothing was changed.
 pub const EXIT_USAGE: u8 = 2;
 /// Work remains: a migration finished with items it could not move (its checkpoint stops
-/// before them, so `--resume` retries them), or `remaining` counted items still at their
-/// previous place.
+/// before them, so `--resume` retries them) or stopped on a read that failed after the SDK's
+/// retries (stderr says `stopped: ..`; its checkpoint holds where to resume), or `remaining`
+/// counted items still at their previous place.
 pub const EXIT_INCOMPLETE: u8 = 3;
 
 /// An ops command line over a set of entities: name them with [`entity`](Self::entity), then

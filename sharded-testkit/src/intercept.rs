@@ -35,6 +35,11 @@ pub(crate) trait Intercept: Clone + fmt::Debug + Send + Sync + 'static {
 pub(crate) struct Next(SharedHttpConnector);
 
 impl Next {
+    /// Requests sent on through `connector`.
+    pub(crate) fn new(connector: SharedHttpConnector) -> Self {
+        Next(connector)
+    }
+
     /// Sends `request` on to the wrapped client.
     pub(crate) async fn send(&self, request: HttpRequest) -> Result<HttpResponse, ConnectorError> {
         self.0.call(request).await

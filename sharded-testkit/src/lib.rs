@@ -6,6 +6,7 @@
 //! | [`backend`] | [`Backend`](backend::Backend): the DynamoDB of this process, embedded by default (no Java, no npm), DynamoDB Local as the reference |
 //! | [`local`] | [`DynamoDbLocal`](local::DynamoDbLocal): fetches, caches and starts DynamoDB Local, one per process |
 //! | [`faults`] | [`Faults`](faults::Faults): SDK-level latency and fault injection, request counts |
+//! | [`proxy`] | [`FaultProxy`](proxy::FaultProxy): the same faults for another process, as an HTTP proxy in front of the backend |
 //! | [`emulator`] | [`KeyLimitEmulator`](emulator::KeyLimitEmulator): DynamoDB's per-partition-key limits in front of either backend |
 //! | [`history`] | [`History`](history::History): a log of a test's writes, to check reads made while they ran |
 //!
@@ -47,4 +48,5 @@ pub mod history;
 mod intercept;
 mod item;
 pub mod local;
+pub mod proxy;
 mod response;

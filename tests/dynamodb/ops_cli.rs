@@ -7,7 +7,9 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 use sharded::aws_sdk_dynamodb::types::AttributeValue;
 use sharded::{Repo, ShardedEntity};
+use sharded_testkit::faults::{Faults, InjectedError};
 use sharded_testkit::local::{unique_table_name, ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY};
+use sharded_testkit::proxy::FaultProxy;
 
 use crate::support::{client, local};
 
@@ -46,36 +48,44 @@ struct Run {
     stderr: String,
 }
 
-/// The example's binary: `cargo test` builds examples before it runs tests; a filtered run
-/// (`cargo test --test dynamodb ops_cli`) builds it here.
+/// The example's binary, built once per test process: `cargo build --example ops` is cheap
+/// when it is fresh and rebuilds it when it is not, so a stale binary is never tested.
 fn binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let debug = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps");
-    let ops = debug
-        .join("examples")
-        .join(format!("ops{}", std::env::consts::EXE_SUFFIX));
-    if !ops.exists() {
-        let built = Command::new(env!("CARGO"))
-            .args(["build", "--example", "ops"])
-            .status()
-            .expect("cargo build --example ops");
-        assert!(built.success(), "building the ops example failed");
-    }
-    ops
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("the test binary's path");
+            let debug = exe
+                .parent()
+                .and_then(|deps| deps.parent())
+                .expect("target/<profile>/deps");
+            let built = Command::new(env!("CARGO"))
+                .args(["build", "--example", "ops"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .expect("cargo build --example ops");
+            assert!(built.success(), "building the ops example failed");
+            debug
+                .join("examples")
+                .join(format!("ops{}", std::env::consts::EXE_SUFFIX))
+        })
+        .clone()
 }
 
 async fn ops(args: &[&str]) -> Run {
-    let endpoint = local().await.endpoint().to_owned();
+    ops_at(local().await.endpoint(), args)
+}
+
+/// `ops args` with `endpoint` as its DynamoDB, through the standard AWS configuration chain
+/// (the environment), as an operator's shell gives it.
+fn ops_at(endpoint: &str, args: &[&str]) -> Run {
     let out = Command::new(binary())
         .args(args)
-        .env("AWS_ENDPOINT_URL", &endpoint)
+        .env("AWS_ENDPOINT_URL", endpoint)
         .env("AWS_REGION", REGION)
         .env("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID)
         .env("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY)
-        .env("DYNAMODB_ENDPOINT", &endpoint)
+        .env("DYNAMODB_ENDPOINT", endpoint)
         .env_remove("AWS_PROFILE")
         .output()
         .expect("run the ops example");
@@ -552,4 +562,252 @@ async fn a_live_report_says_what_it_needs_and_refuses_bad_arguments() {
     ])
     .await;
     assert_eq!(two.code, 2, "one source at a time: {}", two.stderr);
+}
+
+/// `ops migrate --output json` through `endpoint`, with a checkpoint file, resumed or not.
+fn migrate_at(endpoint: &str, table: &str, checkpoint: &std::path::Path, resume: bool) -> Run {
+    let checkpoint = checkpoint.to_str().unwrap();
+    let mut args = vec![
+        "migrate",
+        "--entity",
+        "Score",
+        "--table",
+        table,
+        "--checkpoint",
+        checkpoint,
+        "--output",
+        "json",
+    ];
+    if resume {
+        args.push("--resume");
+    }
+    ops_at(endpoint, &args)
+}
+
+/// `ops remaining --output json` through `endpoint`: its exit code and count.
+fn remaining_at(endpoint: &str, table: &str) -> (i32, serde_json::Value) {
+    let run = ops_at(
+        endpoint,
+        &[
+            "remaining",
+            "--entity",
+            "Score",
+            "--table",
+            table,
+            "--output",
+            "json",
+        ],
+    );
+    (run.code, json(&run)["remaining"].clone())
+}
+
+/// Whether the checkpoint file says the migration finished.
+fn checkpoint_complete(path: &std::path::Path) -> bool {
+    let saved = std::fs::read_to_string(path).expect("a checkpoint file");
+    sharded::migrate::Checkpoint::from_token(&saved)
+        .expect("a checkpoint")
+        .is_complete()
+}
+
+/// The shard partition keys the scores move to, each with how many scores move there.
+fn new_places(scores: &[ScoreOn10]) -> std::collections::BTreeMap<String, u64> {
+    let mut places = std::collections::BTreeMap::new();
+    for s in scores {
+        let old = s.item_keys().unwrap().pk;
+        let new = ScoreOn20 {
+            game_id: s.game_id.clone(),
+            player_id: s.player_id.clone(),
+            score: s.score,
+        }
+        .item_keys()
+        .unwrap()
+        .pk;
+        if old != new {
+            *places.entry(new).or_insert(0) += 1;
+        }
+    }
+    places
+}
+
+/// A move refused by DynamoDB (the new shard failing with HTTP 500 after the SDK's retries),
+/// seen by `ops` as a process through the fault proxy: exit 3, `"complete": false`, the
+/// items named, a checkpoint before them and `remaining` exit 3 with their count; once the
+/// fault has passed, `--resume` moves exactly them, exit 0, and `remaining` says 0.
+#[tokio::test]
+async fn a_move_failing_at_dynamodb_exits_3_and_resumes_to_0_once_it_passes() {
+    let (after, scores, left) = scores_on_ten("ops-fault").await;
+    let table = after.table().to_owned();
+    let (failing_pk, stuck) = new_places(&scores)
+        .into_iter()
+        .next()
+        .expect("a shard scores move to");
+    let faults = Faults::new();
+    let proxy = FaultProxy::start(local().await.endpoint(), &faults).unwrap();
+    faults.fail_partition(failing_pk.clone());
+    let checkpoint = checkpoint_file("ops-fault-checkpoint", "migrate.checkpoint");
+
+    let first = migrate_at(proxy.endpoint(), &table, &checkpoint, false);
+    assert_eq!(first.code, 3, "{}\n{}", first.stdout, first.stderr);
+    let m = json(&first);
+    assert_eq!(m["failed"], stuck, "{m:#}");
+    assert_eq!(m["moved"], left - stuck, "{m:#}");
+    assert_eq!(m["complete"], false, "{m:#}");
+    let failures = m["failures"].as_array().unwrap();
+    assert_eq!(failures.len() as u64, stuck, "{m:#}");
+    // The scores whose new shard fails, by their sort keys.
+    let stuck_keys: Vec<String> = scores
+        .iter()
+        .filter_map(|s| {
+            let new = ScoreOn20 {
+                game_id: s.game_id.clone(),
+                player_id: s.player_id.clone(),
+                score: s.score,
+            }
+            .item_keys()
+            .unwrap();
+            (new.pk == failing_pk).then(|| new.sk.unwrap())
+        })
+        .collect();
+    for failure in failures {
+        let key = failure["key"].as_str().unwrap();
+        assert!(
+            stuck_keys.iter().any(|sk| key.contains(sk.as_str())),
+            "{key} is not one of the scores whose shard fails: {m:#}"
+        );
+        let reason = failure["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("InternalServerError") && reason.contains("run the migration again"),
+            "the reason says what DynamoDB answered and what to do: {m:#}"
+        );
+    }
+    assert!(
+        faults.injected("TransactWriteItems") > 0,
+        "the process's moves went through the proxy"
+    );
+    assert!(!checkpoint_complete(&checkpoint));
+    assert_eq!(
+        remaining_at(proxy.endpoint(), &table),
+        (3, stuck.into()),
+        "work remains"
+    );
+
+    faults.clear();
+    let resumed = migrate_at(proxy.endpoint(), &table, &checkpoint, true);
+    assert_eq!(resumed.code, 0, "{}\n{}", resumed.stdout, resumed.stderr);
+    let m = json(&resumed);
+    assert_eq!(m["moved"], stuck, "{m:#}");
+    assert_eq!(m["failed"], 0, "{m:#}");
+    assert_eq!(m["complete"], true, "{m:#}");
+    assert!(checkpoint_complete(&checkpoint));
+    assert_eq!(remaining_at(proxy.endpoint(), &table), (0, 0.into()));
+    let all = ScoreOn20::query(&after, "g1").collect().await.unwrap();
+    assert_eq!(all.len(), scores.len(), "every score read once");
+    let _ = std::fs::remove_dir_all(checkpoint.parent().unwrap());
+}
+
+/// A scan failing for good (every `Scan` answered HTTP 500, past the SDK's retries): `ops
+/// migrate` stops, exit 3, saying what stopped it, having moved nothing and left a
+/// checkpoint; `remaining` cannot count and exits 1; once the reads work, `--resume`
+/// finishes, exit 0, and `remaining` says 0.
+#[tokio::test]
+async fn a_read_failing_for_good_stops_the_migration_with_a_checkpoint_to_resume() {
+    let (after, scores, left) = scores_on_ten("ops-scan").await;
+    let table = after.table().to_owned();
+    let faults = Faults::new();
+    let proxy = FaultProxy::start(local().await.endpoint(), &faults).unwrap();
+    faults.fail_next("Scan", InjectedError::InternalServerError, 1_000);
+    let checkpoint = checkpoint_file("ops-scan-checkpoint", "migrate.checkpoint");
+
+    let stopped = migrate_at(proxy.endpoint(), &table, &checkpoint, false);
+    assert_eq!(stopped.code, 3, "{}\n{}", stopped.stdout, stopped.stderr);
+    assert!(
+        stopped.stderr.contains("stopped:") && stopped.stderr.contains("InternalServerError"),
+        "{}",
+        stopped.stderr
+    );
+    let m = json(&stopped);
+    assert_eq!(m["moved"], 0, "{m:#}");
+    assert_eq!(m["complete"], false, "{m:#}");
+    assert!(faults.injected("Scan") > 1, "the SDK retried the scan");
+    assert!(!checkpoint_complete(&checkpoint));
+    assert_eq!(after.migration_remaining().await.unwrap(), left);
+
+    let blind = ops_at(
+        proxy.endpoint(),
+        &["remaining", "--entity", "Score", "--table", &table],
+    );
+    assert_eq!(blind.code, 1, "{}\n{}", blind.stdout, blind.stderr);
+    assert!(blind.stderr.contains(&table), "{}", blind.stderr);
+
+    faults.clear();
+    let resumed = migrate_at(proxy.endpoint(), &table, &checkpoint, true);
+    assert_eq!(resumed.code, 0, "{}\n{}", resumed.stdout, resumed.stderr);
+    let m = json(&resumed);
+    assert_eq!(m["moved"], left, "{m:#}");
+    assert_eq!(m["complete"], true, "{m:#}");
+    assert_eq!(remaining_at(proxy.endpoint(), &table), (0, 0.into()));
+    let all = ScoreOn20::query(&after, "g1").collect().await.unwrap();
+    assert_eq!(all.len(), scores.len());
+    let _ = std::fs::remove_dir_all(checkpoint.parent().unwrap());
+}
+
+/// Moves whose answers are lost after DynamoDB applied them (the SDK sees the connection
+/// close and sends the move again): `ops migrate` still exits 0 with every item moved, none
+/// lost and none twice, as the raw table shows.
+#[tokio::test]
+async fn lost_answers_neither_lose_nor_duplicate_an_item() {
+    let (after, scores, left) = scores_on_ten("ops-lost").await;
+    let table = after.table().to_owned();
+    let faults = Faults::new();
+    let proxy = FaultProxy::start(local().await.endpoint(), &faults).unwrap();
+    faults.drop_responses("TransactWriteItems", 3);
+    faults.drop_responses("Scan", 1);
+    let checkpoint = checkpoint_file("ops-lost-checkpoint", "migrate.checkpoint");
+
+    let run = migrate_at(proxy.endpoint(), &table, &checkpoint, false);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let m = json(&run);
+    assert_eq!(m["complete"], true, "{m:#}");
+    assert_eq!(m["failed"], 0, "{m:#}");
+    assert_eq!(
+        faults.injected("TransactWriteItems"),
+        3,
+        "three answers lost"
+    );
+    assert_eq!(faults.injected("Scan"), 1, "a scan's answer lost");
+    assert_eq!(remaining_at(proxy.endpoint(), &table), (0, 0.into()));
+
+    // The raw table: each score exactly once, at its place on the 20-shard layout.
+    let raw = after
+        .client()
+        .scan()
+        .table_name(&table)
+        .send()
+        .await
+        .unwrap();
+    let mut found: Vec<(String, String)> = raw
+        .items()
+        .iter()
+        .map(|item| {
+            let s = |name: &str| item[name].as_s().unwrap().clone();
+            (s("pk"), s("sk"))
+        })
+        .collect();
+    found.sort();
+    let mut expected: Vec<(String, String)> = scores
+        .iter()
+        .map(|s| {
+            let keys = ScoreOn20 {
+                game_id: s.game_id.clone(),
+                player_id: s.player_id.clone(),
+                score: s.score,
+            }
+            .item_keys()
+            .unwrap();
+            (keys.pk, keys.sk.unwrap())
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(found, expected, "{left} moved, none lost or doubled");
+    let _ = std::fs::remove_dir_all(checkpoint.parent().unwrap());
 }

@@ -607,6 +607,9 @@ impl<E: ShardedEntity> Runner<E> {
         let two_steps = !self.delete_delay.is_zero();
         let (mut item, mut found) = (item, found);
         let mut attempt = 0;
+        // The error of the last attempt, if DynamoDB answered it with one: what a failure
+        // after the last attempt reports, rather than a conflict it never had.
+        let mut last_error: Option<Error> = None;
         loop {
             match found {
                 Found::InPlace => {
@@ -625,15 +628,19 @@ impl<E: ShardedEntity> Runner<E> {
                 Found::Move | Found::Rekey | Found::Tag => {}
             }
             if attempt == self.max_attempts {
-                self.fail(
-                    page,
-                    &item,
-                    format!(
+                let reason = match &last_error {
+                    Some(error) => format!(
+                        "DynamoDB failed the last of {} attempts: {error}; nothing of it was \
+                         lost: run the migration again",
+                        self.max_attempts
+                    ),
+                    None => format!(
                         "it changed (or DynamoDB throttled the move) at each of {} attempts; \
                          nothing of it was lost: run the migration again",
                         self.max_attempts
                     ),
-                );
+                };
+                self.fail(page, &item, reason);
                 return Ok(None);
             }
             attempt += 1;
@@ -712,13 +719,20 @@ impl<E: ShardedEntity> Runner<E> {
                     );
                     return Ok(None);
                 }
-                Ok((Outcome::Again, _)) => self.tally(|p| p.conflicts += 1),
+                Ok((Outcome::Again, _)) => {
+                    last_error = None;
+                    self.tally(|p| p.conflicts += 1);
+                }
                 Ok((Outcome::Throttled, _)) => {
+                    last_error = None;
                     self.tally(|p| p.conflicts += 1);
                     backoff(attempt).await;
                 }
                 Err(error) if error.is_missing_table() => return Err(error),
-                Err(error) if retriable(&error) => backoff(attempt).await,
+                Err(error) if retriable(&error) => {
+                    backoff(attempt).await;
+                    last_error = Some(error);
+                }
                 Err(error) => {
                     self.fail(page, &item, error.to_string());
                     return Ok(None);

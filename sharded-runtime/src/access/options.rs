@@ -40,7 +40,9 @@ macro_rules! read_setters {
         seal_cursors = [$(#[$seal:meta])*] $(,)?
     ) => {
         /// Returns at most `n` items (the first `n` in the query's order: the top `n` when
-        /// [`descending`](Self::descending)).
+        /// [`descending`](Self::descending)). The limit is what `collect` and `stream`
+        /// return; a count counts every item of the query, and a `page` holds the size it is
+        /// asked for.
         $(#[$limit])*
         ///
         #[doc = concat!("```no_run\n", $demo, "\nlet top_10 = q.descending().limit(10).collect().await?;\n# Ok(()) }\n```")]

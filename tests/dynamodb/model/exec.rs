@@ -124,6 +124,10 @@ pub struct Sharing {
     pub staleness: Duration,
     /// Whether the repository records hot-key statistics.
     pub stats: bool,
+    /// Whether the table is created by `Repo::create_table` and has time to live enabled by
+    /// `Repo::enable_ttl` (then no item is written already expired: the backend's own
+    /// sweeper would delete it at moments the model does not choose).
+    pub ttl_table: bool,
 }
 
 impl Sharing {
@@ -134,6 +138,7 @@ impl Sharing {
             concurrency: [None, Some(1), Some(2)][(seed / 2 % 3) as usize],
             staleness: Duration::from_millis([0, 150, 400][(seed / 3 % 3) as usize]),
             stats: seed % 4 != 1,
+            ttl_table: seed % 4 == 2,
         }
     }
 }
@@ -314,9 +319,12 @@ impl Run {
         sharing: Sharing,
     ) -> Result<Run, Failure> {
         let table = sharded_testkit::backend::unique_table_name("model");
-        // Without time to live enabled: DynamoDB Local's own sweeper would delete expired
-        // items at moments of its choosing; `Op::Sweep` does it at a step of the sequence.
-        if let Err(e) = flavour
+        // Without time to live enabled: the backend's own sweeper would delete expired items
+        // at moments of its choosing; `Op::Sweep` does it at a step of the sequence. Or, in a
+        // sequence that writes no expired item, as a service creates it.
+        if sharing.ttl_table {
+            create_with_ttl(&client, flavour, &table).await?;
+        } else if let Err(e) = flavour
             .definition()
             .create_table(&client, &table)
             .send()
@@ -2067,6 +2075,54 @@ fn retry() -> sharded::RetryPolicy {
         base_delay: Duration::from_millis(2),
         max_delay: Duration::from_millis(20),
     }
+}
+
+/// The table of `flavour` as a service creates it: `Repo::create_table` of the entity with
+/// the table's indexes (the tasks'), then `Repo::enable_ttl` of the items (the entity with a
+/// `#[sharded(ttl)]` field); DescribeTimeToLive must then say it is on, on `expires`.
+async fn create_with_ttl(client: &Client, flavour: Flavour, table: &str) -> Result<(), Failure> {
+    async fn create<T: ShardedEntity, I: ShardedEntity>(
+        client: &Client,
+        table: &str,
+    ) -> Result<(), Error> {
+        Repo::<T>::new(client.clone(), table).create_table().await?;
+        Repo::<I>::new(client.clone(), table).enable_ttl().await
+    }
+    let created = match flavour {
+        Flavour::Tagged => {
+            create::<super::gsis::tagged::Task, super::layouts::tagged::S3Item>(client, table).await
+        }
+        Flavour::Adopted => {
+            create::<super::gsis::adopted::Task, super::layouts::adopted::S3Item>(client, table)
+                .await
+        }
+    };
+    if let Err(e) = created {
+        return fail("setup", format!("create_table and enable_ttl: {e}"));
+    }
+    let described = client
+        .describe_time_to_live()
+        .table_name(table)
+        .send()
+        .await;
+    let ttl = described
+        .as_ref()
+        .ok()
+        .and_then(|d| d.time_to_live_description.as_ref());
+    let on = ttl.is_some_and(|t| {
+        t.attribute_name() == Some("expires")
+            && matches!(
+                t.time_to_live_status(),
+                Some(
+                    aws_sdk_dynamodb::types::TimeToLiveStatus::Enabled
+                        | aws_sdk_dynamodb::types::TimeToLiveStatus::Enabling
+                )
+            )
+    });
+    if !on {
+        return fail("enable_ttl", format!("DescribeTimeToLive: {described:?}"));
+    }
+    Ok(())
 }
 
 /// The key the model seals its cursors with.

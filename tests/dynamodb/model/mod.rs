@@ -60,7 +60,9 @@
 //! one single flight across steps, layouts and entities. Each sequence builds it its own way
 //! ([`Sharing`](exec::Sharing), from the seed): single flight on or off, a bound on a query's
 //! concurrent shard requests or none, a staleness bound of 0, 150 or 400 ms, hot-key
-//! statistics or none. Staleness is modelled: a `collect` the cache may answer must equal the
+//! statistics or none, and a table created as a service creates it (`Repo::create_table`,
+//! `Repo::enable_ttl`: time to live on, so no item is written already expired) or without
+//! time to live. Staleness is modelled: a `collect` the cache may answer must equal the
 //! model now, or a state of it that was current within the bound before the call and that no
 //! write of the same partitions through the repository has ended since; every other read
 //! (pages, counts, streams, a strongly consistent query without its own bound) equals the
@@ -248,6 +250,9 @@ async fn generated(seed: u64, steps: usize) -> Result<Figures, Failed> {
     let sharing = Sharing::of(seed);
     let client = crate::support::client().await;
     let mut generator = Generator::new(seed, gates());
+    if sharing.ttl_table {
+        generator = generator.without_expired_items();
+    }
     let mut ops = Vec::new();
     let failed = |ops: &Vec<Op>, step, failure| Failed {
         seed,

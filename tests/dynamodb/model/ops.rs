@@ -314,6 +314,9 @@ pub struct Gates {
 pub struct Generator {
     pub(super) rng: fastrand::Rng,
     gates: Gates,
+    /// Whether items may be written already expired (not in a table with time to live
+    /// enabled, whose own sweeper would delete them at moments the model does not choose).
+    expired_items: bool,
 }
 
 impl Generator {
@@ -321,7 +324,14 @@ impl Generator {
         Generator {
             rng: fastrand::Rng::with_seed(seed),
             gates,
+            expired_items: true,
         }
+    }
+
+    /// A generator that writes no item already expired.
+    pub fn without_expired_items(mut self) -> Self {
+        self.expired_items = false;
+        self
     }
 
     fn status(&mut self) -> String {
@@ -331,7 +341,7 @@ impl Generator {
     fn rec(&mut self, kind: Kind) -> Rec {
         let expires = match (kind, self.rng.u8(..10)) {
             (Kind::Doc, _) => None,
-            (Kind::Item, 0..=1) => Some(EXPIRED),
+            (Kind::Item, 0..=1) if self.expired_items => Some(EXPIRED),
             (Kind::Item, 2..=4) if self.gates.null_expiry => None,
             (Kind::Item, _) => Some(LIVE),
         };

@@ -19,13 +19,9 @@ use std::future::Future;
 use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
 use serde::{Deserialize, Serialize};
-use sharded::{
-    cursor::{CursorError, CursorKey},
-    query::RangeQuery,
-    Cursor, Error, Repo, ShardedEntity,
-};
+use sharded::{query::RangeQuery, Error, Repo, ShardedEntity};
 
-use super::exec::{Failure, Run};
+use super::exec::{cursor_key, failure, pages_sealed_or_not, Failure, Run};
 use super::layouts::{AdoptedTable, Flavour};
 use super::ops::{Generator, Op};
 use super::reference::{Key, Model, Outcome};
@@ -64,8 +60,6 @@ const BOUNDS: [i64; 7] = [
 /// Ids per instant.
 const IDS: u8 = 6;
 const STREAMS: [&str; 2] = ["s", "t"];
-/// The key sealed cursors are sealed with.
-const SEAL: &[u8; 32] = b"model-range-cursors-sealing-key!";
 /// Pages read before a paged read is declared endless.
 const MAX_PAGES: usize = 500;
 
@@ -96,7 +90,7 @@ pub enum RangeRead {
     Count,
     CountByBucket,
     /// `page(size, ..)` from the start to the end, each page continued with the previous
-    /// page's cursor; cursors sealed with [`SEAL`] or not.
+    /// page's cursor; cursors sealed with the model's cursor key or not.
     Pages {
         size: usize,
         sealed: bool,
@@ -391,13 +385,6 @@ impl Generator {
 // ---------------------------------------------------------------------------------------
 // Sending.
 
-fn failure(check: impl Into<String>, detail: impl Into<String>) -> Failure {
-    Failure {
-        check: check.into(),
-        detail: detail.into(),
-    }
-}
-
 /// Sends an operation of the events, as the entity of the run's table, and compares a
 /// range query's answer with `model` (the model before the operation).
 pub async fn send(run: &Run, model: &Model, op: &Op) -> Result<Outcome, Failure> {
@@ -462,10 +449,6 @@ fn query<E: EventEntity>(repo: &Repo<E>, op: &RangeOp) -> RangeQuery<E> {
     query
 }
 
-fn seal() -> CursorKey {
-    CursorKey::new(SEAL).expect("a key of 32 bytes")
-}
-
 async fn read<E: EventEntity>(repo: &Repo<E>, model: &Model, op: &RangeOp) -> Result<(), Failure> {
     let check = op.name();
     let unexpected = |e: Error| failure(&check, format!("unexpected error: {e}"));
@@ -522,67 +505,25 @@ async fn read<E: EventEntity>(repo: &Repo<E>, model: &Model, op: &RangeOp) -> Re
     }
 }
 
-/// Every page of `op`'s query, paged by `size`. The first cursor is also offered to the
-/// query sealed the other way: a sealed cursor to the query without the key (`Sealed`), a
-/// plain one to the query with it (`NotSealed`), both refused.
+/// Every page of `op`'s query, paged by `size`, sealed or not (see
+/// [`pages_sealed_or_not`]).
 async fn pages<E: EventEntity>(
     repo: &Repo<E>,
     op: &RangeOp,
     size: usize,
     sealed: bool,
 ) -> Result<Vec<(EventKey, i64)>, Failure> {
-    let check = op.name();
-    let key = seal();
-    let make = |sealed: bool| {
+    let pages = pages_sealed_or_not(&op.name(), size, sealed, MAX_PAGES, |sealed, cursor| {
         let query = query(repo, op);
-        if sealed {
-            query.seal_cursors(&key)
+        let query = if sealed {
+            query.seal_cursors(&cursor_key())
         } else {
             query
-        }
-    };
-    let mut all = Vec::new();
-    let mut cursor: Option<Cursor> = None;
-    for n in 1..=MAX_PAGES {
-        let page = make(sealed)
-            .page(size, cursor.as_ref())
-            .await
-            .map_err(|e| failure(&check, format!("page {n}: unexpected error: {e}")))?;
-        if page.items.len() > size {
-            return Err(failure(
-                check,
-                format!("page {n}: {} items, asked for {size}", page.items.len()),
-            ));
-        }
-        all.extend(page.items.iter().map(E::to_model));
-        let Some(next) = page.cursor else {
-            return Ok(all);
         };
-        if n == 1 {
-            let refused = make(!sealed).page(size, Some(&next)).await;
-            let (given, offered, wanted) = if sealed {
-                ("sealed", "without the key", "Sealed")
-            } else {
-                ("not sealed", "with a key", "NotSealed")
-            };
-            match refused {
-                Err(Error::Cursor(CursorError::Sealed)) if sealed => {}
-                Err(Error::Cursor(CursorError::NotSealed)) if !sealed => {}
-                other => {
-                    return Err(failure(
-                        check,
-                        format!(
-                            "a cursor {given} offered to the query {offered}: expected \
-                             {wanted}, got {:?}",
-                            other.map(|p| p.items.len())
-                        ),
-                    ))
-                }
-            }
-        }
-        cursor = Some(next);
-    }
-    Err(failure(check, format!("more than {MAX_PAGES} pages")))
+        async move { query.page(size, cursor.as_ref()).await }
+    })
+    .await?;
+    Ok(pages.iter().map(E::to_model).collect())
 }
 
 /// A range whose `from` is after its `to`: `InvalidQuery` however it is read.
@@ -595,7 +536,7 @@ async fn invalid<E: EventEntity>(repo: &Repo<E>, op: &RangeOp) -> Result<(), Str
         RangeRead::Pages { size, sealed } => {
             let query = query(repo, op);
             let query = if sealed {
-                query.seal_cursors(&seal())
+                query.seal_cursors(&cursor_key())
             } else {
                 query
             };

@@ -66,11 +66,74 @@ pub struct Failure {
     pub detail: String,
 }
 
-fn fail<T>(check: impl Into<String>, detail: impl Into<String>) -> Result<T, Failure> {
-    Err(Failure {
+/// A check that did not hold, as a value (what `fail` returns as an error).
+pub(super) fn failure(check: impl Into<String>, detail: impl Into<String>) -> Failure {
+    Failure {
         check: check.into(),
         detail: detail.into(),
-    })
+    }
+}
+
+fn fail<T>(check: impl Into<String>, detail: impl Into<String>) -> Result<T, Failure> {
+    Err(failure(check, detail))
+}
+
+/// Every page of a listing, `size` items at a time, at most `max_pages` of them: `page`
+/// reads one page, of the query sealed with [`cursor_key`] or not, from a cursor. Each page
+/// holds at most `size` items; the first cursor is also offered to the query sealed the
+/// other way (a sealed cursor to the query without the key: `Sealed`; a plain one to the
+/// query with it: `NotSealed`), and must be refused.
+pub(super) async fn pages_sealed_or_not<T, F, Fut>(
+    check: &str,
+    size: usize,
+    sealed: bool,
+    max_pages: usize,
+    page: F,
+) -> Result<Vec<T>, Failure>
+where
+    F: Fn(bool, Option<Cursor>) -> Fut,
+    Fut: std::future::Future<Output = Result<sharded::Page<T>, Error>>,
+{
+    let mut all = Vec::new();
+    let mut cursor: Option<Cursor> = None;
+    for n in 1..=max_pages {
+        let read = page(sealed, cursor.take())
+            .await
+            .map_err(|e| failure(check, format!("page {n}: unexpected error: {e}")))?;
+        if read.items.len() > size {
+            return fail(
+                check,
+                format!("page {n}: {} items, asked for {size}", read.items.len()),
+            );
+        }
+        all.extend(read.items);
+        let Some(next) = read.cursor else {
+            return Ok(all);
+        };
+        if n == 1 {
+            let (given, offered, wanted) = if sealed {
+                ("sealed", "without the key", "Sealed")
+            } else {
+                ("not sealed", "with a key", "NotSealed")
+            };
+            match page(!sealed, Some(next.clone())).await {
+                Err(Error::Cursor(sharded::cursor::CursorError::Sealed)) if sealed => {}
+                Err(Error::Cursor(sharded::cursor::CursorError::NotSealed)) if !sealed => {}
+                other => {
+                    return fail(
+                        check,
+                        format!(
+                            "a cursor {given} offered to the query {offered}: expected \
+                             {wanted}, got {:?}",
+                            other.map(|p| p.items.len())
+                        ),
+                    )
+                }
+            }
+        }
+        cursor = Some(next);
+    }
+    fail(check, format!("more than {max_pages} pages"))
 }
 
 /// Where a partial migration run stops, its scope, and whether its checkpoints are kept.
@@ -2126,7 +2189,7 @@ async fn create_with_ttl(client: &Client, flavour: Flavour, table: &str) -> Resu
 }
 
 /// The key the model seals its cursors with.
-fn cursor_key() -> sharded::cursor::CursorKey {
+pub(super) fn cursor_key() -> sharded::cursor::CursorKey {
     sharded::cursor::CursorKey::new(b"the model's cursor key, 32 bytes+")
         .expect("a long enough secret")
 }

@@ -26,14 +26,10 @@ use std::future::Future;
 
 use futures::TryStreamExt;
 use serde::{Deserialize, Serialize};
-use sharded::{
-    cursor::{CursorError, CursorKey},
-    query::SortKeyCondition,
-    Cursor, Error, Query, Repo, ShardedEntity,
-};
+use sharded::{query::SortKeyCondition, Error, Query, Repo, ShardedEntity};
 
 use super::events::Order;
-use super::exec::{Failure, Run};
+use super::exec::{cursor_key, failure, pages_sealed_or_not, Failure, Run};
 use super::layouts::{AdoptedTable, Flavour};
 use super::ops::{Generator, Op};
 use super::reference::{Key, Model, Outcome};
@@ -53,8 +49,6 @@ const RANKS: std::ops::RangeInclusive<i64> = -3..=3;
 const IDS: u8 = 12;
 /// The one board every task is on (the base partition key's field).
 const BOARD: &str = "k";
-/// The key sealed cursors are sealed with.
-const SEAL: &[u8; 32] = b"model-gsi-cursors-are-sealed-now";
 /// Pages read before a paged read is declared endless.
 const MAX_PAGES: usize = 200;
 
@@ -133,7 +127,7 @@ pub enum GsiRead {
     Count,
     Stream,
     /// `page(size, ..)` from the start to the end, continued with each page's cursor;
-    /// sealed with [`SEAL`] or not.
+    /// sealed with the model's cursor key or not.
     Pages {
         size: usize,
         sealed: bool,
@@ -581,13 +575,6 @@ impl Generator {
 // ---------------------------------------------------------------------------------------
 // Sending.
 
-fn failure(check: impl Into<String>, detail: impl Into<String>) -> Failure {
-    Failure {
-        check: check.into(),
-        detail: detail.into(),
-    }
-}
-
 /// Sends an operation of the tasks, as the entity of the run's table, and compares a GSI
 /// query's answer with `model` (the model before the operation); after a write, every index
 /// partition the write left or entered is collected and compared with the model after it.
@@ -740,10 +727,6 @@ fn query<E: TaskEntity>(repo: &Repo<E>, op: &GsiOp) -> Query<E> {
     query
 }
 
-fn seal() -> CursorKey {
-    CursorKey::new(SEAL).expect("a key of 32 bytes")
-}
-
 async fn read<E: TaskEntity>(repo: &Repo<E>, model: &Model, op: &GsiOp) -> Result<(), Failure> {
     let check = op.name();
     let unexpected = |e: Error| failure(&check, format!("unexpected error: {e}"));
@@ -783,61 +766,25 @@ async fn read<E: TaskEntity>(repo: &Repo<E>, model: &Model, op: &GsiOp) -> Resul
     }
 }
 
-/// Every page of `op`'s query, paged by `size`. The first cursor is also offered to the
-/// query sealed the other way, and refused.
+/// Every page of `op`'s query, paged by `size`, sealed or not (see
+/// [`pages_sealed_or_not`]).
 async fn pages<E: TaskEntity>(
     repo: &Repo<E>,
     op: &GsiOp,
     size: usize,
     sealed: bool,
 ) -> Result<Vec<(u8, TaskRec)>, Failure> {
-    let check = op.name();
-    let key = seal();
-    let make = |sealed: bool| {
+    let pages = pages_sealed_or_not(&op.name(), size, sealed, MAX_PAGES, |sealed, cursor| {
         let query = query(repo, op);
-        if sealed {
-            query.seal_cursors(&key)
+        let query = if sealed {
+            query.seal_cursors(&cursor_key())
         } else {
             query
-        }
-    };
-    let mut all = Vec::new();
-    let mut cursor: Option<Cursor> = None;
-    for n in 1..=MAX_PAGES {
-        let page = make(sealed)
-            .page(size, cursor.as_ref())
-            .await
-            .map_err(|e| failure(&check, format!("page {n}: unexpected error: {e}")))?;
-        if page.items.len() > size {
-            return Err(failure(
-                check,
-                format!("page {n}: {} items, asked for {size}", page.items.len()),
-            ));
-        }
-        all.extend(page.items.iter().map(E::to_model));
-        let Some(next) = page.cursor else {
-            return Ok(all);
         };
-        if n == 1 {
-            let refused = make(!sealed).page(size, Some(&next)).await;
-            match refused {
-                Err(Error::Cursor(CursorError::Sealed)) if sealed => {}
-                Err(Error::Cursor(CursorError::NotSealed)) if !sealed => {}
-                other => {
-                    return Err(failure(
-                        check,
-                        format!(
-                            "a cursor (sealed: {sealed}) offered to the query sealed the other \
-                             way: expected a cursor error, got {:?}",
-                            other.map(|p| p.items.len())
-                        ),
-                    ))
-                }
-            }
-        }
-        cursor = Some(next);
-    }
-    Err(failure(check, format!("more than {MAX_PAGES} pages")))
+        async move { query.page(size, cursor.as_ref()).await }
+    })
+    .await?;
+    Ok(pages.iter().map(E::to_model).collect())
 }
 
 fn short((id, t): &(u8, TaskRec)) -> String {

@@ -17,7 +17,7 @@ use sharded_testkit::history::History;
 
 use super::events;
 use super::gsis;
-use super::layouts::{group_name, id_name, Flavour, Layout, ModelEntity, UpdateSpec};
+use super::layouts::{group_name, id_name, Flavour, Layout, ModelEntity, UpdateSpec, REKEYED_NAME};
 use super::ops::{Counting, Fault, Op, ScanOp, ScanRead, TxAction, UpdateOp};
 use super::reference::{now, Key, Kind, Model, Outcome, Phase, Rec};
 
@@ -295,8 +295,10 @@ const FOREIGN_SHARD: u32 = 1;
 /// another record type that carries the entities' attributes (`BEST#001`), an item keyed
 /// `I#..` with a raw space its writer did not escape (not in canonical form), and an item
 /// keyed `D#..` that does not read as a doc (no `points`, no `version`); and the legacy
-/// service's game record (`META`) in the legacy partition.
-fn foreign_items(flavour: Flavour) -> Vec<HashMap<String, V>> {
+/// service's game record (`META`) in the legacy partition. Once `rekeyed` (a migration asked
+/// to re-key the items not in canonical form read it), the `I#..` record is the entity's
+/// item and no longer among them.
+fn foreign_items(flavour: Flavour, rekeyed: bool) -> Vec<HashMap<String, V>> {
     let shard = flavour.shard_pk("a", FOREIGN_SHARD);
     let item = |pk: &str, sk: &str, extra: &[(&str, V)]| {
         let mut item = HashMap::from([
@@ -317,13 +319,16 @@ fn foreign_items(flavour: Flavour) -> Vec<HashMap<String, V>> {
     };
     let mut items = vec![
         item(&shard, "BEST#001", &fields("001")),
-        item(&shard, "I#9 9", &fields("9 9")),
+        item(&shard, &format!("I#{REKEYED_NAME}"), &fields(REKEYED_NAME)),
         item(
             &shard,
             "D#950",
             &[("group", V::S("a".into())), ("id", V::S("950".into()))],
         ),
     ];
+    if rekeyed {
+        items.retain(|item| item.get(flavour.sk()) != Some(&V::S(format!("I#{REKEYED_NAME}"))));
+    }
     if super::LEGACY_FOREIGN_ITEM {
         items.push(item(
             "G#a",
@@ -337,11 +342,12 @@ fn foreign_items(flavour: Flavour) -> Vec<HashMap<String, V>> {
 /// How many foreign records a query of `kind` in `group` reads in `phase`: those whose sort
 /// key starts as the entity's (a query reads only those), or every one of the group's for a
 /// collection (`kind` `None`), the legacy partition's only while it is read.
-fn foreign_expected(flavour: Flavour, phase: Phase, kind: Option<Kind>, group: u8) -> u64 {
+fn foreign_expected(flavour: Flavour, model: &Model, kind: Option<Kind>, group: u8) -> u64 {
     if group != 0 {
         return 0;
     }
-    foreign_items(flavour)
+    let phase = model.phase;
+    foreign_items(flavour, model.rekeyed)
         .iter()
         .filter(|item| {
             let Some(V::S(sk)) = item.get(flavour.sk()) else {
@@ -421,13 +427,13 @@ impl Run {
             faults,
             past: VecDeque::new(),
             checkpoints: Arc::default(),
-            model: Model::new(phase),
+            model: Model::new(phase, flavour == Flavour::Tagged),
             paging: None,
             step: 0,
         };
         // Other services' records in the partitions: reads skip and count them, the
         // migration leaves them alone.
-        for item in foreign_items(flavour) {
+        for item in foreign_items(flavour, false) {
             run.raw_put(item).await?;
         }
         run.check_repository().await?;
@@ -574,6 +580,16 @@ impl Run {
         while self.past.front().is_some_and(|p| p.until + 2 * bound < now) {
             self.past.pop_front();
         }
+    }
+
+    /// The foreign records a cached read of `kind` in `group` started at `started` may count:
+    /// as many as are planted where it reads in any state it may show (a migration that
+    /// re-keyed one changed their number).
+    fn foreign_as_of(&self, started: Instant, group: u8, kind: Option<Kind>) -> BTreeSet<u64> {
+        self.acceptable(started, Some(group))
+            .into_iter()
+            .map(|model| foreign_expected(self.flavour, model, kind, group))
+            .collect()
     }
 
     /// The states a cached `collect` of `group` started at `started` may show: the model now,
@@ -730,7 +746,7 @@ impl Run {
             || matches!(
                 op,
                 Op::Declare
-                    | Op::Complete
+                    | Op::Complete { .. }
                     | Op::MigratePartial { .. }
                     | Op::MigrateResume { .. }
                     | Op::Sweep
@@ -931,9 +947,9 @@ impl Run {
                     checkpointed: *checkpointed,
                 };
                 if items % 2 == 1 {
-                    self.migrate::<L::Item>(Some(stop)).await?;
+                    self.migrate::<L::Item>(stop).await?;
                 } else {
-                    self.migrate::<L::Doc>(Some(stop)).await?;
+                    self.migrate::<L::Doc>(stop).await?;
                 }
                 Ok(Outcome::Ok)
             }
@@ -945,9 +961,10 @@ impl Run {
                 }
                 Ok(Outcome::Ok)
             }
-            Op::Complete => {
-                self.migrate::<L::Item>(None).await?;
-                self.migrate::<L::Doc>(None).await?;
+            Op::Complete { rekey } => {
+                let reads_planted = model.rekeys(true);
+                self.migrate_fully::<L::Item>(*rekey, reads_planted).await?;
+                self.migrate_fully::<L::Doc>(*rekey, false).await?;
                 for remaining in [
                     self.repo::<L::Item>().migration_remaining().await,
                     self.repo::<L::Doc>().migration_remaining().await,
@@ -1466,8 +1483,23 @@ impl Run {
         let mut planted = Vec::new();
         let mut events = 0;
         let mut tasks = 0;
+        let foreign = foreign_items(self.flavour, self.model.rekeyed);
+        let keys = |item: &HashMap<String, V>| {
+            (
+                item.get(self.flavour.pk()).cloned(),
+                item.get(self.flavour.sk()).cloned(),
+            )
+        };
+        let foreign_keys: BTreeSet<_> = foreign
+            .iter()
+            .map(|item| format!("{:?}", keys(item)))
+            .collect();
         for item in self.raw_scan().await? {
-            if item.contains_key(FOREIGN_MARK) {
+            // A planted record where it was planted; once re-keyed, the record is the
+            // entity's item (its attributes, the mark among them, kept by the move).
+            if item.contains_key(FOREIGN_MARK)
+                && foreign_keys.contains(&format!("{:?}", keys(&item)))
+            {
                 planted.push(item);
                 continue;
             }
@@ -1503,10 +1535,9 @@ impl Run {
             .keys()
             .map(|k| {
                 let prefix = if k.kind == Kind::Item { "I#" } else { "D#" };
-                (
-                    (group_name(k.group), format!("{prefix}{}", id_name(k.id))),
-                    1,
-                )
+                // Stored in canonical form: the re-keyed id's space escaped.
+                let id = id_name(k.id).replace(' ', "$20");
+                ((group_name(k.group), format!("{prefix}{id}")), 1)
             })
             .collect();
         if found != expected {
@@ -1539,7 +1570,7 @@ impl Run {
             );
         }
         // Other services' records: exactly as planted, where they were planted.
-        let mut expected = foreign_items(self.flavour);
+        let mut expected = foreign;
         let order = |item: &HashMap<String, V>| format!("{:?}", sorted(item));
         expected.sort_by_key(order);
         planted.sort_by_key(order);
@@ -1556,31 +1587,76 @@ impl Run {
         Ok(())
     }
 
-    /// A migration run of `E`: to its end (with generous read and write budgets, a few
-    /// attempts per item, then nothing left by `Migration::remaining`), or stopped as `stop`
-    /// says (keeping its last checkpoint when asked).
-    async fn migrate<E: ModelEntity>(&self, stop: Option<Stop>) -> Result<(), Failure> {
+    /// A migration run of `E` to its end, with generous read and write budgets and a few
+    /// attempts per item, asked to re-key the items not in canonical form when `rekey`; then
+    /// nothing is left by `Migration::remaining`. Where the run reads the planted `I#9 9`
+    /// record (`reads_planted`), its report lists it: re-keyed when asked, left alone
+    /// otherwise; nothing else is ever re-keyed.
+    async fn migrate_fully<E: ModelEntity>(
+        &self,
+        rekey: bool,
+        reads_planted: bool,
+    ) -> Result<(), Failure> {
         let repo = self.repo::<E>();
-        let Some(stop) = stop else {
-            let run = repo
-                .migrate()
-                .delete_delay(Duration::from_millis(20))
-                .max_attempts(3)
-                .read_units_per_second(100_000.0)
-                .write_units_per_second(100_000.0)
-                .run()
-                .await;
-            if let Err(e) = run {
-                return fail("migration", format!("a full run failed: {e}"));
-            }
-            return match repo.migrate().remaining().await {
-                Ok(left) if left.items == 0 => Ok(()),
-                other => fail(
-                    "Migration::remaining",
-                    format!("{other:?} after a full run"),
-                ),
-            };
+        let mut migration = repo
+            .migrate()
+            .delete_delay(Duration::from_millis(20))
+            .max_attempts(3)
+            .read_units_per_second(100_000.0)
+            .write_units_per_second(100_000.0);
+        if rekey {
+            migration = migration.rekey_non_canonical();
+        }
+        let report = match migration.run().await {
+            Ok(report) => report,
+            Err(e) => return fail("migration", format!("a full run failed: {e}")),
         };
+        let planted = format!("I#{REKEYED_NAME}");
+        let rekeyed_planted = report
+            .rekeyed
+            .iter()
+            .filter(|r| r.from.to_string().contains(&planted))
+            .count();
+        let expected = usize::from(rekey && reads_planted);
+        if report.rekeyed.len() != expected || rekeyed_planted != expected {
+            return fail(
+                "Migration::rekey_non_canonical",
+                format!(
+                    "rekey {rekey}, the run reads the planted `{planted}`: {reads_planted}; \
+                     the report lists as re-keyed {:?}, as left alone {:?}",
+                    report.rekeyed, report.left_alone
+                ),
+            );
+        }
+        if !rekey
+            && reads_planted
+            && !report
+                .left_alone
+                .iter()
+                .any(|f| f.key.to_string().contains(&planted))
+        {
+            return fail(
+                "Report::left_alone",
+                format!(
+                    "the planted `{planted}` was read and not re-keyed, but is not listed as \
+                     left alone: {:?}",
+                    report.left_alone
+                ),
+            );
+        }
+        match repo.migrate().remaining().await {
+            Ok(left) if left.items == 0 => Ok(()),
+            other => fail(
+                "Migration::remaining",
+                format!("{other:?} after a full run"),
+            ),
+        }
+    }
+
+    /// A migration run of `E` stopped as `stop` says (keeping its last checkpoint when
+    /// asked).
+    async fn migrate<E: ModelEntity>(&self, stop: Stop) -> Result<(), Failure> {
+        let repo = self.repo::<E>();
         let notify = Arc::new(tokio::sync::Notify::new());
         let hook = notify.clone();
         let mut migration = repo
@@ -1760,12 +1836,12 @@ impl Run {
                 Ok(answer) => answer,
                 Err(e) => return fail("collection", format!("unexpected error: {e}")),
             };
-            let expected = foreign_expected(self.flavour, self.model.phase, None, group);
-            if answer.foreign.count != expected {
+            let expected = self.foreign_as_of(started, group, None);
+            if !expected.contains(&answer.foreign.count) {
                 return fail(
                     "foreign records counted (collection)",
                     format!(
-                        "the answer counts {} foreign records ({:?}), {expected} were planted \
+                        "the answer counts {} foreign records ({:?}), {expected:?} were planted \
                          where it reads",
                         answer.foreign.count, answer.foreign.examples
                     ),
@@ -1837,12 +1913,12 @@ impl Run {
             &name("query collect"),
             E::query(&repo, &g).collect_answer().await,
         )?;
-        let expected = foreign_expected(self.flavour, self.model.phase, Some(E::KIND), group);
-        if answer.foreign.count != expected {
+        let expected = self.foreign_as_of(started, group, Some(E::KIND));
+        if !expected.contains(&answer.foreign.count) {
             return fail(
                 name("foreign records counted"),
                 format!(
-                    "the answer counts {} foreign records ({:?}), {expected} were planted where \
+                    "the answer counts {} foreign records ({:?}), {expected:?} were planted where \
                      it reads",
                     answer.foreign.count, answer.foreign.examples
                 ),

@@ -21,7 +21,7 @@ use sharded::{
     ShardedTable,
 };
 
-use super::reference::{Cond, Key, Kind, Rec};
+use super::reference::{Cond, Key, Kind, Rec, REKEYED_ID};
 
 /// One entity type of the model, in one layout.
 pub trait ModelEntity: ShardedEntity + Clone + std::fmt::Debug + Send + Sync + 'static {
@@ -137,15 +137,26 @@ pub fn group_name(group: u8) -> String {
     ["a", "b"][usize::from(group % 2)].to_owned()
 }
 
+/// The `id` field of model id `id`: three digits, or `9 9` (a raw space, which the key
+/// escapes) for the item the planted non-canonical record becomes once re-keyed.
 pub fn id_name(id: u16) -> String {
+    if id == REKEYED_ID {
+        return REKEYED_NAME.to_owned();
+    }
     format!("{id:03}")
 }
+
+/// The `id` of the planted record keyed `I#9 9` by another service.
+pub const REKEYED_NAME: &str = "9 9";
 
 fn parse_key(kind: Kind, group: &str, id: &str) -> Key {
     Key {
         kind,
         group: u8::from(group == "b"),
-        id: id.parse().expect("model ids are numbers"),
+        id: match id {
+            REKEYED_NAME => REKEYED_ID,
+            id => id.parse().expect("model ids are numbers"),
+        },
     }
 }
 

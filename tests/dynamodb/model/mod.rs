@@ -90,7 +90,12 @@
 //! within its bound; the repository's accessors as built, and its hot-key statistics holding
 //! each put's partition. A
 //! complete migration leaves exactly one stored copy per model item, and every planted record
-//! exactly as it was. A deleted or expired item
+//! exactly as it was. Half the complete migrations are asked to re-key the items not in
+//! canonical form (`Migration::rekey_non_canonical`): where the run may read the unescaped
+//! `I#9 9` as the entity's (a table without a tag, or a shard of the layout being left),
+//! its report lists it as re-keyed, its keys escaped, and from then on it is the item `9 9`
+//! the next steps read, write and delete; otherwise it is listed as left alone and nothing is
+//! re-keyed. A deleted or expired item
 //! that reappears anywhere fails one of these.
 //!
 //! **Reproducing.** A failure prints the seed, the step, the operation sequence and a

@@ -187,8 +187,12 @@ pub enum Op {
         doc: bool,
         only: Option<u8>,
     },
-    /// The migration run to its end, then the transition's declaration removed.
-    Complete,
+    /// The migration run to its end, then the transition's declaration removed; with
+    /// `rekey`, asked to re-key the items stored under a key not in canonical form
+    /// (`Migration::rekey_non_canonical`), as the planted `I#9 9` record is.
+    Complete {
+        rekey: bool,
+    },
     /// A transition declared (3 -> 5 or 5 -> 3).
     Declare,
     /// An increment of the sequence's sharded counter (in the same table as the entities).
@@ -601,7 +605,7 @@ impl Generator {
             }
             Op::Faulted { op, .. } => self.allowed(model, op),
             Op::TransactGet(_) => !transition || g.transact_get_during_transition,
-            Op::MigratePartial { .. } | Op::MigrateResume { .. } | Op::Complete => {
+            Op::MigratePartial { .. } | Op::MigrateResume { .. } | Op::Complete { .. } => {
                 !model.paging || g.paging_across_migration
             }
             _ => true,
@@ -725,7 +729,9 @@ impl Generator {
                 doc: self.rng.bool(),
                 only: (self.rng.u8(..3) == 0).then(|| self.rng.u8(..2)),
             },
-            95..=96 if model.phase.transition() => Op::Complete,
+            95..=96 if model.phase.transition() => Op::Complete {
+                rekey: self.rng.bool(),
+            },
             95..=99 if !model.phase.transition() => Op::Declare,
             100..=102 => Op::Increment {
                 by: self.rng.i8(-3..=5),

@@ -147,10 +147,35 @@ pub struct Model {
     pub events: BTreeMap<EventKey, i64>,
     /// The tasks (`gsis.rs`), by id.
     pub tasks: BTreeMap<u8, TaskRec>,
+    /// Whether a migration re-keyed the planted record another service keyed `I#9 9` (a raw
+    /// space, not in canonical form): from then on it is the item [`REKEYED_ID`] of group
+    /// `a`, and no longer a foreign record.
+    pub rekeyed: bool,
+    /// Whether the table's entities are recognised by their tag (not by their keys' shape).
+    pub tagged: bool,
 }
 
+/// The model id of the item the planted `I#9 9` record becomes once re-keyed (its `id` is
+/// `9 9`, which no generated id spells; see `layouts::id_name`).
+pub const REKEYED_ID: u16 = 909;
+
 impl Model {
-    pub fn new(phase: Phase) -> Self {
+    /// Whether a full migration run now, asked to `rekey` or not, re-keys the planted `I#9 9`
+    /// record: when asked, once, in a transition (every run reads the shard it is planted
+    /// on), where the untagged record may be the entity's item: in a table without a tag, or
+    /// on a partition of the layout being left (which may hold items written before they were
+    /// tagged). Adopting the legacy unsharded key, the shards are the new layout's only: in a
+    /// tagged table an untagged record there is another service's, left alone.
+    pub fn rekeys(&self, rekey: bool) -> bool {
+        rekey
+            && !self.rekeyed
+            && self.phase.transition()
+            && (!self.tagged || self.phase != Phase::A3)
+    }
+
+    /// The model of a sequence starting in `phase`, on a table whose entities are `tagged`
+    /// (recognised by their tag) or not (by their keys' shape).
+    pub fn new(phase: Phase, tagged: bool) -> Self {
         Model {
             items: BTreeMap::new(),
             counter: 0,
@@ -159,6 +184,8 @@ impl Model {
             paging: false,
             events: BTreeMap::new(),
             tasks: BTreeMap::new(),
+            rekeyed: false,
+            tagged,
         }
     }
 
@@ -314,8 +341,24 @@ impl Model {
                 }
                 (Outcome::Ok, vec![])
             }
-            Op::Complete => match self.phase.completed() {
+            Op::Complete { rekey } => match self.phase.completed() {
                 Some(next) => {
+                    if self.rekeys(*rekey) {
+                        self.rekeyed = true;
+                        self.items.insert(
+                            Key {
+                                kind: Kind::Item,
+                                group: 0,
+                                id: REKEYED_ID,
+                            },
+                            Rec {
+                                status: "red".into(),
+                                points: 7,
+                                expires: None,
+                                version: 0,
+                            },
+                        );
+                    }
                     self.phase = next;
                     self.paging = false;
                     (Outcome::Ok, vec![])

@@ -47,7 +47,7 @@
 //! | [`Repo`] | puts, point lookups, deletes, batches, scans, transactions and migrations of one entity in one table |
 //! | [`Query`], [`Page`], [`Cursor`] | scatter-gather queries, cursor pages, the page token |
 //! | [`Condition`], [`Update`] | typed conditions (`Score::fields()`) and updates (`Score::update(&repo, ..)`) |
-//! | [`Error`], [`KeyError`] | what went wrong, with what the caller needs to recover |
+//! | [`Error`], [`KeyError`], [`Result`] | what went wrong, with what the caller needs to recover; `Result<T>` is `Result<T, Error>` |
 //! | [`ShardedCounter`], [`RetryPolicy`] | the vote-counter pattern; the retry budget of batches |
 //! | [`aws_sdk_dynamodb`] | the SDK crate `Repo` is built on, at the matching version |
 //!
@@ -73,7 +73,7 @@ pub mod guide;
 pub use sharded_derive::{ShardedCollection, ShardedEntity, ShardedProjection, ShardedTable};
 
 pub use sharded_runtime::{
-    Condition, Cursor, Error, KeyError, Page, Query, Repo, RetryPolicy, ShardedCollection,
+    Condition, Cursor, Error, KeyError, Page, Query, Repo, Result, RetryPolicy, ShardedCollection,
     ShardedCounter, ShardedEntity, ShardedProjection, ShardedTable, Update,
 };
 

@@ -15,7 +15,7 @@
 //! | `keys/` | the key model: encoding, templates, time buckets, the shard hash, schemas. No AWS types, no network | [`KeyError`], [`keys`], [`bucket`], [`hash`], [`schema`] |
 //! | `access/` | data access: repository, query, range query over time buckets, scatter-gather engine, merge, cursor, parallel scan, batches, transactions, migration, counter | [`Repo`], [`Query`], [`Page`], [`Cursor`], [`Condition`], [`Update`], [`ShardedCounter`], [`RetryPolicy`], [`query`], [`cursor`], [`condition`], [`update`], [`transaction`], [`migrate`] |
 //! | `capacity/` | item size and units, per-key limits, the hot-key report, the planner | [`capacity`] |
-//! | `error/` | the crate's error enum and the errors of cursors, transactions and migrations | [`Error`], [`cursor::CursorError`], [`migrate::Failure`] |
+//! | `error/` | the crate's error enum and the errors of cursors, transactions and migrations | [`Error`], [`Result`], [`cursor::CursorError`], [`migrate::Failure`] |
 //!
 //! Test tooling (DynamoDB Local, fault injection, the per-key limit emulator) lives in the
 //! `sharded-testkit` crate, so the code users deploy holds no process management and no
@@ -49,7 +49,7 @@ pub use access::query::{Page, Query};
 pub use access::repo::Repo;
 pub use access::source::{ShardedCollection, ShardedProjection};
 pub use access::update::Update;
-pub use error::Error;
+pub use error::{Error, Result};
 pub use keys::error::KeyError;
 pub use keys::table::ShardedTable;
 

@@ -22,7 +22,7 @@
 //!   is still needed, and only as wide as the items per bucket seen so far say is needed
 //!   (with half again as margin); nothing more is fetched once the limit is met.
 //! - **One cursor** across buckets and shards: the bucket label and the position of that
-//!   bucket's scatter-gather (format version 3, documented on [`Cursor`]).
+//!   bucket's scatter-gather (format version 5, documented on [`Cursor`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -847,7 +847,8 @@ impl<E: ShardedEntity> RangeQuery<E> {
     /// order, across buckets and shards.
     ///
     /// The cursor holds the label of the bucket the page stopped in and the position of that
-    /// bucket's scatter-gather, as a [`Query`] cursor does (format version 3 on [`Cursor`]).
+    /// bucket's scatter-gather, as a [`Query`] cursor does (the range cursor, format version 5
+    /// where a query's is 4, documented on [`Cursor`]).
     /// It is accepted only by the same range query: another entity, index, logical key,
     /// granularity, `from`, `to`, order or layout is [`CursorError::WrongQuery`]. Sealing works as for
     /// a [`Query`] ([`seal_cursors`](Self::seal_cursors)).

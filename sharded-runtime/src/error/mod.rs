@@ -16,6 +16,31 @@ pub use crate::item::ItemKeyDisplay;
 
 pub use crate::keys::error::KeyError;
 
+/// `std::result::Result` with [`Error`] as the error unless another is named: what the
+/// crate's fallible operations return, the way `std::io::Result` and `sqlx::Result` are.
+///
+/// Only the name `sharded::Result` is new: `Result<T, sharded::Error>` written out is the same
+/// type, and the crate has no prelude, so `Result` in your code stays std's unless you import
+/// this one.
+///
+/// ```
+/// use sharded::cursor::CursorKey;
+///
+/// fn cursor_key(secret: &[u8]) -> sharded::Result<CursorKey> {
+///     Ok(CursorKey::new(secret)?) // a refused secret converts into `Error::CursorKey`
+/// }
+/// assert!(cursor_key(&[7; 32]).is_ok());
+/// assert!(matches!(cursor_key(b"short"), Err(sharded::Error::CursorKey(_))));
+///
+/// // Another error type, named as the second parameter:
+/// use sharded::bucket::{Bucket, BucketError, Granularity};
+/// fn day_of(at: i64) -> sharded::Result<String, BucketError> {
+///     Ok(Bucket::containing(Granularity::Day, at)?.label().to_string())
+/// }
+/// assert_eq!(day_of(1_763_856_000).unwrap(), "2025-11-23");
+/// ```
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 /// The error type of everything `sharded` does at run time.
 ///
 /// ```

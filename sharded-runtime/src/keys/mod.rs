@@ -26,7 +26,7 @@
 //! | `template` | key templates: building physical keys and parsing them back |
 //! | `shards` | the physical keys of one logical key, and random shards |
 //! | `suffix` | how a shard number is spelled after a logical key (`#{shard}`, `#SHARD_{shard}`, `#{shard:02}`) |
-//! | `table` | the table as data: key attribute and index names, the entity tag and how items are recognised ([`schema`](crate::schema)) |
+//! | `table` | the table as data: key attribute and index names, the entity tag and how items are recognised ([`schema`]) |
 //! | `layout` | one partition key's layout applied to values: an item's key and shard, every shard, the previous place |
 //! | `hash.rs` | the shard hash specification and its test vectors ([`hash`], declared at the crate root) |
 //! | `schema.rs` | the static description of an entity's keys, DynamoDB's key size limits; table definitions ([`schema`], declared at the crate root) |

@@ -596,7 +596,7 @@ fn malformed(ctx: KeyContext, template: &KeyTemplate, key: &str, reason: String)
 /// Splits a physical key into its encoded field values and shard number.
 ///
 /// `shards` is `Some(n)` for a sharded key (with the default suffix `#<shard>`, a shard
-/// below `n`); [`parse_key_with`] takes another suffix. Every mismatch is an error naming the
+/// below `n`); `parse_key_with` takes another suffix. Every mismatch is an error naming the
 /// template and what did not match; nothing is guessed.
 pub fn parse_key<'a>(
     ctx: KeyContext,

@@ -672,7 +672,7 @@ impl Engine {
     /// same concurrency, and the merge goes on with what is buffered: the page is usually
     /// there before the merge needs it. A shard holds at most its buffer and one page on its
     /// way, so the memory bound is shards x page size x 2 (pages of
-    /// [`STREAM_PAGE_ITEMS`](crate::STREAM_PAGE_ITEMS) in a stream by default).
+    /// [`STREAM_PAGE_ITEMS`](crate::query::STREAM_PAGE_ITEMS) in a stream by default).
     async fn fill(&mut self) -> Result<(), Error> {
         loop {
             self.send_requests();

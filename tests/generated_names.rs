@@ -75,7 +75,7 @@ fn sort_key_functions_of_unusual_fields_are_named_by_the_rule() {
     // `u8_` -> `sk_u8_*`, `sk_prefix_u8`.
     let u8_prefix = Odd::sk_prefix_u8(7).unwrap();
     assert!(sk.starts_with(&u8_prefix), "{sk} {u8_prefix}");
-    assert_eq!(values(Odd::sk_u8_eq(7)), [u8_prefix.clone()]);
+    assert_eq!(values(Odd::sk_u8_eq(7)), [u8_prefix]);
     for c in [
         Odd::sk_u8_lt(7),
         Odd::sk_u8_le(7),

@@ -5,7 +5,8 @@
 //!
 //! The macro is a small compiler: `parse` reads the attributes into a `model` (serde's
 //! attributes in `serde_attr`, its rename rules in `case`, type shapes in `types`),
-//! `validate` checks the model and reports every problem under the token that caused it,
+//! `validate` checks the model and reports every problem under the token that caused it
+//! (`names` says how generated names are built from the user's, for both),
 //! `resolve` binds every field a key names to the struct's field and settles the counters and
 //! maintained fields, and `expand/` generates code from the resolved model alone, one module
 //! per thing it generates.
@@ -39,6 +40,19 @@
 //! are recognised, but a type alias is not. A field of type `type PlayerId = String;` is
 //! taken as `&PlayerId` (pass `&player_id`, a `&String`); write `String` in the struct to get
 //! `&str`.
+//!
+//! ## Generated names
+//!
+//! A name built from a field (`sk_<field>_<op>`, `sk_prefix_<field>`, the same for each GSI
+//! sort key) or from a query name (`<query>_range`) joins its parts with one `_`, each part
+//! without `r#` and without leading or trailing underscores: `player_id` gives
+//! `sk_player_id_eq`, `u8_` gives `sk_u8_eq`, `_tenant` gives `sk_tenant_eq`, `r#type` gives
+//! `sk_type_eq`, `query = "by_day_"` gives `by_day_range`. So a snake_case name gives a
+//! snake_case function and no `non_snake_case` warning; a name written otherwise (`userID`)
+//! is kept as written, and the generated code allows `non_snake_case` for it. Two names that
+//! join alike in one entity (`{a_}` and `{a}` in one sort key: both `sk_a_eq`) and a sort-key
+//! field of underscores only (`__`) are refused, saying which. In a template a keyword field
+//! is written as in the struct, `{r#type}`.
 //!
 //! ## When the input is refused
 //!
@@ -125,6 +139,7 @@ mod collection;
 mod ctxt;
 mod expand;
 mod model;
+mod names;
 mod parse;
 mod projection;
 mod resolve;

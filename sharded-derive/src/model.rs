@@ -286,6 +286,17 @@ pub struct PartitionKey {
     pub suffix: Option<LitStr>,
 }
 
+impl PartitionKey {
+    /// The name of the key's query function: `query = ".."`, else `query` for the primary key
+    /// (`gsi` is `None`) and `query_gsiN` for index N.
+    pub fn query_name(&self, gsi: Option<u8>) -> Ident {
+        self.query.clone().unwrap_or_else(|| match gsi {
+            None => Ident::new("query", Span::call_site()),
+            Some(n) => Ident::new(&format!("query_gsi{n}"), Span::call_site()),
+        })
+    }
+}
+
 /// The layout declared as previous on `#[pk]`, while a transition is under way.
 pub enum Previous {
     /// `previous_n = N`: the same template over `N` shards, spelled by `suffix`

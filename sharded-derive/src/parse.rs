@@ -504,7 +504,7 @@ fn partition_from_raw(
     let query = raw
         .query
         .and_then(|lit| match syn::parse_str::<Ident>(&lit.value()) {
-            Ok(ident) => Some(Ident::new(&ident.to_string(), lit.span())),
+            Ok(ident) => Some(at_span(ident, lit.span())),
             Err(_) => {
                 cx.error_spanned_by(
                     &lit,
@@ -756,7 +756,7 @@ fn attribute_gsi(cx: &Ctxt, attr: &Attribute, number: u8) -> Option<AttributeGsi
     }
     let query = match query {
         Some(lit) => match syn::parse_str::<Ident>(&lit.value()) {
-            Ok(ident) => Ident::new(&ident.to_string(), lit.span()),
+            Ok(ident) => at_span(ident, lit.span()),
             Err(_) => {
                 cx.error_spanned_by(
                     &lit,
@@ -831,6 +831,13 @@ fn shard_expression(cx: &Ctxt, lit: &LitStr) -> Shard {
     }
 }
 
+/// A name parsed from a string (`"player_id"`, `"r#type"`), at the string's span. (Not
+/// `Ident::new(&ident.to_string(), ..)`: that panics on a raw identifier.)
+fn at_span(mut ident: Ident, span: proc_macro2::Span) -> Ident {
+    ident.set_span(span);
+    ident
+}
+
 /// The fields of `hash(args)`, or the message saying why they are refused.
 fn hash_fields(text: &str, args: &str, lit: &LitStr) -> Result<Vec<Ident>, String> {
     if args.trim().is_empty() {
@@ -852,7 +859,7 @@ fn hash_fields(text: &str, args: &str, lit: &LitStr) -> Result<Vec<Ident>, Strin
             ));
         }
         match syn::parse_str::<Ident>(arg) {
-            Ok(ident) => fields.push(Ident::new(&ident.to_string(), lit.span())),
+            Ok(ident) => fields.push(at_span(ident, lit.span())),
             Err(_) => {
                 return Err(format!(
                     "`{arg}` is not a field name: write `hash(field)` or `hash(field_a, field_b)`"
@@ -905,6 +912,12 @@ fn template(cx: &Ctxt, lit: &LitStr) -> Option<Template> {
                     ));
                 }
                 let Ok(ident) = syn::parse_str::<Ident>(name) else {
+                    if syn::parse_str::<Ident>(&format!("r#{name}")).is_ok() {
+                        return fail(format!(
+                            "`{{{name}}}` in template \"{text}\" is a keyword: write the field as \
+                             the struct does, `{{r#{name}}}`"
+                        ));
+                    }
                     return fail(format!(
                         "`{{{name}}}` in template \"{text}\" is not a field name"
                     ));
@@ -925,7 +938,7 @@ fn template(cx: &Ctxt, lit: &LitStr) -> Option<Template> {
                         "field `{name}` appears twice in template \"{text}\": use it once"
                     ));
                 }
-                let ident = Ident::new(&ident.to_string(), lit.span());
+                let ident = at_span(ident, lit.span());
                 match granularity {
                     None => segments.push(Segment::Field(ident)),
                     Some(granularity) => {

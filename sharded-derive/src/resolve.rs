@@ -9,7 +9,7 @@
 //! or to [`KeyField::Unknown`], whose parameter accepts any value; a refused shard expression
 //! resolves to the one it most likely meant.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{Ident, LitStr, Type};
 
@@ -378,10 +378,7 @@ fn shard<'a>(entity: &'a Entity, shard: &'a Shard) -> RShard<'a> {
 }
 
 fn partition<'a>(entity: &'a Entity, pk: &'a PartitionKey, gsi: Option<u8>) -> RPartition<'a> {
-    let query = pk.query.clone().unwrap_or_else(|| match gsi {
-        None => Ident::new("query", Span::call_site()),
-        Some(n) => format_ident!("query_gsi{}", n),
-    });
+    let query = pk.query_name(gsi);
     let shard = shard(entity, &pk.shard.value);
     let n = match &shard {
         RShard::None => 1,

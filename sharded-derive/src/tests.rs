@@ -770,3 +770,88 @@ fn a_multi_attribute_index_reports_each_problem_under_its_token() {
     );
     assert_eq!(errs.len(), 7, "{errs:#?}");
 }
+
+#[test]
+fn generated_names_join_parts_without_their_outer_underscores() {
+    use crate::names::{range, sort_condition, sort_prefix};
+    use proc_macro2::Span;
+    use syn::Ident;
+    let ident = |s: &str| syn::parse_str::<Ident>(s).unwrap();
+    // The names users call today for snake_case fields do not change.
+    assert_eq!(
+        sort_condition("sk", &ident("player_id"), "eq"),
+        "sk_player_id_eq"
+    );
+    assert_eq!(
+        sort_condition("gsi1_sk", &ident("game_id"), "between"),
+        "gsi1_sk_game_id_between"
+    );
+    assert_eq!(sort_prefix("sk", &ident("score"),), "sk_prefix_score");
+    assert_eq!(
+        range(&Ident::new("query_gsi2", Span::call_site())),
+        "query_gsi2_range"
+    );
+    // Unusual names: `r#` and outer underscores dropped, inner ones kept.
+    assert_eq!(sort_condition("sk", &ident("u8_"), "eq"), "sk_u8_eq");
+    assert_eq!(
+        sort_condition("sk", &ident("_tenant"), "lt"),
+        "sk_tenant_lt"
+    );
+    assert_eq!(sort_condition("sk", &ident("r#type"), "ge"), "sk_type_ge");
+    assert_eq!(sort_condition("sk", &ident("id__"), "le"), "sk_id_le");
+    assert_eq!(sort_condition("sk", &ident("v2"), "gt"), "sk_v2_gt");
+    assert_eq!(sort_condition("sk", &ident("größe"), "eq"), "sk_größe_eq");
+    assert_eq!(sort_prefix("sk", &ident("r#match")), "sk_prefix_match");
+    assert_eq!(range(&ident("by_day_")), "by_day_range");
+}
+
+#[test]
+fn generated_names_that_collide_or_vanish_are_refused() {
+    let errs = errors(parse_quote! {
+        #[pk(template = "G#{g}", shard = "hash(a)", n = 4)]
+        #[sk(template = "S#{a_}#{a}#{_b}#{b}")]
+        struct Score { g: String, a_: u32, a: String, _b: u8, b: u8 }
+    });
+    assert_eq!(errs.len(), 2, "one error per colliding pair: {errs:#?}");
+    assert!(
+        errs[0].contains("`{a_}` and `{a}` in template"),
+        "{}",
+        errs[0]
+    );
+    assert!(errs[0].contains("`Score::sk_a_eq`"), "{}", errs[0]);
+    assert!(errs[0].contains("e.g. `a_`"), "{}", errs[0]);
+    assert!(errs[1].contains("`Score::sk_b_eq`"), "{}", errs[1]);
+    // The same names on different keys do not collide.
+    assert!(errors(parse_quote! {
+        #[pk(template = "G#{g}", shard = "hash(a)", n = 4)]
+        #[sk(template = "S#{a_}")]
+        #[gsi1(pk = "A#{g}", sk = "{a}", shard = 2)]
+        struct Score { g: String, a_: u32, a: String }
+    })
+    .is_empty());
+    let errs = errors(parse_quote! {
+        #[pk(template = "G#{g}", shard = "hash(__)", n = 4)]
+        #[sk(template = "S#{__}")]
+        struct Score { g: String, __: u32 }
+    });
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    assert!(errs[0].contains("`__` has nothing else"), "{}", errs[0]);
+}
+
+#[test]
+fn raw_identifiers_name_fields_in_templates_and_keywords_get_a_hint() {
+    assert!(errors(parse_quote! {
+        #[pk(template = "T#{r#type}", shard = "hash(r#ref)", n = 4, query = "r#match")]
+        #[sk(template = "{r#loop}")]
+        struct Item { r#type: String, r#ref: String, r#loop: u64 }
+    })
+    .is_empty());
+    let errs = errors(parse_quote! {
+        #[pk(template = "T#{type}", shard = "hash(id)", n = 4)]
+        struct Item { r#type: String, id: String }
+    });
+    assert!(
+        errs[0].contains("is a keyword: write the field as the struct does, `{r#type}`"),
+        "{errs:#?}"
+    );
+}

@@ -46,6 +46,7 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
     counters(cx, entity);
     attribute_clashes(cx, entity);
     query_names(cx, entity);
+    crate::names::check(cx, entity);
 }
 
 /// `suffix = ".."` spells a shard: only a sharded key has one. (Whether the spelling can be

@@ -1,11 +1,14 @@
 //! The typed sort-key conditions `<fn_name>_<field>_<op>` (`sk_score_between`, ..), the
 //! argument of `Query::sk`.
 
+use std::collections::HashSet;
+
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::Ident;
 
 use super::params::Ctx;
+use crate::names;
 use crate::resolve::{KeyField, RSegment, RSort};
 
 /// What the conditions of one sort key share.
@@ -21,8 +24,16 @@ struct SortKeyFns<'c, 'a> {
 /// fields before it held equal (parameters, in template order) and a comparison on it. `_lt`
 /// on the field that ends the template exists only when no field comes before it: DynamoDB's
 /// `BETWEEN` is closed, and that key cannot be excluded below an equal field (see the
-/// runtime's `sort_condition` module). A template without fields gets none.
-pub(super) fn sort_conditions(cx: &Ctx, sk: &RSort, fn_name: &str, key: &Ident) -> TokenStream {
+/// runtime's `sort_condition` module). A template without fields gets none. A name already
+/// in `emitted` is skipped: two fields whose names join alike (`a_`, `a`) were refused, and the
+/// fallback must not add a duplicate definition to that error.
+pub(super) fn sort_conditions(
+    cx: &Ctx,
+    sk: &RSort,
+    fn_name: &str,
+    key: &Ident,
+    emitted: &mut HashSet<String>,
+) -> TokenStream {
     let fns = SortKeyFns {
         cx,
         sk,
@@ -37,7 +48,7 @@ pub(super) fn sort_conditions(cx: &Ctx, sk: &RSort, fn_name: &str, key: &Ident) 
             continue;
         };
         let ends_template = i + 1 == segments.len();
-        out.extend(fns.field_conditions(&leading, *field, ends_template));
+        out.extend(fns.field_conditions(&leading, *field, ends_template, emitted));
         leading.push(*field);
     }
     out
@@ -53,6 +64,7 @@ impl SortKeyFns<'_, '_> {
         leading: &[KeyField],
         field: KeyField,
         ends_template: bool,
+        emitted: &mut HashSet<String>,
     ) -> TokenStream {
         let written = field.ident();
         let taken = |name: &str| leading.iter().any(|f| f.ident() == name);
@@ -78,6 +90,9 @@ impl SortKeyFns<'_, '_> {
         let no_lt = ends_template && !leading.is_empty();
         let mut out = TokenStream::new();
         for op in ops {
+            if !emitted.insert(names::sort_condition(self.fn_name, written, op.0)) {
+                continue;
+            }
             if op.0 == "lt" && no_lt {
                 out.extend(self.no_strict_upper_bound(leading, written));
             } else {
@@ -91,7 +106,10 @@ impl SortKeyFns<'_, '_> {
     /// "similar name" hint, which names `_gt`).
     fn no_strict_upper_bound(&self, leading: &[KeyField], written: &Ident) -> TokenStream {
         let (cx, rt) = (self.cx, self.cx.rt);
-        let name = format_ident!("{}_{}_lt", self.fn_name, written);
+        let name = names::ident(
+            &names::sort_condition(self.fn_name, written, "lt"),
+            written.span(),
+        );
         let lead_types = leading.iter().map(|f| cx.param_type(*f));
         quote! {
             #[doc(hidden)]
@@ -118,7 +136,7 @@ impl SortKeyFns<'_, '_> {
             .map(|f| format!("`{0} == {0}` and ", f.ident()))
             .collect();
         let ty = cx.param_type(field);
-        let name = format_ident!("{}_{}_{}", fn_name, written, op);
+        let name = names::ident(&names::sort_condition(fn_name, written, op), written.span());
         let params = names.iter().map(|n| quote!(#n: #ty));
         let parts: Vec<TokenStream> = names
             .iter()
@@ -131,8 +149,9 @@ impl SortKeyFns<'_, '_> {
             sk.attribute
         );
         if op == "le" && no_lt {
+            let lt = names::sort_condition(fn_name, written, "lt");
             doc.push_str(&format!(
-                "\n\nThere is no `{fn_name}_{written}_lt`: `{written}` ends the template, so the key of \
+                "\n\nThere is no `{lt}`: `{written}` ends the template, so the key of \
                  an item with `{written}` equal to the bound is the bound itself, and DynamoDB's \
                  `BETWEEN` (needed below the equal fields) includes it. Use `_le` with the value \
                  before (`n - 1` for an integer), or drop the first item if it is equal."

@@ -56,6 +56,9 @@ pub(super) fn typed_fields(cx: &Ctx) -> TokenStream {
     // prints what `#[derive(Debug)]` would, through one runtime function.
     quote! {
         #[doc = #doc]
+        // One field per stored field, named as written: a name the user allowed not to be
+        // snake case must not warn again here.
+        #[allow(non_snake_case)]
         #vis struct #fields_ident {
             #(#decls)*
         }

@@ -6,12 +6,15 @@
 //! count, the hashed fields and the template there: the attribute's numbers are written once,
 //! in the schema.
 
+use std::collections::HashSet;
+
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::Ident;
 
 use super::conditions::sort_conditions;
 use super::params::Ctx;
+use crate::names;
 use crate::resolve::{push_new, KeyField, RPartition, RSegment, RShard, RSort};
 
 /// The generated template static of a key function: `pk` -> `__PK_TEMPLATE`, `gsi1_pk` ->
@@ -310,8 +313,9 @@ pub(super) fn sort_methods(cx: &Ctx, sk: &RSort, fn_name: &str) -> TokenStream {
         "Parses {} of `{entity_ident}` back into its fields (template `{source}`); refuses keys that do not match.",
         sk.attribute
     );
-    let prefixes = sort_prefixes(cx, sk, fn_name, &key);
-    let conditions = sort_conditions(cx, sk, fn_name, &key);
+    let mut emitted = HashSet::new();
+    let prefixes = sort_prefixes(cx, sk, fn_name, &key, &mut emitted);
+    let conditions = sort_conditions(cx, sk, fn_name, &key, &mut emitted);
     let build_body = cx.body(quote!(#key.build(#values)));
     let parse_body = cx.body(quote! {
         let __parsed = #key.parse(key)?;
@@ -332,8 +336,15 @@ pub(super) fn sort_methods(cx: &Ctx, sk: &RSort, fn_name: &str) -> TokenStream {
 }
 
 /// `sk_prefix()` (the leading literal), `sk_all()` (the condition "every key of the entity")
-/// and `sk_prefix_<field>(..)` for every field that does not end the template.
-fn sort_prefixes(cx: &Ctx, sk: &RSort, fn_name: &str, key: &Ident) -> TokenStream {
+/// and `sk_prefix_<field>(..)` for every field that does not end the template (each name
+/// once, see [`sort_conditions`]).
+fn sort_prefixes(
+    cx: &Ctx,
+    sk: &RSort,
+    fn_name: &str,
+    key: &Ident,
+    emitted: &mut HashSet<String>,
+) -> TokenStream {
     let rt = cx.rt;
     let source = sk.template.source();
     let segments = &sk.template.segments;
@@ -374,13 +385,18 @@ fn sort_prefixes(cx: &Ctx, sk: &RSort, fn_name: &str, key: &Ident) -> TokenStrea
         };
         let count = i + 2;
         let written = field.ident();
-        let name = format_ident!("{}_prefix_{}", fn_name, written);
+        let name = names::sort_prefix(fn_name, written);
+        if !emitted.insert(name.clone()) {
+            continue;
+        }
+        let name = names::ident(&name, written.span());
+        let eq = names::sort_condition(fn_name, written, "eq");
         let params = cx.params(fields_so_far.iter().copied());
         let values = cx.values(fields_so_far.iter().copied());
         let doc = format!(
             "The prefix of {} shared by every item with these values, up to and including `{{{written}}}` \
              and the separator after it (template `{source}`): the key of a cursor or a log line. \
-             A query's condition on it is the typed `{fn_name}_{written}_eq(..)`.",
+             A query's condition on it is the typed `{eq}(..)`.",
             sk.attribute
         );
         let body = cx.body(quote!(#key.prefix(#values, #count)));

@@ -33,6 +33,7 @@ use quote::quote;
 pub(crate) use checks::respan;
 use params::Ctx;
 
+use crate::names;
 use crate::resolve::{RPartition, Resolved};
 
 /// The generated code of a valid entity.
@@ -65,7 +66,7 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
             #errors
             #fields
             #[doc(hidden)]
-            #[allow(non_upper_case_globals, unused_variables, unreachable_code, clippy::all)]
+            #[allow(non_upper_case_globals, non_snake_case, unused_variables, unreachable_code, clippy::all)]
             const _: () = {
                 use #full as __rt;
                 #impls
@@ -78,9 +79,11 @@ fn surface(r: &Resolved, fallback: bool, errors: TokenStream) -> TokenStream {
     };
     let schema = schema::schema_static(&cx, pk);
     let assertions = checks::type_assertions(&cx);
+    // `non_snake_case`: generated names are snake case for a snake_case field (see `names`);
+    // a field the user named otherwise (`userID`) is a parameter and a name part as written.
     quote! {
         #[doc(hidden)]
-        #[allow(non_upper_case_globals, clippy::all)]
+        #[allow(non_upper_case_globals, non_snake_case, clippy::all)]
         const _: () = {
             use #full as __rt;
             #[allow(unused_imports)]
@@ -205,8 +208,9 @@ fn query_methods(cx: &Ctx) -> Vec<TokenStream> {
     let mut range_names: Vec<String> = Vec::new();
     let keys = r.pk.iter().map(|pk| (pk, None));
     for (pk, gsi) in keys.chain(r.gsis.iter().map(|g| (&g.pk, Some(g.number)))) {
-        if pk.template.bucket().is_some() && !range_names.contains(&pk.query.to_string()) {
-            range_names.push(pk.query.to_string());
+        let range = names::range(&pk.query);
+        if pk.template.bucket().is_some() && !range_names.contains(&range) {
+            range_names.push(range);
             methods.push(query::range_method(cx, pk, gsi));
         }
     }

@@ -6,6 +6,7 @@ use quote::{format_ident, quote};
 use syn::Ident;
 
 use super::params::Ctx;
+use crate::names;
 use crate::resolve::{KeyField, RPartition};
 
 /// `query` (base table) or `query_gsiN`, named by `query = "..."` when given.
@@ -54,7 +55,7 @@ pub(super) fn range_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenS
     let Some((at, granularity)) = pk.template.bucket() else {
         return TokenStream::new();
     };
-    let name = format_ident!("{}_range", pk.query);
+    let name = names::ident(&names::range(&pk.query), pk.query.span());
     let others: Vec<KeyField> = pk.template.fields().filter(|f| !f.same(&at)).collect();
     let params = cx.params(others.iter().copied());
     let values = cx.values(others.iter().copied());

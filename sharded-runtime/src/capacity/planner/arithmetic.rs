@@ -103,6 +103,12 @@ pub(super) fn work_out(input: &PlanInput) -> Arithmetic<'_> {
     if base.read_units_per_shard > read_budget {
         warnings.push(PlanWarning::ReadsOverBudget {
             read_units_per_shard: base.read_units_per_shard,
+            read_units_per_shard_query: base
+                .scatter_reads
+                .as_ref()
+                .map_or(0.0, |s| s.units_per_query),
+            point_read_units_per_shard: base.read_units_per_shard
+                - base.scatter_reads.as_ref().map_or(0.0, |s| s.rcu),
             budget: read_budget,
             limit: input.limits.read_units_per_second,
         });

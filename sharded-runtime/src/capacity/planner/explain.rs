@@ -220,6 +220,8 @@ impl fmt::Display for PlanWarning {
             PlanWarning::TableCapBelowLoad { gap } => write!(f, "the table caps this load: {gap}"),
             PlanWarning::ReadsOverBudget {
                 read_units_per_shard,
+                read_units_per_shard_query,
+                point_read_units_per_shard,
                 budget,
                 limit,
             } => {
@@ -232,15 +234,61 @@ impl fmt::Display for PlanWarning {
                     f,
                     "reads take {} RCU/s on every shard against a budget of {} RCU ({} RCU \
                      limit), {verdict}. Scatter-gather reads hit EVERY shard, so raising n does \
-                     not lower this: cache the answer (DAX, or an in-process cache of the top-K \
-                     for a second), read fewer items per query, use eventually consistent reads \
-                     (half the units), or read single items with point lookups (one shard each)",
+                     not lower this: read less. ",
                     fmt_num(*read_units_per_shard),
                     fmt_num(*budget),
                     fmt_num(*limit)
+                )?;
+                if *read_units_per_shard_query > 0.0 {
+                    hot_read_tools(
+                        f,
+                        *read_units_per_shard_query,
+                        budget - point_read_units_per_shard,
+                    )?;
+                }
+                f.write_str(
+                    "Also: read fewer items per query, use eventually consistent reads (half \
+                     the units), read single items with point lookups (one shard each), or, \
+                     shared across processes, DAX",
                 )
             }
         }
+    }
+}
+
+/// What the crate's own hot-read tools bound a scatter-gather query to, with the plan's
+/// figures: `per_query`, the read units one query takes from each shard, and `room`, the
+/// per-shard budget the point reads leave. (What they promise is `Query::max_staleness`'s and
+/// `Repo::with_single_flight`'s to say; this repeats only the bound.)
+fn hot_read_tools(f: &mut fmt::Formatter<'_>, per_query: f64, room: f64) -> fmt::Result {
+    write!(
+        f,
+        "With `Query::max_staleness(S)` a `Repo` (and its clones) answers the query's \
+         `collect()` from its answer at most S old, and single flight \
+         (`Repo::with_single_flight`, on by default for eventually consistent `collect`) makes \
+         its concurrent identical queries share one scatter-gather: each process then sends \
+         the query at most once per S (more often only when its own writes drop the answer), \
+         so each shard takes at most {} RCU per process per S ({} RCU/s at S = 1 s",
+        fmt_num(per_query),
+        fmt_num(per_query),
+    )?;
+    let processes = (room / per_query).floor();
+    if processes >= 1.0 {
+        write!(
+            f,
+            ": {} processes fit the {} RCU budget). ",
+            fmt_num(processes),
+            fmt_num(room)
+        )
+    } else if room > 0.0 {
+        write!(
+            f,
+            ", more than the {} RCU/s the budget leaves: S of {} s or more per process). ",
+            fmt_num(room),
+            fmt_num((per_query / room).ceil())
+        )
+    } else {
+        f.write_str(", and the point reads alone fill the budget: more shards spread those). ")
     }
 }
 

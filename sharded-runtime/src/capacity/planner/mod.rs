@@ -326,6 +326,12 @@ pub enum PlanWarning {
     ReadsOverBudget {
         /// Read units per second each shard takes at the planned `n`.
         read_units_per_shard: f64,
+        /// Read units one scatter-gather query takes from each shard (0 without scatter
+        /// reads): what a cached answer saves every shard each time it is used.
+        read_units_per_shard_query: f64,
+        /// Of `read_units_per_shard`, what the point reads take (a cache of the scatter
+        /// query leaves them).
+        point_read_units_per_shard: f64,
         /// The per-shard read budget (limit x (1 - headroom)).
         budget: f64,
         /// The per-key read limit.

@@ -142,13 +142,26 @@ fn scatter_reads_over_budget_warn_and_do_not_change_n() {
     assert_eq!(p.read_units_per_shard, 300_000.0);
     assert!(p.warnings.contains(&PlanWarning::ReadsOverBudget {
         read_units_per_shard: 300_000.0,
+        read_units_per_shard_query: 25.0,
+        point_read_units_per_shard: 0.0,
         budget: 2_100.0,
         limit: 3_000.0,
     }));
     let text = p.to_string();
     assert!(text.contains("EVERY shard"), "{text}");
-    assert!(text.contains("DAX"), "{text}");
     assert!(text.contains("will throttle"), "{text}");
+    // The crate's own tools first, with the plan's figures: 25 RCU per shard per query, once
+    // per S per process; 2,100 / 25 = 84 processes at S = 1 s.
+    let staleness = text.find("`Query::max_staleness(S)`").expect(&text);
+    assert!(
+        text.contains("single flight (`Repo::with_single_flight`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("at most 25 RCU per process per S (25 RCU/s at S = 1 s: 84 processes fit the 2,100 RCU budget)"),
+        "{text}"
+    );
+    assert!(staleness < text.find("DAX").expect(&text), "{text}");
 
     let eventual = plan(&input.clone().consistency(Consistency::Eventual)).unwrap();
     assert_eq!(eventual.read_units_per_shard_query, 12.5);
@@ -170,6 +183,12 @@ fn reads_between_budget_and_limit_warn_without_throttling() {
         .find(|w| matches!(w, PlanWarning::ReadsOverBudget { .. }))
         .expect("over the 2,100 budget");
     assert!(w.to_string().contains("no headroom"), "{w}");
+    // One 4 KB query (1 RCU per shard) a second: 2,100 processes fit at S = 1 s.
+    assert!(
+        w.to_string()
+            .contains("2,100 processes fit the 2,100 RCU budget"),
+        "{w}"
+    );
 }
 
 #[test]

@@ -23,6 +23,35 @@ fn shard_advice(index: Option<&str>, n: u64) -> String {
     }
 }
 
+/// What to do about a key near its read limit: the crate's own hot-read tools first, with
+/// what they bound this key's reads to (a query's cost is not recorded, so the bound is in
+/// requests: each process's identical queries reach the key at most once per staleness bound).
+fn read_less(f: &mut fmt::Formatter<'_>, units_per_sec: f64, shards: Option<u32>) -> fmt::Result {
+    write!(
+        f,
+        "read less (raising n does not help scatter-gather reads, which hit every shard): this \
+         key takes {} RCU/s. With `Query::max_staleness(S)` a `Repo` (and its clones) answers \
+         a query's `collect()` from its answer at most S old, and single flight (`Repo::with_single_flight`, \
+         on by default for eventually consistent `collect`) makes its concurrent identical \
+         queries share one scatter-gather: each process then sends each such query at most \
+         once per S, whatever its callers' rate (more often only when its own writes drop the \
+         answer)",
+        fmt_num(units_per_sec)
+    )?;
+    match shards {
+        Some(n) => write!(
+            f,
+            ", one request to this key and one to each other shard ({n} requests per S in all; \
+             at S = 1 s, {n} per second per process and query)"
+        )?,
+        None => f.write_str(" (at S = 1 s, one request per second per process and query)")?,
+    }
+    f.write_str(
+        ". Also: use eventually consistent reads (half the units), read single items with \
+         point lookups; shared across processes, DAX",
+    )
+}
+
 impl fmt::Display for HotKeyFlag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -31,6 +60,7 @@ impl fmt::Display for HotKeyFlag {
                 key,
                 kind,
                 utilization,
+                units_per_sec,
                 shards,
                 suggested_n,
             } => {
@@ -41,12 +71,7 @@ impl fmt::Display for HotKeyFlag {
                     percent(*utilization)
                 )?;
                 match (kind, shards, suggested_n) {
-                    (UnitKind::Read, _, _) => f.write_str(
-                        "cache hot reads (DAX, or an in-process cache), use eventually \
-                         consistent reads (half the units), or read single items with point \
-                         lookups; raising n does not help scatter-gather reads, which hit every \
-                         shard",
-                    ),
+                    (UnitKind::Read, shards, _) => read_less(f, *units_per_sec, *shards),
                     (UnitKind::Write, Some(n), Some(s)) if *s > u64::from(*n) => {
                         write!(f, "raise n from {n} to {s}")?;
                         if *s > u64::from(MAX_SHARDS) {

@@ -77,6 +77,8 @@ pub enum HotKeyFlag {
         kind: UnitKind,
         /// Rate over the per-key limit.
         utilization: f64,
+        /// The rate itself: units of `kind` per second over the window.
+        units_per_sec: f64,
         /// `Some(n)` when the key is the hottest shard of a logical key with `n` shards.
         shards: Option<u32>,
         /// For writes: the shard count that would put the logical key at 70% of the limit.
@@ -261,6 +263,10 @@ fn near_limit(t: &Traffic<'_>) -> Vec<HotKeyFlag> {
                 key: k.key.clone(),
                 kind,
                 utilization,
+                units_per_sec: match kind {
+                    UnitKind::Write => k.write_units_per_sec,
+                    UnitKind::Read => k.read_units_per_sec,
+                },
                 shards: group.map(|g| g.n),
                 suggested_n,
             });

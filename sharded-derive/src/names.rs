@@ -1,0 +1,192 @@
+//! The names of generated functions that are built from the user's names: the typed
+//! sort-key conditions `sk_<field>_<op>`, the prefixes `sk_prefix_<field>` and the range
+//! queries `<query>_range`. `validate` checks them for collisions and `expand` emits them,
+//! both through this module, so the rule is written once.
+//!
+//! The rule: each part is the name as written, without `r#` and without leading or trailing
+//! underscores, and the parts are joined by one `_`. A snake_case field (`player_id`) keeps
+//! its name (`sk_player_id_eq`); `u8_` gives `sk_u8_eq` (not `sk_u8__eq`, which rustc calls
+//! not snake case), `_tenant` gives `sk_tenant_eq`, `r#type` gives `sk_type_eq`. A name the
+//! user did not write in snake case (`userID`) stays as written; the generated code allows
+//! `non_snake_case`, since the user's own field already says it.
+
+use std::collections::HashSet;
+
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::Ident;
+
+use crate::ctxt::Ctxt;
+use crate::model::{Entity, Segment, SerdeName};
+
+/// The comparisons of the typed sort-key conditions, in the order they are generated.
+pub const SORT_OPS: [&str; 6] = ["eq", "lt", "le", "gt", "ge", "between"];
+
+/// What a name contributes to a generated name: without `r#`, without leading or trailing
+/// underscores. Empty for a name of underscores only (`__`), which validation refuses in a
+/// sort key.
+pub fn part(ident: &Ident) -> String {
+    ident.unraw().to_string().trim_matches('_').to_owned()
+}
+
+/// `parts` joined by one `_`, each without leading or trailing underscores.
+pub fn join(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .map(|p| p.trim_matches('_'))
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// `<fn_name>_<field>_<op>`: `sk_score_eq`, `gsi1_sk_u8_between`.
+pub fn sort_condition(fn_name: &str, field: &Ident, op: &str) -> String {
+    join(&[fn_name, &part(field), op])
+}
+
+/// `<fn_name>_prefix_<field>`: `sk_prefix_score`.
+pub fn sort_prefix(fn_name: &str, field: &Ident) -> String {
+    join(&[fn_name, "prefix", &part(field)])
+}
+
+/// `<query>_range`: `query_range`, `query_gsi1_range`.
+pub fn range(query: &Ident) -> String {
+    join(&[&part(query), "range"])
+}
+
+/// A generated name as an identifier, with the span of the user's token it comes from (so an
+/// IDE's "go to definition" lands there). Every generated name joins two parts or more, so it
+/// is never a keyword.
+pub fn ident(name: &str, span: Span) -> Ident {
+    Ident::new(name, span)
+}
+
+/// Where a generated name comes from, for the message that refuses a second one.
+struct Origin {
+    /// What the user wrote: "`{a_}`", "`query = \"q_\"`".
+    written: String,
+    /// Where: " in template \"S#{a_}#{a}\"", or nothing.
+    place: String,
+    /// The field or query name the generated name is built from.
+    from: String,
+}
+
+/// Refuses what would make a generated name empty or twice: a sort-key field of underscores
+/// only, and two names that join alike (`{a_}` and `{a}` both give `sk_a_eq`; query names
+/// `q_` and `q` both give `q_range`). Each pair is reported once, under the template or the
+/// `query` literal, naming both and the fix.
+pub fn check(cx: &Ctxt, entity: &Entity) {
+    let mut seen: Vec<(String, Origin)> = Vec::new();
+    let mut reported: HashSet<(String, String)> = HashSet::new();
+    let mut claim = |name: String, origin: Origin, span: Span| {
+        let Some((_, earlier)) = seen.iter().find(|(n, _)| *n == name) else {
+            seen.push((name, origin));
+            return;
+        };
+        if earlier.from == origin.from
+            || !reported.insert((earlier.from.clone(), origin.from.clone()))
+        {
+            return;
+        }
+        let both = if earlier.place == origin.place {
+            format!("{} and {}{}", earlier.written, origin.written, origin.place)
+        } else {
+            format!(
+                "{}{} and {}{}",
+                earlier.written, earlier.place, origin.written, origin.place
+            )
+        };
+        // Suggest renaming the one whose name loses something (`a_`, not `a`).
+        let unusual = [&origin.from, &earlier.from]
+            .into_iter()
+            .find(|from| from.trim_start_matches("r#").trim_matches('_') != from.as_str())
+            .unwrap_or(&origin.from);
+        cx.error_at(
+            span,
+            format!(
+                "{both} would both generate `{}::{name}`: a generated name drops `r#` and the \
+                 leading and trailing underscores of the name it is built from (see the derive's \
+                 docs, \"Generated names\"); rename one of them, e.g. `{unusual}`{}",
+                entity.ident,
+                rename_hint(entity, unusual),
+            ),
+        );
+    };
+    let sort_keys = entity.sk.iter().map(|sk| ("sk".to_owned(), sk)).chain(
+        entity
+            .gsis
+            .iter()
+            .filter_map(|g| g.sk.as_ref().map(|sk| (format!("gsi{}_sk", g.number), sk))),
+    );
+    for (fn_name, sk) in sort_keys {
+        let lit = &sk.template.lit;
+        let text = lit.value();
+        let segments = &sk.template.segments;
+        for (i, segment) in segments.iter().enumerate() {
+            let Segment::Field(field) = segment else {
+                continue;
+            };
+            let written = format!("`{{{field}}}`");
+            let place = format!(" in template \"{text}\"");
+            if part(field).is_empty() {
+                cx.error_spanned_by(
+                    lit,
+                    format!(
+                        "{written}{place} cannot name its typed conditions (`{fn_name}_<field>_eq`, ..): a \
+                         generated name drops the field's leading and trailing underscores, and \
+                         `{field}` has nothing else; rename the field{}",
+                        rename_hint(entity, &field.to_string()),
+                    ),
+                );
+                continue;
+            }
+            let origin = || Origin {
+                written: written.clone(),
+                place: place.clone(),
+                from: field.to_string(),
+            };
+            for op in SORT_OPS {
+                claim(sort_condition(&fn_name, field, op), origin(), lit.span());
+            }
+            if let Some(Segment::Literal(_)) = segments.get(i + 1) {
+                claim(sort_prefix(&fn_name, field), origin(), lit.span());
+            }
+        }
+    }
+    let keys = entity
+        .pk
+        .iter()
+        .map(|pk| (pk, None))
+        .chain(entity.gsis.iter().map(|g| (&g.pk, Some(g.number))));
+    for (pk, gsi) in keys {
+        if pk.template.bucket().is_none() {
+            continue;
+        }
+        let query = pk.query_name(gsi);
+        let written = match &pk.query {
+            Some(q) => format!("`query = \"{q}\"`"),
+            None => format!("the default query name `{query}`"),
+        };
+        claim(
+            range(&query),
+            Origin {
+                written,
+                place: String::new(),
+                from: query.to_string(),
+            },
+            query.span(),
+        );
+    }
+}
+
+/// " (with `#[serde(rename = "a_")]` on it, its stored attribute keeps its name)", when
+/// `from` is a field stored under a name serde derives from the field's.
+fn rename_hint(entity: &Entity, from: &str) -> String {
+    match entity.fields.iter().find(|f| f.ident == from) {
+        Some(f) if f.serde_attribute && !matches!(f.serde_source, SerdeName::Rename) => format!(
+            " (with `#[serde(rename = \"{}\")]` on it, its stored attribute keeps its name)",
+            f.serde_name.value
+        ),
+        _ => String::new(),
+    }
+}

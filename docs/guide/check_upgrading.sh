@@ -26,9 +26,10 @@ for path in $(sed -n 's/^| `sharded::[A-Za-z_]*` | `\(sharded::[A-Za-z_:]*\)` |.
         # A root name or a root module.
         grep -qw "$name" src/lib.rs || { echo "not at the root: $path"; missing=1; }
     else
-        sed -n "/^pub mod $module\b/,/^}/p" sharded-runtime/src/lib.rs sharded-runtime/src/keys/mod.rs \
+        sed -n "/^pub mod $module\b/,/^}/p" sharded-runtime/src/lib.rs \
             | grep -qw "$name" \
             || grep -q "^pub use .*\b$name\b" "sharded-runtime/src/$module/mod.rs" 2>/dev/null \
+            || sed -n '/^pub use/,/;/p' "sharded-runtime/src/$module.rs" 2>/dev/null | grep -qw "$name" \
             || { echo "not in sharded::$module: $path"; missing=1; }
     fi
 done

@@ -35,10 +35,23 @@ mod item;
 pub mod keys;
 pub mod telemetry;
 
-#[path = "keys/hash.rs"]
-pub mod hash;
-#[path = "keys/schema.rs"]
-pub mod schema;
+#[doc(inline)]
+pub use sharded_keys::hash;
+
+/// The static description of an entity's keys, emitted by the derive, and the table it needs.
+///
+/// `#[derive(ShardedEntity)]` describes each entity as an [`EntitySchema`](schema::EntitySchema),
+/// reachable as `<Entity as ShardedEntity>::SCHEMA`. The types are `#[non_exhaustive]`: their
+/// fields can be read, and new kinds of layout can be added to them without breaking code
+/// that reads them; generated code builds them with their `const fn` constructors. They are
+/// the `sharded-keys` crate's; [`CreateTable`](schema::CreateTable) is the request that
+/// creates a [`TableDefinition`](schema::TableDefinition) (an AWS type, so the runtime's).
+pub mod schema {
+    #[doc(inline)]
+    pub use sharded_keys::schema::*;
+
+    pub use crate::access::table::CreateTable;
+}
 
 pub use access::batch::RetryPolicy;
 pub use access::condition::Condition;
@@ -50,8 +63,7 @@ pub use access::repo::Repo;
 pub use access::source::{ShardedCollection, ShardedProjection};
 pub use access::update::Update;
 pub use error::{Error, Result};
-pub use keys::error::KeyError;
-pub use keys::table::ShardedTable;
+pub use sharded_keys::{KeyError, ShardedTable};
 
 /// Reading: range queries over time buckets, scans, partial and shared answers, sort-key
 /// conditions, and the bounds of a scatter-gather.

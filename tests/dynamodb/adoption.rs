@@ -11,6 +11,7 @@ use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::keys::ShardSuffix;
 use sharded::query::ForeignReason;
+use sharded::schema::CreateTable;
 use sharded::schema::TableDefinition;
 use sharded::{Error, Repo, ShardedCounter, ShardedEntity, ShardedTable};
 use sharded_testkit::backend::unique_table_name;

@@ -2,6 +2,7 @@
 //! through the generated conversion, one shard queried by hand.
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use sharded::schema::CreateTable;
 use sharded::ShardedEntity;
 use sharded_testkit::local::unique_table_name;
 

@@ -1,6 +1,7 @@
 //! Versions, timestamps and time to live: what the runtime maintains in an entity's fields.
 
 use serde::{Deserialize, Serialize};
+use sharded::schema::CreateTable;
 use sharded::{Error, Repo, ShardedEntity};
 
 use crate::support::repo;

@@ -15,9 +15,11 @@ pub(crate) fn now_value(format: TimeFormat) -> AttributeValue {
 /// (what `chrono::DateTime<Utc>` deserialises).
 pub(crate) fn time_value(at: SystemTime, format: TimeFormat) -> AttributeValue {
     let since = at.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+    // The enum is the key model's (another crate, `#[non_exhaustive]`): a text format added
+    // there is written as RFC 3339 text until it has its own arm here.
     match format {
         TimeFormat::EpochSeconds => AttributeValue::N(since.as_secs().to_string()),
-        TimeFormat::Rfc3339 => AttributeValue::S(rfc3339(since)),
+        _ => AttributeValue::S(rfc3339(since)),
     }
 }
 

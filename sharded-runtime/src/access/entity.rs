@@ -9,41 +9,7 @@ use crate::error::{Error, KeyError};
 pub(crate) use crate::item::describe_key;
 pub use crate::item::Item;
 use crate::keys::schema::{EntitySchema, TableDefinition};
-
-/// The physical key attributes of one item, as `#[derive(ShardedEntity)]` computes them.
-///
-/// ```
-/// use serde::{Deserialize, Serialize};
-/// use sharded::ShardedEntity;
-///
-/// #[derive(ShardedEntity, Serialize, Deserialize)]
-/// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
-/// #[sk(template = "SCORE#{score}#{player_id}")]
-/// struct Score { game_id: String, player_id: String, score: u64 }
-///
-/// let score = Score { game_id: "g1".into(), player_id: "player-1".into(), score: 42 };
-/// let keys = score.item_keys()?;
-/// assert_eq!(keys.pk, "GAME#g1#0"); // "player-1" hashes to shard 0 of 10
-/// assert_eq!(keys.sk.as_deref(), Some("SCORE#00000000000000000042#player-1"));
-/// # Ok::<(), sharded::KeyError>(())
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ItemKeys {
-    /// The base table partition key, with its shard.
-    pub pk: String,
-    /// The base table sort key.
-    pub sk: Option<String>,
-    /// Partition and sort key of each GSI, in the order of [`EntitySchema::gsis`](crate::schema::EntitySchema::gsis).
-    pub gsis: Vec<(String, Option<String>)>,
-}
-
-impl ItemKeys {
-    /// The key attributes `pk`, `sk` and, per GSI, its partition and sort key.
-    pub fn new(pk: String, sk: Option<String>, gsis: Vec<(String, Option<String>)>) -> Self {
-        ItemKeys { pk, sk, gsis }
-    }
-}
+pub use crate::keys::ItemKeys;
 
 /// An entity stored with sharded keys. Implemented by `#[derive(ShardedEntity)]`.
 ///
@@ -55,7 +21,7 @@ impl ItemKeys {
 /// ```ignore
 /// let item = score.to_item()?;                 // fields + pk, sk, gsi keys, `_entity`
 /// let back = Score::from_item(item)?;          // refuses items of other entities
-/// Score::table_definition().create_table(&client, "scores").send().await?;
+/// Score::table_definition().create_table(&client, "scores").send().await?; // use sharded::schema::CreateTable
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a sharded entity",

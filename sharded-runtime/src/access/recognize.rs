@@ -227,8 +227,10 @@ fn is_previous_place(schema: &EntitySchema, pk: &str) -> bool {
 /// tag); in a table that recognises untagged items, anywhere.
 pub(crate) fn untagged_is_ours_at(schema: &EntitySchema, pk: &str) -> bool {
     match schema.table_schema.recognition {
-        Recognition::Tag { .. } => is_previous_place(schema, pk),
         Recognition::TagOrKey { .. } | Recognition::Key => true,
+        // `Tag`, and any way of recognising the key model adds later (its enum is
+        // `#[non_exhaustive]`): untagged items only where a tagging table accepts them.
+        _ => is_previous_place(schema, pk),
     }
 }
 

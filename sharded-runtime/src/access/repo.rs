@@ -24,6 +24,7 @@ use crate::access::query::Query;
 use crate::access::read_cache::{ReadCache, Written};
 use crate::access::recognize::{is_ours, tagged_as};
 use crate::access::scan::Scan;
+use crate::access::table::CreateTable;
 use crate::access::transaction::{TransactGet, Transaction};
 use crate::access::write_rules::{
     entity_guard, no_item, own_entity, physical_item, put_guard, stamp_write, stored_version,

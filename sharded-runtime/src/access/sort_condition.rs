@@ -207,8 +207,9 @@ fn build(
         .enumerate()
         .filter_map(|(i, s)| match s {
             Segment::Field(f) => Some((i, *f)),
-            // Buckets belong in partition keys (the derive refuses them in sort keys).
-            Segment::Literal(_) | Segment::Bucket { .. } => None,
+            // Buckets belong in partition keys (the derive refuses them in sort keys); no
+            // other segment holds a field.
+            _ => None,
         })
         .nth(leading.len())
         .ok_or_else(internal)?;

@@ -9,14 +9,35 @@ use aws_sdk_dynamodb::Client;
 
 use crate::keys::schema::{KeyAttributeSchema, ScalarType, TableDefinition};
 
-// The definition is key-model data; the request that creates it is data access, so it lives
-// here and the key model stays free of AWS types.
-impl TableDefinition {
+/// The `CreateTable` request of a [`TableDefinition`]. The definition is key-model data (the
+/// `sharded-keys` crate, free of AWS types); the request is data access, so it is a trait of
+/// the runtime's: import it to call `create_table` on a definition. A repository creates its
+/// own table with [`Repo::create_table`](crate::Repo::create_table).
+///
+/// ```no_run
+/// use serde::{Deserialize, Serialize};
+/// use sharded::schema::CreateTable;
+/// use sharded::ShardedEntity;
+///
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+/// #[sk(template = "SCORE#{score}#{player_id}")]
+/// struct Score { game_id: String, player_id: String, score: u64 }
+///
+/// # async fn demo(client: aws_sdk_dynamodb::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// Score::table_definition().create_table(&client, "scores").send().await?;
+/// # Ok(()) }
+/// ```
+pub trait CreateTable {
     /// A `CreateTable` request for this definition: on-demand billing, the table's keys
     /// strings, each index keyed as declared (a string key, or the typed attributes of a
     /// multi-attribute key, several `HASH` and `RANGE` elements), GSIs projecting all
     /// attributes (so index queries can return whole entities).
-    pub fn create_table(&self, client: &Client, table_name: &str) -> CreateTableFluentBuilder {
+    fn create_table(&self, client: &Client, table_name: &str) -> CreateTableFluentBuilder;
+}
+
+impl CreateTable for TableDefinition {
+    fn create_table(&self, client: &Client, table_name: &str) -> CreateTableFluentBuilder {
         let string = |name| KeyAttributeSchema::new(name, ScalarType::S);
         let mut attributes = vec![string(self.partition_key)];
         attributes.extend(self.sort_key.map(string));

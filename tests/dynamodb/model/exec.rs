@@ -9,6 +9,7 @@ use aws_sdk_dynamodb::types::AttributeValue as V;
 use aws_sdk_dynamodb::Client;
 use futures::StreamExt;
 use sharded::capacity::HotKeyStats;
+use sharded::schema::CreateTable;
 use sharded::{
     migrate, transaction::Transaction, Cursor, Error, Repo, ShardedCounter, ShardedEntity,
 };

@@ -75,7 +75,7 @@ use crate::access::merge::{HeadHeap, SortValue};
 use crate::access::recognize::{Depth, Foreign, NotOurs};
 use crate::error::Error;
 use crate::keys::attribute::KeyValue;
-use crate::keys::schema::{EntitySchema, KeyAttributeSchema};
+use crate::keys::schema::{EntitySchema, KeyAttributeSchema, ScalarType};
 use crate::keys::shards::Partition;
 
 /// A sort-key condition of a query, applied by DynamoDB in the key condition. Values are
@@ -1138,9 +1138,10 @@ pub(crate) fn in_partition(partition: &Partition, item: &Item) -> bool {
 
 /// A key value as the SDK sends it.
 pub(crate) fn attribute_value(value: &KeyValue) -> AttributeValue {
-    match value {
-        KeyValue::N(text) => AttributeValue::N(text.clone()),
-        KeyValue::S(text) => AttributeValue::S(text.clone()),
+    // `KeyValue` is the key model's (`#[non_exhaustive]`): its type decides, numbers as `N`.
+    match value.scalar_type() {
+        ScalarType::N => AttributeValue::N(value.text().to_owned()),
+        _ => AttributeValue::S(value.text().to_owned()),
     }
 }
 

@@ -198,10 +198,8 @@ fn key_of<T: KeyPart + ?Sized>(value: &T) -> Option<String> {
 ///
 /// The generated parsers run it after every [`KeyPartDecode::decode_key`], so a lenient
 /// decoder of a user's type cannot turn a key into a value whose own key is another one.
-pub(crate) fn ensure_canonical<T: KeyPart + ?Sized>(
-    value: &T,
-    encoded: &str,
-) -> Result<(), KeyPartError> {
+#[doc(hidden)]
+pub fn ensure_canonical<T: KeyPart + ?Sized>(value: &T, encoded: &str) -> Result<(), KeyPartError> {
     let mut again = String::with_capacity(encoded.len());
     match value.write_key(&mut again) {
         Ok(()) if again == encoded => Ok(()),

@@ -5,11 +5,11 @@
 //! read, and new kinds of layout can be added to them without breaking code that reads them;
 //! generated code builds them with their `const fn` constructors.
 
-use crate::keys::collision::shared_key;
-use crate::keys::error::KeyError;
-pub use crate::keys::suffix::ShardSuffix;
-pub use crate::keys::table::{DefaultTable, IndexNames, Recognition, ShardedTable, TableSchema};
-pub use crate::keys::template::{KeyTemplate, Segment};
+use crate::collision::shared_key;
+use crate::error::KeyError;
+pub use crate::suffix::ShardSuffix;
+pub use crate::table::{DefaultTable, IndexNames, Recognition, ShardedTable, TableSchema};
+pub use crate::template::{KeyTemplate, Segment};
 
 // The literals behind `ENTITY_ATTRIBUTE` and `MAX_SHARDS`, as macros so the compile-time
 // messages below can quote them (`concat!` takes only literals): one definition each.
@@ -18,17 +18,24 @@ macro_rules! entity_attribute {
         "_entity"
     };
 }
+#[doc(hidden)]
+#[macro_export]
 macro_rules! max_shards {
     () => {
         1000
     };
 }
+#[doc(hidden)]
+#[macro_export]
 macro_rules! max_key_attributes {
     () => {
         4
     };
 }
-pub(crate) use {max_key_attributes, max_shards};
+// Exported at the crate root (the runtime's compile-time messages quote them), and here
+// by their old paths.
+#[doc(hidden)]
+pub use crate::{max_key_attributes, max_shards};
 
 /// The attribute that records which entity an item is, so a query over a shared partition
 /// never reads one entity's item as another's: the tag of a table that declares none
@@ -375,7 +382,8 @@ impl PartitionKeySchema {
 
     /// The layout description of the previous layout alone (what the layout was before the
     /// transition was declared), if one is declared.
-    pub(crate) fn previous_description(&self) -> Option<String> {
+    #[doc(hidden)]
+    pub fn previous_description(&self) -> Option<String> {
         match self.previous? {
             PreviousLayout::Shards { n, .. } => Some(format!(
                 "{}{}",
@@ -413,7 +421,8 @@ impl PartitionKeySchema {
 /// same attribute, templates with the same literals and fields at the same places (field
 /// names may differ; their types are checked by the derive), and the same shard count. How an
 /// item picks its shard may differ: a query reads every shard.
-pub(crate) const fn same_partition_layout(a: &PartitionKeySchema, b: &PartitionKeySchema) -> bool {
+#[doc(hidden)]
+pub const fn same_partition_layout(a: &PartitionKeySchema, b: &PartitionKeySchema) -> bool {
     str_eq(a.attribute, b.attribute)
         && same_template_shape(a.template, b.template)
         && shard_count(a.sharding) == shard_count(b.sharding)
@@ -422,12 +431,14 @@ pub(crate) const fn same_partition_layout(a: &PartitionKeySchema, b: &PartitionK
 }
 
 /// Whether two suffixes spell shards alike.
-pub(crate) const fn same_suffix(a: &ShardSuffix, b: &ShardSuffix) -> bool {
+#[doc(hidden)]
+pub const fn same_suffix(a: &ShardSuffix, b: &ShardSuffix) -> bool {
     str_eq(a.literal, b.literal) && a.width == b.width
 }
 
 /// Whether two transitions read the same previous partitions.
-pub(crate) const fn same_previous(a: Option<PreviousLayout>, b: Option<PreviousLayout>) -> bool {
+#[doc(hidden)]
+pub const fn same_previous(a: Option<PreviousLayout>, b: Option<PreviousLayout>) -> bool {
     match (a, b) {
         (None, None) => true,
         (
@@ -459,7 +470,8 @@ pub(crate) const fn same_previous(a: Option<PreviousLayout>, b: Option<PreviousL
 
 /// Whether two templates have the same literals and fields at the same places (a time
 /// bucket only where the other has a bucket of the same granularity).
-pub(crate) const fn same_template_shape(a: &KeyTemplate, b: &KeyTemplate) -> bool {
+#[doc(hidden)]
+pub const fn same_template_shape(a: &KeyTemplate, b: &KeyTemplate) -> bool {
     let (a, b) = (a.segments, b.segments);
     if a.len() != b.len() {
         return false;
@@ -479,7 +491,8 @@ pub(crate) const fn same_template_shape(a: &KeyTemplate, b: &KeyTemplate) -> boo
 }
 
 /// [`Sharding::shard_count`] as a `const fn`: 0 when unsharded.
-pub(crate) const fn shard_count(sharding: Sharding) -> u32 {
+#[doc(hidden)]
+pub const fn shard_count(sharding: Sharding) -> u32 {
     match sharding {
         Sharding::None => 0,
         Sharding::Hash { n, .. } | Sharding::Random { n } | Sharding::Identity { n } => n,
@@ -487,7 +500,8 @@ pub(crate) const fn shard_count(sharding: Sharding) -> u32 {
 }
 
 /// `a == b` for `&str` in a `const fn`.
-pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
+#[doc(hidden)]
+pub const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;
@@ -896,7 +910,7 @@ impl EntitySchema {
     ///
     /// The key is a shortest one, built with stand-in field values. The answer assumes a
     /// field can hold any non-empty text without `#` and without bytes below `$` (what a
-    /// `String` field can hold; see [`KeyPart`](crate::keys::KeyPart)), and a shard suffix any
+    /// `String` field can hold; see [`KeyPart`](crate::KeyPart)), and a shard suffix any
     /// shard number below `n`. It is exact under that assumption, and errs on the side of
     /// reporting: templates that could meet only through a value a field's type never
     /// writes (a number field spelling `LATEST`) are reported too. Only the base table's keys
@@ -972,6 +986,7 @@ impl EntitySchema {
 /// combines their definitions and refuses ones that disagree, or whose keys can collide.
 ///
 /// ```no_run
+/// use sharded::schema::CreateTable; // the request is the runtime's: an AWS type
 /// # async fn demo(client: sharded::aws_sdk_dynamodb::Client, def: sharded::schema::TableDefinition) -> Result<(), Box<dyn std::error::Error>> {
 /// def.create_table(&client, "leaderboard").send().await?;
 /// # Ok(()) }

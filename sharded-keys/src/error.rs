@@ -153,7 +153,7 @@ pub enum KeyError {
         attribute: &'static str,
     },
     /// A shard suffix declaration that could not be parsed back (see
-    /// [`ShardSuffix`](crate::keys::ShardSuffix)).
+    /// [`ShardSuffix`](crate::ShardSuffix)).
     ///
     /// ```
     /// use sharded::{keys::ShardSuffix, KeyError};

@@ -39,8 +39,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::keys::suffix::ShardSuffix;
-use crate::keys::template::{KeyTemplate, Segment};
+use crate::suffix::ShardSuffix;
+use crate::template::{KeyTemplate, Segment};
 
 /// The smallest byte a key field may write (`$`): see [`KeyPart`](crate::KeyPart).
 const FIELD_MIN_BYTE: u8 = 0x24;
@@ -247,7 +247,8 @@ fn shared_word(a: &[Element], b: &[Element]) -> Option<Vec<u8>> {
 
 /// A shortest physical key that both `a` (sharded over `a_shards`, if `Some`, with that
 /// suffix) and `b` can produce, or `None` when no values of their fields make them equal.
-pub(crate) fn shared_key(
+#[doc(hidden)]
+pub fn shared_key(
     a: &KeyTemplate,
     a_shards: Option<(u32, ShardSuffix)>,
     b: &KeyTemplate,
@@ -260,7 +261,7 @@ pub(crate) fn shared_key(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::template::{parse_key, KeyContext};
+    use crate::template::{parse_key, KeyContext};
 
     macro_rules! template {
         ($source:literal, [$($segment:expr),* $(,)?]) => {{
@@ -288,7 +289,7 @@ mod tests {
 
     #[test]
     fn suffixes_are_part_of_the_key() {
-        use crate::keys::template::parse_key_with;
+        use crate::template::parse_key_with;
         let base = template!("ACTIVE_USERS", [L("ACTIVE_USERS")]);
         let user = template!("ACTIVE_USERS#{id}", [L("ACTIVE_USERS#"), F("id")]);
         let ddb = ShardSuffix::parse("#SHARD_{shard}").unwrap();
@@ -433,7 +434,7 @@ mod tests {
 
     #[test]
     fn a_bucket_meets_fields_and_label_shaped_literals_only() {
-        use crate::keys::bucket::Granularity;
+        use crate::bucket::Granularity;
         let day = template!(
             "OPS#{at:day}",
             [L("OPS#"), Segment::bucket("at", Granularity::Day)]

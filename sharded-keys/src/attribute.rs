@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::keys::schema::ScalarType;
+use crate::schema::ScalarType;
 
 /// A key attribute's value as DynamoDB compares it: a string (by its UTF-8 bytes) or a
 /// number (by value, written as decimal text).
@@ -44,7 +44,8 @@ impl KeyValue {
     }
 
     /// A value of `kind` written as `text` (a number's decimal text).
-    pub(crate) fn of_type(kind: ScalarType, text: String) -> KeyValue {
+    #[doc(hidden)]
+    pub fn of_type(kind: ScalarType, text: String) -> KeyValue {
         match kind {
             ScalarType::N => KeyValue::N(text),
             ScalarType::S => KeyValue::S(text),

@@ -1,13 +1,14 @@
 //! The physical keys of one logical key, and random shards.
 
-use crate::keys::attribute::KeyValue;
-use crate::keys::suffix::ShardSuffix;
+use crate::attribute::KeyValue;
+use crate::suffix::ShardSuffix;
 
 /// A uniformly random shard in `0..n` (0 when `n` is 0 or 1).
 ///
 /// From `fastrand`'s per-thread generator, seeded from the OS: not for cryptography, only to
 /// spread writes.
-pub(crate) fn random_shard(n: u32) -> u32 {
+#[doc(hidden)]
+pub fn random_shard(n: u32) -> u32 {
     if n <= 1 {
         0
     } else {
@@ -121,7 +122,8 @@ pub struct Partitions {
 /// string key is one equality (`pk = "GAME#g1#3"`); a multi-attribute key names each
 /// partition attribute and the shard (`game_id = "g1" AND gsi2_shard = 3`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Partition {
+#[doc(hidden)]
+pub struct Partition {
     equalities: Vec<(&'static str, KeyValue)>,
     /// The stable rendering: the key itself for a string key, `game_id=g1#3` (each partition
     /// attribute as `name=value`, joined by `,`, then `#` and the shard) for a
@@ -131,7 +133,8 @@ pub(crate) struct Partition {
 
 impl Partition {
     /// The string key `key` of `attribute`.
-    pub(crate) fn key(attribute: &'static str, key: String) -> Partition {
+    #[doc(hidden)]
+    pub fn key(attribute: &'static str, key: String) -> Partition {
         Partition {
             equalities: vec![(attribute, KeyValue::S(key.clone()))],
             shown: key,
@@ -139,12 +142,14 @@ impl Partition {
     }
 
     /// The attribute equalities, in key-schema order.
-    pub(crate) fn equalities(&self) -> &[(&'static str, KeyValue)] {
+    #[doc(hidden)]
+    pub fn equalities(&self) -> &[(&'static str, KeyValue)] {
         &self.equalities
     }
 
     /// The stable rendering (see the field).
-    pub(crate) fn shown(&self) -> &str {
+    #[doc(hidden)]
+    pub fn shown(&self) -> &str {
         &self.shown
     }
 }
@@ -168,7 +173,8 @@ impl PartialEq<String> for Partition {
 /// description (what single flight, the cache and cursors are bound to), where held sort
 /// equalities follow after a space, so two different sets of values must never render alike
 /// (`game_id = "a,region=b", region = "c"` against `game_id = "a", region = "b,region=c"`).
-pub(crate) fn render_attributes(equalities: &[(&'static str, KeyValue)]) -> String {
+#[doc(hidden)]
+pub fn render_attributes(equalities: &[(&'static str, KeyValue)]) -> String {
     let mut rendered = String::new();
     for (position, (name, value)) in equalities.iter().enumerate() {
         if position > 0 {
@@ -226,7 +232,8 @@ impl Partitions {
 
     /// Every partition to read (as [`all`](Self::all), or the current layout's alone), as
     /// attribute equalities: one equality on `key_attribute` per key of a string key.
-    pub(crate) fn physical(&self, key_attribute: &'static str, all: bool) -> Vec<Partition> {
+    #[doc(hidden)]
+    pub fn physical(&self, key_attribute: &'static str, all: bool) -> Vec<Partition> {
         match &self.attributes {
             Some((equalities, shard_attribute)) => self
                 .current
@@ -252,7 +259,8 @@ impl Partitions {
     }
 
     /// Whether these are a multi-attribute key's partitions.
-    pub(crate) fn is_attributes(&self) -> bool {
+    #[doc(hidden)]
+    pub fn is_attributes(&self) -> bool {
         self.attributes.is_some()
     }
 
@@ -309,7 +317,8 @@ impl Partitions {
 
     /// The previous layout's keys alone, while a transition is declared: where the items a
     /// migration moves are.
-    pub(crate) fn previous(&self) -> Option<&ShardKeys> {
+    #[doc(hidden)]
+    pub fn previous(&self) -> Option<&ShardKeys> {
         self.previous.as_ref()
     }
 }

@@ -7,12 +7,12 @@
 //! previous layout are read from the schema, the one place the attribute declares them, and
 //! never copied into generated bodies as literals.
 
-use crate::keys::encoding::KeyPart;
-use crate::keys::error::KeyError;
-use crate::keys::schema::{PartitionKeySchema, PreviousLayout, PreviousPlacement, Sharding};
-use crate::keys::shards::{identity, Partitions, ShardKeys};
-use crate::keys::suffix::ShardSuffix;
-use crate::keys::template::{
+use crate::encoding::KeyPart;
+use crate::error::KeyError;
+use crate::schema::{PartitionKeySchema, PreviousLayout, PreviousPlacement, Sharding};
+use crate::shards::{identity, Partitions, ShardKeys};
+use crate::suffix::ShardSuffix;
+use crate::template::{
     build_hashed_key, build_key, build_key_on_shard, parse_key_with, shard_of, shard_of_text,
     KeyContext, ParsedKey,
 };
@@ -329,8 +329,8 @@ pub fn parse<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::schema::PreviousLayout;
-    use crate::keys::template::{KeyTemplate, Segment};
+    use crate::schema::PreviousLayout;
+    use crate::template::{KeyTemplate, Segment};
 
     static T: KeyTemplate = KeyTemplate::new(
         "GAME#{game_id}",

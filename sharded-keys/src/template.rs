@@ -21,11 +21,11 @@
 //! [`Bucket`] its value falls in (`2026-11-22`): fixed-width digits and `-`, `T`, `W`, never
 //! `#`. Parsing accepts only canonical labels, so one bucket is one partition key.
 
-use crate::keys::bucket::{Bucket, BucketTime, Granularity};
-use crate::keys::encoding::{ensure_canonical, KeyPart, KeyPartDecode, KeyPartError};
-use crate::keys::error::KeyError;
-use crate::keys::hash;
-use crate::keys::suffix::ShardSuffix;
+use crate::bucket::{Bucket, BucketTime, Granularity};
+use crate::encoding::{ensure_canonical, KeyPart, KeyPartDecode, KeyPartError};
+use crate::error::KeyError;
+use crate::hash;
+use crate::suffix::ShardSuffix;
 
 /// One piece of a key template.
 ///
@@ -270,7 +270,8 @@ impl KeyPart for BucketLabel<'_> {
 /// The logical key of a time-bucketed template around its bucket: the text before the
 /// bucket label and the text after it, written from `values` (one per field segment other than
 /// the bucket, in order). `OPS#{region}#{at:day}` with `"eu"` is `("OPS#eu#", "")`.
-pub(crate) fn build_around_bucket(
+#[doc(hidden)]
+pub fn build_around_bucket(
     ctx: KeyContext,
     template: &KeyTemplate,
     values: &[&dyn KeyPart],
@@ -352,7 +353,7 @@ pub fn build_key_on_shard(
     Ok(out)
 }
 
-/// Builds a hash-sharded partition key: the shard is the [spec hash](crate::keys::hash) of
+/// Builds a hash-sharded partition key: the shard is the [spec hash](crate::hash) of
 /// `shard_values`.
 ///
 /// The shard fields are encoded into the same buffer after the template, hashed there and cut
@@ -379,7 +380,7 @@ pub fn build_hashed_key(
     Ok(out)
 }
 
-/// The shard of `shard_values` under `n` shards, per the [hash spec](crate::keys::hash).
+/// The shard of `shard_values` under `n` shards, per the [hash spec](crate::hash).
 #[inline]
 pub fn shard_of(
     ctx: KeyContext,
@@ -392,7 +393,7 @@ pub fn shard_of(
     Ok(hash::shard_of_bytes(canonical.as_bytes(), n))
 }
 
-/// The canonical text of hash fields (rule 3 of the [hash spec](crate::keys::hash)): what
+/// The canonical text of hash fields (rule 3 of the [hash spec](crate::hash)): what
 /// `shard_of` hashes, before the modulo. Part of an item's layout-independent identity (the
 /// key of the counters beside it), which must not change when `n` does.
 pub fn canonical(
@@ -407,7 +408,7 @@ pub fn canonical(
 
 /// The shard of an already-built text: used for identity-sharded GSIs, whose canonical bytes
 /// are the item's logical partition key, `#`, and its sort key (rule 4 of the
-/// [hash spec](crate::keys::hash)).
+/// [hash spec](crate::hash)).
 pub fn shard_of_text(canonical: &str, n: u32) -> u32 {
     hash::shard_of_bytes(canonical.as_bytes(), n)
 }

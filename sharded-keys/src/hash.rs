@@ -3,7 +3,7 @@
 //! Everything a port needs is on this page: the algorithm (rule 1), the bytes it hashes
 //! (rules 2 to 4), the shard count (rule 5) and where the shard goes in the key (rule 6),
 //! each with test vectors, and a reference implementation in Python. A custom key type
-//! (your own [`KeyPart`](crate::keys::KeyPart)) hashes the text its `write_key` writes; a port must
+//! (your own [`KeyPart`](crate::KeyPart)) hashes the text its `write_key` writes; a port must
 //! reproduce that text.
 //!
 //! # Specification (version 1)
@@ -252,7 +252,7 @@ pub fn shard_of_bytes(canonical: &[u8], n: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::encoding::KeyPart;
+    use crate::encoding::KeyPart;
 
     fn canonical(fields: &[&dyn KeyPart]) -> String {
         let mut s = String::new();
@@ -364,15 +364,14 @@ mod tests {
     /// (see `keys::shards::identity`, which the generated code calls).
     #[test]
     fn identity_test_vectors() {
-        let with_sk =
-            crate::keys::shards::identity("GAME#g1", Some("SCORE#00000000000000000042#p1"));
+        let with_sk = crate::shards::identity("GAME#g1", Some("SCORE#00000000000000000042#p1"));
         assert_eq!(with_sk, "GAME#g1#SCORE#00000000000000000042#p1");
         assert_eq!(fnv1a64(with_sk.as_bytes()), 0xa35f253d4712df62);
-        assert_eq!(crate::keys::template::shard_of_text(&with_sk, 4), 3);
-        let without_sk = crate::keys::shards::identity("USER#u1", None);
+        assert_eq!(crate::template::shard_of_text(&with_sk, 4), 3);
+        let without_sk = crate::shards::identity("USER#u1", None);
         assert_eq!(without_sk, "USER#u1");
         assert_eq!(fnv1a64(without_sk.as_bytes()), 0x61ff99dd0280b489);
-        assert_eq!(crate::keys::template::shard_of_text(&without_sk, 4), 0);
+        assert_eq!(crate::template::shard_of_text(&without_sk, 4), 0);
     }
 
     #[cfg(feature = "chrono")]

@@ -8,7 +8,7 @@
 //! at all. [`TableSchema`] names all of that; [`TableSchema::DEFAULT`] is what `sharded` uses
 //! when an entity names no table (`pk`, `sk`, `gsiN`/`gsiNpk`/`gsiNsk`, the tag `_entity`).
 
-use crate::keys::schema::{str_eq, ENTITY_ATTRIBUTE};
+use crate::schema::{str_eq, ENTITY_ATTRIBUTE};
 
 /// How an item of the table says which entity it is.
 ///

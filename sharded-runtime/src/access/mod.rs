@@ -7,7 +7,7 @@
 //! | file | what it holds |
 //! |---|---|
 //! | [`entity`] | the `ShardedEntity` trait and item conversion |
-//! | [`repo`] | `Repo`: puts, point lookups, deletes and batches of one entity |
+//! | [`repo`] | `Repo`: its configuration (`mod.rs`), and its operations by kind: `admin`, `read`, `write`, `batches` |
 //! | [`query`] | `Query`: the typed scatter-gather query builder |
 //! | [`range`] | `RangeQuery`: a time range over bucketed partition keys, bucket after bucket |
 //! | [`sort_condition`] | typed sort-key conditions: a field range turned into key bounds; the one check of an inverted range |

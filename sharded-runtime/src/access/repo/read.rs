@@ -1,0 +1,259 @@
+//! Reads: point reads (through the layouts of a transition), the entry points of queries and
+//! scans, and the migration.
+
+use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
+
+use crate::access::batch;
+use crate::access::entity::{Item, ShardedEntity};
+use crate::access::migrate::Migration;
+use crate::access::placement::Placement;
+use crate::access::query::Query;
+use crate::access::scan::Scan;
+use crate::capacity::stats::record;
+use crate::capacity::units::Consistency;
+use crate::error::{Error, KeyError};
+use crate::keys::attribute::KeyValue;
+use crate::keys::shards::{Partitions, ShardKeys};
+
+use super::Repo;
+
+impl<E: ShardedEntity> Repo<E> {
+    /// One `GetItem` by physical key. The generated `Entity::get(&repo, ...)` builds the key
+    /// (for a hash-sharded key, on the right shard) and calls this.
+    pub(crate) async fn get_by_key(
+        &self,
+        pk: String,
+        sk: Option<String>,
+    ) -> Result<Option<E>, Error> {
+        let placement = Placement::fixed(E::SCHEMA, pk, sk);
+        self.item_operation("get", &placement, self.get_at(&placement))
+            .await
+    }
+
+    /// One `GetItem` at the current place of `placement`, recorded when stats are on.
+    async fn get_at(&self, placement: &Placement) -> Result<Option<E>, Error> {
+        let key = placement.current_key()?;
+        let result = self
+            .shared
+            .client
+            .get_item()
+            .table_name(&self.shared.table)
+            .set_key(Some(key))
+            .set_return_consumed_capacity(
+                self.shared
+                    .stats
+                    .as_ref()
+                    .map(|_| ReturnConsumedCapacity::Total),
+            )
+            .send()
+            .await
+            .map_err(|e| Error::dynamo("GetItem", &self.shared.table, e));
+        let answer = result.as_ref().map(|o| o.consumed_capacity.as_ref());
+        let shards = record::spelled(&E::SCHEMA.pk);
+        record::read(
+            self.stats(),
+            None,
+            placement.pk(),
+            shards,
+            Consistency::Eventual,
+            answer,
+        );
+        result?.item.map(E::from_item).transpose()
+    }
+
+    /// Reads the item with sort key `sk` on every shard of a logical key, in one
+    /// `BatchGetItem` per 100 shards: how a randomly sharded item is found, since its shard
+    /// is not known. Returns every shard's copy, in shard order.
+    pub(crate) async fn get_from_all_shards(
+        &self,
+        shards: ShardKeys,
+        sk: Option<String>,
+    ) -> Result<Vec<E>, Error> {
+        let keys: Vec<Item> = shards
+            .map(|pk| Placement::fixed(E::SCHEMA, pk, sk.clone()).current_key())
+            .collect::<Result<_, _>>()?;
+        let order: Vec<String> = keys
+            .iter()
+            .filter_map(|k| {
+                k.get(E::SCHEMA.pk.attribute)
+                    .and_then(|v| v.as_s().ok())
+                    .cloned()
+            })
+            .collect();
+        let mut items = batch::get(
+            &self.shared.client,
+            &self.shared.table,
+            keys,
+            &self.shared.retry,
+            self.concurrency(),
+        )
+        .await?;
+        let position = |item: &Item| {
+            item.get(E::SCHEMA.pk.attribute)
+                .and_then(|v| v.as_s().ok())
+                .and_then(|pk| order.iter().position(|o| o == pk))
+        };
+        items.sort_by_key(|item| position(item));
+        items.into_iter().map(E::from_item).collect()
+    }
+
+    /// A point read through the layout: the item at its current place, or, when there is none
+    /// and a transition is declared, at its previous place: a not-yet-migrated item is found
+    /// where it is (the current copy wins).
+    pub(crate) async fn get_in_layout(
+        &self,
+        pk: String,
+        previous: Option<String>,
+        sk: Option<String>,
+    ) -> Result<Option<E>, Error> {
+        let placement = Placement::of_key(E::SCHEMA, pk, previous, sk);
+        self.item_operation("get", &placement, self.get_through_layout(&placement))
+            .await
+    }
+
+    /// [`get_in_layout`](Self::get_in_layout) within its span.
+    async fn get_through_layout(&self, placement: &Placement) -> Result<Option<E>, Error> {
+        if let Some(found) = self.get_at(placement).await? {
+            return Ok(Some(found));
+        }
+        if placement.previous_unknown() {
+            // Any previous shard may hold it: one `BatchGetItem` of them all, the first
+            // shard's copy first.
+            let found = batch::get(
+                &self.shared.client,
+                &self.shared.table,
+                placement.candidate_keys()?,
+                &self.shared.retry,
+                self.concurrency(),
+            )
+            .await?;
+            let shard_of = |item: &Item| {
+                let pk = item.get(E::SCHEMA.pk.attribute).and_then(|v| v.as_s().ok());
+                placement.candidates().iter().position(|c| Some(c) == pk)
+            };
+            let first = found.into_iter().min_by_key(shard_of);
+            return first.map(E::from_item).transpose();
+        }
+        let Some(key) = placement.previous_key()? else {
+            return Ok(None);
+        };
+        let found = self
+            .shared
+            .client
+            .get_item()
+            .table_name(&self.shared.table)
+            .set_key(Some(key))
+            .send()
+            .await
+            .map_err(|e| Error::dynamo("GetItem", &self.shared.table, e))?
+            .item;
+        found.map(E::from_item).transpose()
+    }
+
+    /// A scatter-gather query over every shard of a logical key, on the base table
+    /// (`index = None`) or GSI `gsiN` (`Some(N)`). The generated `query*` functions call this.
+    pub(crate) fn query_shards(
+        &self,
+        index: Option<u8>,
+        shards: Result<ShardKeys, KeyError>,
+    ) -> Query<E> {
+        Query::new(
+            self.clone(),
+            index,
+            shards.map(|keys| Partitions::new(keys, None)),
+        )
+    }
+
+    /// A scatter-gather query of index `index`, keyed by the item's own attributes, over the
+    /// shards of the partition whose attributes have these values.
+    pub(crate) fn query_attributes(
+        &self,
+        index: u8,
+        equalities: Vec<(&'static str, KeyValue)>,
+    ) -> Query<E> {
+        // An index that is not keyed by attributes (generated code never asks) is refused by
+        // the query's plan, which names the function to call.
+        let gsi = E::SCHEMA.gsi(index);
+        let shard_attribute = gsi
+            .and_then(|g| g.attributes)
+            .map_or("", |k| k.shard_attribute);
+        let n = gsi.and_then(|g| g.pk.sharding.shard_count()).unwrap_or(1);
+        let empty = equalities.iter().find(|(_, v)| v.text().is_empty());
+        let partitions = match empty {
+            Some((field, _)) => Err(KeyError::EmptyValue {
+                entity: E::SCHEMA.entity,
+                attribute: gsi.map_or("", |g| g.index_name),
+                field,
+            }),
+            None => Ok(Partitions::attributes(equalities, shard_attribute, n)),
+        };
+        Query::new(self.clone(), Some(index), partitions)
+    }
+
+    /// A scatter-gather query of the base table over every partition of a logical key's
+    /// layout: with a transition declared, the previous layout's too.
+    pub(crate) fn query_partitions(&self, partitions: Result<Partitions, KeyError>) -> Query<E> {
+        Query::new(self.clone(), None, partitions)
+    }
+
+    /// A parallel scan of every item of `E` in the table (other entities are filtered out):
+    /// for exports, backfills and analytics jobs, not for serving requests.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// let scores: Vec<Score> = repo.scan().segments(8).read_units_per_second(100.0).collect().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// See [`Scan`] for the settings (segments, concurrency, consistency, rate limit, page
+    /// size) and how items come out. A scan returns what is stored: items past their
+    /// `#[sharded(ttl)]` expiry that DynamoDB has not deleted yet (a query hides them), and,
+    /// during a layout transition, both copies of an item the migration is moving.
+    pub fn scan(&self) -> Scan<E> {
+        Scan::new(self.clone())
+    }
+
+    /// A migration of every item of the previous layout (`previous_n` or `legacy` on
+    /// `#[pk]`) to its current place: a parallel scan of the table (or one logical key's
+    /// partitions, with [`Migration::only`]), paced by a write-unit budget, resumable from a
+    /// checkpoint, safe under concurrent writers. See [`Migration`].
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 20, previous_n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// let report = repo.migrate().write_units_per_second(300.0).run().await?;
+    /// println!("{}", report.progress);
+    /// # Ok(()) }
+    /// ```
+    pub fn migrate(&self) -> Migration<E> {
+        Migration::new(self.clone())
+    }
+
+    /// How many items of the previous layout are left in the table (not at their current
+    /// place): a scan that moves nothing ([`Migration::remaining`] over the whole table). At
+    /// 0, after a migration, the transition's declaration (`previous_n`, `legacy`) can be
+    /// removed; an entity that declares none is [`Error::InvalidQuery`].
+    ///
+    /// ```no_run
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # async fn demo<E: ShardedEntity>(repo: &Repo<E>) -> Result<(), Error> {
+    /// if repo.migration_remaining().await? == 0 {
+    ///     println!("every item is at its current place: remove `previous_n`");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn migration_remaining(&self) -> Result<crate::migrate::Remaining, Error> {
+        self.migrate().remaining().await
+    }
+}

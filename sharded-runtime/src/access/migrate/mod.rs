@@ -13,8 +13,12 @@
 //! `error/migration/`: `Error::MigrationIncomplete` carries the report, and the error type
 //! imports nothing from `access/`.
 
+mod classify;
+mod metrics;
 mod moves;
 mod pages;
+mod resume;
+mod retry;
 mod runner;
 
 use std::sync::Arc;

@@ -13,17 +13,18 @@ use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use futures::stream::{self, FuturesOrdered, StreamExt, TryStreamExt};
 use tokio::sync::Semaphore;
 
+use super::classify::{classify, Found};
+use super::metrics::record_progress;
 use super::moves::{
     copy_item, delete_stale, estimated_units, move_item, tag_in_place, CopyOutcome, DeleteOutcome,
     MoveOutcome, Store, TagOutcome,
 };
 use super::pages::{PageSource, Parts};
+use super::resume::check_resume;
+use super::retry::{backoff, retriable};
 use super::{CheckpointHook, Migration, ProgressHook, DEFAULT_CONCURRENCY, DEFAULT_PAGE_SIZE};
-use crate::access::entity::{decode, describe_key, Item, ShardedEntity};
-use crate::access::placement::Placement;
-use crate::access::recognize::{
-    recognize, spelled_otherwise, Depth, ForeignItem, ForeignReason, NotOurs,
-};
+use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::recognize::{ForeignItem, ForeignReason};
 use crate::access::repo::Repo;
 use crate::access::scan::MAX_SEGMENTS;
 use crate::access::write_rules::key_of;
@@ -36,8 +37,6 @@ use crate::error::migration::report::{
     Failure, Progress, Rekeyed, Remaining, Report, MAX_LISTED_FAILURES,
 };
 use crate::error::Error;
-use crate::item::ItemKeyDisplay;
-use crate::keys::layout;
 use crate::keys::template::{parse_key, KeyContext};
 
 /// How far back the current rate looks.
@@ -47,98 +46,6 @@ const RATE_WINDOW: Duration = Duration::from_secs(5);
 /// keep copying through the delete delay, few enough to bound memory (pages of 100 items by
 /// default).
 const MAX_WAITING_PAGES: usize = 8;
-
-/// The longest wait between two attempts at one item.
-const MAX_BACKOFF: Duration = Duration::from_secs(1);
-
-/// What an item read is, for the migration.
-#[derive(Debug)]
-enum Found {
-    /// Not in the entity's partitions at all (a whole-table scan reads every record of the
-    /// table), or another entity's.
-    NotOurs,
-    /// At its current place.
-    InPlace,
-    /// At its current place, untagged, in a table that tags: another service's item of the
-    /// entity, to be tagged where it is.
-    Tag,
-    /// Elsewhere: to be moved.
-    Move,
-    /// Its keys are not in canonical form and the run re-keys such items: to be moved to
-    /// the key its attributes give.
-    Rekey,
-    /// In the entity's partitions but not the entity's (see
-    /// [`recognize`](crate::access::recognize)): left exactly where it is, and reported.
-    Foreign(ForeignReason),
-}
-
-/// What `item` is: see [`Found`]. An item is adopted (moved as the entity) only when its
-/// keys parse, the item reads as the entity (its key fields taken from its keys where it
-/// lacks them) and builds back exactly the keys it is stored under, at a place of the
-/// entity's layouts: the rule every read follows, held to here before anything is written.
-fn classify<E: ShardedEntity>(item: &Item, rekey: bool) -> Found {
-    let schema = E::SCHEMA;
-    let text = |attribute: &str| item.get(attribute).and_then(|v| v.as_s().ok());
-    let Some(stored) = text(schema.pk.attribute) else {
-        return Found::NotOurs;
-    };
-    let place = layout::locate(schema.entity, &schema.pk, stored);
-    let mut completed = item.clone();
-    match recognize::<E>(&mut completed, Depth::Whole) {
-        Ok(()) => {}
-        Err(NotOurs::OtherEntity(_)) => return Found::NotOurs,
-        // Not a key of the entity's partitions: another record of the table, not ours to
-        // report.
-        Err(NotOurs::Foreign(_)) if place.is_none() => return Found::NotOurs,
-        // The entity's item, its key spelled another way (the item reads as the entity and
-        // its canonical key spells the same values): moved only when asked.
-        Err(NotOurs::Foreign(ForeignReason::NotCanonical { .. })) if rekey => return Found::Rekey,
-        Err(NotOurs::Foreign(reason)) => return Found::Foreign(reason),
-    }
-    // A tagged item was taken at its word: it is held to the same keys now.
-    let unreadable = |e: Error| {
-        Found::Foreign(ForeignReason::Unreadable {
-            reason: e.to_string(),
-        })
-    };
-    let entity = match decode::<E>(completed) {
-        Ok(entity) => entity,
-        Err(e) => return unreadable(e),
-    };
-    let placement = match Placement::of(&entity) {
-        Ok(placement) => placement,
-        Err(e) => return unreadable(e),
-    };
-    let sort_key = schema.sk.and_then(|sk| text(sk.attribute));
-    let canonical = placement.sk() == sort_key.map(String::as_str)
-        && place.is_some_and(|place| placement.may_be_at(stored, place));
-    if !canonical {
-        let reason = format!(
-            "its fields give the key {}, not the one it is stored under",
-            ItemKeyDisplay {
-                pk: Some(placement.pk().to_owned()),
-                sk: placement.sk().map(str::to_owned),
-            }
-        );
-        // Tagged as the entity's: the same values spelled otherwise are re-keyable; other
-        // values are an item whose attributes disagree with its key.
-        return match spelled_otherwise::<E>(item, stored, sort_key.map(String::as_str)) {
-            true if rekey => Found::Rekey,
-            true => Found::Foreign(ForeignReason::NotCanonical { reason }),
-            false => Found::Foreign(ForeignReason::Unreadable { reason }),
-        };
-    }
-    if stored != placement.pk() {
-        Found::Move
-    } else if schema
-        .tag_attribute()
-        .is_some_and(|tag| !item.contains_key(tag))
-    {
-        Found::Tag
-    } else {
-        Found::InPlace
-    }
-}
 
 /// An old copy whose item is at its current place, due for deletion.
 struct Pending {
@@ -972,28 +879,6 @@ impl<E: ShardedEntity> Runner<E> {
     }
 }
 
-/// Records in the migration metric what the counts of a run gained since `before`.
-fn record_progress(entity: &'static str, before: &Progress, now: &Progress) {
-    type Count = fn(&Progress) -> u64;
-    let outcomes: [(&'static str, Count); 8] = [
-        ("scanned", |p| p.scanned),
-        ("moved", |p| p.moved),
-        ("superseded", |p| p.superseded),
-        ("in_place", |p| p.in_place),
-        ("tagged", |p| p.tagged),
-        ("gone", |p| p.gone),
-        ("conflicts", |p| p.conflicts),
-        ("failed", |p| p.failed),
-    ];
-    for (outcome, count) in outcomes {
-        crate::telemetry::migration_items(
-            entity,
-            outcome,
-            count(now).saturating_sub(count(before)),
-        );
-    }
-}
-
 /// What a first step came to.
 enum Outcome {
     /// Counted as this.
@@ -1006,54 +891,4 @@ enum Outcome {
     Throttled,
     /// Its current place holds an item that is not the entity's: kept, reported.
     Occupied,
-}
-
-/// Whether a failed request may succeed when sent again (the network, a timeout, DynamoDB's
-/// own trouble), as opposed to a request DynamoDB refuses as invalid.
-fn retriable(error: &Error) -> bool {
-    matches!(error, Error::Dynamo { .. }) && !error.is_validation()
-}
-
-/// Waits before attempt `attempt + 1`: exponential from 25 ms, at most a second, with full
-/// jitter so concurrent moves do not retry in step.
-async fn backoff(attempt: u32) {
-    let ceiling = Duration::from_millis(25)
-        .saturating_mul(1 << attempt.min(16))
-        .min(MAX_BACKOFF);
-    tokio::time::sleep(ceiling.mul_f64(fastrand::f64())).await;
-}
-
-/// Refuses a checkpoint of another migration, naming what differs.
-fn check_resume(base: &Checkpoint, resume: &Checkpoint, parts: usize) -> Result<(), Error> {
-    let differs = |what: &str, theirs: &str, ours: &str| {
-        Err(Error::InvalidCheckpoint(format!(
-            "this checkpoint is of a migration of {what} `{theirs}`, not `{ours}`: resume a \
-             migration with its own checkpoint, or start this one without resume_from"
-        )))
-    };
-    if resume.table != base.table {
-        return differs("table", &resume.table, &base.table);
-    }
-    if resume.entity != base.entity {
-        return differs("entity", &resume.entity, &base.entity);
-    }
-    if resume.layout != base.layout {
-        return differs("the layout", &resume.layout, &base.layout);
-    }
-    let describe = |scope: &Scope| match scope {
-        Scope::Table => "the whole table".to_owned(),
-        Scope::Key { logical, .. } => format!("only({logical})"),
-    };
-    if resume.scope != base.scope {
-        return differs("scope", &describe(&resume.scope), &describe(&base.scope));
-    }
-    if resume.positions.len() != parts {
-        return Err(Error::InvalidCheckpoint(format!(
-            "this checkpoint is of a scan in {} segments, not {parts}: a scan resumes only with \
-             its own segment count; drop .segments(..) or set it to {}",
-            resume.positions.len(),
-            resume.positions.len()
-        )));
-    }
-    Ok(())
 }

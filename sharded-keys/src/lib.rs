@@ -42,6 +42,7 @@
 //! | `schema` | the static description of an entity's keys, DynamoDB's key size limits; table definitions ([`schema`]) |
 //! | `item_keys` | an item's key attributes ([`ItemKeys`]) and their display in errors ([`ItemKeyDisplay`]) |
 //! | `collision` | whether two entities' templates can write the same physical key |
+//! | `const_str` | `&str` equality in a `const fn`, for the compile-time checks |
 //! | `error` | [`KeyError`] |
 
 #[doc(hidden)]
@@ -49,6 +50,8 @@ pub mod attribute;
 pub mod bucket;
 #[doc(hidden)]
 pub mod collision;
+#[doc(hidden)]
+pub mod const_str;
 #[doc(hidden)]
 pub mod encoding;
 #[doc(hidden)]

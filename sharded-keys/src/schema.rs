@@ -6,18 +6,15 @@
 //! generated code builds them with their `const fn` constructors.
 
 use crate::collision::shared_key;
+#[doc(hidden)]
+pub use crate::const_str::str_eq;
 use crate::error::KeyError;
 pub use crate::suffix::ShardSuffix;
 pub use crate::table::{DefaultTable, IndexNames, Recognition, ShardedTable, TableSchema};
 pub use crate::template::{KeyTemplate, Segment};
 
-// The literals behind `ENTITY_ATTRIBUTE` and `MAX_SHARDS`, as macros so the compile-time
-// messages below can quote them (`concat!` takes only literals): one definition each.
-macro_rules! entity_attribute {
-    () => {
-        "_entity"
-    };
-}
+// The literals behind `MAX_SHARDS` and `MAX_KEY_ATTRIBUTES`, as macros so the compile-time
+// messages can quote them (`concat!` takes only literals): one definition each.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! max_shards {
@@ -37,10 +34,7 @@ macro_rules! max_key_attributes {
 #[doc(hidden)]
 pub use crate::{max_key_attributes, max_shards};
 
-/// The attribute that records which entity an item is, so a query over a shared partition
-/// never reads one entity's item as another's: the tag of a table that declares none
-/// (a [`TableSchema`] may rename it, or do without one).
-pub const ENTITY_ATTRIBUTE: &str = entity_attribute!();
+pub use crate::table::ENTITY_ATTRIBUTE;
 
 /// The largest shard count the derive accepts.
 ///
@@ -497,23 +491,6 @@ pub const fn shard_count(sharding: Sharding) -> u32 {
         Sharding::None => 0,
         Sharding::Hash { n, .. } | Sharding::Random { n } | Sharding::Identity { n } => n,
     }
-}
-
-/// `a == b` for `&str` in a `const fn`.
-#[doc(hidden)]
-pub const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 /// A sort key: attribute name and template.

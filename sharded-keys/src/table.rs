@@ -8,7 +8,12 @@
 //! at all. [`TableSchema`] names all of that; [`TableSchema::DEFAULT`] is what `sharded` uses
 //! when an entity names no table (`pk`, `sk`, `gsiN`/`gsiNpk`/`gsiNsk`, the tag `_entity`).
 
-use crate::schema::{str_eq, ENTITY_ATTRIBUTE};
+use crate::const_str::str_eq;
+
+/// The attribute that records which entity an item is, so a query over a shared partition
+/// never reads one entity's item as another's: the tag of a table that declares none
+/// (a [`TableSchema`] may rename it, or do without one).
+pub const ENTITY_ATTRIBUTE: &str = "_entity";
 
 /// How an item of the table says which entity it is.
 ///

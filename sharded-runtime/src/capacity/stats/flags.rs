@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::capacity::limits::PerKeyLimits;
 use crate::capacity::planner::{per_shard_budget, shards_for, DEFAULT_HEADROOM};
-use crate::capacity::stats::report::KeyActivity;
+use crate::capacity::stats::activity::KeyActivity;
 use crate::capacity::units::UnitKind;
 use crate::keys::schema::MAX_SHARDS;
 

@@ -29,9 +29,10 @@
 //! ```
 //!
 //! Layout: this file is the collector and its public API; `window` keeps the per-second
-//! buckets, `report` turns them into [`KeyActivity`] rows and prints the table, `flags` holds
+//! buckets, `activity` is a key's row ([`KeyActivity`]), `report` builds the rows and prints the table, `flags` holds
 //! the rules that raise a [`HotKeyFlag`], `advice` what each flag says to do.
 
+mod activity;
 mod advice;
 mod flags;
 mod logical;
@@ -60,12 +61,13 @@ pub(crate) type Shards = Option<(u32, crate::keys::suffix::ShardSuffix)>;
 fn default_spelling(shards: Option<u32>) -> Shards {
     shards.map(|n| (n, crate::keys::suffix::ShardSuffix::DEFAULT))
 }
+pub use activity::KeyActivity;
 pub use flags::{HotKeyFlag, HotKeyThresholds};
 pub use logical::{
     Advice, HotKeyPattern, LoadSummary, LogicalKeyReport, ShardSpread, ThrottleCount,
 };
 pub use recording::{InsightRule, RecordedKey, RecordedSecond, Recording, RecordingError};
-pub use report::{HotKeyReport, KeyActivity};
+pub use report::HotKeyReport;
 
 /// Collects capacity units per partition key over a sliding window and reports hot keys.
 ///

@@ -134,20 +134,15 @@
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
-mod case;
 mod collection;
-mod ctxt;
 mod expand;
+mod internals;
 mod model;
 mod names;
 mod parse;
 mod projection;
 mod resolve;
-mod serde_attr;
-mod suggest;
-mod symbol;
 mod table;
-mod types;
 mod validate;
 
 /// Derives `sharded::ShardedEntity` and typed key builders. See the crate docs for the
@@ -196,7 +191,7 @@ pub fn derive_sharded_projection(input: TokenStream) -> TokenStream {
 }
 
 fn derive(input: &DeriveInput) -> proc_macro2::TokenStream {
-    let cx = ctxt::Ctxt::new();
+    let cx = internals::ctxt::Ctxt::new();
     let entity = parse::entity(&cx, input);
     if let Some(entity) = &entity {
         validate::entity(&cx, entity);

@@ -16,7 +16,7 @@ use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::Ident;
 
-use crate::ctxt::Ctxt;
+use crate::internals::ctxt::Ctxt;
 use crate::model::{Entity, Segment, SerdeName};
 
 /// The comparisons of the typed sort-key conditions, in the order they are generated.

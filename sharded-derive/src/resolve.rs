@@ -13,12 +13,12 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{Ident, LitStr, Type};
 
+use crate::internals::suggest::did_you_mean;
+use crate::internals::types::{self, TimeShape};
 use crate::model::{
     Entity, Field, FieldRole, Granularity, Gsi, KeyAttr, PartitionKey, Previous, Segment, Shard,
     SortKey, Sp, TableRef, Template,
 };
-use crate::suggest::did_you_mean;
-use crate::types::{self, TimeShape};
 use crate::validate::is_counter_name;
 
 /// A field named by a key template or a shard expression.

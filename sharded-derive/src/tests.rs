@@ -3,7 +3,7 @@
 
 use syn::{parse_quote, DeriveInput};
 
-use crate::ctxt::Ctxt;
+use crate::internals::ctxt::Ctxt;
 use crate::model::{KeyAttr, Shard};
 use crate::{parse, validate};
 
@@ -292,8 +292,8 @@ fn confusable_keys_and_shard_expressions_are_explained() {
 use proc_macro2::{Delimiter, Group, TokenStream};
 use quote::quote;
 
+use crate::internals::types::{param_kind, Param};
 use crate::resolve::{resolve, KeyField, RSegment, RShard};
-use crate::types::{param_kind, Param};
 
 /// The generated code for `input`, as text without spaces (so assertions do not depend on
 /// how tokens are printed).

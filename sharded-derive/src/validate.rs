@@ -5,12 +5,12 @@ use std::collections::HashSet;
 
 use syn::{Ident, LitStr, Type};
 
-use crate::ctxt::Ctxt;
+use crate::internals::ctxt::Ctxt;
+use crate::internals::suggest::did_you_mean;
+use crate::internals::types::{self, TimeShape};
 use crate::model::{
     Entity, FieldRole, PartitionKey, Previous, Segment, SerdeName, Shard, TableRef, Template,
 };
-use crate::suggest::did_you_mean;
-use crate::types::{self, TimeShape};
 
 pub fn entity(cx: &Ctxt, entity: &Entity) {
     container(cx, entity);

@@ -4,10 +4,10 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
-use super::checks::respan;
 use super::keys::key_context;
 use super::params::Ctx;
 use super::repository::ItemArgs;
+use crate::internals::spanned::respan;
 use crate::resolve::{RPartition, RShard};
 
 /// The counter functions of the resolved counters (a refused or repeated name has none).

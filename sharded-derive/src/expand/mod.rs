@@ -30,7 +30,6 @@ mod schema;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-pub(crate) use checks::respan;
 use params::Ctx;
 
 use crate::names;

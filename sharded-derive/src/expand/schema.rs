@@ -7,9 +7,9 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, LitStr, Type};
 
-use super::checks::respan;
 use super::keys::{key_ident, template_ident};
 use super::params::Ctx;
+use crate::internals::spanned::respan;
 use crate::model::{FieldRole, KeyAttr, TableRef};
 use crate::resolve::{RPartition, RPrevious, RSegment, RShard, RTemplate, TimeFormat};
 

@@ -135,15 +135,10 @@ use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
 mod collection;
-mod expand;
+mod entity;
 mod internals;
-mod model;
-mod names;
-mod parse;
 mod projection;
-mod resolve;
 mod table;
-mod validate;
 
 /// Derives `sharded::ShardedEntity` and typed key builders. See the crate docs for the
 /// attributes.
@@ -156,7 +151,7 @@ mod validate;
 )]
 pub fn derive_sharded_entity(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    derive(&input).into()
+    entity::derive(&input).into()
 }
 
 /// Derives `sharded::ShardedTable` on a unit struct that declares a table once: its key
@@ -189,23 +184,3 @@ pub fn derive_sharded_projection(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     projection::derive(&input).into()
 }
-
-fn derive(input: &DeriveInput) -> proc_macro2::TokenStream {
-    let cx = internals::ctxt::Ctxt::new();
-    let entity = parse::entity(&cx, input);
-    if let Some(entity) = &entity {
-        validate::entity(&cx, entity);
-    }
-    match (cx.check(), entity) {
-        (Ok(()), Some(entity)) => expand::expand(&resolve::resolve(&entity)),
-        (Err(errors), Some(entity)) => {
-            expand::fallback(&resolve::resolve(&entity), errors.to_compile_error())
-        }
-        (Err(errors), None) => errors.to_compile_error(),
-        // parse() returns None only after recording an error.
-        (Ok(()), None) => proc_macro2::TokenStream::new(),
-    }
-}
-
-#[cfg(test)]
-mod tests;

@@ -9,9 +9,9 @@ use syn::{Ident, LitStr, Type};
 
 use super::keys::{key_ident, template_ident};
 use super::params::Ctx;
+use crate::entity::model::{FieldRole, KeyAttr, TableRef};
+use crate::entity::resolve::{RPartition, RPrevious, RSegment, RShard, RTemplate, TimeFormat};
 use crate::internals::spanned::respan;
-use crate::model::{FieldRole, KeyAttr, TableRef};
-use crate::resolve::{RPartition, RPrevious, RSegment, RShard, RTemplate, TimeFormat};
 
 /// The key templates and `__SCHEMA` of a valid entity, whose base partition key is `pk`.
 pub(super) fn schema_static(cx: &Ctx, pk: &RPartition) -> TokenStream {

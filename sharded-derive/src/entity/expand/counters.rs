@@ -7,8 +7,8 @@ use quote::{quote, quote_spanned};
 use super::keys::key_context;
 use super::params::Ctx;
 use super::repository::ItemArgs;
+use crate::entity::resolve::{RPartition, RShard};
 use crate::internals::spanned::respan;
-use crate::resolve::{RPartition, RShard};
 
 /// The counter functions of the resolved counters (a refused or repeated name has none).
 pub(super) fn counter_methods(cx: &Ctx, pk: &RPartition, args: &ItemArgs) -> TokenStream {

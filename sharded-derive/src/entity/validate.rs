@@ -5,12 +5,12 @@ use std::collections::HashSet;
 
 use syn::{Ident, LitStr, Type};
 
+use crate::entity::model::{
+    Entity, FieldRole, PartitionKey, Previous, Segment, SerdeName, Shard, TableRef, Template,
+};
 use crate::internals::ctxt::Ctxt;
 use crate::internals::suggest::did_you_mean;
 use crate::internals::types::{self, TimeShape};
-use crate::model::{
-    Entity, FieldRole, PartitionKey, Previous, Segment, SerdeName, Shard, TableRef, Template,
-};
 
 pub fn entity(cx: &Ctxt, entity: &Entity) {
     container(cx, entity);
@@ -46,7 +46,7 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
     counters(cx, entity);
     attribute_clashes(cx, entity);
     query_names(cx, entity);
-    crate::names::check(cx, entity);
+    crate::entity::names::check(cx, entity);
 }
 
 /// `suffix = ".."` spells a shard: only a sharded key has one. (Whether the spelling can be
@@ -611,7 +611,7 @@ fn attribute_clashes(cx: &Ctxt, entity: &Entity) {
 
 /// How a field got its stored name, and the fix for a clash: what both the derive's and the
 /// expansion's clash messages say.
-pub(crate) fn serde_fix(field: &crate::model::Field) -> (String, String) {
+pub(crate) fn serde_fix(field: &crate::entity::model::Field) -> (String, String) {
     let name = &field.serde_name.value;
     match &field.serde_source {
         SerdeName::Ident => (
@@ -651,7 +651,7 @@ fn query_names(cx: &Ctxt, entity: &Entity) {
 /// `#[gsiN(pk = [..], sk = [..], shard = n)]`: what DynamoDB refuses in a multi-attribute
 /// key that the derive can see (a list's length is checked against the runtime's maximum in
 /// the expansion), fields that exist and are stored as their own attribute, each once.
-fn attribute_gsi(cx: &Ctxt, entity: &Entity, gsi: &crate::model::AttributeGsi) {
+fn attribute_gsi(cx: &Ctxt, entity: &Entity, gsi: &crate::entity::model::AttributeGsi) {
     let name = format!("gsi{}", gsi.number);
     if gsi.pk.value.is_empty() {
         cx.error_at(

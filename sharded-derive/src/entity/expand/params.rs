@@ -6,9 +6,9 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::Ident;
 
+use crate::entity::model::KeyAttr;
+use crate::entity::resolve::{KeyField, RSegment, RTemplate, Resolved};
 use crate::internals::types::{param_kind, Param};
-use crate::model::KeyAttr;
-use crate::resolve::{KeyField, RSegment, RTemplate, Resolved};
 
 /// What every generator reads: the resolved entity, the runtime path, and whether the input
 /// was refused.

@@ -3,9 +3,9 @@
 
 use syn::{parse_quote, DeriveInput};
 
+use crate::entity::model::{KeyAttr, Shard};
+use crate::entity::{parse, validate};
 use crate::internals::ctxt::Ctxt;
-use crate::model::{KeyAttr, Shard};
-use crate::{parse, validate};
 
 /// The messages the derive reports for `input`, in order.
 fn errors(input: DeriveInput) -> Vec<String> {
@@ -87,7 +87,7 @@ fn shard_counts_are_checked() {
         struct S { game_id: String, id: String }
     };
     assert!(errors(big.clone()).is_empty());
-    let out = crate::derive(&big).to_string().replace(' ', "");
+    let out = crate::entity::derive(&big).to_string().replace(' ', "");
     assert!(out.contains("assert_shard_count(5000u32)"), "{out}");
 }
 
@@ -292,14 +292,14 @@ fn confusable_keys_and_shard_expressions_are_explained() {
 use proc_macro2::{Delimiter, Group, TokenStream};
 use quote::quote;
 
+use crate::entity::resolve::{resolve, KeyField, RSegment, RShard};
 use crate::internals::types::{param_kind, Param};
-use crate::resolve::{resolve, KeyField, RSegment, RShard};
 
 /// The generated code for `input`, as text without spaces (so assertions do not depend on
 /// how tokens are printed).
 fn generated(input: TokenStream) -> String {
     let input: DeriveInput = syn::parse2(input).unwrap();
-    crate::derive(&input).to_string().replace(' ', "")
+    crate::entity::derive(&input).to_string().replace(' ', "")
 }
 
 fn is_field(field: KeyField, name: &str) -> bool {
@@ -557,7 +557,7 @@ fn typed_sort_key_conditions_follow_the_template() {
 
 #[test]
 fn time_buckets_are_modelled() {
-    use crate::model::{Granularity, Segment};
+    use crate::entity::model::{Granularity, Segment};
     let input: DeriveInput = parse_quote! {
         #[pk(template = "OPS#{region}#{at:day}", shard = "random", n = 4)]
         #[sk(template = "{at}#{id}")]
@@ -688,7 +688,7 @@ fn counters_are_resolved_once_and_refused_once() {
 
 #[test]
 fn field_roles_resolve_their_time_format() {
-    use crate::resolve::TimeFormat;
+    use crate::entity::resolve::TimeFormat;
     let input: DeriveInput = parse_quote! {
         #[pk(template = "G#{id}")]
         struct Game {
@@ -773,7 +773,7 @@ fn a_multi_attribute_index_reports_each_problem_under_its_token() {
 
 #[test]
 fn generated_names_join_parts_without_their_outer_underscores() {
-    use crate::names::{range, sort_condition, sort_prefix};
+    use crate::entity::names::{range, sort_condition, sort_prefix};
     use proc_macro2::Span;
     use syn::Ident;
     let ident = |s: &str| syn::parse_str::<Ident>(s).unwrap();

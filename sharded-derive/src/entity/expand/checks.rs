@@ -8,9 +8,9 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::params::Ctx;
+use crate::entity::model::{Granularity, Previous};
+use crate::entity::resolve::{RTemplate, Resolved};
 use crate::internals::spanned::respan;
-use crate::model::{Granularity, Previous};
-use crate::resolve::{RTemplate, Resolved};
 
 /// `KeyPart` and `KeyPartDecode` bounds for every key field, spanned at the field's type so an
 /// unsupported type is reported where the user wrote it.
@@ -62,7 +62,7 @@ fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
     let attributes = entity.fields.iter().filter(|f| f.serde_attribute).map(|f| {
         let name = &f.serde_name.value;
         let field = f.ident.to_string();
-        let (how, fix) = crate::validate::serde_fix(f);
+        let (how, fix) = crate::entity::validate::serde_fix(f);
         let rt = respan(rt, f.serde_name.span);
         quote_spanned! {f.serde_name.span=>
             const _: () = #rt::assert_not_written_by_sharded(__TABLE, &[#(#keys),*], #field, #name, #how, #fix);

@@ -14,8 +14,8 @@ use crate::internals::spanned::at_span;
 use crate::internals::suggest::did_you_mean;
 use crate::internals::symbol::*;
 use crate::internals::template::template;
-use crate::model::Counter;
-use crate::model::{
+use crate::entity::model::Counter;
+use crate::entity::model::{
     AttributeGsi, Container, Entity, Field, FieldRole, Gsi, KeyAttr, PartitionKey, Previous,
     SerdeName, Shard, SortKey, Sp, TableRef,
 };

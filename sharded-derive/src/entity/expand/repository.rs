@@ -7,7 +7,7 @@ use quote::quote;
 
 use super::counters::counter_methods;
 use super::params::Ctx;
-use crate::resolve::{push_new, KeyField, RPartition, RShard};
+use crate::entity::resolve::{push_new, KeyField, RPartition, RShard};
 
 /// What the functions of one item take and build: the primary key's parameters, the
 /// arguments of `Self::pk(..)`, the sort key and the previous partition key.

@@ -9,9 +9,9 @@ use quote::{format_ident, quote};
 use syn::Ident;
 
 use super::params::Ctx;
+use crate::entity::model::{AttributeGsi, Field};
 use crate::internals::spanned::respan;
 use crate::internals::suggest::did_you_mean;
-use crate::model::{AttributeGsi, Field};
 
 /// The field a list names: the field itself, or after a refused name, the field it most
 /// likely meant (so the fallback keeps the signatures), or none.

@@ -32,8 +32,8 @@ use quote::quote;
 
 use params::Ctx;
 
-use crate::names;
-use crate::resolve::{RPartition, Resolved};
+use crate::entity::names;
+use crate::entity::resolve::{RPartition, Resolved};
 
 /// The generated code of a valid entity.
 pub fn expand(r: &Resolved) -> TokenStream {

@@ -4,9 +4,9 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
+use super::item_args::ItemArgs;
 use super::keys::key_context;
 use super::params::Ctx;
-use super::repository::ItemArgs;
 use crate::entity::resolve::{RPartition, RShard};
 use crate::internals::spanned::respan;
 

@@ -20,6 +20,7 @@ mod conditions;
 mod counters;
 mod fields;
 mod gsi_rewrite;
+mod item_args;
 mod keys;
 mod layout;
 mod params;

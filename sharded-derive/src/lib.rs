@@ -3,13 +3,17 @@
 //! Use it through the `sharded` crate (`use sharded::ShardedEntity;`), which re-exports this
 //! derive together with the runtime the generated code calls.
 //!
-//! The macro is a small compiler: `parse` reads the attributes into a `model` (serde's
-//! attributes in `serde_attr`, its rename rules in `case`, type shapes in `types`),
-//! `validate` checks the model and reports every problem under the token that caused it
-//! (`names` says how generated names are built from the user's, for both),
-//! `resolve` binds every field a key names to the struct's field and settles the counters and
-//! maintained fields, and `expand/` generates code from the resolved model alone, one module
-//! per thing it generates.
+//! The macro is a small compiler, laid out as serde_derive is: `internals/` holds what every
+//! derive shares (the error context `ctxt`, attribute names in `symbol` and their reading in
+//! `attr`, serde's attributes in `serde_attr` and its rename rules in `case`, type shapes in
+//! `types`, spans in `spanned`, "did you mean" hints in `suggest`, and the two small
+//! languages of key attributes: `template` and the `shard` expression). `entity/` is
+//! `#[derive(ShardedEntity)]`: `parse` reads the attributes into a `model`, `validate`
+//! checks the model and reports every problem under the token that caused it (`names` says
+//! how generated names are built from the user's, for both), `resolve` binds every field a
+//! key names to the struct's field and settles the counters and maintained fields, and
+//! `expand/` generates code from the resolved model alone, one module per thing it
+//! generates. `table`, `collection` and `projection` are the other derives, beside it.
 //!
 //! # What it generates
 //!

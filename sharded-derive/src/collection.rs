@@ -11,9 +11,9 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, Ident, Type};
 
-use crate::ctxt::Ctxt;
-use crate::expand::respan;
-use crate::parse::crate_path;
+use crate::internals::attr::crate_path;
+use crate::internals::ctxt::Ctxt;
+use crate::internals::spanned::respan;
 
 const DERIVE: &str = "ShardedCollection";
 

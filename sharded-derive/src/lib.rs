@@ -3,13 +3,17 @@
 //! Use it through the `sharded` crate (`use sharded::ShardedEntity;`), which re-exports this
 //! derive together with the runtime the generated code calls.
 //!
-//! The macro is a small compiler: `parse` reads the attributes into a `model` (serde's
-//! attributes in `serde_attr`, its rename rules in `case`, type shapes in `types`),
-//! `validate` checks the model and reports every problem under the token that caused it
-//! (`names` says how generated names are built from the user's, for both),
-//! `resolve` binds every field a key names to the struct's field and settles the counters and
-//! maintained fields, and `expand/` generates code from the resolved model alone, one module
-//! per thing it generates.
+//! The macro is a small compiler, laid out as serde_derive is: `internals/` holds what every
+//! derive shares (the error context `ctxt`, attribute names in `symbol` and their reading in
+//! `attr`, serde's attributes in `serde_attr` and its rename rules in `case`, type shapes in
+//! `types`, spans in `spanned`, "did you mean" hints in `suggest`, and the two small
+//! languages of key attributes: `template` and the `shard` expression). `entity/` is
+//! `#[derive(ShardedEntity)]`: `parse` reads the attributes into a `model`, `validate`
+//! checks the model and reports every problem under the token that caused it (`names` says
+//! how generated names are built from the user's, for both), `resolve` binds every field a
+//! key names to the struct's field and settles the counters and maintained fields, and
+//! `expand/` generates code from the resolved model alone, one module per thing it
+//! generates. `table`, `collection` and `projection` are the other derives, beside it.
 //!
 //! # What it generates
 //!
@@ -134,21 +138,11 @@
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
-mod case;
 mod collection;
-mod ctxt;
-mod expand;
-mod model;
-mod names;
-mod parse;
+mod entity;
+mod internals;
 mod projection;
-mod resolve;
-mod serde_attr;
-mod suggest;
-mod symbol;
 mod table;
-mod types;
-mod validate;
 
 /// Derives `sharded::ShardedEntity` and typed key builders. See the crate docs for the
 /// attributes.
@@ -161,7 +155,7 @@ mod validate;
 )]
 pub fn derive_sharded_entity(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    derive(&input).into()
+    entity::derive(&input).into()
 }
 
 /// Derives `sharded::ShardedTable` on a unit struct that declares a table once: its key
@@ -194,23 +188,3 @@ pub fn derive_sharded_projection(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     projection::derive(&input).into()
 }
-
-fn derive(input: &DeriveInput) -> proc_macro2::TokenStream {
-    let cx = ctxt::Ctxt::new();
-    let entity = parse::entity(&cx, input);
-    if let Some(entity) = &entity {
-        validate::entity(&cx, entity);
-    }
-    match (cx.check(), entity) {
-        (Ok(()), Some(entity)) => expand::expand(&resolve::resolve(&entity)),
-        (Err(errors), Some(entity)) => {
-            expand::fallback(&resolve::resolve(&entity), errors.to_compile_error())
-        }
-        (Err(errors), None) => errors.to_compile_error(),
-        // parse() returns None only after recording an error.
-        (Ok(()), None) => proc_macro2::TokenStream::new(),
-    }
-}
-
-#[cfg(test)]
-mod tests;

@@ -11,11 +11,11 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::{Data, DeriveInput, Fields, Ident, Type};
 
-use crate::ctxt::Ctxt;
-use crate::expand::respan;
-use crate::model::Sp;
-use crate::parse::crate_path;
-use crate::serde_attr::{serde_field, serde_name, serde_rename_all};
+use crate::internals::attr::crate_path;
+use crate::internals::ctxt::Ctxt;
+use crate::internals::serde_attr::{serde_field, serde_name, serde_rename_all};
+use crate::internals::spanned::respan;
+use crate::internals::spanned::Sp;
 
 const DERIVE: &str = "ShardedProjection";
 const PROJECTION: &str = "projection";

@@ -18,10 +18,10 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Attribute, Data, DeriveInput, Ident, LitStr};
 
-use crate::ctxt::Ctxt;
-use crate::parse::{accepted_key, crate_path, gsi_number, set_once};
-use crate::suggest::did_you_mean;
-use crate::symbol::*;
+use crate::internals::attr::{accepted_key, crate_path, gsi_number, set_once};
+use crate::internals::ctxt::Ctxt;
+use crate::internals::suggest::did_you_mean;
+use crate::internals::symbol::*;
 
 const DERIVE: &str = "ShardedTable";
 

@@ -7,11 +7,11 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, LitStr, Type};
 
-use super::checks::respan;
 use super::keys::{key_ident, template_ident};
 use super::params::Ctx;
-use crate::model::{FieldRole, KeyAttr, TableRef};
-use crate::resolve::{RPartition, RPrevious, RSegment, RShard, RTemplate, TimeFormat};
+use crate::entity::model::{FieldRole, KeyAttr, TableRef};
+use crate::entity::resolve::{RPartition, RPrevious, RSegment, RShard, RTemplate, TimeFormat};
+use crate::internals::spanned::respan;
 
 /// The key templates and `__SCHEMA` of a valid entity, whose base partition key is `pk`.
 pub(super) fn schema_static(cx: &Ctx, pk: &RPartition) -> TokenStream {

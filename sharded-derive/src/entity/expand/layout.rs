@@ -6,7 +6,7 @@ use quote::quote;
 
 use super::keys::random_sort_key;
 use super::params::Ctx;
-use crate::resolve::{KeyField, RPartition, RPrevious, RShard};
+use crate::entity::resolve::{KeyField, RPartition, RPrevious, RShard};
 
 /// The base table's layout: `pk_partitions` (every partition a logical key's items may be
 /// in) and, while a transition is declared, `pk_previous` (an item's key under the previous

@@ -8,8 +8,8 @@ use quote::{format_ident, quote};
 use syn::Ident;
 
 use super::params::Ctx;
-use crate::names;
-use crate::resolve::{KeyField, RSegment, RSort};
+use crate::entity::names;
+use crate::entity::resolve::{KeyField, RSegment, RSort};
 
 /// What the conditions of one sort key share.
 struct SortKeyFns<'c, 'a> {

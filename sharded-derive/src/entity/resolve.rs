@@ -13,13 +13,13 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{Ident, LitStr, Type};
 
-use crate::model::{
+use crate::entity::model::{
     Entity, Field, FieldRole, Granularity, Gsi, KeyAttr, PartitionKey, Previous, Segment, Shard,
     SortKey, Sp, TableRef, Template,
 };
-use crate::suggest::did_you_mean;
-use crate::types::{self, TimeShape};
-use crate::validate::is_counter_name;
+use crate::entity::validate::is_counter_name;
+use crate::internals::suggest::did_you_mean;
+use crate::internals::types::{self, TimeShape};
 
 /// A field named by a key template or a shard expression.
 #[derive(Clone, Copy)]

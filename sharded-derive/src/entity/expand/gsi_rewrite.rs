@@ -6,7 +6,7 @@ use quote::{format_ident, quote};
 
 use super::keys::gsi_key_schema;
 use super::params::Ctx;
-use crate::resolve::{push_new, KeyField, RGsi, RShard};
+use crate::entity::resolve::{push_new, KeyField, RGsi, RShard};
 
 /// The `GsiRewrite` impl: one block per GSI, run when the update changes one of its fields.
 pub(super) fn gsi_rewrite(cx: &Ctx) -> TokenStream {

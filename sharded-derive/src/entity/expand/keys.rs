@@ -14,8 +14,8 @@ use syn::Ident;
 
 use super::conditions::sort_conditions;
 use super::params::Ctx;
-use crate::names;
-use crate::resolve::{push_new, KeyField, RPartition, RSegment, RShard, RSort};
+use crate::entity::names;
+use crate::entity::resolve::{push_new, KeyField, RPartition, RSegment, RShard, RSort};
 
 /// The generated template static of a key function: `pk` -> `__PK_TEMPLATE`, `gsi1_pk` ->
 /// `__GSI1_PK_TEMPLATE`.
@@ -491,7 +491,7 @@ pub(super) fn key_attributes_fn(cx: &Ctx) -> TokenStream {
     let mut fields: Vec<KeyField> = Vec::new();
     if let Some(pk) = &r.pk {
         push_new(&mut fields, pk.template.fields());
-        if let Some(crate::resolve::RPrevious::Legacy(legacy)) = &pk.previous {
+        if let Some(crate::entity::resolve::RPrevious::Legacy(legacy)) = &pk.previous {
             push_new(&mut fields, legacy.fields());
         }
     }

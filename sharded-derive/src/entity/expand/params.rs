@@ -1,14 +1,14 @@
 //! How key fields become the parameters and arguments of generated functions: `&str` for a
 //! `String`, by value for an integer or `bool`, by reference otherwise (see
-//! [`crate::types::param_kind`]), and the bodies the fallback replaces.
+//! [`crate::internals::types::param_kind`]), and the bodies the fallback replaces.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::Ident;
 
-use crate::model::KeyAttr;
-use crate::resolve::{KeyField, RSegment, RTemplate, Resolved};
-use crate::types::{param_kind, Param};
+use crate::entity::model::KeyAttr;
+use crate::entity::resolve::{KeyField, RSegment, RTemplate, Resolved};
+use crate::internals::types::{param_kind, Param};
 
 /// What every generator reads: the resolved entity, the runtime path, and whether the input
 /// was refused.

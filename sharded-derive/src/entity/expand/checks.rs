@@ -3,13 +3,14 @@
 //! the facts the runtime owns (the shard maximum, the entity attribute's name, the time-bucket
 //! names) hold for what the user wrote.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::params::Ctx;
-use crate::model::{Granularity, Previous};
-use crate::resolve::{RTemplate, Resolved};
+use crate::entity::model::{Granularity, Previous};
+use crate::entity::resolve::{RTemplate, Resolved};
+use crate::internals::spanned::respan;
 
 /// `KeyPart` and `KeyPartDecode` bounds for every key field, spanned at the field's type so an
 /// unsupported type is reported where the user wrote it.
@@ -33,26 +34,6 @@ pub(super) fn type_assertions(cx: &Ctx) -> TokenStream {
     });
     let facts = runtime_fact_checks(cx);
     quote!(#(#checks)* #(#buckets)* #facts)
-}
-
-/// `tokens` with every span set to `span`. A const-evaluation error is reported at the span
-/// of the failing call, which starts at the runtime path's first token: re-spanned, it points
-/// at the user's token instead of at `#[derive(ShardedEntity)]`.
-pub(crate) fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
-    tokens
-        .clone()
-        .into_iter()
-        .map(|mut token| {
-            if let proc_macro2::TokenTree::Group(group) = &token {
-                let mut inner =
-                    proc_macro2::Group::new(group.delimiter(), respan(&group.stream(), span));
-                inner.set_span(span);
-                return proc_macro2::TokenTree::Group(inner);
-            }
-            token.set_span(span);
-            token
-        })
-        .collect()
 }
 
 /// Checks against facts the runtime owns (the shard maximum, the entity attribute's name),
@@ -81,7 +62,7 @@ fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
     let attributes = entity.fields.iter().filter(|f| f.serde_attribute).map(|f| {
         let name = &f.serde_name.value;
         let field = f.ident.to_string();
-        let (how, fix) = crate::validate::serde_fix(f);
+        let (how, fix) = crate::entity::validate::serde_fix(f);
         let rt = respan(rt, f.serde_name.span);
         quote_spanned! {f.serde_name.span=>
             const _: () = #rt::assert_not_written_by_sharded(__TABLE, &[#(#keys),*], #field, #name, #how, #fix);

@@ -6,8 +6,8 @@ use quote::{format_ident, quote};
 use syn::Ident;
 
 use super::params::Ctx;
-use crate::names;
-use crate::resolve::{KeyField, RPartition};
+use crate::entity::names;
+use crate::entity::resolve::{KeyField, RPartition};
 
 /// `query` (base table) or `query_gsiN`, named by `query = "..."` when given.
 pub(super) fn query_method(cx: &Ctx, pk: &RPartition, gsi: Option<u8>) -> TokenStream {

@@ -16,8 +16,8 @@ use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::Ident;
 
-use crate::ctxt::Ctxt;
-use crate::model::{Entity, Segment, SerdeName};
+use crate::entity::model::{Entity, Segment, SerdeName};
+use crate::internals::ctxt::Ctxt;
 
 /// The comparisons of the typed sort-key conditions, in the order they are generated.
 pub const SORT_OPS: [&str; 6] = ["eq", "lt", "le", "gt", "ge", "between"];

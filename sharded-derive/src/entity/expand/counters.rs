@@ -4,11 +4,11 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
-use super::checks::respan;
+use super::item_args::ItemArgs;
 use super::keys::key_context;
 use super::params::Ctx;
-use super::repository::ItemArgs;
-use crate::resolve::{RPartition, RShard};
+use crate::entity::resolve::{RPartition, RShard};
+use crate::internals::spanned::respan;
 
 /// The counter functions of the resolved counters (a refused or repeated name has none).
 pub(super) fn counter_methods(cx: &Ctx, pk: &RPartition, args: &ItemArgs) -> TokenStream {

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::params::Ctx;
-use crate::resolve::KeyField;
+use crate::entity::resolve::KeyField;
 
 /// `{Entity}Fields` and `Entity::fields()`: each stored field as a typed `Field`, the operand
 /// of conditions and filters.

@@ -8,10 +8,10 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::Ident;
 
-use super::checks::respan;
 use super::params::Ctx;
-use crate::model::{AttributeGsi, Field};
-use crate::suggest::did_you_mean;
+use crate::entity::model::{AttributeGsi, Field};
+use crate::internals::spanned::respan;
+use crate::internals::suggest::did_you_mean;
 
 /// The field a list names: the field itself, or after a refused name, the field it most
 /// likely meant (so the fallback keeps the signatures), or none.

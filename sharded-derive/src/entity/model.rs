@@ -5,18 +5,9 @@
 use proc_macro2::Span;
 use syn::{Ident, LitStr, Type};
 
-/// A value with the span of the token it came from (clap_derive's `Sp<T>`).
-#[derive(Clone, Debug)]
-pub struct Sp<T> {
-    pub value: T,
-    pub span: Span,
-}
-
-impl<T> Sp<T> {
-    pub fn new(value: T, span: Span) -> Self {
-        Sp { value, span }
-    }
-}
+pub use crate::internals::shard::Shard;
+pub use crate::internals::spanned::Sp;
+pub use crate::internals::template::{Granularity, Segment, Template};
 
 /// `#[counter(name = "votes", n = 10)]`: a sharded counter per item.
 pub struct Counter {
@@ -162,110 +153,6 @@ pub struct Container {
     pub entity: Option<LitStr>,
     /// `crate = "path"`: where the `sharded` facade is reachable from the user's crate.
     pub krate: Option<syn::Path>,
-}
-
-/// `GAME#{game_id}`: literal text and field references.
-pub struct Template {
-    pub lit: LitStr,
-    pub segments: Vec<Segment>,
-}
-
-pub enum Segment {
-    Literal(String),
-    /// A field reference; its span is the template literal's (a string has no sub-spans on
-    /// stable Rust).
-    Field(Ident),
-    /// `{at:day}`: the label of the time bucket holding the field's value. After a refused
-    /// granularity, the one it most likely meant (so the fallback keeps the range query).
-    Bucket(Ident, Granularity),
-}
-
-/// The time-bucket sizes of `{field:granularity}`, named as written in templates. The
-/// runtime owns them (`sharded::bucket::Granularity`); the expansion checks this list against its
-/// `Granularity::NAMES` at compile time, so the two cannot drift apart.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Granularity {
-    Hour,
-    Day,
-    Week,
-    Month,
-}
-
-impl Granularity {
-    /// Every granularity, in the order of the runtime's `Granularity::NAMES`.
-    pub const ALL: [Granularity; 4] = [
-        Granularity::Hour,
-        Granularity::Day,
-        Granularity::Week,
-        Granularity::Month,
-    ];
-
-    /// The name written in a template (`day` in `{at:day}`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Granularity::Hour => "hour",
-            Granularity::Day => "day",
-            Granularity::Week => "week",
-            Granularity::Month => "month",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Granularity> {
-        Granularity::ALL.into_iter().find(|g| g.name() == name)
-    }
-
-    /// The runtime variant's name (`Day`).
-    pub fn variant(self) -> &'static str {
-        match self {
-            Granularity::Hour => "Hour",
-            Granularity::Day => "Day",
-            Granularity::Week => "Week",
-            Granularity::Month => "Month",
-        }
-    }
-}
-
-impl Template {
-    /// Every field the template names, bucketed or not, in order.
-    pub fn fields(&self) -> impl Iterator<Item = &Ident> {
-        self.segments.iter().filter_map(|s| match s {
-            Segment::Field(f) | Segment::Bucket(f, _) => Some(f),
-            Segment::Literal(_) => None,
-        })
-    }
-
-    /// The bucketed field (`{at:day}`) and its granularity, if the template has one.
-    pub fn bucket(&self) -> Option<(&Ident, Granularity)> {
-        self.segments.iter().find_map(|s| match s {
-            Segment::Bucket(f, g) => Some((f, *g)),
-            _ => None,
-        })
-    }
-
-    /// The fields whose value is written whole (not bucketed).
-    pub fn whole_fields(&self) -> impl Iterator<Item = &Ident> {
-        self.segments.iter().filter_map(|s| match s {
-            Segment::Field(f) => Some(f),
-            _ => None,
-        })
-    }
-}
-
-/// How a partition key is spread over shards, as written.
-pub enum Shard {
-    None,
-    /// `shard = "hash(a, b)"`
-    Hash(Vec<Ident>),
-    /// `shard = "random"`
-    Random,
-    /// GSI `shard = 4`: hash the item's identity; the count is the literal.
-    Identity,
-    /// The expression was refused (already reported); later checks skip it. `meant` is the
-    /// expression the user most likely meant (`hsh(a)` -> `hash(a)`), so that the surface
-    /// emitted next to the error keeps the arity of the key builders.
-    Invalid {
-        meant: Option<Box<Shard>>,
-    },
 }
 
 pub struct PartitionKey {

@@ -3,7 +3,8 @@
 //! `conditions` (typed sort-key conditions), `repository` and `counters` (functions taking a
 //! `Repo`), `query`, `attribute_gsi` (indexes keyed by the fields' own attributes: their
 //! schema entries, shard and functions), `fields` (`{Entity}Fields`), `gsi_rewrite`, `schema` (the `__SCHEMA`
-//! static) and `checks` (compile-time assertions). `params` says how key fields are passed.
+//! static) and `checks` (compile-time assertions). `params` says how key fields are passed,
+//! `item_args` what the functions of one item take (shared by `repository` and `counters`).
 //!
 //! Generated code is thin: static key descriptions and typed wrappers around runtime
 //! functions, inside `const _: () = { ... };`, reaching the runtime through one hidden path
@@ -20,6 +21,7 @@ mod conditions;
 mod counters;
 mod fields;
 mod gsi_rewrite;
+mod item_args;
 mod keys;
 mod layout;
 mod params;
@@ -30,11 +32,10 @@ mod schema;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-pub(crate) use checks::respan;
 use params::Ctx;
 
-use crate::names;
-use crate::resolve::{RPartition, Resolved};
+use crate::entity::names;
+use crate::entity::resolve::{RPartition, Resolved};
 
 /// The generated code of a valid entity.
 pub fn expand(r: &Resolved) -> TokenStream {

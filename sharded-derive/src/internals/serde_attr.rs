@@ -5,9 +5,9 @@
 use syn::meta::ParseNestedMeta;
 use syn::{Attribute, Ident, LitStr};
 
-use crate::case::RenameRule;
-use crate::model::Sp;
-use crate::parse::skip;
+use super::attr::skip;
+use super::case::RenameRule;
+use super::spanned::Sp;
 
 /// What serde does with one field's attribute name.
 #[derive(Default)]

@@ -7,9 +7,12 @@
 //! previous layout are read from the schema, the one place the attribute declares them, and
 //! never copied into generated bodies as literals.
 
+use crate::attribute::KeyValue;
 use crate::encoding::KeyPart;
 use crate::error::KeyError;
-use crate::schema::{PartitionKeySchema, PreviousLayout, PreviousPlacement, Sharding};
+use crate::schema::{
+    EntitySchema, PartitionKeySchema, PreviousLayout, PreviousPlacement, Sharding,
+};
 use crate::shards::{identity, Partitions, ShardKeys};
 use crate::suffix::ShardSuffix;
 use crate::template::{
@@ -324,6 +327,31 @@ pub fn parse<'a>(
         text,
         key.sharding.shard_count().map(|n| (n, key.suffix)),
     )
+}
+
+/// The partitions of index `index` of `schema`, keyed by the item's own attributes, whose
+/// attributes have these values: every shard of that partition. A value that is empty is
+/// refused (DynamoDB stores no empty key attribute); an index not keyed by attributes
+/// (generated code never asks for one) gives partitions the query's plan refuses, naming the
+/// function to call.
+pub fn attribute_partitions(
+    schema: &EntitySchema,
+    index: u8,
+    equalities: Vec<(&'static str, KeyValue)>,
+) -> Result<Partitions, KeyError> {
+    let gsi = schema.gsi(index);
+    let shard_attribute = gsi
+        .and_then(|g| g.attributes)
+        .map_or("", |k| k.shard_attribute);
+    let n = gsi.and_then(|g| g.pk.sharding.shard_count()).unwrap_or(1);
+    match equalities.iter().find(|(_, v)| v.text().is_empty()) {
+        Some((field, _)) => Err(KeyError::EmptyValue {
+            entity: schema.entity,
+            attribute: gsi.map_or("", |g| g.index_name),
+            field,
+        }),
+        None => Ok(Partitions::attributes(equalities, shard_attribute, n)),
+    }
 }
 
 #[cfg(test)]

@@ -104,7 +104,7 @@ pub fn query_shards<E: Entity>(
     index: Option<u8>,
     shards: Result<ShardKeys, KeyError>,
 ) -> Query<E> {
-    repo.query_shards(index, shards)
+    repo.query_of(index, shards.map(|keys| Partitions::new(keys, None)))
 }
 
 /// A scatter-gather query of the base table over every partition of the entity's layout (the
@@ -113,7 +113,7 @@ pub fn query_partitions<E: Entity>(
     repo: &Repo<E>,
     partitions: Result<Partitions, KeyError>,
 ) -> Query<E> {
-    repo.query_partitions(partitions)
+    repo.query_of(None, partitions)
 }
 
 /// A scatter-gather query of index `index`, keyed by the item's own attributes, over every
@@ -124,7 +124,10 @@ pub fn query_attributes<E: Entity>(
     index: u8,
     equalities: Vec<(&'static str, KeyValue)>,
 ) -> Query<E> {
-    repo.query_attributes(index, equalities)
+    repo.query_of(
+        Some(index),
+        crate::keys::layout::attribute_partitions(E::SCHEMA, index, equalities),
+    )
 }
 
 /// The shard of an item in an index keyed by its own attributes, as the text `item_keys`

@@ -12,7 +12,6 @@ use crate::access::scan::Scan;
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
 use crate::error::{Error, KeyError};
-use crate::keys::attribute::KeyValue;
 use crate::keys::shards::{Partitions, ShardKeys};
 
 use super::Repo;
@@ -150,50 +149,17 @@ impl<E: ShardedEntity> Repo<E> {
         found.map(E::from_item).transpose()
     }
 
-    /// A scatter-gather query over every shard of a logical key, on the base table
-    /// (`index = None`) or GSI `gsiN` (`Some(N)`). The generated `query*` functions call this.
-    pub(crate) fn query_shards(
+    /// A scatter-gather query of the base table (`index = None`) or GSI `gsiN` (`Some(N)`)
+    /// over `partitions`: every shard of a logical key, the previous layout's too during a
+    /// transition, or the shards of an index keyed by the item's attributes. The one entry of
+    /// the generated `query*` functions (through `__private`); a key error is the query's,
+    /// returned when it runs.
+    pub(crate) fn query_of(
         &self,
         index: Option<u8>,
-        shards: Result<ShardKeys, KeyError>,
+        partitions: Result<Partitions, KeyError>,
     ) -> Query<E> {
-        Query::new(
-            self.clone(),
-            index,
-            shards.map(|keys| Partitions::new(keys, None)),
-        )
-    }
-
-    /// A scatter-gather query of index `index`, keyed by the item's own attributes, over the
-    /// shards of the partition whose attributes have these values.
-    pub(crate) fn query_attributes(
-        &self,
-        index: u8,
-        equalities: Vec<(&'static str, KeyValue)>,
-    ) -> Query<E> {
-        // An index that is not keyed by attributes (generated code never asks) is refused by
-        // the query's plan, which names the function to call.
-        let gsi = E::SCHEMA.gsi(index);
-        let shard_attribute = gsi
-            .and_then(|g| g.attributes)
-            .map_or("", |k| k.shard_attribute);
-        let n = gsi.and_then(|g| g.pk.sharding.shard_count()).unwrap_or(1);
-        let empty = equalities.iter().find(|(_, v)| v.text().is_empty());
-        let partitions = match empty {
-            Some((field, _)) => Err(KeyError::EmptyValue {
-                entity: E::SCHEMA.entity,
-                attribute: gsi.map_or("", |g| g.index_name),
-                field,
-            }),
-            None => Ok(Partitions::attributes(equalities, shard_attribute, n)),
-        };
-        Query::new(self.clone(), Some(index), partitions)
-    }
-
-    /// A scatter-gather query of the base table over every partition of a logical key's
-    /// layout: with a transition declared, the previous layout's too.
-    pub(crate) fn query_partitions(&self, partitions: Result<Partitions, KeyError>) -> Query<E> {
-        Query::new(self.clone(), None, partitions)
+        Query::new(self.clone(), index, partitions)
     }
 
     /// A parallel scan of every item of `E` in the table (other entities are filtered out):

@@ -20,6 +20,7 @@ use syn::{Attribute, Data, DeriveInput, Ident, LitStr};
 
 use crate::internals::attr::{accepted_key, crate_path, gsi_number, set_once};
 use crate::internals::ctxt::Ctxt;
+use crate::internals::dynamodb::check_name;
 use crate::internals::suggest::did_you_mean;
 use crate::internals::symbol::*;
 
@@ -237,24 +238,6 @@ fn index_attribute(cx: &Ctxt, attr: &Attribute, number: u8) -> Option<Index> {
     Some(index)
 }
 
-/// DynamoDB's rule for table and index names: 3 to 255 of `a-z A-Z 0-9 _ - .`.
-fn dynamodb_name(cx: &Ctxt, lit: &LitStr, what: &str) {
-    let name = lit.value();
-    let ok = (3..=255).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-    if !ok {
-        cx.error_spanned_by(
-            lit,
-            format!(
-                "`{name}` is not a valid DynamoDB {what}: use 3 to 255 letters, digits, `_`, `-` \
-                 or `.`"
-            ),
-        );
-    }
-}
-
 /// An attribute name: DynamoDB takes 1 to 255 bytes of UTF-8.
 fn attribute_name(cx: &Ctxt, lit: &LitStr, what: &str) {
     let name = lit.value();
@@ -268,7 +251,7 @@ fn attribute_name(cx: &Ctxt, lit: &LitStr, what: &str) {
 
 fn validate(cx: &Ctxt, table: &Table) {
     if let Some(name) = &table.name {
-        dynamodb_name(cx, name, "table name");
+        check_name(cx, &name.value(), name.span(), "table name");
     }
     for (lit, what) in [
         (&table.pk, "partition key"),
@@ -331,7 +314,7 @@ fn validate(cx: &Ctxt, table: &Table) {
     }
     for index in &table.indexes {
         if let Some(name) = &index.index {
-            dynamodb_name(cx, name, "index name");
+            check_name(cx, &name.value(), name.span(), "index name");
         }
         let n = index.number;
         for (lit, what) in [(&index.pk, "partition key"), (&index.sk, "sort key")] {

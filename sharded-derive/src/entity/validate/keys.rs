@@ -10,6 +10,7 @@ use syn::{Ident, LitStr};
 use super::fields::{template_fields, unknown_field};
 use crate::entity::model::{Entity, PartitionKey, Previous, Segment, Shard, Template};
 use crate::internals::ctxt::Ctxt;
+use crate::internals::dynamodb::check_name;
 
 /// `suffix = ".."` spells a shard: only a sharded key has one. (Whether the spelling can be
 /// parsed back is the runtime's rule, checked at compile time in the expansion.)
@@ -479,20 +480,6 @@ pub(super) fn attribute_gsi(cx: &Ctxt, entity: &Entity, gsi: &crate::entity::mod
         );
     }
     if let Some(index) = &gsi.index_name {
-        table_name(cx, &index.value(), index.span(), "index name");
-    }
-}
-
-/// DynamoDB's rule for table and index names: 3 to 255 of `a-z A-Z 0-9 _ - .`.
-pub(super) fn table_name(cx: &Ctxt, name: &str, span: proc_macro2::Span, what: &str) {
-    let ok = (3..=255).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-    if !ok {
-        cx.error_at(
-            span,
-            format!("`{name}` is not a valid DynamoDB {what}: use 3 to 255 letters, digits, `_`, `-` or `.`"),
-        );
+        check_name(cx, &index.value(), index.span(), "index name");
     }
 }

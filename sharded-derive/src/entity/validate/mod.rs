@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use crate::entity::model::{Entity, TableRef};
 use crate::internals::ctxt::Ctxt;
+use crate::internals::dynamodb::check_name;
 
 mod fields;
 mod keys;
@@ -15,7 +16,7 @@ use fields::{attribute_clashes, counters, field_roles, key_field_types, template
 pub(crate) use fields::{is_counter_name, serde_fix};
 use keys::{
     attribute_gsi, base_key_not_hot, gsi_not_hot, partition_key, random_needs_item_key,
-    suffix_needs_shards, table_name, time_buckets, transition,
+    suffix_needs_shards, time_buckets, transition,
 };
 
 pub fn entity(cx: &Ctxt, entity: &Entity) {
@@ -40,7 +41,7 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
         }
         gsi_not_hot(cx, pk, &gsi.pk, &name);
         if let Some(index) = &gsi.index_name {
-            table_name(cx, &index.value(), index.span(), "index name");
+            check_name(cx, &index.value(), index.span(), "index name");
         }
     }
     for gsi in &entity.attribute_gsis {
@@ -57,7 +58,7 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
 
 fn container(cx: &Ctxt, entity: &Entity) {
     if let Some(TableRef::Name(table)) = &entity.container.table {
-        table_name(cx, &table.value(), table.span(), "table name");
+        check_name(cx, &table.value(), table.span(), "table name");
     }
 }
 

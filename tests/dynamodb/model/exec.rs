@@ -9,6 +9,7 @@ use aws_sdk_dynamodb::types::AttributeValue as V;
 use aws_sdk_dynamodb::Client;
 use futures::StreamExt;
 use sharded::capacity::HotKeyStats;
+use sharded::keys::KeyPart;
 use sharded::schema::CreateTable;
 use sharded::{
     migrate, transaction::Transaction, Cursor, Error, Repo, ShardedCounter, ShardedEntity,
@@ -1536,9 +1537,13 @@ impl Run {
             .keys()
             .map(|k| {
                 let prefix = if k.kind == Kind::Item { "I#" } else { "D#" };
-                // Stored in canonical form: the re-keyed id's space escaped.
-                let id = id_name(k.id).replace(' ', "$20");
-                ((group_name(k.group), format!("{prefix}{id}")), 1)
+                // Stored in canonical form, as the key encoding writes the id (the re-keyed
+                // id's space escaped).
+                let mut sk = prefix.to_owned();
+                id_name(k.id)
+                    .write_key(&mut sk)
+                    .expect("model ids are encodable");
+                ((group_name(k.group), sk), 1)
             })
             .collect();
         if found != expected {

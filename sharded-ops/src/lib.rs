@@ -1,0 +1,12 @@
+//! The operator's side of `sharded`: what a person or a job runs against a table, not what a
+//! service runs on each request.
+//!
+//! **Why a crate.** A service that reads and writes needs keys and the runtime; it does not
+//! need the shard planner's arithmetic, the hot-key report and its advice, recordings, table
+//! caps or the migration runner and its checkpoints. Here, below the command line
+//! (`sharded-cli`) and above the runtime, Cargo keeps that code out of a service's build: the
+//! `sharded` facade re-exports it under its `ops` feature (on by default, so the paths
+//! `sharded::capacity::plan`, `sharded::migrate::Migration`, ... stay where they were), and a
+//! service that turns the feature off (`default-features = false`) does not compile it.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]

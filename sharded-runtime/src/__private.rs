@@ -66,26 +66,58 @@ pub async fn get_from_all_shards<E: Entity>(
     repo.get_from_all_shards(shards, sk).await
 }
 
-/// A point read through the layout: the current place, then, when nothing is there during a
-/// transition, the previous one. The body of the generated `Entity::get`.
-pub async fn get_in_layout<E: Entity>(
+/// A point read through the layout, by the item's key (`Entity::key(..)`): the current place,
+/// then, when nothing is there during a transition, the previous one. The body of the
+/// generated `Entity::get`.
+pub async fn get_item<E: Entity>(
     repo: &Repo<E>,
-    pk: String,
-    previous: Option<String>,
-    sk: Option<String>,
+    key: Result<ItemKey<E>, KeyError>,
 ) -> Result<Option<E>, Error> {
+    let (pk, previous, sk) = key_parts(key?);
     repo.get_in_layout(pk, previous, sk).await
 }
 
-/// A delete through the layout: the previous place (during a transition), then the current
-/// one. The body of the generated `Entity::delete`.
-pub async fn delete_in_layout<E: Entity>(
+/// A delete through the layout, by the item's key (`Entity::key(..)`): the previous place
+/// (during a transition), then the current one. The body of the generated `Entity::delete`.
+pub async fn delete_item<E: Entity>(
     repo: &Repo<E>,
-    pk: String,
-    previous: Option<String>,
-    sk: Option<String>,
+    key: Result<ItemKey<E>, KeyError>,
 ) -> Result<(), Error> {
+    let (pk, previous, sk) = key_parts(key?);
     repo.delete_in_layout(pk, previous, sk).await
+}
+
+/// A typed `UpdateItem` of the item with this key (`Entity::key(..)`) whose key fields are
+/// stored as `key_values` (attribute, value; `stored_value`'s results): the body of the
+/// generated `Entity::update`. The first error, the key's then the values', fails `send`.
+pub fn update_item<E: Entity + GsiRewrite>(
+    repo: &Repo<E>,
+    key: Result<ItemKey<E>, KeyError>,
+    key_values: Vec<(&'static str, Result<AttributeValue, Error>)>,
+) -> Update<E> {
+    let key = key.map_err(Error::from).and_then(|key| {
+        let (pk, previous, sk) = key_parts(key);
+        let key_values = key_values
+            .into_iter()
+            .map(|(attribute, value)| Ok((attribute, value?)))
+            .collect::<Result<_, Error>>()?;
+        Ok(UpdateKey {
+            pk,
+            sk,
+            key_values,
+            previous,
+        })
+    });
+    Update::new(repo, key)
+}
+
+/// The current partition key, the previous one (during a transition) and the sort key.
+fn key_parts<E: Entity>(key: ItemKey<E>) -> (String, Option<String>, Option<String>) {
+    (
+        key.partition_key().to_owned(),
+        key.previous_partition_key().map(str::to_owned),
+        key.sort_key().map(str::to_owned),
+    )
 }
 
 /// One `DeleteItem` by physical key: the body of the generated `Entity::delete`.
@@ -768,6 +800,32 @@ pub fn not_a_member(
             reason,
         },
     }
+}
+
+/// The key fields of a stored item, decoded from its partition key `pk` (under whichever
+/// layout it is stored, see `layout::parse_stored`) and sort key `sk` (by `sk_key`, the
+/// entity's sort key), each written by `fill` (generated: one arm per key field, which knows
+/// the field's type) as the attribute serde stores it as. The body of the generated
+/// `ShardedEntity::__key_attributes`.
+pub fn key_attributes(
+    pk_key: (&'static str, &'static PartitionKeySchema),
+    sk_key: Option<&EntityKey>,
+    pk: &str,
+    sk: Option<&str>,
+    fill: fn(&ParsedKey<'_>, usize, &mut Item) -> Result<(), KeyError>,
+) -> Result<Item, KeyError> {
+    let mut out = Item::new();
+    let parsed = layout::parse_stored(pk_key.0, pk_key.1, pk)?;
+    for i in 0..parsed.len() {
+        fill(&parsed, i, &mut out)?;
+    }
+    if let (Some(sk_key), Some(sk)) = (sk_key, sk) {
+        let parsed = sk_key.parse(sk)?;
+        for i in 0..parsed.len() {
+            fill(&parsed, i, &mut out)?;
+        }
+    }
+    Ok(out)
 }
 
 /// The stored value of a key field, for an update's GSI rewrite (`UpdateKey::key_values`).

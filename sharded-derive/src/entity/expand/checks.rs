@@ -16,8 +16,16 @@ use crate::internals::spanned::respan;
 /// unsupported type is reported where the user wrote it.
 pub(super) fn type_assertions(cx: &Ctx) -> TokenStream {
     let rt = cx.rt;
+    // One check per type, at its first key field: two fields of a type that does not encode
+    // are one error (the type's), and the expansion spells each type's checks once.
+    let mut checked: Vec<String> = Vec::new();
     let checks = cx.r.key_fields().into_iter().filter_map(|field| {
         let ty = field.ty()?;
+        let written = quote!(#ty).to_string();
+        if checked.contains(&written) {
+            return None;
+        }
+        checked.push(written);
         let span = ty.span();
         Some(quote_spanned! {span=>
             const _: () = #rt::assert_key_part::<#ty>();
@@ -58,14 +66,16 @@ fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
         });
     // The attributes the runtime writes are the table's names, which only generated code
     // sees: every stored field is checked against them at compile time.
+    // The list is one `const` the per-field checks share, so it is spelled once per entity.
     let keys = written_key_attributes(cx);
+    let written = quote!(const __WRITTEN: &[(&str, &str)] = &[#(#keys),*];);
     let attributes = entity.fields.iter().filter(|f| f.serde_attribute).map(|f| {
         let name = &f.serde_name.value;
         let field = f.ident.to_string();
         let (how, fix) = crate::entity::validate::serde_fix(f);
         let rt = respan(rt, f.serde_name.span);
         quote_spanned! {f.serde_name.span=>
-            const _: () = #rt::assert_not_written_by_sharded(__TABLE, &[#(#keys),*], #field, #name, #how, #fix);
+            const _: () = #rt::assert_not_written_by_sharded(__TABLE, __WRITTEN, #field, #name, #how, #fix);
         }
     });
     // A zero-padded suffix must hold every shard.
@@ -86,7 +96,7 @@ fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
         let names = Granularity::ALL.map(|g| g.name());
         quote!(const _: () = #rt::assert_granularity_names(&[#(#names),*]);)
     });
-    quote!(#(#counts)* #(#attributes)* #(#suffixes)* #granularities)
+    quote!(#(#counts)* #written #(#attributes)* #(#suffixes)* #granularities)
 }
 
 /// The key attributes the entity writes, as `(name, what it holds)` expressions over the

@@ -12,6 +12,8 @@ use crate::entity::resolve::{push_new, RPartition};
 pub(super) struct ItemArgs {
     /// The physical partition key's fields, then the sort key's, as parameters.
     pub params: Vec<TokenStream>,
+    /// The same, as arguments (of `Self::key(..)`).
+    pub names: Vec<TokenStream>,
     /// The arguments of `Self::pk(..)`.
     pub pk_args: Vec<TokenStream>,
     /// `Option<String>`: the item's sort key.
@@ -38,6 +40,7 @@ pub(super) fn item_args(cx: &Ctx, pk: &RPartition) -> ItemArgs {
         quote!(::core::option::Option::None)
     };
     ItemArgs {
+        names: cx.names(args.iter().copied()),
         params: cx.params(args),
         pk_args,
         sk_expr,

@@ -513,17 +513,11 @@ pub(super) fn key_attributes_fn(cx: &Ctx) -> TokenStream {
             }
         })
     });
-    let sk = match &r.sk {
-        Some(_) => quote! {
-            if let ::core::option::Option::Some(sk) = sk {
-                let parsed = &__SK.parse(sk)?;
-                for i in 0..parsed.len() {
-                    fill(parsed, i, &mut out)?;
-                }
-            }
-        },
-        None => quote!(let _ = sk;),
+    let sk_key = match &r.sk {
+        Some(_) => quote!(::core::option::Option::Some(&__SK)),
+        None => quote!(::core::option::Option::None),
     };
+    // The walk over the keys is the runtime's; only the arms, which know the types, are here.
     quote! {
         fn __key_attributes(
             pk: &str,
@@ -540,13 +534,7 @@ pub(super) fn key_attributes_fn(cx: &Ctx) -> TokenStream {
                 }
                 #rt::Result::Ok(())
             }
-            let mut out = #rt::Item::new();
-            let parsed = &#rt::layout::parse_stored(#entity_name, &__SCHEMA.pk, pk)?;
-            for i in 0..parsed.len() {
-                fill(parsed, i, &mut out)?;
-            }
-            #sk
-            #rt::Result::Ok(out)
+            #rt::key_attributes((#entity_name, &__SCHEMA.pk), #sk_key, pk, sk, fill)
         }
     }
 }

@@ -80,6 +80,7 @@ fn key_and_update(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
     let entity_name = &r.entity_name;
     let ItemArgs {
         params,
+        names,
         pk_args,
         sk_expr,
         previous_expr,
@@ -95,20 +96,12 @@ fn key_and_update(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
         };
         let (name, attribute) = (&field.ident, &field.serde_name.value);
         Some(quote! {
-            (#attribute, #rt::stored_value(#entity_name, #attribute, &#name)?)
+            (#attribute, #rt::stored_value(#entity_name, #attribute, &#name))
         })
     });
+    // The key is `key`'s; the runtime turns it and the stored key fields into the update.
     let update_body = cx.body(quote! {
-        let __key = (|| -> #rt::Result<#rt::UpdateKey, #rt::Error> {
-            let __sk = #sk_expr;
-            ::core::result::Result::Ok(#rt::UpdateKey {
-                pk: Self::pk(#(#pk_args),*)?,
-                sk: __sk,
-                key_values: ::std::collections::HashMap::from([#(#key_values),*]),
-                previous: #previous_expr,
-            })
-        })();
-        #rt::Update::new(#repo, __key)
+        #rt::update_item(#repo, Self::key(#(#names),*), #rt::Vec::from([#(#key_values),*]))
     });
     let update_doc = format!(
         "A typed `UpdateItem` of one `{ident}`, on the shard its key gives: chain \
@@ -144,8 +137,7 @@ fn get_and_delete(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
     let rt = cx.rt;
     let repo = cx.fresh("repo");
     let ident = &cx.r.entity.ident;
-    let (params, pk_args) = (&item.params, &item.pk_args);
-    let (sk_expr, previous_expr) = (&item.sk_expr, &item.previous_expr);
+    let (params, names) = (&item.params, &item.names);
     let how = match (&pk.shard, &pk.previous) {
         (RShard::Hash(_), None) => "exactly one `GetItem`, on the shard its hash fields give",
         (RShard::Random(_), None) => "exactly one `GetItem`, on the shard its key hashes to",
@@ -162,14 +154,9 @@ fn get_and_delete(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
     } else {
         format!("Deletes one `{ident}` by its key (no error if there is none).")
     };
-    let get_body = cx.body(quote! {
-        let __sk = #sk_expr;
-        #rt::get_in_layout(#repo, Self::pk(#(#pk_args),*)?, #previous_expr, __sk).await
-    });
-    let delete_body = cx.body(quote! {
-        let __sk = #sk_expr;
-        #rt::delete_in_layout(#repo, Self::pk(#(#pk_args),*)?, #previous_expr, __sk).await
-    });
+    // Both read the item's place from `key`, which computes it once for every operation.
+    let get_body = cx.body(quote!(#rt::get_item(#repo, Self::key(#(#names),*)).await));
+    let delete_body = cx.body(quote!(#rt::delete_item(#repo, Self::key(#(#names),*)).await));
     quote! {
         #[doc = #get_doc]
         #[inline]

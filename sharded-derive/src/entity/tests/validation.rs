@@ -141,8 +141,8 @@ fn checked_attributes(input: TokenStream) -> Vec<(String, String, String)> {
     out.split("assert_not_written_by_sharded(__TABLE,")
         .skip(1)
         .map(|call| {
-            // After the key list: `"field","attribute","how","fix")`.
-            let after_keys = call.split_once("],").map_or(call, |(_, rest)| rest);
+            // After the key list (the shared `__WRITTEN`): `"field","attribute","how","fix")`.
+            let after_keys = call.split_once("__WRITTEN,").map_or(call, |(_, rest)| rest);
             let strings: Vec<String> = after_keys
                 .split('"')
                 .skip(1)

@@ -1,6 +1,5 @@
 //! The hot-key report: each key's activity in the window and the flags raised, and how it
 //! prints (a table of the hottest keys, then each flag's advice).
-
 //!
 //! Layout: this file is the report and how it is made from a collector's window (which the
 //! runtime lends through a hidden door, `HotKeyStats::__window`); `activity` is a key's row,

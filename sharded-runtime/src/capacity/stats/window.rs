@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use crate::capacity::limits::PerKeyLimits;
-use crate::capacity::stats::HotKeyThresholds;
+use crate::capacity::stats::thresholds::HotKeyThresholds;
 use crate::keys::suffix::ShardSuffix;
 
 /// A collector's window as [`HotKeyStats::__window`](crate::capacity::HotKeyStats::__window)

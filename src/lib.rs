@@ -78,9 +78,50 @@ pub use sharded_runtime::{
 };
 
 pub use sharded_runtime::{
-    bucket, capacity, condition, cursor, hash, keys, migrate, query, schema, telemetry,
-    transaction, update,
+    bucket, condition, cursor, hash, keys, migrate, query, schema, telemetry, transaction, update,
 };
+
+pub mod capacity {
+    //! Capacity: what a request costs, what one key can take, where the load goes and what to do
+    //! about it.
+    //!
+    //! - **Units**: [`item_size`], [`write_units`], [`read_units`]: DynamoDB's arithmetic,
+    //!   defined once and used by the repository, the report, the planner and the test kit.
+    //! - **Limits**: [`PerKeyLimits`], the per-partition-key cap that sharding works around.
+    //! - **The hot-key report**: [`HotKeyStats`] collects consumed capacity per physical key
+    //!   (attach it with `Repo::with_stats`); [`HotKeyReport`] names the hot keys and what to do
+    //!   (`stats.report()`, with [`ReportHotKeys`] in scope): per logical key
+    //!   ([`LogicalKeyReport`]: shards rolled up, per-second peak and p99 against the per-key
+    //!   limits, throttles by `ThrottlingReasons` reason, shard spread, a [`HotKeyPattern`] and
+    //!   [`Advice`]), as a table (`Display`) or JSON ([`HotKeyReport::to_json`]), keys hashed on
+    //!   request ([`HotKeyReport::redact`]).
+    //! - **Recordings**: [`Recording`] is a collector's window as data (JSON), to report on
+    //!   later or elsewhere, or read from a CloudWatch Contributor Insights rule report
+    //!   ([`Recording::from_contributor_insights`]).
+    //! - **Table caps**: [`TableCaps`] reads a table's warm throughput, on-demand maximum and
+    //!   provisioned capacity (`DescribeTable`) and names the `UpdateTable` a load needs.
+    //! - **The planner**: [`plan`] turns a peak load into a shard count, showing its arithmetic.
+    //! - **Time**: [`Clock`], so rates can be tested with a [`ManualClock`].
+    //!
+    //! The units, limits, the collector and clocks are what a service runs (`sharded-runtime`);
+    //! the report, recordings, table caps and the planner are the operator's (`sharded-ops`, the
+    //! default feature `ops`): a service built with `default-features = false` still records
+    //! with [`HotKeyStats`] and leaves the rest out of its build.
+    //!
+    //! ```
+    //! use sharded::capacity::{plan, PlanInput};
+    //! // A viral game: 7,000 writes/s of 1 KB scores onto one logical key.
+    //! let plan = plan(&PlanInput::new(7_000.0, 1_024)).unwrap();
+    //! assert_eq!(plan.base.derive_n(), Some(10));
+    //! ```
+
+    #[doc(inline)]
+    pub use sharded_runtime::capacity::*;
+
+    #[cfg(feature = "ops")]
+    #[doc(inline)]
+    pub use sharded_ops::capacity::*;
+}
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give
 /// `Repo::new` from this path, and no version mismatch can arise.

@@ -14,7 +14,7 @@
 //! |---|---|---|
 //! | `keys/` | the key model: encoding, templates, time buckets, the shard hash, schemas. No AWS types, no network | [`KeyError`], [`keys`], [`bucket`], [`hash`], [`schema`] |
 //! | `access/` | data access: repository, query, range query over time buckets, scatter-gather engine, merge, cursor, parallel scan, batches, transactions, migration, counter | [`Repo`], [`Query`], [`Page`], [`Cursor`], [`Condition`], [`Update`], [`ShardedCounter`], [`RetryPolicy`], [`query`], [`cursor`], [`condition`], [`update`], [`transaction`], [`migrate`] |
-//! | `capacity/` | item size and units, per-key limits, the hot-key report, the planner | [`capacity`] |
+//! | `capacity/` | item size and units, per-key limits, the hot-key collector, clocks | [`capacity`] |
 //! | `error/` | the crate's error enum and the errors of cursors, transactions and migrations | [`Error`], [`Result`], [`cursor::CursorError`], [`migrate::Failure`] |
 //!
 //! Test tooling (DynamoDB Local, fault injection, the per-key limit emulator) lives in the
@@ -237,6 +237,14 @@ pub mod bucket {
 #[doc(hidden)]
 #[path = "__private.rs"]
 pub mod __private;
+
+/// What sharded-ops reads of the runtime: the hot-key collector's window (its report and
+/// recordings are made there). Not a public API: no stability promise, hidden from the docs.
+#[doc(hidden)]
+pub mod __ops {
+    pub use crate::capacity::stats::split_shard;
+    pub use crate::capacity::stats::window::{Bucket, ItemsWritten, KeyEntry, State, Window, BASE};
+}
 
 /// Engine internals exposed for the project's own benchmarks (feature `bench-internals`).
 /// Not a public API: no stability promise, hidden from the docs.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::types::AttributeValue as V;
 use aws_sdk_dynamodb::Client;
 use futures::StreamExt;
-use sharded::capacity::HotKeyStats;
+use sharded::capacity::{HotKeyStats, ReportHotKeys};
 use sharded::keys::KeyPart;
 use sharded::schema::CreateTable;
 use sharded::{

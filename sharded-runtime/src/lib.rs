@@ -53,13 +53,13 @@ pub mod schema {
     pub use crate::access::table::CreateTable;
 }
 
-pub use access::batch::RetryPolicy;
 pub use access::condition::Condition;
 pub use access::counter::ShardedCounter;
 pub use access::cursor::Cursor;
 pub use access::entity::ShardedEntity;
 pub use access::query::{Page, Query};
 pub use access::repo::Repo;
+pub use access::retry::RetryPolicy;
 pub use access::source::{ShardedCollection, ShardedProjection};
 pub use access::update::Update;
 pub use error::{Error, Result};

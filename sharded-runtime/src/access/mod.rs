@@ -49,6 +49,7 @@ pub(crate) mod range;
 pub(crate) mod read_cache;
 pub(crate) mod recognize;
 pub(crate) mod repo;
+pub(crate) mod retry;
 pub(crate) mod scan;
 pub(crate) mod scatter;
 pub(crate) mod sort_condition;

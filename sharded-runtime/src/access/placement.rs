@@ -28,10 +28,11 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 
 use crate::access::condition::{values_of, Names, Values};
-use crate::access::entity::{Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
 use crate::access::migrate::{move_item, MoveOutcome, Store};
 use crate::access::write_rules::{entity_guard, key_item, no_item};
 use crate::error::Error;
+use crate::item::Item;
 use crate::keys::schema::EntitySchema;
 
 /// Where one item of an entity lives: its partition key and sort key now, and its partition
@@ -219,7 +220,7 @@ impl Placement {
             client,
             table,
             self.candidate_keys()?,
-            &crate::access::batch::RetryPolicy::default(),
+            &crate::access::retry::RetryPolicy::default(),
         )
         .await?;
         let position = |item: &Item| {

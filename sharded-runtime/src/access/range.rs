@@ -35,14 +35,16 @@ use futures::Stream;
 
 use crate::access::cursor::{self, Cursor, CursorError, Resume};
 use crate::access::description::{Description, KeyShape, QueryShape};
-use crate::access::entity::{Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
 use crate::access::options::{read_setters, ReadOptions};
 use crate::access::query::{Page, Query, STREAM_PAGE_ITEMS};
 use crate::access::recognize::Foreign;
 use crate::access::repo::Repo;
-use crate::access::scatter::{Engine, SortCondition};
+use crate::access::scatter::Engine;
+use crate::access::sort_condition::SortCondition;
 use crate::access::sort_condition::{sort_key_condition, SortOp};
 use crate::error::{Error, KeyError};
+use crate::item::Item;
 use crate::keys::bucket::Granularity;
 use crate::keys::bucket::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime};
 use crate::keys::encoding::{KeyPart, KeyPartError};

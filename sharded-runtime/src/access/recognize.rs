@@ -27,12 +27,13 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use crate::access::entity::{decode_as, Item, ShardedEntity};
+use crate::access::entity::{decode_as, ShardedEntity};
 use crate::access::placement::Placement;
 use crate::access::source::ShardedProjection;
 pub use crate::error::foreign::{Foreign, ForeignItem, ForeignReason, MAX_FOREIGN_EXAMPLES};
 use crate::error::Error;
 use crate::item::describe_key;
+use crate::item::Item;
 use crate::keys::layout;
 use crate::keys::schema::{EntitySchema, Recognition};
 use crate::keys::template::{loosely_same_key, parse_key, KeyContext};

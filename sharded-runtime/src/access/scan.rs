@@ -20,7 +20,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use aws_sdk_dynamodb::Client;
 use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 
-use crate::access::entity::{Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
 use crate::access::options::{scan_setters, ScanOptions};
 use crate::access::recognize::{
     keep_recognised, read_depth, recognize, recognize_projected, Depth, Recognize,
@@ -31,6 +31,7 @@ use crate::capacity::budget::UnitBudget;
 use crate::capacity::units::{item_size, read_units, Consistency};
 use crate::capacity::SystemClock;
 use crate::error::Error;
+use crate::item::Item;
 use crate::keys::layout;
 use crate::keys::schema::EntitySchema;
 

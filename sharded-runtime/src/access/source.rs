@@ -7,10 +7,11 @@
 
 use serde::de::DeserializeOwned;
 
-use crate::access::entity::{decode_as, Item, ShardedEntity};
+use crate::access::entity::{decode_as, ShardedEntity};
 use crate::access::placement::Placement;
 use crate::access::recognize::{recognize, Depth, NotOurs};
 use crate::error::Error;
+use crate::item::Item;
 use crate::keys::schema::EntitySchema;
 
 /// What a [`Query`](crate::Query) reads: one entity, or a collection of entities sharing a

@@ -11,12 +11,12 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
-use crate::access::batch::RetryPolicy;
 use crate::access::condition::{values_of, Condition, Names, Values};
-use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
 use crate::access::idempotent::{self, FirstSent, TokenRequest};
 use crate::access::placement::{PendingSettle, Placement};
 use crate::access::read_cache::{ReadCache, Written};
+use crate::access::retry::RetryPolicy;
 use crate::access::update::{GsiRewrite, Update};
 use crate::access::write_rules::{
     entity_guard, key_of, no_item, own_entity, physical_item, put_guard, stamp_write,
@@ -26,6 +26,7 @@ use crate::capacity::stats::{record, HotKeyStats};
 use crate::capacity::units::item_size;
 pub use crate::error::transaction::CanceledAction;
 use crate::error::Error;
+use crate::item::{describe_key, Item};
 use crate::keys::schema::EntitySchema;
 
 /// The most actions one `TransactWriteItems` takes.

@@ -13,12 +13,13 @@ use aws_sdk_dynamodb::types::{
 };
 
 use crate::access::condition::{values_of, Condition, Data, Field, Names, Operand, Values};
-use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
 use crate::access::placement::Placement;
 use crate::access::repo::Repo;
 use crate::access::write_rules::{existing_entity, expect_version, stamp_update, stored_version};
 use crate::capacity::stats::record;
 use crate::error::Error;
+use crate::item::{describe_key, Item};
 
 /// A field an update may change: a [`Field`] outside the primary key.
 #[diagnostic::on_unimplemented(

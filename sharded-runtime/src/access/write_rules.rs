@@ -8,10 +8,11 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use crate::access::clock_values::now_value;
 use crate::access::condition::{Condition, Names, Values};
-use crate::access::entity::{Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
 use crate::access::recognize::untagged_is_ours_at;
 use crate::capacity::units::check_item_size;
 use crate::error::Error;
+use crate::item::Item;
 use crate::keys::schema::EntitySchema;
 
 /// The item `entity` is stored as (its fields, key attributes and entity attribute), refused

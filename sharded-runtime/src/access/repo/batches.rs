@@ -4,11 +4,12 @@
 use std::collections::HashSet;
 
 use crate::access::batch;
-use crate::access::entity::{Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
 use crate::access::placement::Placement;
 use crate::access::write_rules::physical_item;
 use crate::capacity::stats::record;
 use crate::error::Error;
+use crate::item::Item;
 
 use super::Repo;
 

@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
 
-use crate::access::batch::RetryPolicy;
 use crate::access::entity::ShardedEntity;
 use crate::access::placement::Placement;
 use crate::access::read_cache::{ReadCache, Written};
+use crate::access::retry::RetryPolicy;
 use crate::access::transaction::{TransactGet, Transaction};
 use crate::capacity::stats::HotKeyStats;
 use crate::capacity::Clock;

@@ -4,7 +4,7 @@
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
 use crate::access::batch;
-use crate::access::entity::{Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
 use crate::access::migrate::Migration;
 use crate::access::placement::Placement;
 use crate::access::query::Query;
@@ -12,6 +12,7 @@ use crate::access::scan::Scan;
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
 use crate::error::{Error, KeyError};
+use crate::item::Item;
 use crate::keys::shards::{Partitions, ShardKeys};
 
 use super::Repo;

@@ -11,7 +11,7 @@ use aws_sdk_dynamodb::types::{
 };
 
 use crate::access::condition::{values_of, Condition, Names, Values};
-use crate::access::entity::{describe_key, same_item, Item, ShardedEntity};
+use crate::access::entity::{same_item, ShardedEntity};
 use crate::access::idempotent;
 use crate::access::placement::Placement;
 use crate::access::recognize::{is_ours, tagged_as};
@@ -21,6 +21,7 @@ use crate::access::write_rules::{
 };
 use crate::capacity::stats::{record, split_shard};
 use crate::error::{Error, ItemKeyDisplay};
+use crate::item::{describe_key, Item};
 
 use super::Repo;
 

@@ -96,11 +96,11 @@ pub use sharded_keys::{KeyError, ShardedTable};
 /// # Ok(()) }
 /// ```
 pub mod query {
+    pub use crate::access::handle::MAX_FAN_OUT;
     pub use crate::access::query::{Answer, Partial, STREAM_PAGE_ITEMS};
     pub use crate::access::range::RangeQuery;
     pub use crate::access::read_cache::DEFAULT_CACHE_ITEMS;
     pub use crate::access::recognize::{Foreign, ForeignItem, ForeignReason, MAX_FOREIGN_EXAMPLES};
-    pub use crate::access::repo::MAX_FAN_OUT;
     pub use crate::access::scan::Scan;
     pub use crate::access::scatter::ShardFailure;
     pub use crate::access::sort_condition::{

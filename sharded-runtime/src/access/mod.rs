@@ -39,6 +39,7 @@ pub(crate) mod counter;
 pub(crate) mod cursor;
 pub(crate) mod description;
 pub(crate) mod entity;
+pub(crate) mod handle;
 pub(crate) mod idempotent;
 pub(crate) mod merge;
 pub(crate) mod migrate;

@@ -34,7 +34,7 @@ use std::time::Duration;
 
 use futures::future::{BoxFuture, FutureExt, Shared};
 
-use crate::access::recognize::Foreign;
+use crate::error::foreign::Foreign;
 use crate::capacity::{Clock, SystemClock};
 use crate::error::Error;
 use crate::item::Item;

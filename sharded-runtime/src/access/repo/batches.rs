@@ -168,7 +168,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// key) and, as throttled, what they returned unprocessed.
     async fn run_batch(&self, writes: Vec<batch::Write>) -> Result<(), Error> {
         let writes = batch::last_write_per_key(writes, key_of::<E>);
-        let _written = self.writing_to(
+        let _written = self.handle.writing_to(
             writes
                 .iter()
                 .filter_map(|w| w.item().get(E::SCHEMA.pk.attribute))
@@ -178,15 +178,15 @@ impl<E: ShardedEntity> Repo<E> {
         // A put is recorded with its item, a delete with its key (its item unknown: at
         // least the one unit every write costs).
         let recorded: Option<Vec<Item>> = self
-            .shared
+            .handle
             .stats
             .as_ref()
             .map(|_| writes.iter().map(|w| w.item().clone()).collect());
         let result = batch::write(
-            &self.shared.client,
-            &self.shared.table,
+            self.handle.client(),
+            self.handle.table(),
             writes,
-            &self.shared.retry,
+            self.handle.retry(),
             self.concurrency(),
         )
         .await;
@@ -230,10 +230,10 @@ impl<E: ShardedEntity> Repo<E> {
             .map(|(pk, sk)| Placement::fixed(E::SCHEMA, pk, sk).current_key())
             .collect::<Result<_, _>>()?;
         let items = batch::get(
-            &self.shared.client,
-            &self.shared.table,
+            self.handle.client(),
+            self.handle.table(),
             keys,
-            &self.shared.retry,
+            self.handle.retry(),
             self.concurrency(),
         )
         .await?;

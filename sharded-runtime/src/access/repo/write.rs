@@ -2,12 +2,13 @@
 //! generated `delete`, each guarded (another entity's item is never touched) and, during a
 //! layout transition, settled first so no copy is left at the previous place.
 
+use std::sync::Arc;
+
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    ConsumedCapacity, Delete, Put, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
-    TransactWriteItem,
+    ConsumedCapacity, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
 
 use crate::access::condition::{values_of, Condition, Names, Values};
@@ -15,11 +16,12 @@ use crate::access::entity::{same_item, ShardedEntity};
 use crate::access::idempotent;
 use crate::access::placement::Placement;
 use crate::access::recognize::{is_ours, tagged_as};
+use crate::access::update::{GsiRewrite, Update, UpdateKey};
 use crate::access::write_rules::{
     entity_guard, no_item, own_entity, physical_item, put_guard, stamp_write, stored_version,
     with_condition,
 };
-use crate::capacity::stats::{record, split_shard};
+use crate::capacity::stats::record;
 use crate::error::{Error, ItemKeyDisplay};
 use crate::item::{describe_key, Item};
 
@@ -51,12 +53,13 @@ impl<E: ShardedEntity> Repo<E> {
     /// ```
     pub async fn put_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
         let placement = Placement::of(entity)?;
-        self.item_operation(
-            "put_if",
-            &placement,
-            self.send_put_if(entity, condition, &placement),
-        )
-        .await
+        self.handle
+            .item_operation::<E, _>(
+                "put_if",
+                &placement,
+                self.send_put_if(entity, condition, &placement),
+            )
+            .await
     }
 
     async fn send_put_if(
@@ -65,7 +68,7 @@ impl<E: ShardedEntity> Repo<E> {
         condition: Condition<E>,
         placement: &Placement,
     ) -> Result<(), Error> {
-        let _written = self.writing(placement);
+        let _written = self.handle.writing(placement);
         self.settle(placement).await?;
         let mut item = physical_item(entity)?;
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
@@ -81,7 +84,7 @@ impl<E: ShardedEntity> Repo<E> {
         let expression = with_condition(&guard, Some(condition), &mut names, &mut values)?;
         if placement.has_previous() {
             let put = Put::builder()
-                .table_name(&self.shared.table)
+                .table_name(self.handle.table())
                 .set_item(Some(item))
                 .condition_expression(expression)
                 .set_expression_attribute_names(Some(names))
@@ -97,17 +100,17 @@ impl<E: ShardedEntity> Repo<E> {
                 Sent::Refused(found) => Err(self.refused("PutItem", key, found, read_version)),
             };
         }
-        let kept = self.shared.stats.as_ref().map(|_| item.clone());
+        let kept = self.handle.stats.as_ref().map(|_| item.clone());
         let result = self
-            .shared
+            .handle
             .client
             .put_item()
-            .table_name(&self.shared.table)
+            .table_name(self.handle.table())
             .set_item(Some(item))
             .condition_expression(expression)
             .set_expression_attribute_names(Some(names))
             .set_expression_attribute_values(values_of(values))
-            .set_return_consumed_capacity(self.capacity_request())
+            .set_return_consumed_capacity(self.handle.capacity_request())
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
@@ -117,7 +120,7 @@ impl<E: ShardedEntity> Repo<E> {
                 PutItemError::ConditionalCheckFailedException(refusal) => {
                     Err(self.refused("PutItem", key, refusal.item, read_version))
                 }
-                other => Err(Error::dynamo("PutItem", &self.shared.table, other)),
+                other => Err(Error::dynamo("PutItem", self.handle.table(), other)),
             },
         };
         if let Some(item) = &kept {
@@ -152,49 +155,19 @@ impl<E: ShardedEntity> Repo<E> {
     /// ```
     pub async fn delete_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
         let placement = Placement::of(entity)?;
-        self.item_operation("delete_if", &placement, async {
-            self.settle(&placement).await?;
-            self.send_delete(&placement, DeleteGuard::Condition(condition))
-                .await
-        })
-        .await
-    }
-
-    /// Runs one item operation (`operation`: `put`, `get`, `delete`, `update`, ...) of the
-    /// item at `placement` within its span, [`ITEM_SPAN`](crate::telemetry::ITEM_SPAN): its
-    /// requests (a settle, a transaction during a transition) are the span's children.
-    pub(crate) fn item_operation<'f, T>(
-        &self,
-        operation: &'static str,
-        placement: &Placement,
-        run: impl std::future::Future<Output = Result<T, Error>> + 'f,
-    ) -> impl std::future::Future<Output = Result<T, Error>> + 'f {
-        use crate::telemetry::*;
-        let key = &E::SCHEMA.pk;
-        let shards = key.sharding.shard_count();
-        let split = shards.and_then(|n| split_shard(placement.pk(), n, &key.suffix));
-        let (logical_key, shard) = match split {
-            Some((logical, shard)) => (logical, Some(shard)),
-            None => (placement.pk(), None),
-        };
-        let span = tracing::info_span!(
-            "sharded.item",
-            { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
-            { TABLE_NAMES } = self.table(),
-            { OPERATION } = operation,
-            { ENTITY } = E::SCHEMA.entity,
-            { LOGICAL_KEY } = logical_key,
-            { SHARD } = shard,
-            { SHARD_COUNT } = shards,
-            { TRANSITION } = placement.has_previous(),
-        );
-        within(span, shard, run)
+        self.handle
+            .item_operation::<E, _>("delete_if", &placement, async {
+                self.settle(&placement).await?;
+                self.send_delete(&placement, DeleteGuard::Condition(condition))
+                    .await
+            })
+            .await
     }
 
     /// Settles the item during a transition (see `Placement::settle`).
     async fn settle(&self, placement: &Placement) -> Result<(), Error> {
         placement
-            .settle::<E>(&self.shared.client, &self.shared.table)
+            .settle::<E>(self.handle.client(), self.handle.table())
             .await
     }
 
@@ -219,7 +192,7 @@ impl<E: ShardedEntity> Repo<E> {
         placement: &Placement,
         guard: DeleteGuard<E>,
     ) -> Result<(), Error> {
-        let _written = self.writing(placement);
+        let _written = self.handle.writing(placement);
         // An old copy at a previous shard of unknown placement is moved here first, so the
         // delete removes it too.
         if placement.previous_unknown() && matches!(guard, DeleteGuard::Entity) {
@@ -252,7 +225,7 @@ impl<E: ShardedEntity> Repo<E> {
         };
         if placement.has_previous() {
             let delete = Delete::builder()
-                .table_name(&self.shared.table)
+                .table_name(self.handle.table())
                 .set_key(Some(key))
                 .condition_expression(expression)
                 .set_expression_attribute_names(Some(names))
@@ -268,17 +241,17 @@ impl<E: ShardedEntity> Repo<E> {
                 Sent::Refused(found) => Err(refused(found)),
             };
         }
-        let kept = self.shared.stats.as_ref().map(|_| key.clone());
+        let kept = self.handle.stats.as_ref().map(|_| key.clone());
         let result = self
-            .shared
+            .handle
             .client
             .delete_item()
-            .table_name(&self.shared.table)
+            .table_name(self.handle.table())
             .set_key(Some(key))
             .condition_expression(expression)
             .set_expression_attribute_names(Some(names))
             .set_expression_attribute_values(values_of(values))
-            .set_return_consumed_capacity(self.capacity_request())
+            .set_return_consumed_capacity(self.handle.capacity_request())
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
@@ -288,7 +261,7 @@ impl<E: ShardedEntity> Repo<E> {
                 DeleteItemError::ConditionalCheckFailedException(refusal) => {
                     Err(refused(refusal.item))
                 }
-                other => Err(Error::dynamo("DeleteItem", &self.shared.table, other)),
+                other => Err(Error::dynamo("DeleteItem", self.handle.table(), other)),
             },
         };
         // Recorded with its key: the units come from DynamoDB's answer.
@@ -313,7 +286,7 @@ impl<E: ShardedEntity> Repo<E> {
         placement: &Placement,
         write: TransactWriteItem,
     ) -> Result<Sent, Error> {
-        let Some((previous_key, delete)) = placement.previous_delete(&self.shared.table)? else {
+        let Some((previous_key, delete)) = placement.previous_delete(self.handle.table())? else {
             return Err(Error::InvalidTransaction(
                 "a write with the previous place's delete needs a transition".to_owned(),
             ));
@@ -342,14 +315,14 @@ impl<E: ShardedEntity> Repo<E> {
                         });
                     }
                     Err(idempotent::sent_error(
-                        &self.shared.table,
+                        self.handle.table(),
                         &token,
                         &sends,
                         TransactWriteItemsError::TransactionCanceledException(canceled),
                     ))
                 }
                 other => Err(idempotent::sent_error(
-                    &self.shared.table,
+                    self.handle.table(),
                     &token,
                     &sends,
                     other,
@@ -373,7 +346,7 @@ impl<E: ShardedEntity> Repo<E> {
     > {
         let request = idempotent::TokenRequest::new(actions);
         let sends = idempotent::FirstSent::default();
-        let result = idempotent::send(&self.shared.client, &request, &self.shared.retry, &sends)
+        let result = idempotent::send(self.handle.client(), &request, self.handle.retry(), &sends)
             .await
             .map_err(|e| (request.token.clone(), sends, e));
         if result.is_ok() {
@@ -449,12 +422,13 @@ impl<E: ShardedEntity> Repo<E> {
     /// ```
     pub async fn put(&self, entity: &E) -> Result<(), Error> {
         let placement = Placement::of(entity)?;
-        self.item_operation(
-            "put",
-            &placement,
-            self.send_put(entity, &placement, PutMode::Replace),
-        )
-        .await
+        self.handle
+            .item_operation::<E, _>(
+                "put",
+                &placement,
+                self.send_put(entity, &placement, PutMode::Replace),
+            )
+            .await
     }
 
     /// Writes `entity` only if no item has its key; otherwise [`Error::AlreadyExists`] (or,
@@ -486,23 +460,24 @@ impl<E: ShardedEntity> Repo<E> {
     /// item, not per shard.
     pub async fn put_new(&self, entity: &E) -> Result<(), Error> {
         let placement = Placement::of(entity)?;
-        self.item_operation("put_new", &placement, async {
-            if placement.has_previous() {
-                return self.put_new_in_transition(entity, &placement).await;
-            }
-            self.send_put(entity, &placement, PutMode::New).await
-        })
-        .await
+        self.handle
+            .item_operation::<E, _>("put_new", &placement, async {
+                if placement.has_previous() {
+                    return self.put_new_in_transition(entity, &placement).await;
+                }
+                self.send_put(entity, &placement, PutMode::New).await
+            })
+            .await
     }
 
     /// `put_new` during a transition: one transaction that checks the previous place is empty
     /// and writes the item at its current place only if that is empty too.
     async fn put_new_in_transition(&self, entity: &E, placement: &Placement) -> Result<(), Error> {
-        let _written = self.writing(placement);
+        let _written = self.handle.writing(placement);
         let mut item = physical_item(entity)?;
         stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
-        let Some((_, check)) = placement.previous_vacancy(&self.shared.table)? else {
+        let Some((_, check)) = placement.previous_vacancy(self.handle.table())? else {
             return self.send_put(entity, placement, PutMode::New).await;
         };
         let mut names = Names::new();
@@ -510,7 +485,7 @@ impl<E: ShardedEntity> Repo<E> {
         // Kept to compare with an item a refusal returns, at either place.
         let ours = item.clone();
         let put = Put::builder()
-            .table_name(&self.shared.table)
+            .table_name(self.handle.table())
             .set_item(Some(item))
             .condition_expression(condition)
             .set_expression_attribute_names(Some(names))
@@ -551,7 +526,7 @@ impl<E: ShardedEntity> Repo<E> {
                     })
                 }
                 other => Err(idempotent::sent_error(
-                    &self.shared.table,
+                    self.handle.table(),
                     &token,
                     &sends,
                     other,
@@ -569,7 +544,7 @@ impl<E: ShardedEntity> Repo<E> {
         placement: &Placement,
         mode: PutMode,
     ) -> Result<(), Error> {
-        let _written = self.writing(placement);
+        let _written = self.handle.writing(placement);
         // A condition on the stored item (the version) needs it at its current place; so does
         // any write while an old copy may sit at a previous shard of unknown placement.
         if (mode == PutMode::Replace && E::SCHEMA.version.is_some()) || placement.previous_unknown()
@@ -581,7 +556,7 @@ impl<E: ShardedEntity> Repo<E> {
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
         // Kept to compare with the item a refusal returns (`put_new`) or to record.
-        let kept = (mode == PutMode::New || self.shared.stats.is_some()).then(|| item.clone());
+        let kept = (mode == PutMode::New || self.handle.stats.is_some()).then(|| item.clone());
         let (mut names, mut values) = (Names::new(), Values::new());
         let condition = match mode {
             // Optimistic locking too: replace only the version read (a new item only from 0).
@@ -636,7 +611,7 @@ impl<E: ShardedEntity> Repo<E> {
         };
         let result = if placement.has_previous() && mode == PutMode::Replace {
             let put = Put::builder()
-                .table_name(&self.shared.table)
+                .table_name(self.handle.table())
                 .set_item(Some(item))
                 .condition_expression(condition)
                 .set_expression_attribute_names(Some(names))
@@ -654,15 +629,15 @@ impl<E: ShardedEntity> Repo<E> {
             }
         } else {
             let request = self
-                .shared
+                .handle
                 .client
                 .put_item()
-                .table_name(&self.shared.table)
+                .table_name(self.handle.table())
                 .set_item(Some(item))
                 .condition_expression(condition)
                 .set_expression_attribute_names(Some(names))
                 .set_expression_attribute_values(values)
-                .set_return_consumed_capacity(self.capacity_request())
+                .set_return_consumed_capacity(self.handle.capacity_request())
                 .return_values_on_condition_check_failure(
                     ReturnValuesOnConditionCheckFailure::AllOld,
                 );
@@ -672,22 +647,15 @@ impl<E: ShardedEntity> Repo<E> {
                     PutItemError::ConditionalCheckFailedException(refusal_error) => {
                         refusal(refusal_error.item.as_ref())
                     }
-                    other => Err(Error::dynamo("PutItem", &self.shared.table, other)),
+                    other => Err(Error::dynamo("PutItem", self.handle.table(), other)),
                 },
             }
         };
-        if let (Some(item), Some(_)) = (&kept, &self.shared.stats) {
+        if let (Some(item), Some(_)) = (&kept, &self.handle.stats) {
             let answer = result.as_ref().map(Option::as_ref);
             record::write(self.stats(), E::SCHEMA, item, answer);
         }
         result.map(drop)
-    }
-
-    fn capacity_request(&self) -> Option<ReturnConsumedCapacity> {
-        self.shared
-            .stats
-            .as_ref()
-            .map(|_| ReturnConsumedCapacity::Indexes)
     }
 
     /// A delete through the layout: during a transition, the delete at the current place and
@@ -701,12 +669,13 @@ impl<E: ShardedEntity> Repo<E> {
         sk: Option<String>,
     ) -> Result<(), Error> {
         let placement = Placement::of_key(E::SCHEMA, pk, previous, sk);
-        self.item_operation(
-            "delete",
-            &placement,
-            self.send_delete(&placement, DeleteGuard::Entity),
-        )
-        .await
+        self.handle
+            .item_operation::<E, _>(
+                "delete",
+                &placement,
+                self.send_delete(&placement, DeleteGuard::Entity),
+            )
+            .await
     }
 
     /// Deletes the item with this physical key (no error if there is none). Guarded like
@@ -714,12 +683,13 @@ impl<E: ShardedEntity> Repo<E> {
     /// [`Error::KeyTakenByOtherEntity`].
     pub(crate) async fn delete_by_key(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
         let placement = Placement::fixed(E::SCHEMA, pk, sk);
-        self.item_operation(
-            "delete",
-            &placement,
-            self.send_delete(&placement, DeleteGuard::Entity),
-        )
-        .await
+        self.handle
+            .item_operation::<E, _>(
+                "delete",
+                &placement,
+                self.send_delete(&placement, DeleteGuard::Entity),
+            )
+            .await
     }
 }
 
@@ -760,4 +730,13 @@ fn same_item_but(a: &Item, b: &Item, except: &str) -> bool {
         item
     };
     same_item(&without(a), &without(b))
+}
+
+impl<E: ShardedEntity + GsiRewrite> Update<E> {
+    /// An update of the item `key` names, in `repo`'s table: what the generated
+    /// `Entity::update(&repo, ..)` returns.
+    #[doc(hidden)]
+    pub fn new(repo: &Repo<E>, key: Result<UpdateKey, Error>) -> Self {
+        Update::with_handle(Arc::clone(repo.handle()), key)
+    }
 }

@@ -9,7 +9,8 @@ use futures::stream::{self, StreamExt};
 use tracing::Instrument;
 
 use crate::access::condition::values_of;
-use crate::access::recognize::{keep_recognised, read_depth, Depth, Foreign};
+use crate::access::recognize::{keep_recognised, read_depth, Depth};
+use crate::error::foreign::Foreign;
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
 use crate::error::Error;

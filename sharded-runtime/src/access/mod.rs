@@ -53,6 +53,7 @@ pub(crate) mod repo;
 pub(crate) mod retry;
 pub(crate) mod scan;
 pub(crate) mod scatter;
+pub(crate) mod settle;
 pub(crate) mod sort_condition;
 pub(crate) mod source;
 pub(crate) mod table;

@@ -14,12 +14,14 @@ use crate::access::entity::ShardedEntity;
 use crate::access::handle::Handle;
 use crate::access::options::{read_setters, ReadOptions};
 use crate::access::read_cache::{Gathered, ReadPolicy};
-use crate::access::recognize::{recognize_projected, Depth, NotOurs};
-use crate::error::foreign::Foreign;
+use crate::access::recognize::{Depth, NotOurs};
 use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, Transition};
 use crate::access::sort_condition::{SortCondition, SortKeyCondition};
-use crate::access::source::{CollectionMember, QuerySource, ShardedCollection, ShardedProjection};
+use crate::access::source::{
+    recognize_projected, CollectionMember, QuerySource, ShardedCollection, ShardedProjection,
+};
 use crate::capacity::stats::record;
+use crate::error::foreign::Foreign;
 use crate::error::{Error, KeyError};
 use crate::item::Item;
 use crate::keys::attribute::KeyValue;

@@ -34,8 +34,8 @@ use std::time::Duration;
 
 use futures::future::{BoxFuture, FutureExt, Shared};
 
-use crate::error::foreign::Foreign;
 use crate::capacity::{Clock, SystemClock};
+use crate::error::foreign::Foreign;
 use crate::error::Error;
 use crate::item::Item;
 

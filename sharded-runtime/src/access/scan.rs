@@ -21,13 +21,12 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use aws_sdk_dynamodb::Client;
 use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 
+use crate::access::entity::recognize;
 use crate::access::entity::ShardedEntity;
 use crate::access::handle::Handle;
 use crate::access::options::{scan_setters, ScanOptions};
-use crate::access::recognize::{
-    keep_recognised, read_depth, recognize, recognize_projected, Depth, Recognize,
-};
-use crate::access::source::ShardedProjection;
+use crate::access::recognize::{keep_recognised, read_depth, Depth, Recognize};
+use crate::access::source::{recognize_projected, ShardedProjection};
 use crate::capacity::budget::UnitBudget;
 use crate::capacity::units::{item_size, read_units, Consistency};
 use crate::capacity::SystemClock;

@@ -14,9 +14,10 @@ use crate::access::condition::{values_of, Condition, Names, Values};
 use crate::access::entity::ShardedEntity;
 use crate::access::handle::Handle;
 use crate::access::idempotent::{self, FirstSent, TokenRequest};
-use crate::access::placement::{PendingSettle, Placement};
+use crate::access::placement::Placement;
 use crate::access::read_cache::{ReadCache, Written};
 use crate::access::retry::RetryPolicy;
+use crate::access::settle::PendingSettle;
 use crate::access::update::{GsiRewrite, Update};
 use crate::access::write_rules::{
     entity_guard, key_of, no_item, own_entity, physical_item, put_guard, stamp_write,

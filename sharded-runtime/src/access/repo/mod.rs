@@ -15,7 +15,6 @@ use crate::access::entity::ShardedEntity;
 use crate::access::handle::Handle;
 use crate::access::read_cache::ReadCache;
 use crate::access::retry::RetryPolicy;
-use crate::access::transaction::{TransactGet, Transaction};
 use crate::capacity::stats::HotKeyStats;
 use crate::capacity::Clock;
 use crate::error::Error;
@@ -116,48 +115,6 @@ impl<E> Repo<E> {
     /// The hot-key statistics this repository records into, if any.
     pub fn stats(&self) -> Option<&Arc<HotKeyStats>> {
         self.handle.stats()
-    }
-
-    /// An empty write transaction on this repository's table: puts, updates, deletes and
-    /// condition checks of any entities, on any shards, applied all or nothing. See
-    /// [`Transaction`].
-    ///
-    /// ```no_run
-    /// # use serde::{Deserialize, Serialize};
-    /// # use sharded::{Error, Repo, ShardedEntity};
-    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
-    /// # #[pk(template = "USER#{user_id}")]
-    /// # struct Wallet { user_id: String, coins: i64 }
-    /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
-    /// let f = Wallet::fields();
-    /// repo.transaction()
-    ///     .update(Wallet::update(repo, "alice").add(f.coins, -5).condition(f.coins.ge(5)))
-    ///     .update(Wallet::update(repo, "bob").add(f.coins, 5))
-    ///     .commit()
-    ///     .await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn transaction(&self) -> Transaction {
-        Transaction::new(Arc::clone(&self.handle))
-    }
-
-    /// An empty transactional read on this repository's table: up to 100 items of any
-    /// entities and shards in one snapshot. See [`TransactGet`].
-    ///
-    /// ```no_run
-    /// # use serde::{Deserialize, Serialize};
-    /// # use sharded::{Error, Repo, ShardedEntity};
-    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
-    /// # #[pk(template = "USER#{user_id}")]
-    /// # struct Wallet { user_id: String, coins: i64 }
-    /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
-    /// let (alice, bob) = (Wallet::key("alice")?, Wallet::key("bob")?);
-    /// let mut answer = repo.transact_get().get(&alice).get(&bob).send().await?;
-    /// let total = answer.take(&alice)?.map_or(0, |w| w.coins) + answer.take(&bob)?.map_or(0, |w| w.coins);
-    /// # Ok(()) }
-    /// ```
-    pub fn transact_get(&self) -> TransactGet {
-        TransactGet::new(Arc::clone(&self.handle))
     }
 }
 

@@ -12,6 +12,7 @@ use crate::access::placement::Placement;
 use crate::access::query::Query;
 use crate::access::range::{RangeBound, RangeQuery};
 use crate::access::scan::Scan;
+use crate::access::transaction::TransactGet;
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
 use crate::error::{Error, KeyError};
@@ -20,6 +21,27 @@ use crate::keys::encoding::KeyPart;
 use crate::keys::shards::{Partitions, ShardKeys};
 
 use super::Repo;
+
+impl<E> Repo<E> {
+    /// An empty transactional read on this repository's table: up to 100 items of any
+    /// entities and shards in one snapshot. See [`TransactGet`].
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "USER#{user_id}")]
+    /// # struct Wallet { user_id: String, coins: i64 }
+    /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+    /// let (alice, bob) = (Wallet::key("alice")?, Wallet::key("bob")?);
+    /// let mut answer = repo.transact_get().get(&alice).get(&bob).send().await?;
+    /// let total = answer.take(&alice)?.map_or(0, |w| w.coins) + answer.take(&bob)?.map_or(0, |w| w.coins);
+    /// # Ok(()) }
+    /// ```
+    pub fn transact_get(&self) -> TransactGet {
+        TransactGet::new(Arc::clone(&self.handle))
+    }
+}
 
 impl<E: ShardedEntity> Repo<E> {
     /// One `GetItem` by physical key. The generated `Entity::get(&repo, ...)` builds the key

@@ -12,10 +12,11 @@ use aws_sdk_dynamodb::types::{
 };
 
 use crate::access::condition::{values_of, Condition, Names, Values};
-use crate::access::entity::{same_item, ShardedEntity};
+use crate::access::entity::{is_ours, same_item, ShardedEntity};
 use crate::access::idempotent;
 use crate::access::placement::Placement;
-use crate::access::recognize::{is_ours, tagged_as};
+use crate::access::recognize::tagged_as;
+use crate::access::transaction::Transaction;
 use crate::access::update::{GsiRewrite, Update, UpdateKey};
 use crate::access::write_rules::{
     entity_guard, no_item, own_entity, physical_item, put_guard, stamp_write, stored_version,
@@ -26,6 +27,31 @@ use crate::error::{Error, ItemKeyDisplay};
 use crate::item::{describe_key, Item};
 
 use super::Repo;
+
+impl<E> Repo<E> {
+    /// An empty write transaction on this repository's table: puts, updates, deletes and
+    /// condition checks of any entities, on any shards, applied all or nothing. See
+    /// [`Transaction`].
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "USER#{user_id}")]
+    /// # struct Wallet { user_id: String, coins: i64 }
+    /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+    /// let f = Wallet::fields();
+    /// repo.transaction()
+    ///     .update(Wallet::update(repo, "alice").add(f.coins, -5).condition(f.coins.ge(5)))
+    ///     .update(Wallet::update(repo, "bob").add(f.coins, 5))
+    ///     .commit()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn transaction(&self) -> Transaction {
+        Transaction::new(Arc::clone(&self.handle))
+    }
+}
 
 impl<E: ShardedEntity> Repo<E> {
     /// Writes `entity` only if `condition` holds for the stored item (a typed condition on

@@ -10,9 +10,9 @@ use tracing::Instrument;
 
 use crate::access::condition::values_of;
 use crate::access::recognize::{keep_recognised, read_depth, Depth};
-use crate::error::foreign::Foreign;
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
+use crate::error::foreign::Foreign;
 use crate::error::Error;
 use crate::item::Item;
 use crate::keys::attribute::KeyValue;

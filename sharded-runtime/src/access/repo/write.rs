@@ -108,47 +108,21 @@ impl<E: ShardedEntity> Repo<E> {
             &mut values,
         );
         let expression = with_condition(&guard, Some(condition), &mut names, &mut values)?;
-        if placement.has_previous() {
-            let put = Put::builder()
-                .table_name(self.handle.table())
-                .set_item(Some(item))
-                .condition_expression(expression)
-                .set_expression_attribute_names(Some(names))
-                .set_expression_attribute_values(values_of(values))
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                )
-                .build()
-                .map_err(build_error)?;
-            let put = TransactWriteItem::builder().put(put).build();
-            return match self.with_previous_delete(placement, put).await? {
-                Sent::Done => Ok(()),
-                Sent::Refused(found) => Err(self.refused("PutItem", key, found, read_version)),
-            };
-        }
-        let kept = self.handle.stats.as_ref().map(|_| item.clone());
-        let result = self
-            .handle
-            .client
-            .put_item()
-            .table_name(self.handle.table())
-            .set_item(Some(item))
-            .condition_expression(expression)
-            .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(values_of(values))
-            .set_return_consumed_capacity(self.handle.capacity_request())
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .send()
-            .await;
-        let result = match result {
-            Ok(output) => Ok(output.consumed_capacity),
-            Err(e) => match e.into_service_error() {
-                PutItemError::ConditionalCheckFailedException(refusal) => {
-                    Err(self.refused("PutItem", key, refusal.item, read_version))
-                }
-                other => Err(Error::dynamo("PutItem", self.handle.table(), other)),
-            },
+        let transition = placement.has_previous();
+        let kept = (self.handle.stats.is_some() && !transition).then(|| item.clone());
+        let guard = Guard {
+            expression,
+            names,
+            values,
         };
+        let result = match self
+            .send_guarded(placement, Write::Put(item), guard, transition)
+            .await?
+        {
+            Sent::Done(consumed) => Ok(consumed),
+            Sent::Refused(found) => Err(self.refused("PutItem", key, found, read_version)),
+        };
+        // A transaction's writes are recorded by `transact`.
         if let Some(item) = &kept {
             record::write(
                 self.stats(),
@@ -249,48 +223,22 @@ impl<E: ShardedEntity> Repo<E> {
                 }
             }
         };
-        if placement.has_previous() {
-            let delete = Delete::builder()
-                .table_name(self.handle.table())
-                .set_key(Some(key))
-                .condition_expression(expression)
-                .set_expression_attribute_names(Some(names))
-                .set_expression_attribute_values(values_of(values))
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                )
-                .build()
-                .map_err(build_error)?;
-            let delete = TransactWriteItem::builder().delete(delete).build();
-            return match self.with_previous_delete(placement, delete).await? {
-                Sent::Done => Ok(()),
-                Sent::Refused(found) => Err(refused(found)),
-            };
-        }
-        let kept = self.handle.stats.as_ref().map(|_| key.clone());
-        let result = self
-            .handle
-            .client
-            .delete_item()
-            .table_name(self.handle.table())
-            .set_key(Some(key))
-            .condition_expression(expression)
-            .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(values_of(values))
-            .set_return_consumed_capacity(self.handle.capacity_request())
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .send()
-            .await;
-        let result = match result {
-            Ok(output) => Ok(output.consumed_capacity),
-            Err(e) => match e.into_service_error() {
-                DeleteItemError::ConditionalCheckFailedException(refusal) => {
-                    Err(refused(refusal.item))
-                }
-                other => Err(Error::dynamo("DeleteItem", self.handle.table(), other)),
-            },
+        let transition = placement.has_previous();
+        let kept = (self.handle.stats.is_some() && !transition).then(|| key.clone());
+        let guard = Guard {
+            expression,
+            names,
+            values,
         };
-        // Recorded with its key: the units come from DynamoDB's answer.
+        let result = match self
+            .send_guarded(placement, Write::Delete(key), guard, transition)
+            .await?
+        {
+            Sent::Done(consumed) => Ok(consumed),
+            Sent::Refused(found) => Err(refused(found)),
+        };
+        // Recorded with its key: the units come from DynamoDB's answer (a transaction's
+        // writes are recorded by `transact`).
         if let Some(key) = &kept {
             record::write(
                 self.stats(),
@@ -300,6 +248,96 @@ impl<E: ShardedEntity> Repo<E> {
             );
         }
         result.map(drop)
+    }
+
+    /// The one conditional write of an item: a put of the item, or a delete of its key, at
+    /// the current place under `guard`. One `PutItem` or `DeleteItem`, or, with `transition`,
+    /// the same action and the guarded delete of the previous place in one
+    /// `TransactWriteItems` ([`with_previous_delete`](Self::with_previous_delete)). A failed
+    /// condition comes back as [`Sent::Refused`] with the item DynamoDB returned.
+    async fn send_guarded(
+        &self,
+        placement: &Placement,
+        write: Write,
+        guard: Guard,
+        transition: bool,
+    ) -> Result<Sent, Error> {
+        let Guard {
+            expression,
+            names,
+            values,
+        } = guard;
+        let (table, values) = (self.handle.table(), values_of(values));
+        let refusal = ReturnValuesOnConditionCheckFailure::AllOld;
+        if transition {
+            let action = TransactWriteItem::builder();
+            let action = match write {
+                Write::Put(item) => action.put(
+                    Put::builder()
+                        .table_name(table)
+                        .set_item(Some(item))
+                        .condition_expression(expression)
+                        .set_expression_attribute_names(Some(names))
+                        .set_expression_attribute_values(values)
+                        .return_values_on_condition_check_failure(refusal)
+                        .build()
+                        .map_err(build_error)?,
+                ),
+                Write::Delete(key) => action.delete(
+                    Delete::builder()
+                        .table_name(table)
+                        .set_key(Some(key))
+                        .condition_expression(expression)
+                        .set_expression_attribute_names(Some(names))
+                        .set_expression_attribute_values(values)
+                        .return_values_on_condition_check_failure(refusal)
+                        .build()
+                        .map_err(build_error)?,
+                ),
+            };
+            return self.with_previous_delete(placement, action.build()).await;
+        }
+        let capacity = self.handle.capacity_request();
+        match write {
+            Write::Put(item) => {
+                let sent = (self.handle.client().put_item())
+                    .table_name(table)
+                    .set_item(Some(item))
+                    .condition_expression(expression)
+                    .set_expression_attribute_names(Some(names))
+                    .set_expression_attribute_values(values)
+                    .set_return_consumed_capacity(capacity)
+                    .return_values_on_condition_check_failure(refusal)
+                    .send()
+                    .await;
+                match sent.map_err(|e| e.into_service_error()) {
+                    Ok(output) => Ok(Sent::Done(output.consumed_capacity)),
+                    Err(PutItemError::ConditionalCheckFailedException(refused)) => {
+                        Ok(Sent::Refused(refused.item))
+                    }
+                    Err(other) => Err(Error::dynamo("PutItem", table, other)),
+                }
+            }
+            Write::Delete(key) => {
+                let sent = (self.handle.client().delete_item())
+                    .table_name(table)
+                    .set_key(Some(key))
+                    .condition_expression(expression)
+                    .set_expression_attribute_names(Some(names))
+                    .set_expression_attribute_values(values)
+                    .set_return_consumed_capacity(capacity)
+                    .return_values_on_condition_check_failure(refusal)
+                    .send()
+                    .await;
+                match sent.map_err(|e| e.into_service_error()) {
+                    Ok(output) => Ok(Sent::Done(output.consumed_capacity)),
+                    Err(DeleteItemError::ConditionalCheckFailedException(refused)) => {
+                        Ok(Sent::Refused(refused.item))
+                    }
+                    Err(other) => Err(Error::dynamo("DeleteItem", table, other)),
+                }
+            }
+        }
     }
 
     /// Sends `write` (at the item's current place) and the guarded delete of its previous
@@ -320,7 +358,8 @@ impl<E: ShardedEntity> Repo<E> {
         let delete = TransactWriteItem::builder().delete(delete).build();
         let result = self.transact(vec![write, delete]).await;
         match result {
-            Ok(_) => Ok(Sent::Done),
+            // A transaction's answer carries no consumed capacity (`transact` records it).
+            Ok(_) => Ok(Sent::Done(None)),
             Err((token, sends, e)) => match e.into_service_error() {
                 TransactWriteItemsError::TransactionCanceledException(canceled) => {
                     let reasons = canceled.cancellation_reasons();
@@ -595,7 +634,6 @@ impl<E: ShardedEntity> Repo<E> {
             ),
             PutMode::New => no_item(E::SCHEMA, &mut names).to_owned(),
         };
-        let values = values_of(values);
         let refusal = |found: Option<&Item>| -> Result<Option<ConsumedCapacity>, Error> {
             let own = E::SCHEMA.entity;
             match (mode, found) {
@@ -635,47 +673,19 @@ impl<E: ShardedEntity> Repo<E> {
                 }),
             }
         };
-        let result = if placement.has_previous() && mode == PutMode::Replace {
-            let put = Put::builder()
-                .table_name(self.handle.table())
-                .set_item(Some(item))
-                .condition_expression(condition)
-                .set_expression_attribute_names(Some(names))
-                .set_expression_attribute_values(values)
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                )
-                .build()
-                .map_err(build_error)?;
-            let put = TransactWriteItem::builder().put(put).build();
-            match self.with_previous_delete(placement, put).await {
-                Ok(Sent::Done) => Ok(None),
-                Ok(Sent::Refused(found)) => refusal(found.as_ref()),
-                Err(e) => Err(e),
-            }
-        } else {
-            let request = self
-                .handle
-                .client
-                .put_item()
-                .table_name(self.handle.table())
-                .set_item(Some(item))
-                .condition_expression(condition)
-                .set_expression_attribute_names(Some(names))
-                .set_expression_attribute_values(values)
-                .set_return_consumed_capacity(self.handle.capacity_request())
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                );
-            match request.send().await {
-                Ok(output) => Ok(output.consumed_capacity),
-                Err(e) => match e.into_service_error() {
-                    PutItemError::ConditionalCheckFailedException(refusal_error) => {
-                        refusal(refusal_error.item.as_ref())
-                    }
-                    other => Err(Error::dynamo("PutItem", self.handle.table(), other)),
-                },
-            }
+        let guard = Guard {
+            expression: condition,
+            names,
+            values,
+        };
+        let transition = placement.has_previous() && mode == PutMode::Replace;
+        let result = match self
+            .send_guarded(placement, Write::Put(item), guard, transition)
+            .await
+        {
+            Ok(Sent::Done(consumed)) => Ok(consumed),
+            Ok(Sent::Refused(found)) => refusal(found.as_ref()),
+            Err(e) => Err(e),
         };
         if let (Some(item), Some(_)) = (&kept, &self.handle.stats) {
             let answer = result.as_ref().map(Option::as_ref);
@@ -736,9 +746,25 @@ enum PutMode {
     New,
 }
 
-/// What a write sent with the previous place's delete came to.
+/// The write of one item a guarded request sends (see `send_guarded`).
+enum Write {
+    /// A put of the whole item.
+    Put(Item),
+    /// A delete of the item with this key.
+    Delete(Item),
+}
+
+/// The condition of a guarded write, with the names and values it refers to.
+struct Guard {
+    expression: String,
+    names: Names,
+    values: Values,
+}
+
+/// What a guarded write came to.
 enum Sent {
-    Done,
+    /// Written, with the capacity the request consumed (a transaction's is recorded apart).
+    Done(Option<ConsumedCapacity>),
     /// The write's own condition failed; the item DynamoDB returned, if any.
     Refused(Option<Item>),
 }

@@ -119,7 +119,7 @@ impl<E: ShardedEntity> Repo<E> {
             .send_guarded(placement, Write::Put(item), guard, transition)
             .await?
         {
-            Sent::Done(consumed) => Ok(consumed),
+            Sent::Done(consumed) => Ok(consumed.map(|c| *c)),
             Sent::Refused(found) => Err(self.refused("PutItem", key, found, read_version)),
         };
         // A transaction's writes are recorded by `transact`.
@@ -234,7 +234,7 @@ impl<E: ShardedEntity> Repo<E> {
             .send_guarded(placement, Write::Delete(key), guard, transition)
             .await?
         {
-            Sent::Done(consumed) => Ok(consumed),
+            Sent::Done(consumed) => Ok(consumed.map(|c| *c)),
             Sent::Refused(found) => Err(refused(found)),
         };
         // Recorded with its key: the units come from DynamoDB's answer (a transaction's
@@ -311,7 +311,7 @@ impl<E: ShardedEntity> Repo<E> {
                     .send()
                     .await;
                 match sent.map_err(|e| e.into_service_error()) {
-                    Ok(output) => Ok(Sent::Done(output.consumed_capacity)),
+                    Ok(output) => Ok(Sent::Done(output.consumed_capacity.map(Box::new))),
                     Err(PutItemError::ConditionalCheckFailedException(refused)) => {
                         Ok(Sent::Refused(refused.item))
                     }
@@ -330,7 +330,7 @@ impl<E: ShardedEntity> Repo<E> {
                     .send()
                     .await;
                 match sent.map_err(|e| e.into_service_error()) {
-                    Ok(output) => Ok(Sent::Done(output.consumed_capacity)),
+                    Ok(output) => Ok(Sent::Done(output.consumed_capacity.map(Box::new))),
                     Err(DeleteItemError::ConditionalCheckFailedException(refused)) => {
                         Ok(Sent::Refused(refused.item))
                     }
@@ -683,7 +683,7 @@ impl<E: ShardedEntity> Repo<E> {
             .send_guarded(placement, Write::Put(item), guard, transition)
             .await
         {
-            Ok(Sent::Done(consumed)) => Ok(consumed),
+            Ok(Sent::Done(consumed)) => Ok(consumed.map(|c| *c)),
             Ok(Sent::Refused(found)) => refusal(found.as_ref()),
             Err(e) => Err(e),
         };
@@ -763,8 +763,9 @@ struct Guard {
 
 /// What a guarded write came to.
 enum Sent {
-    /// Written, with the capacity the request consumed (a transaction's is recorded apart).
-    Done(Option<ConsumedCapacity>),
+    /// Written, with the capacity the request consumed (a transaction's is recorded apart);
+    /// boxed, as it is far larger than a refusal.
+    Done(Option<Box<ConsumedCapacity>>),
     /// The write's own condition failed; the item DynamoDB returned, if any.
     Refused(Option<Item>),
 }

@@ -53,13 +53,13 @@ pub mod schema {
     pub use crate::access::table::CreateTable;
 }
 
-pub use access::batch::RetryPolicy;
 pub use access::condition::Condition;
 pub use access::counter::ShardedCounter;
 pub use access::cursor::Cursor;
 pub use access::entity::ShardedEntity;
 pub use access::query::{Page, Query};
 pub use access::repo::Repo;
+pub use access::retry::RetryPolicy;
 pub use access::source::{ShardedCollection, ShardedProjection};
 pub use access::update::Update;
 pub use error::{Error, Result};
@@ -96,11 +96,11 @@ pub use sharded_keys::{KeyError, ShardedTable};
 /// # Ok(()) }
 /// ```
 pub mod query {
+    pub use crate::access::handle::MAX_FAN_OUT;
     pub use crate::access::query::{Answer, Partial, STREAM_PAGE_ITEMS};
     pub use crate::access::range::RangeQuery;
     pub use crate::access::read_cache::DEFAULT_CACHE_ITEMS;
     pub use crate::access::recognize::{Foreign, ForeignItem, ForeignReason, MAX_FOREIGN_EXAMPLES};
-    pub use crate::access::repo::MAX_FAN_OUT;
     pub use crate::access::scan::Scan;
     pub use crate::access::scatter::ShardFailure;
     pub use crate::access::sort_condition::{

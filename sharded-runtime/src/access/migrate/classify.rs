@@ -3,9 +3,9 @@
 //! entity's, left alone and listed. The rule every read follows, held to before anything is
 //! written.
 
-use crate::access::entity::{decode, Item, ShardedEntity};
+use crate::access::entity::{decode, recognize, spelled_otherwise, Item, ShardedEntity};
 use crate::access::placement::Placement;
-use crate::access::recognize::{recognize, spelled_otherwise, Depth, ForeignReason, NotOurs};
+use crate::access::recognize::{Depth, ForeignReason, NotOurs};
 use crate::error::Error;
 use crate::item::ItemKeyDisplay;
 use crate::keys::layout;

@@ -35,13 +35,11 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
-use crate::access::batch::RetryPolicy;
 use crate::access::condition::{values_of, Names, Values};
-use crate::access::entity::{decode, describe_key, Item, ShardedEntity};
+use crate::access::entity::{decode, describe_key, is_ours, recognize, Item, ShardedEntity};
 use crate::access::idempotent::{self, FirstSent, TokenRequest};
-use crate::access::recognize::{
-    is_ours, point_read_error, recognize, Depth, ForeignReason, NotOurs,
-};
+use crate::access::recognize::{point_read_error, Depth, ForeignReason, NotOurs};
+use crate::access::retry::RetryPolicy;
 use crate::access::write_rules::key_of;
 use crate::capacity::units::{check_item_size, item_size, transactional_write_units, write_units};
 use crate::error::Error;
@@ -707,7 +705,7 @@ async fn put_back(repo: Store<'_>, schema: &EntitySchema, deleted: Item) -> Resu
         attempt += 1;
         match result {
             Ok(output) => return Ok(reported(output.consumed_capacity.as_slice(), estimate)),
-            Err(e) if crate::access::batch::retryable(&e) && attempt < retry.max_attempts => {
+            Err(e) if crate::access::retry::retryable(&e) && attempt < retry.max_attempts => {
                 tokio::time::sleep(retry.backoff(attempt - 1)).await;
             }
             Err(e) => {

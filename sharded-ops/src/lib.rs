@@ -10,3 +10,5 @@
 //! service that turns the feature off (`default-features = false`) does not compile it.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+
+pub mod migrate;

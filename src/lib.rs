@@ -58,7 +58,7 @@
 //! | [`condition`] | the parts of typed conditions: fields, operands, sizes |
 //! | [`update`] | what typed updates accept |
 //! | [`transaction`] | all-or-nothing writes and snapshot reads (`repo.transaction()`, `repo.transact_get()`) |
-//! | [`migrate`] | changing a key's layout (`previous_n`, `legacy`): the runner, its progress, report and checkpoints |
+//! | [`migrate`] | changing a key's layout (`previous_n`, `legacy`): the runner (`use sharded::migrate::Migrate` for `repo.migrate()`), its progress, report and checkpoints |
 //! | [`bucket`] | time buckets of time-bucketed keys (`{at:day}`) |
 //! | [`keys`] | how values become keys (`KeyPart` for your own types), the physical keys of a logical key, items |
 //! | [`hash`] | the shard hash specification, with test vectors and a reference implementation |
@@ -78,8 +78,15 @@ pub use sharded_runtime::{
 };
 
 pub use sharded_runtime::{
-    bucket, condition, cursor, hash, keys, migrate, query, schema, telemetry, transaction, update,
+    bucket, condition, cursor, hash, keys, query, schema, telemetry, transaction, update,
 };
+
+// The migration runner (`sharded-ops`) with what it hands back; without the `ops` feature,
+// only what `Error::MigrationIncomplete` carries (the runner is not compiled).
+#[cfg(feature = "ops")]
+pub use sharded_ops::migrate;
+#[cfg(not(feature = "ops"))]
+pub use sharded_runtime::migrate;
 
 pub mod capacity {
     //! Capacity: what a request costs, what one key can take, where the load goes and what to do

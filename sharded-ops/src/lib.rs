@@ -20,3 +20,4 @@
 #![warn(missing_docs)]
 
 pub mod capacity;
+pub mod migrate;

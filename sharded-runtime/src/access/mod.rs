@@ -5,8 +5,8 @@
 //! the repository import each other.
 //!
 //! Every module here is `pub(crate)`: users reach what they need through the crate root and
-//! its public modules (`query`, `cursor`, `condition`, `update`, `transaction`, `migrate`),
-//! which re-export the items.
+//! its public modules (`query`, `cursor`, `condition`, `update`, `transaction`), which
+//! re-export the items; the operator crate (`sharded-ops`) through the hidden `__ops`.
 //!
 //! | file | what it holds |
 //! |---|---|
@@ -16,12 +16,12 @@
 //! | [`query`] | `Query`: the typed scatter-gather query builder |
 //! | [`range`] | `RangeQuery`: a time range over bucketed partition keys, bucket after bucket |
 //! | [`sort_condition`] | typed sort-key conditions: a field range turned into key bounds; the one check of an inverted range |
-//! | [`options`] | the settings two builders share (`Query`/`RangeQuery`, `Scan`/`Migration`), and the macros that write their setters once |
+//! | [`options`] | the settings two builders share (`Query`/`RangeQuery`, `Scan` and the migration of `sharded-ops`), and the macros that write their setters once |
 //! | [`source`] | what a query reads and returns: an entity, a collection, a projection |
 //! | [`condition`] | typed conditions over an entity's fields |
 //! | [`update`] | typed updates |
 //! | [`transaction`] | write transactions and transactional reads, started from the repository |
-//! | [`migrate`] | the migration runner: moving items to their current layout, paced and resumable |
+//! | [`migrate`] | the runtime's part of a migration: one item's move (which a write during a transition makes too) and what an item read is to a migration; the runner is `sharded-ops`' |
 //! | [`clock_values`] | the values written into `created_at` / `updated_at` attributes |
 //! | [`read_cache`] | hot reads: identical concurrent queries share one scatter-gather; answers of bounded age from a bounded cache |
 //! | [`scatter`] | the engine: bounded concurrent fan-out, lazy per-shard paging |

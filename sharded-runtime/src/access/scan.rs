@@ -40,7 +40,7 @@ use crate::keys::schema::EntitySchema;
 pub(crate) const DEFAULT_SEGMENTS: u32 = 4;
 
 /// DynamoDB's bound on `TotalSegments`.
-pub(crate) const MAX_SEGMENTS: u32 = 1_000_000;
+pub const MAX_SEGMENTS: u32 = 1_000_000;
 
 /// A parallel scan of every item of entity `E` in the repository's table.
 ///

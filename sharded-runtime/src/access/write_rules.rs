@@ -24,7 +24,7 @@ pub(crate) fn physical_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error>
 }
 
 /// The primary key attributes of a stored (or about to be stored) item.
-pub(crate) fn key_of(schema: &EntitySchema, item: &Item) -> Item {
+pub fn key_of(schema: &EntitySchema, item: &Item) -> Item {
     let mut key = Item::new();
     for attribute in [Some(schema.pk.attribute), schema.sk.map(|s| s.attribute)]
         .into_iter()

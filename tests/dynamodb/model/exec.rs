@@ -10,6 +10,7 @@ use aws_sdk_dynamodb::Client;
 use futures::StreamExt;
 use sharded::capacity::{HotKeyStats, ReportHotKeys};
 use sharded::keys::KeyPart;
+use sharded::migrate::Migrate;
 use sharded::schema::CreateTable;
 use sharded::{
     migrate, transaction::Transaction, Cursor, Error, Repo, ShardedCounter, ShardedEntity,

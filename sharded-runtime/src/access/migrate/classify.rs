@@ -12,7 +12,7 @@ use crate::keys::layout;
 
 /// What an item read is, for the migration.
 #[derive(Debug)]
-pub(super) enum Found {
+pub enum Found {
     /// Not in the entity's partitions at all (a whole-table scan reads every record of the
     /// table), or another entity's.
     NotOurs,
@@ -35,7 +35,7 @@ pub(super) enum Found {
 /// keys parse, the item reads as the entity (its key fields taken from its keys where it
 /// lacks them) and builds back exactly the keys it is stored under, at a place of the
 /// entity's layouts: the rule every read follows, held to here before anything is written.
-pub(super) fn classify<E: ShardedEntity>(item: &Item, rekey: bool) -> Found {
+pub fn classify<E: ShardedEntity>(item: &Item, rekey: bool) -> Found {
     let schema = E::SCHEMA;
     let text = |attribute: &str| item.get(attribute).and_then(|v| v.as_s().ok());
     let Some(stored) = text(schema.pk.attribute) else {

@@ -7,7 +7,6 @@ use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
 use crate::access::batch;
 use crate::access::entity::ShardedEntity;
-use crate::access::migrate::Migration;
 use crate::access::placement::Placement;
 use crate::access::query::Query;
 use crate::access::range::{RangeBound, RangeQuery};
@@ -212,44 +211,6 @@ impl<E: ShardedEntity> Repo<E> {
     /// during a layout transition, both copies of an item the migration is moving.
     pub fn scan(&self) -> Scan<E> {
         Scan::new(Arc::clone(self.handle()))
-    }
-
-    /// A migration of every item of the previous layout (`previous_n` or `legacy` on
-    /// `#[pk]`) to its current place: a parallel scan of the table (or one logical key's
-    /// partitions, with [`Migration::only`]), paced by a write-unit budget, resumable from a
-    /// checkpoint, safe under concurrent writers. See [`Migration`].
-    ///
-    /// ```no_run
-    /// # use serde::{Deserialize, Serialize};
-    /// # use sharded::{Error, Repo, ShardedEntity};
-    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
-    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 20, previous_n = 10)]
-    /// # #[sk(template = "SCORE#{score}#{player_id}")]
-    /// # struct Score { game_id: String, player_id: String, score: u64 }
-    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
-    /// let report = repo.migrate().write_units_per_second(300.0).run().await?;
-    /// println!("{}", report.progress);
-    /// # Ok(()) }
-    /// ```
-    pub fn migrate(&self) -> Migration<E> {
-        Migration::new(self.clone())
-    }
-
-    /// How many items of the previous layout are left in the table (not at their current
-    /// place): a scan that moves nothing ([`Migration::remaining`] over the whole table). At
-    /// 0, after a migration, the transition's declaration (`previous_n`, `legacy`) can be
-    /// removed; an entity that declares none is [`Error::InvalidQuery`].
-    ///
-    /// ```no_run
-    /// # use sharded::{Error, Repo, ShardedEntity};
-    /// # async fn demo<E: ShardedEntity>(repo: &Repo<E>) -> Result<(), Error> {
-    /// if repo.migration_remaining().await? == 0 {
-    ///     println!("every item is at its current place: remove `previous_n`");
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn migration_remaining(&self) -> Result<crate::migrate::Remaining, Error> {
-        self.migrate().remaining().await
     }
 }
 

@@ -332,74 +332,6 @@ pub(crate) fn decode_as<T: DeserializeOwned>(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use aws_sdk_dynamodb::primitives::Blob;
-    use AttributeValue as V;
-
-    fn item(pairs: &[(&str, AttributeValue)]) -> Item {
-        pairs
-            .iter()
-            .map(|(n, v)| ((*n).to_owned(), v.clone()))
-            .collect()
-    }
-
-    #[test]
-    fn numbers_are_compared_by_value() {
-        for (a, b) in [
-            ("1.5", "1.50"),
-            ("15E-1", "+1.5"),
-            ("100", "1e2"),
-            ("0", "-0.000"),
-            ("0.001", "1E-3"),
-            ("-12", "-12.0"),
-        ] {
-            assert!(same_number(a, b), "{a} = {b}");
-        }
-        for (a, b) in [
-            ("1.5", "15"),
-            ("-1", "1"),
-            ("1e2", "1e3"),
-            ("x", "y"),
-            ("", "0"),
-        ] {
-            assert!(!same_number(a, b), "{a} != {b}");
-        }
-        assert!(same_number("x", "x"), "unparsable text equals itself");
-    }
-
-    #[test]
-    fn items_are_equal_as_dynamodb_stores_them() {
-        let a = item(&[
-            ("n", V::N("1.50".into())),
-            ("ss", V::Ss(vec!["b".into(), "a".into()])),
-            ("ns", V::Ns(vec!["2".into(), "1.0".into()])),
-            ("bs", V::Bs(vec![Blob::new(*b"y"), Blob::new(*b"x")])),
-            ("l", V::L(vec![V::S("z".into()), V::N("3".into())])),
-            ("m", V::M(item(&[("k", V::N("7.0".into()))]))),
-        ]);
-        let b = item(&[
-            ("n", V::N("1.5".into())),
-            ("ss", V::Ss(vec!["a".into(), "b".into()])),
-            ("ns", V::Ns(vec!["1".into(), "2".into()])),
-            ("bs", V::Bs(vec![Blob::new(*b"x"), Blob::new(*b"y")])),
-            ("l", V::L(vec![V::S("z".into()), V::N("3.0".into())])),
-            ("m", V::M(item(&[("k", V::N("7".into()))]))),
-        ]);
-        assert!(same_item(&a, &b));
-        let mut extra = b.clone();
-        extra.insert("more".into(), V::Bool(true));
-        assert!(!same_item(&a, &extra), "an attribute more");
-        let mut reordered = b.clone();
-        reordered.insert("l".into(), V::L(vec![V::N("3".into()), V::S("z".into())]));
-        assert!(!same_item(&a, &reordered), "lists keep their order");
-        let mut changed = b;
-        changed.insert("n".into(), V::S("1.5".into()));
-        assert!(!same_item(&a, &changed), "a string is not a number");
-    }
-}
-
 // The entity's side of the rule of which items are its own (the vocabulary, the read policies
 // and the module docs are in `recognize`): what needs the entity's type.
 
@@ -563,5 +495,73 @@ impl Placement {
         let keys = entity.item_keys()?;
         let previous = entity.previous_pk()?;
         Ok(Placement::of_key(E::SCHEMA, keys.pk, previous, keys.sk))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodb::primitives::Blob;
+    use AttributeValue as V;
+
+    fn item(pairs: &[(&str, AttributeValue)]) -> Item {
+        pairs
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn numbers_are_compared_by_value() {
+        for (a, b) in [
+            ("1.5", "1.50"),
+            ("15E-1", "+1.5"),
+            ("100", "1e2"),
+            ("0", "-0.000"),
+            ("0.001", "1E-3"),
+            ("-12", "-12.0"),
+        ] {
+            assert!(same_number(a, b), "{a} = {b}");
+        }
+        for (a, b) in [
+            ("1.5", "15"),
+            ("-1", "1"),
+            ("1e2", "1e3"),
+            ("x", "y"),
+            ("", "0"),
+        ] {
+            assert!(!same_number(a, b), "{a} != {b}");
+        }
+        assert!(same_number("x", "x"), "unparsable text equals itself");
+    }
+
+    #[test]
+    fn items_are_equal_as_dynamodb_stores_them() {
+        let a = item(&[
+            ("n", V::N("1.50".into())),
+            ("ss", V::Ss(vec!["b".into(), "a".into()])),
+            ("ns", V::Ns(vec!["2".into(), "1.0".into()])),
+            ("bs", V::Bs(vec![Blob::new(*b"y"), Blob::new(*b"x")])),
+            ("l", V::L(vec![V::S("z".into()), V::N("3".into())])),
+            ("m", V::M(item(&[("k", V::N("7.0".into()))]))),
+        ]);
+        let b = item(&[
+            ("n", V::N("1.5".into())),
+            ("ss", V::Ss(vec!["a".into(), "b".into()])),
+            ("ns", V::Ns(vec!["1".into(), "2".into()])),
+            ("bs", V::Bs(vec![Blob::new(*b"x"), Blob::new(*b"y")])),
+            ("l", V::L(vec![V::S("z".into()), V::N("3.0".into())])),
+            ("m", V::M(item(&[("k", V::N("7".into()))]))),
+        ]);
+        assert!(same_item(&a, &b));
+        let mut extra = b.clone();
+        extra.insert("more".into(), V::Bool(true));
+        assert!(!same_item(&a, &extra), "an attribute more");
+        let mut reordered = b.clone();
+        reordered.insert("l".into(), V::L(vec![V::N("3".into()), V::S("z".into())]));
+        assert!(!same_item(&a, &reordered), "lists keep their order");
+        let mut changed = b;
+        changed.insert("n".into(), V::S("1.5".into()));
+        assert!(!same_item(&a, &changed), "a string is not a number");
     }
 }

@@ -32,7 +32,8 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use serde::{Deserialize, Serialize};
-use sharded::capacity::HotKeyStats;
+use sharded::capacity::{HotKeyStats, ReportHotKeys};
+use sharded::migrate::Migrate;
 use sharded::{Query, Repo, ShardedEntity};
 use sharded_testkit::backend::unique_table_name;
 use sharded_testkit::faults::Faults;

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use sharded::capacity::HotKeyStats;
+use sharded::capacity::{HotKeyStats, ReportHotKeys};
 use sharded::{Repo, ShardedEntity};
 use sharded_testkit::backend::unique_table_name;
 use sharded_testkit::faults::Faults;

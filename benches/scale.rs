@@ -65,7 +65,7 @@ use aws_sdk_dynamodb::operation::query::QueryOutput;
 use aws_sdk_dynamodb::Client;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-use sharded::capacity::HotKeyStats;
+use sharded::capacity::{HotKeyStats, ReportHotKeys};
 use sharded::{Repo, ShardedEntity};
 use sharded_testkit::backend::{unique_table_name, Backend};
 use sharded_testkit::faults::Faults;

@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
-use sharded::capacity::HotKeyStats;
+use sharded::capacity::{HotKeyStats, ReportHotKeys};
 use sharded::{keys::Item, Repo, ShardedEntity};
 use sharded_testkit::backend::unique_table_name;
 use sharded_testkit::faults::Faults;

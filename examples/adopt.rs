@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
+use sharded::migrate::Migrate;
 use sharded::migrate::Report;
 use sharded::schema::TableDefinition;
 use sharded::{Repo, ShardedCounter, ShardedEntity, ShardedTable};

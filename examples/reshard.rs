@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
+use sharded::migrate::Migrate;
 use sharded::{Error, Query, Repo, ShardedEntity};
 use sharded_testkit::backend::{unique_table_name, Backend};
 use sharded_testkit::history::History;

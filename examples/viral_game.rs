@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
-use sharded::capacity::{plan, HotKeyStats, PerKeyLimits, PlanInput};
+use sharded::capacity::{plan, HotKeyStats, PerKeyLimits, PlanInput, ReportHotKeys};
 use sharded::{Error, Repo, ShardedEntity};
 use sharded_testkit::backend::{unique_table_name, Backend};
 use sharded_testkit::emulator::KeyLimitEmulator;

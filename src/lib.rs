@@ -58,7 +58,7 @@
 //! | [`condition`] | the parts of typed conditions: fields, operands, sizes |
 //! | [`update`] | what typed updates accept |
 //! | [`transaction`] | all-or-nothing writes and snapshot reads (`repo.transaction()`, `repo.transact_get()`) |
-//! | [`migrate`] | changing a key's layout (`previous_n`, `legacy`): the runner, its progress, report and checkpoints |
+//! | [`migrate`] | changing a key's layout (`previous_n`, `legacy`): the runner (`use sharded::migrate::Migrate` for `repo.migrate()`), its progress, report and checkpoints |
 //! | [`bucket`] | time buckets of time-bucketed keys (`{at:day}`) |
 //! | [`keys`] | how values become keys (`KeyPart` for your own types), the physical keys of a logical key, items |
 //! | [`hash`] | the shard hash specification, with test vectors and a reference implementation |
@@ -78,9 +78,57 @@ pub use sharded_runtime::{
 };
 
 pub use sharded_runtime::{
-    bucket, capacity, condition, cursor, hash, keys, migrate, query, schema, telemetry,
-    transaction, update,
+    bucket, condition, cursor, hash, keys, query, schema, telemetry, transaction, update,
 };
+
+// The migration runner (`sharded-ops`) with what it hands back; without the `ops` feature,
+// only what `Error::MigrationIncomplete` carries (the runner is not compiled).
+#[cfg(feature = "ops")]
+pub use sharded_ops::migrate;
+#[cfg(not(feature = "ops"))]
+pub use sharded_runtime::migrate;
+
+pub mod capacity {
+    //! Capacity: what a request costs, what one key can take, where the load goes and what to do
+    //! about it.
+    //!
+    //! - **Units**: [`item_size`], [`write_units`], [`read_units`]: DynamoDB's arithmetic,
+    //!   defined once and used by the repository, the report, the planner and the test kit.
+    //! - **Limits**: [`PerKeyLimits`], the per-partition-key cap that sharding works around.
+    //! - **The hot-key report**: [`HotKeyStats`] collects consumed capacity per physical key
+    //!   (attach it with `Repo::with_stats`); [`HotKeyReport`] names the hot keys and what to do
+    //!   (`stats.report()`, with [`ReportHotKeys`] in scope): per logical key
+    //!   ([`LogicalKeyReport`]: shards rolled up, per-second peak and p99 against the per-key
+    //!   limits, throttles by `ThrottlingReasons` reason, shard spread, a [`HotKeyPattern`] and
+    //!   [`Advice`]), as a table (`Display`) or JSON ([`HotKeyReport::to_json`]), keys hashed on
+    //!   request ([`HotKeyReport::redact`]).
+    //! - **Recordings**: [`Recording`] is a collector's window as data (JSON), to report on
+    //!   later or elsewhere, or read from a CloudWatch Contributor Insights rule report
+    //!   ([`Recording::from_contributor_insights`]).
+    //! - **Table caps**: [`TableCaps`] reads a table's warm throughput, on-demand maximum and
+    //!   provisioned capacity (`DescribeTable`) and names the `UpdateTable` a load needs.
+    //! - **The planner**: [`plan`] turns a peak load into a shard count, showing its arithmetic.
+    //! - **Time**: [`Clock`], so rates can be tested with a [`ManualClock`].
+    //!
+    //! The units, limits, the collector and clocks are what a service runs (`sharded-runtime`);
+    //! the report, recordings, table caps and the planner are the operator's (`sharded-ops`, the
+    //! default feature `ops`): a service built with `default-features = false` still records
+    //! with [`HotKeyStats`] and leaves the rest out of its build.
+    //!
+    //! ```
+    //! use sharded::capacity::{plan, PlanInput};
+    //! // A viral game: 7,000 writes/s of 1 KB scores onto one logical key.
+    //! let plan = plan(&PlanInput::new(7_000.0, 1_024)).unwrap();
+    //! assert_eq!(plan.base.derive_n(), Some(10));
+    //! ```
+
+    #[doc(inline)]
+    pub use sharded_runtime::capacity::*;
+
+    #[cfg(feature = "ops")]
+    #[doc(inline)]
+    pub use sharded_ops::capacity::*;
+}
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give
 /// `Repo::new` from this path, and no version mismatch can arise.

@@ -4,7 +4,7 @@
 
 use sharded::capacity::{
     HotKeyPattern, HotKeyStats, LogicalKeyReport, ManualClock, PerKeyLimits, Recording,
-    RecordingError, TableCaps,
+    RecordingError, ReportHotKeys, TableCaps,
 };
 use std::sync::Arc;
 use std::time::Duration;

@@ -18,7 +18,7 @@ for name in $names; do
         missing=1
     fi
 done
-# Every new path in the table's second column exists in today's facade or runtime modules.
+# Every new path in the table's second column exists in today's facade, runtime or ops modules.
 for path in $(sed -n 's/^| `sharded::[A-Za-z_]*` | `\(sharded::[A-Za-z_:]*\)` |.*/\1/p' "$guide"); do
     name=${path##*::}
     module=$(echo "$path" | sed 's/^sharded:://; s/::[A-Za-z_]*$//')
@@ -30,6 +30,7 @@ for path in $(sed -n 's/^| `sharded::[A-Za-z_]*` | `\(sharded::[A-Za-z_:]*\)` |.
             | grep -qw "$name" \
             || grep -q "^pub use .*\b$name\b" "sharded-runtime/src/$module/mod.rs" 2>/dev/null \
             || sed -n '/^pub use/,/;/p' "sharded-runtime/src/$module.rs" 2>/dev/null | grep -qw "$name" \
+            || grep -q "^pub use .*\b$name\b" "sharded-ops/src/$module/mod.rs" 2>/dev/null \
             || { echo "not in sharded::$module: $path"; missing=1; }
     fi
 done

@@ -114,7 +114,7 @@ pub(crate) struct PlanArgs {
         .args(["recording", "contributor_insights", "live"])
 ))]
 pub(crate) struct ReportArgs {
-    /// A recording written by `HotKeyStats::recording().to_json()`.
+    /// A recording written by `stats.recording().to_json()` (`HotKeyStats`, `ReportHotKeys`).
     #[arg(long)]
     pub(crate) recording: Option<PathBuf>,
     /// The JSON of `aws cloudwatch get-insight-rule-report` for a DynamoDB rule.

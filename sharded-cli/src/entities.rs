@@ -1,13 +1,12 @@
 //! The entities a command line was built with, behind one object-safe trait, so subcommands
 //! can pick one by name at run time.
 
-use sharded::migrate::Remaining;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use sharded::aws_sdk_dynamodb::Client;
-use sharded::migrate::{Checkpoint, Progress, Report};
+use sharded::migrate::{Checkpoint, Migrate, Progress, Remaining, Report};
 use sharded::schema::EntitySchema;
 use sharded::{Error, Repo, ShardedEntity};
 

@@ -24,7 +24,7 @@
 //! | `local` | starts a local DynamoDB for development (the test kit's embedded one, or DynamoDB Local with `SHARDED_TEST_BACKEND=dynamodb-local`) and prints its endpoint (feature `local`) |
 //! | `plan` | the shard planner: `n` from a peak load, item size and read pattern, checked against the table's caps with `--table` |
 //! | `describe` | each entity's key layout, GSIs, transition and table (names, tag), and the `CreateTable` they need (`--create-table-input`: that alone, for `aws dynamodb create-table --cli-input-json`) |
-//! | `report` | the hot-key report from a recording (`HotKeyStats::recording`), a saved Contributor Insights rule report, or `--live`: the table's own rule read from CloudWatch over the last minutes (feature `cloudwatch`) |
+//! | `report` | the hot-key report from a recording (`stats.recording()`), a saved Contributor Insights rule report, or `--live`: the table's own rule read from CloudWatch over the last minutes (feature `cloudwatch`) |
 //! | `migrate` | moves an entity's items to their current layout: a progress bar, a write budget, a checkpoint file and `--resume` |
 //! | `remaining` | how many items are still at the previous layout's place |
 //!

@@ -8,5 +8,16 @@
 //! `sharded` facade re-exports it under its `ops` feature (on by default, so the paths
 //! `sharded::capacity::plan`, `sharded::migrate::Migration`, ... stay where they were), and a
 //! service that turns the feature off (`default-features = false`) does not compile it.
+//!
+//! **What such a service leaves out, and keeps.** Of `sharded::capacity` it leaves out the
+//! hot-key report (`HotKeyReport`, its flags, advice and rollup by logical key, and
+//! `ReportHotKeys`, which gives the collector its `stats.report()`), recordings (`Recording`,
+//! Contributor Insights' rule reports), `TableCaps` and the shard planner (`plan`). It keeps
+//! what it runs on each request: units, `PerKeyLimits`, clocks and the collector `HotKeyStats`
+//! (`Repo::with_stats` records into it). A service that prints the report of its collector,
+//! or saves a recording of it for the command line, turns the feature on.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+
+pub mod capacity;
+pub mod migrate;

@@ -6,7 +6,8 @@ pub use crate::access::condition::{Data, Field, PrimaryKey};
 pub use crate::access::counter::ShardedCounter;
 pub use crate::access::entity::{Item, ItemKeys, ShardedEntity};
 pub use crate::access::query::Query;
-pub use crate::access::range::{range_query, RangeBound, RangeQuery};
+pub use crate::access::range::{RangeBound, RangeQuery};
+pub use crate::access::repo::range_query;
 pub use crate::access::repo::Repo;
 pub use crate::access::sort_condition::{
     sort_key_condition, sort_key_prefix_condition, AttributeSort, SortKeyCondition, SortOp,

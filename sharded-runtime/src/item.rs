@@ -13,7 +13,7 @@ pub use crate::keys::ItemKeyDisplay;
 pub type Item = HashMap<String, AttributeValue>;
 
 /// The key of an item as text, for error messages.
-pub(crate) fn describe_key(schema: &EntitySchema, item: &Item) -> ItemKeyDisplay {
+pub fn describe_key(schema: &EntitySchema, item: &Item) -> ItemKeyDisplay {
     let text = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
     ItemKeyDisplay {
         pk: text(schema.pk.attribute),

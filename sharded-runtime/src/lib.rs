@@ -13,9 +13,9 @@
 //! | folder | what it holds | public as |
 //! |---|---|---|
 //! | `keys/` | the key model: encoding, templates, time buckets, the shard hash, schemas. No AWS types, no network | [`KeyError`], [`keys`], [`bucket`], [`hash`], [`schema`] |
-//! | `access/` | data access: repository, query, range query over time buckets, scatter-gather engine, merge, cursor, parallel scan, batches, transactions, migration, counter | [`Repo`], [`Query`], [`Page`], [`Cursor`], [`Condition`], [`Update`], [`ShardedCounter`], [`RetryPolicy`], [`query`], [`cursor`], [`condition`], [`update`], [`transaction`], [`migrate`] |
-//! | `capacity/` | item size and units, per-key limits, the hot-key report, the planner | [`capacity`] |
-//! | `error/` | the crate's error enum and the errors of cursors, transactions and migrations | [`Error`], [`Result`], [`cursor::CursorError`], [`migrate::Failure`] |
+//! | `access/` | data access: repository, query, range query over time buckets, scatter-gather engine, merge, cursor, parallel scan, batches, transactions, an item's move between layouts, counter | [`Repo`], [`Query`], [`Page`], [`Cursor`], [`Condition`], [`Update`], [`ShardedCounter`], [`RetryPolicy`], [`query`], [`cursor`], [`condition`], [`update`], [`transaction`] |
+//! | `capacity/` | item size and units, per-key limits, the hot-key collector, clocks | [`capacity`] |
+//! | `error/` | the crate's error enum and the values its variants carry: cursors, transactions, a migration's report and checkpoint | [`Error`], [`Result`], [`cursor::CursorError`], [`migrate`] |
 //!
 //! Test tooling (DynamoDB Local, fault injection, the per-key limit emulator) lives in the
 //! `sharded-testkit` crate, so the code users deploy holds no process management and no
@@ -53,13 +53,13 @@ pub mod schema {
     pub use crate::access::table::CreateTable;
 }
 
-pub use access::batch::RetryPolicy;
 pub use access::condition::Condition;
 pub use access::counter::ShardedCounter;
 pub use access::cursor::Cursor;
 pub use access::entity::ShardedEntity;
 pub use access::query::{Page, Query};
 pub use access::repo::Repo;
+pub use access::retry::RetryPolicy;
 pub use access::source::{ShardedCollection, ShardedProjection};
 pub use access::update::Update;
 pub use error::{Error, Result};
@@ -96,11 +96,11 @@ pub use sharded_keys::{KeyError, ShardedTable};
 /// # Ok(()) }
 /// ```
 pub mod query {
+    pub use crate::access::handle::MAX_FAN_OUT;
     pub use crate::access::query::{Answer, Partial, STREAM_PAGE_ITEMS};
     pub use crate::access::range::RangeQuery;
     pub use crate::access::read_cache::DEFAULT_CACHE_ITEMS;
     pub use crate::access::recognize::{Foreign, ForeignItem, ForeignReason, MAX_FOREIGN_EXAMPLES};
-    pub use crate::access::repo::MAX_FAN_OUT;
     pub use crate::access::scan::Scan;
     pub use crate::access::scatter::ShardFailure;
     pub use crate::access::sort_condition::{
@@ -197,26 +197,20 @@ pub mod transaction {
     };
 }
 
-/// Changing a key's layout (`previous_n`, `legacy`): the migration runner
-/// ([`repo.migrate()`](crate::Repo::migrate)), its progress, report and checkpoints.
+/// What a layout migration hands back: its progress, report, failures and checkpoints, the
+/// values [`Error::MigrationIncomplete`] carries.
 ///
-/// ```no_run
-/// # use serde::{Deserialize, Serialize};
-/// # use sharded::{Error, Repo, ShardedEntity};
-/// use sharded::migrate::Report;
-/// # #[derive(ShardedEntity, Serialize, Deserialize)]
-/// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 20, previous_n = 10)]
-/// # #[sk(template = "SCORE#{score}#{player_id}")]
-/// # struct Score { game_id: String, player_id: String, score: u64 }
-/// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
-/// let report: Report = repo.migrate().write_units_per_second(300.0).run().await?;
-/// println!("{} moved", report.progress.moved);
-/// # Ok(()) }
+/// The runner itself (`repo.migrate()`, `Migration`) is the operator crate's, `sharded-ops`:
+/// the facade's `sharded::migrate` (feature `ops`, on by default) re-exports these with it.
+///
+/// ```
+/// use sharded::migrate::Checkpoint;
+/// // A checkpoint comes back from its token, or says what is wrong with it.
+/// assert!("not a token".parse::<Checkpoint>().is_err());
 /// ```
 pub mod migrate {
-    pub use crate::access::migrate::{
-        Checkpoint, Failure, Migration, Progress, Rekeyed, Remaining, Report,
-    };
+    pub use crate::error::migration::checkpoint::Checkpoint;
+    pub use crate::error::migration::report::{Failure, Progress, Rekeyed, Report};
 }
 
 /// Time buckets (hour, day, ISO week, month) of time-bucketed partition keys (`{at:day}`):
@@ -237,6 +231,10 @@ pub mod bucket {
 #[doc(hidden)]
 #[path = "__private.rs"]
 pub mod __private;
+
+#[doc(hidden)]
+#[path = "__ops.rs"]
+pub mod __ops;
 
 /// Engine internals exposed for the project's own benchmarks (feature `bench-internals`).
 /// Not a public API: no stability promise, hidden from the docs.

@@ -42,6 +42,7 @@
 #![deny(unsafe_code)]
 
 pub mod backend;
+mod client;
 pub mod emulator;
 pub mod faults;
 pub mod history;

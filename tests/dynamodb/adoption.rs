@@ -10,6 +10,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::keys::ShardSuffix;
+use sharded::migrate::Migrate;
 use sharded::query::ForeignReason;
 use sharded::schema::CreateTable;
 use sharded::schema::TableDefinition;

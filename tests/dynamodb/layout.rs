@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
+use sharded::migrate::Migrate;
 use sharded::{cursor::CursorError, Error, Repo, ShardedEntity};
 
 use crate::support::{page_to_end, repo};

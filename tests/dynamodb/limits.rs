@@ -312,7 +312,7 @@ async fn a_throttled_shard_is_retried_then_named() {
 
 #[tokio::test]
 async fn the_hot_key_report_names_the_hot_key() {
-    use sharded::capacity::{HotKeyFlag, HotKeyStats};
+    use sharded::capacity::{HotKeyFlag, HotKeyStats, ReportHotKeys};
     let clock = ManualClock::new();
     let (_, client) = emulated(&clock, 1).await;
     let stats = Arc::new(

@@ -14,6 +14,7 @@ use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{AttributeValue as V, PutRequest, WriteRequest};
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
+use sharded::migrate::Migrate;
 use sharded::{keys::Partitions, migrate, Error, Query, Repo, ShardedEntity};
 use sharded_testkit::faults::Faults;
 use sharded_testkit::history::History;

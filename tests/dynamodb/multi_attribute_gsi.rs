@@ -468,7 +468,7 @@ async fn create_table_emits_the_multi_attribute_key_schema() {
 /// shards up into one logical key.
 #[tokio::test]
 async fn hot_key_stats_roll_up_a_multi_attribute_partition() {
-    use sharded::capacity::HotKeyStats;
+    use sharded::capacity::{HotKeyStats, ReportHotKeys};
     let stats = std::sync::Arc::new(HotKeyStats::new(std::time::Duration::from_secs(60)));
     let repo = repo::<Run>("ma-stats").await.with_stats(stats.clone());
     let all = runs(11, 40);

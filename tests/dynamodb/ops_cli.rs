@@ -6,6 +6,7 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 use sharded::aws_sdk_dynamodb::types::AttributeValue;
+use sharded::migrate::Migrate;
 use sharded::{Repo, ShardedEntity};
 use sharded_testkit::faults::{Faults, InjectedError};
 use sharded_testkit::local::{unique_table_name, ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY};

@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use serde::{Deserialize, Serialize};
-use sharded::capacity::HotKeyStats;
+use sharded::capacity::{HotKeyStats, ReportHotKeys};
+use sharded::migrate::Migrate;
 use sharded::telemetry as t;
 use sharded::{Repo, ShardedCounter, ShardedEntity};
 use sharded_testkit::faults::{Faults, Throttle};

@@ -16,6 +16,7 @@ use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::operation::query::{QueryInput, QueryOutput};
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
+use sharded::migrate::Migrate;
 use sharded::{Repo, ShardedEntity};
 
 use crate::support::{client, repo};

@@ -11,6 +11,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
 use serde::{Deserialize, Serialize};
+use sharded::migrate::Migrate;
 use sharded::{Cursor, Repo, ShardedEntity};
 
 use crate::support::{page_to_end, repo};

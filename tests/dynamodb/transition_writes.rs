@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
+use sharded::migrate::Migrate;
 use sharded::{Error, Repo, RetryPolicy, ShardedEntity};
 use sharded_testkit::faults::Faults;
 

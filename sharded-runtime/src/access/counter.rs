@@ -5,12 +5,13 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use aws_sdk_dynamodb::Client;
 
-use crate::access::batch::{self, RetryPolicy};
+use crate::access::batch;
 use crate::access::condition::values_of;
-use crate::access::entity::Item;
 use crate::access::idempotent::{self, check_token, FirstSent, TokenRequest};
 use crate::access::placement::counter_shard_key;
+use crate::access::retry::RetryPolicy;
 use crate::error::Error;
+use crate::item::Item;
 use crate::keys::hash::fnv1a64;
 use crate::keys::schema::{ShardSuffix, TableDefinition, MAX_SHARDS};
 use crate::keys::shards::{random_shard, ShardKeys};

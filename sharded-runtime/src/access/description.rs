@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use sha2::{Digest, Sha256};
 
 use crate::access::condition::{Condition, Names, Values};
-use crate::access::scatter::SortCondition;
+use crate::access::sort_condition::SortCondition;
 use crate::error::Error;
 
 /// Bytes of a query fingerprint: the first 16 bytes (128 bits) of the description's SHA-256.

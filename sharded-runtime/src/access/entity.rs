@@ -4,11 +4,15 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::access::recognize::{point_read_error, recognize, Depth, NotOurs};
+use crate::access::placement::Placement;
+use crate::access::recognize::{at_previous_place, point_read_error, Depth, NotOurs};
+use crate::error::foreign::ForeignReason;
 use crate::error::{Error, KeyError};
 pub(crate) use crate::item::describe_key;
 pub use crate::item::Item;
-use crate::keys::schema::{EntitySchema, TableDefinition};
+use crate::keys::layout;
+use crate::keys::schema::{EntitySchema, Recognition, TableDefinition};
+use crate::keys::template::{loosely_same_key, parse_key, KeyContext};
 pub use crate::keys::ItemKeys;
 
 /// An entity stored with sharded keys. Implemented by `#[derive(ShardedEntity)]`.
@@ -91,11 +95,17 @@ pub trait ShardedEntity: Serialize + DeserializeOwned + Sized {
         recognize::<Self>(item, depth)
     }
 
-    /// Where `item` belongs (see [`QuerySource::placement`](crate::query::QuerySource)):
+    /// Where `item` belongs (see `QuerySource::placement`):
     /// what a collection asks of the member an item is. Not a public API.
     #[doc(hidden)]
     fn __placement(item: &Item) -> Option<(String, Option<String>)> {
-        <Self as crate::access::source::QuerySource>::placement(item)
+        let entity = Self::from_item(item.clone()).ok()?;
+        // Where the item lives, as every point operation asks it.
+        let placement = Placement::of(&entity).ok()?;
+        Some((
+            placement.pk().to_owned(),
+            placement.previous().map(str::to_owned),
+        ))
     }
 
     /// Reads an item already recognised as this entity's. Not a public API.
@@ -201,14 +211,6 @@ fn check_key_sizes(schema: &EntitySchema, keys: &ItemKeys) -> Result<(), KeyErro
         }
     }
     Ok(())
-}
-
-/// The entity an item of `schema`'s table says it is, from the table's tag attribute (none
-/// in a table without a tag).
-pub(crate) fn entity_of<'a>(schema: &EntitySchema, item: &'a Item) -> Option<&'a str> {
-    item.get(schema.tag_attribute()?)
-        .and_then(|v| v.as_s().ok())
-        .map(String::as_str)
 }
 
 /// Whether two items hold the same data as DynamoDB stores it: the same attributes, with
@@ -328,6 +330,172 @@ pub(crate) fn decode_as<T: DeserializeOwned>(
         key,
         source,
     })
+}
+
+// The entity's side of the rule of which items are its own (the vocabulary, the read policies
+// and the module docs are in `recognize`): what needs the entity's type.
+
+/// Whether `item` is one of `E`'s, by the table's [`Recognition`]. An untagged item
+/// recognised by its keys is completed in place: the key fields it lacks as attributes are
+/// filled in from its keys, and it is tagged (in memory) when the table has a tag, so it reads
+/// as the entity from here on.
+pub(crate) fn recognize<E: ShardedEntity>(item: &mut Item, depth: Depth) -> Result<(), NotOurs> {
+    let schema = E::SCHEMA;
+    let recognition = schema.table_schema.recognition;
+    if let Some(tag) = recognition.tag_attribute() {
+        match item.get(tag) {
+            Some(AttributeValue::S(name)) if name == schema.entity => return Ok(()),
+            Some(AttributeValue::S(other)) => return Err(NotOurs::OtherEntity(other.clone())),
+            Some(_) => {
+                return Err(NotOurs::Foreign(ForeignReason::BadTag { attribute: tag }));
+            }
+            None => {
+                // Untagged: by its keys where the table says so, or where items written
+                // before the table adopted `sharded` are (a previous layout's place).
+                if !matches!(recognition, Recognition::TagOrKey { .. })
+                    && !at_previous_place(schema, item)
+                {
+                    return Err(NotOurs::Foreign(ForeignReason::Untagged { attribute: tag }));
+                }
+            }
+        }
+    }
+    by_keys::<E>(item, depth).map_err(NotOurs::Foreign)?;
+    if let Some(tag) = recognition.tag_attribute() {
+        item.insert(tag.to_owned(), AttributeValue::S(schema.entity.to_owned()));
+    }
+    Ok(())
+}
+
+/// The check of an untagged item: see the module docs.
+fn by_keys<E: ShardedEntity>(item: &mut Item, depth: Depth) -> Result<(), ForeignReason> {
+    let schema = E::SCHEMA;
+    let text = |item: &Item, attribute: &str| -> Result<String, ForeignReason> {
+        item.get(attribute)
+            .and_then(|v| v.as_s().ok())
+            .cloned()
+            .ok_or_else(|| ForeignReason::OtherKeys {
+                reason: format!("it has no string `{attribute}` key attribute"),
+            })
+    };
+    let pk = text(item, schema.pk.attribute)?;
+    let sk = schema.sk.map(|sk| text(item, sk.attribute)).transpose()?;
+    // The shape first: another record type is told apart here, before any field is decoded.
+    let place =
+        layout::locate(schema.entity, &schema.pk, &pk).ok_or_else(|| ForeignReason::OtherKeys {
+            reason: format!(
+                "`{pk}` is no `{}` key of {} ({})",
+                schema.pk.attribute,
+                schema.entity,
+                schema.pk.layout_description()
+            ),
+        })?;
+    if let (Some(sk_schema), Some(sk)) = (schema.sk, &sk) {
+        let ctx = KeyContext {
+            entity: schema.entity,
+            attribute: sk_schema.attribute,
+        };
+        parse_key(ctx, sk_schema.template, sk, None).map_err(|e| ForeignReason::OtherKeys {
+            reason: e.to_string(),
+        })?;
+    }
+    // Then every field, decoded only from its canonical form. A key that is not is another
+    // service's spelling of the entity's key only when the item's own attributes give the
+    // same values, canonically written (re-keyable); otherwise another record's.
+    let fields = E::__key_attributes(&pk, sk.as_deref()).map_err(|e| {
+        if spelled_otherwise::<E>(item, &pk, sk.as_deref()) {
+            ForeignReason::NotCanonical {
+                reason: e.to_string(),
+            }
+        } else {
+            ForeignReason::OtherKeys {
+                reason: e.to_string(),
+            }
+        }
+    })?;
+    // Completed apart: a refused item is left as it was read (a collection asks its next
+    // member).
+    let mut completed = item.clone();
+    for (name, value) in fields {
+        completed.entry(name).or_insert(value);
+    }
+    if depth == Depth::Keys {
+        *item = completed;
+        return Ok(());
+    }
+    // Then the whole item: it reads as the entity and builds back where it is stored.
+    let entity = decode::<E>(completed.clone()).map_err(|e| ForeignReason::Unreadable {
+        reason: e.to_string(),
+    })?;
+    let placement = Placement::of(&entity).map_err(|e| ForeignReason::Unreadable {
+        reason: e.to_string(),
+    })?;
+    if placement.sk() != sk.as_deref() {
+        return Err(ForeignReason::Unreadable {
+            reason: format!(
+                "its fields give the sort key `{}`, not `{}`: its attributes disagree with its key",
+                placement.sk().unwrap_or_default(),
+                sk.unwrap_or_default()
+            ),
+        });
+    }
+    if !placement.may_be_at(&pk, place) {
+        return Err(ForeignReason::Unreadable {
+            reason: format!(
+                "its fields give the partition key `{}`, not `{pk}`: its attributes disagree \
+                 with its key",
+                placement.pk()
+            ),
+        });
+    }
+    *item = completed;
+    Ok(())
+}
+
+/// Whether `item`, whose keys are not in canonical form, reads as the entity from its
+/// attributes and the keys it would have spell the same values as the stored ones
+/// ([`loosely_same_key`]): the entity's item, keyed by another service its own way.
+pub(crate) fn spelled_otherwise<E: ShardedEntity>(item: &Item, pk: &str, sk: Option<&str>) -> bool {
+    let Ok(entity) = decode::<E>(item.clone()) else {
+        return false;
+    };
+    let Ok(placement) = Placement::of(&entity) else {
+        return false;
+    };
+    let sk_matches = match (placement.sk(), sk) {
+        (Some(canonical), Some(stored)) => loosely_same_key(stored, canonical),
+        (None, None) => true,
+        _ => false,
+    };
+    let schema = E::SCHEMA;
+    let logical = |key: &str| match schema.pk.sharding.shard_count() {
+        Some(n) => schema
+            .pk
+            .suffix
+            .split(key, n)
+            .map_or_else(|_| key.to_owned(), |(l, _)| l.to_owned()),
+        None => key.to_owned(),
+    };
+    let pk_matches = loosely_same_key(&logical(pk), &logical(placement.pk()))
+        || placement
+            .previous()
+            .is_some_and(|previous| loosely_same_key(pk, previous));
+    sk_matches && pk_matches
+}
+
+/// Whether `item` (one a refused write returned, say) is one of `E`'s, its keys the
+/// evidence where it has no tag.
+pub(crate) fn is_ours<E: ShardedEntity>(item: &Item) -> bool {
+    recognize::<E>(&mut item.clone(), Depth::Keys).is_ok()
+}
+
+impl Placement {
+    /// The placement of `entity`.
+    pub(crate) fn of<E: ShardedEntity>(entity: &E) -> Result<Self, Error> {
+        let keys = entity.item_keys()?;
+        let previous = entity.previous_pk()?;
+        Ok(Placement::of_key(E::SCHEMA, keys.pk, previous, keys.sk))
+    }
 }
 
 #[cfg(test)]

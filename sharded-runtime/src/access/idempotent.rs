@@ -36,7 +36,7 @@ use aws_sdk_dynamodb::Client;
 use aws_smithy_runtime_api::box_error::BoxError;
 use tokio::time::Instant;
 
-use crate::access::batch::{self, RetryPolicy};
+use crate::access::retry::{self, RetryPolicy};
 use crate::error::{is_throttling_code, Error};
 
 /// How long DynamoDB remembers a `ClientRequestToken` after the request that first used it:
@@ -236,7 +236,7 @@ pub(crate) fn resendable(error: &SendError) -> bool {
         Some(TransactWriteItemsError::TransactionInProgressException(_)) => true,
         Some(TransactWriteItemsError::IdempotentParameterMismatchException(_)) => false,
         // A lost answer, a throttle, a failure on DynamoDB's side: what every request retries.
-        _ => batch::retryable(error),
+        _ => retry::retryable(error),
     }
 }
 

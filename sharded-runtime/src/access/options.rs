@@ -116,26 +116,32 @@ macro_rules! read_setters {
 pub(crate) use read_setters;
 
 /// The settings of a read of the whole table, shared by [`Scan`](crate::access::scan::Scan) and
-/// [`Migration`](crate::access::migrate::Migration), written by [`scan_setters!`]. `None` is the
-/// builder's default.
+/// the migration (`sharded-ops`' `Migration`, through `__ops`), written by [`scan_setters!`].
+/// `None` is the builder's default.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct ScanOptions {
+pub struct ScanOptions {
     /// DynamoDB's `TotalSegments`.
-    pub(crate) segments: Option<u32>,
+    pub segments: Option<u32>,
     /// Requests in flight at once.
-    pub(crate) concurrency: Option<usize>,
+    pub concurrency: Option<usize>,
     /// Each request's `Limit`.
-    pub(crate) page_size: Option<u32>,
+    pub page_size: Option<u32>,
     /// The read-unit budget per second.
-    pub(crate) read_units_per_second: Option<f64>,
+    pub read_units_per_second: Option<f64>,
 }
 
 /// The setters of [`ScanOptions`], for a builder with a field `options: ScanOptions`.
 ///
 /// `$demo` is the signature of the examples' function, taking a repository `repo`; `$start`
 /// starts the builder from it and `$run` runs it; each `[..]` holds the builder's own doc
-/// paragraphs (its default first) for that setter, appended to the shared ones.
-macro_rules! scan_setters {
+/// paragraphs (its default first) for that setter, appended to the shared ones. The builder's
+/// module must have `Error` (the crate's) in scope: the docs link to it.
+///
+/// Exported (hidden) because the migration builder of `sharded-ops` writes the same setters;
+/// `__ops::scan_setters` is its path there.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __scan_setters {
     (
         demo = $demo:literal,
         start = $start:literal,
@@ -147,7 +153,7 @@ macro_rules! scan_setters {
     ) => {
         /// Splits the table scan into `n` segments (DynamoDB's `TotalSegments`), read in
         /// parallel. DynamoDB allows 1 to 1,000,000; any other value is
-        /// [`Error::InvalidQuery`](crate::error::Error::InvalidQuery) when it runs, before any
+        /// [`Error::InvalidQuery`](Error::InvalidQuery) when it runs, before any
         /// request. More segments than [`concurrency`](Self::concurrency) is fine (they wait
         /// their turn) and keeps each segment small; a segment costs at least one request
         /// even when it is empty.
@@ -160,7 +166,7 @@ macro_rules! scan_setters {
         }
 
         /// At most `c` requests in flight at once (each segment has at most one). At least 1:
-        /// `0` is [`Error::InvalidQuery`](crate::error::Error::InvalidQuery) when it runs.
+        /// `0` is [`Error::InvalidQuery`](Error::InvalidQuery) when it runs.
         $(#[$concurrency])*
         ///
         #[doc = concat!("```no_run\n", $demo, "\n// 64 small segments, 8 requests at a time.\n", $start, ".segments(64).concurrency(8)", $run, ";\n# Ok(()) }\n```")]
@@ -172,7 +178,7 @@ macro_rules! scan_setters {
         /// Sets each request's `Limit`: at most `p` items read per request (before the entity
         /// filter, as DynamoDB applies it). Smaller pages mean more requests, smaller steps for
         /// a rate limit and less memory per segment in flight. 1 to 2,147,483,647 (DynamoDB's
-        /// bound); anything else is [`Error::InvalidQuery`](crate::error::Error::InvalidQuery) when it
+        /// bound); anything else is [`Error::InvalidQuery`](Error::InvalidQuery) when it
         /// runs.
         $(#[$page_size])*
         ///
@@ -185,7 +191,7 @@ macro_rules! scan_setters {
         /// Reads at most about `r` read capacity units per second, over all segments
         /// together: a background job that leaves the table's capacity to the service. A rate
         /// that is not a positive, finite number is
-        /// [`Error::InvalidQuery`](crate::error::Error::InvalidQuery) when it runs.
+        /// [`Error::InvalidQuery`](Error::InvalidQuery) when it runs.
         $(#[$read_units])*
         ///
         #[doc = concat!("```no_run\n", $demo, "\n// At most about 50 read units/s of the table, 100 items a request.\n", $start, ".read_units_per_second(50.0).page_size(100)", $run, ";\n# Ok(()) }\n```")]
@@ -195,4 +201,4 @@ macro_rules! scan_setters {
         }
     };
 }
-pub(crate) use scan_setters;
+pub(crate) use crate::__scan_setters as scan_setters;

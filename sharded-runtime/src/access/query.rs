@@ -1,6 +1,8 @@
 //! The typed query builder over a sharded logical key: what the generated `query*` functions
 //! return.
 
+use std::marker::PhantomData;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{FutureExt, Stream};
@@ -8,16 +10,20 @@ use futures::{FutureExt, Stream};
 use crate::access::condition::Condition;
 use crate::access::cursor::{self, Cursor, CursorKey, Resume, ShardPosition};
 use crate::access::description::{Description, KeyShape, QueryShape};
-use crate::access::entity::{Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
+use crate::access::handle::Handle;
 use crate::access::options::{read_setters, ReadOptions};
 use crate::access::read_cache::{Gathered, ReadPolicy};
-use crate::access::recognize::{recognize_projected, Depth, Foreign, NotOurs};
-use crate::access::repo::Repo;
-use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, SortCondition, Transition};
-use crate::access::sort_condition::SortKeyCondition;
-use crate::access::source::{CollectionMember, QuerySource, ShardedCollection, ShardedProjection};
+use crate::access::recognize::{Depth, NotOurs};
+use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, Transition};
+use crate::access::sort_condition::{SortCondition, SortKeyCondition};
+use crate::access::source::{
+    recognize_projected, CollectionMember, QuerySource, ShardedCollection, ShardedProjection,
+};
 use crate::capacity::stats::record;
+use crate::error::foreign::Foreign;
 use crate::error::{Error, KeyError};
+use crate::item::Item;
 use crate::keys::attribute::KeyValue;
 use crate::keys::schema::{EntitySchema, KeyAttributeSchema, ScalarType, SortKeySchema};
 use crate::keys::shards::{render_attributes, Partitions};
@@ -42,7 +48,8 @@ use crate::keys::template::Segment;
 /// `O` what comes back: `S` itself, or a projection after [`project`](Query::project).
 #[must_use = "a query does nothing until it is run with collect, stream, page or count"]
 pub struct Query<S, O = S> {
-    repo: Repo<S>,
+    handle: Arc<Handle>,
+    _entity: PhantomData<fn() -> S>,
     index: Option<u8>,
     partitions: Result<Partitions, KeyError>,
     condition: Option<SortCondition>,
@@ -208,12 +215,13 @@ pub struct Partial<E> {
 
 impl<S: QuerySource> Query<S> {
     pub(crate) fn new(
-        repo: Repo<S>,
+        handle: Arc<Handle>,
         index: Option<u8>,
         partitions: Result<Partitions, KeyError>,
     ) -> Self {
         Query {
-            repo,
+            handle,
+            _entity: PhantomData,
             index,
             partitions,
             condition: None,
@@ -314,7 +322,8 @@ impl<E: ShardedEntity> Query<E> {
         projection: Option<&'static [&'static str]>,
     ) -> Query<S, O> {
         Query {
-            repo: self.repo.retype(),
+            handle: self.handle,
+            _entity: PhantomData,
             index: self.index,
             partitions: self.partitions,
             condition: self.condition,
@@ -541,8 +550,8 @@ impl<S: QuerySource, O> Query<S, O> {
             }
         } else {
             ReadPolicy {
-                coalesce: self.repo.single_flight(),
-                max_staleness: self.max_staleness.or(self.repo.max_staleness()),
+                coalesce: self.handle.single_flight(),
+                max_staleness: self.max_staleness.or(self.handle.max_staleness()),
             }
         }
     }
@@ -690,8 +699,8 @@ impl<S: QuerySource, O> Query<S, O> {
             Some(_) => Vec::new(),
         };
         let plan = Plan {
-            client: self.repo.client().clone(),
-            table: self.repo.table().to_owned(),
+            client: self.handle.client().clone(),
+            table: self.handle.table().to_owned(),
             entity: S::NAME,
             entities: S::ENTITIES,
             tag: schema.tag_attribute(),
@@ -732,12 +741,12 @@ impl<S: QuerySource, O> Query<S, O> {
             descending: self.options.descending,
             consistent: self.options.consistent,
             page_size: self.options.page_size,
-            concurrency: self.repo.fan_out(if transition {
+            concurrency: self.handle.fan_out(if transition {
                 partitions.all().len()
             } else {
                 partitions.current_count()
             }),
-            stats: self.repo.stats().cloned(),
+            stats: self.handle.stats().cloned(),
             learned_shares: None,
             shards: match index {
                 None => record::spelled(&schema.pk),
@@ -829,7 +838,7 @@ impl<S: QuerySource, O> Query<S, O> {
                 .collect()
         });
         let resume = Resume::start(plan.partitions.len());
-        let cache = std::sync::Arc::clone(self.repo.read_cache());
+        let cache = std::sync::Arc::clone(self.handle.read_cache());
         // A top-k learns where its answer came from: the next run asks a shard that held
         // more than its share for that much at once (skewed data costs one round, not two).
         let learn_key = limit.map(|_| key.clone());

@@ -26,7 +26,9 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures::future::Either;
@@ -35,14 +37,16 @@ use futures::Stream;
 
 use crate::access::cursor::{self, Cursor, CursorError, Resume};
 use crate::access::description::{Description, KeyShape, QueryShape};
-use crate::access::entity::{Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
+use crate::access::handle::Handle;
 use crate::access::options::{read_setters, ReadOptions};
 use crate::access::query::{Page, Query, STREAM_PAGE_ITEMS};
-use crate::access::recognize::Foreign;
-use crate::access::repo::Repo;
-use crate::access::scatter::{Engine, SortCondition};
+use crate::access::scatter::Engine;
+use crate::access::sort_condition::SortCondition;
 use crate::access::sort_condition::{sort_key_condition, SortOp};
+use crate::error::foreign::Foreign;
 use crate::error::{Error, KeyError};
+use crate::item::Item;
 use crate::keys::bucket::Granularity;
 use crate::keys::bucket::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime};
 use crate::keys::encoding::{KeyPart, KeyPartError};
@@ -104,7 +108,8 @@ use crate::keys::template::{build_around_bucket, build_key_prefix, KeyContext, S
 /// [`Query`]: inside a bucket this is exactly the scatter-gather query of that bucket.
 #[must_use = "a range query does nothing until it is run with collect, stream, page or count"]
 pub struct RangeQuery<E> {
-    repo: Repo<E>,
+    handle: Arc<Handle>,
+    _entity: PhantomData<fn() -> E>,
     index: Option<u8>,
     /// The range, or why it cannot run (reported when it runs).
     range: Result<Range, Error>,
@@ -179,22 +184,24 @@ struct Range {
     field: &'static str,
 }
 
-/// The range query of the generated `<query>_range` functions: the partition key of `index`
-/// (`None`: the table's), its fields other than the bucketed one (`fields`, in template
-/// order), and the bounds.
-#[doc(hidden)]
-pub fn range_query<E: ShardedEntity>(
-    repo: &Repo<E>,
-    index: Option<u8>,
-    fields: &[&dyn KeyPart],
-    from: RangeBound,
-    to: RangeBound,
-) -> RangeQuery<E> {
-    RangeQuery {
-        repo: repo.clone(),
-        index,
-        range: Range::new::<E>(index, fields, from, to),
-        options: ReadOptions::default(),
+impl<E: ShardedEntity> RangeQuery<E> {
+    /// The range query of the generated `<query>_range` functions (see `__private`): the
+    /// partition key of `index` (`None`: the table's), its fields other than the bucketed one
+    /// (`fields`, in template order), and the bounds.
+    pub(crate) fn new(
+        handle: Arc<Handle>,
+        index: Option<u8>,
+        fields: &[&dyn KeyPart],
+        from: RangeBound,
+        to: RangeBound,
+    ) -> Self {
+        RangeQuery {
+            handle,
+            _entity: PhantomData,
+            index,
+            range: Range::new::<E>(index, fields, from, to),
+            options: ReadOptions::default(),
+        }
     }
 }
 
@@ -434,7 +441,8 @@ impl Range {
 
 /// What builds one bucket's query: shared by the walk, the counts and the pages.
 struct Spec<E> {
-    repo: Repo<E>,
+    handle: Arc<Handle>,
+    _entity: PhantomData<fn() -> E>,
     index: Option<u8>,
     range: Range,
     descending: bool,
@@ -445,7 +453,8 @@ struct Spec<E> {
 impl<E> Clone for Spec<E> {
     fn clone(&self) -> Self {
         Spec {
-            repo: self.repo.clone(),
+            handle: Arc::clone(&self.handle),
+            _entity: PhantomData,
             index: self.index,
             range: self.range.clone(),
             descending: self.descending,
@@ -473,7 +482,7 @@ impl<E: ShardedEntity> Spec<E> {
             ShardKeys::new(logical, range.shards).with_suffix(range.suffix),
             previous,
         );
-        let mut query = Query::new(self.repo.clone(), self.index, Ok(partitions))
+        let mut query = Query::new(Arc::clone(&self.handle), self.index, Ok(partitions))
             .consistent_read(self.consistent);
         let (condition, skip) = range.condition(E::SCHEMA.entity, bucket)?;
         if let Some(condition) = condition {
@@ -504,7 +513,7 @@ impl<E: ShardedEntity> Spec<E> {
     /// Buckets read at once: `max(1, concurrency / shards)`, so that requests in flight (at
     /// most one per shard and bucket) stay within the repository's concurrency.
     fn window(&self) -> usize {
-        (self.repo.concurrency() / self.range.partitions_read()).max(1)
+        (self.handle.concurrency() / self.range.partitions_read()).max(1)
     }
 }
 
@@ -772,7 +781,8 @@ impl<E: ShardedEntity> RangeQuery<E> {
             Err(Error::InvalidQuery("a range query runs once".to_owned())),
         )?;
         Ok(Spec {
-            repo: self.repo.clone(),
+            handle: Arc::clone(&self.handle),
+            _entity: PhantomData,
             index: self.index,
             range,
             descending: self.options.descending,

@@ -34,10 +34,10 @@ use std::time::Duration;
 
 use futures::future::{BoxFuture, FutureExt, Shared};
 
-use crate::access::entity::Item;
-use crate::access::recognize::Foreign;
 use crate::capacity::{Clock, SystemClock};
+use crate::error::foreign::Foreign;
 use crate::error::Error;
+use crate::item::Item;
 
 /// The items a query may cache by default, across all its answers.
 pub const DEFAULT_CACHE_ITEMS: usize = 10_000;

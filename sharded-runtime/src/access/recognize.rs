@@ -25,17 +25,12 @@
 //! foreign item returns [`Error::ForeignItem`], since "no item" would not be true. The
 //! migration leaves a foreign item exactly where it is and lists it.
 
-use aws_sdk_dynamodb::types::AttributeValue;
-
-use crate::access::entity::{decode_as, Item, ShardedEntity};
-use crate::access::placement::Placement;
-use crate::access::source::ShardedProjection;
 pub use crate::error::foreign::{Foreign, ForeignItem, ForeignReason, MAX_FOREIGN_EXAMPLES};
 use crate::error::Error;
 use crate::item::describe_key;
+use crate::item::Item;
 use crate::keys::layout;
 use crate::keys::schema::{EntitySchema, Recognition};
-use crate::keys::template::{loosely_same_key, parse_key, KeyContext};
 
 /// How much of an item a check can rely on. Not a public API (generated code names it).
 #[doc(hidden)]
@@ -98,63 +93,6 @@ fn closeness(not_ours: &NotOurs) -> u8 {
     }
 }
 
-/// Whether `item` is one of `E`'s, by the table's [`Recognition`]. An untagged item
-/// recognised by its keys is completed in place: the key fields it lacks as attributes are
-/// filled in from its keys, and it is tagged (in memory) when the table has a tag, so it reads
-/// as the entity from here on.
-pub(crate) fn recognize<E: ShardedEntity>(item: &mut Item, depth: Depth) -> Result<(), NotOurs> {
-    let schema = E::SCHEMA;
-    let recognition = schema.table_schema.recognition;
-    if let Some(tag) = recognition.tag_attribute() {
-        match item.get(tag) {
-            Some(AttributeValue::S(name)) if name == schema.entity => return Ok(()),
-            Some(AttributeValue::S(other)) => return Err(NotOurs::OtherEntity(other.clone())),
-            Some(_) => {
-                return Err(NotOurs::Foreign(ForeignReason::BadTag { attribute: tag }));
-            }
-            None => {
-                // Untagged: by its keys where the table says so, or where items written
-                // before the table adopted `sharded` are (a previous layout's place).
-                if !matches!(recognition, Recognition::TagOrKey { .. })
-                    && !at_previous_place(schema, item)
-                {
-                    return Err(NotOurs::Foreign(ForeignReason::Untagged { attribute: tag }));
-                }
-            }
-        }
-    }
-    by_keys::<E>(item, depth).map_err(NotOurs::Foreign)?;
-    if let Some(tag) = recognition.tag_attribute() {
-        item.insert(tag.to_owned(), AttributeValue::S(schema.entity.to_owned()));
-    }
-    Ok(())
-}
-
-/// [`recognize`] for a projection `P` of the entity: an item no tag vouches for (untagged,
-/// recognised by its keys) must also read as `P`. Recognised by its keys alone, another
-/// service's record keyed like the entity but without the projected attributes would fail
-/// the whole read when decoded; it is not the entity's, so it is skipped and counted as the
-/// entity's own reads skip it (they decode the whole item). A tagged item that does not
-/// read as `P` is the entity's, and its error is the caller's to see.
-pub(crate) fn recognize_projected<P: ShardedProjection>(
-    item: &mut Item,
-    depth: Depth,
-) -> Result<(), NotOurs> {
-    let schema = <P::Entity as ShardedEntity>::SCHEMA;
-    let vouched = schema.tag_attribute().is_some_and(
-        |tag| matches!(item.get(tag), Some(AttributeValue::S(name)) if name == schema.entity),
-    );
-    recognize::<P::Entity>(item, depth)?;
-    if !vouched {
-        decode_as::<P>(schema, item.clone()).map_err(|e| {
-            NotOurs::Foreign(ForeignReason::Unreadable {
-                reason: e.to_string(),
-            })
-        })?;
-    }
-    Ok(())
-}
-
 /// Whether an untagged item in `schema`'s partitions may be the entity's: the table
 /// recognises untagged items by their keys, or a previous layout's place holds items written
 /// before the table adopted `sharded`. Where it may, deciding needs the whole item (it must
@@ -210,7 +148,7 @@ pub(crate) fn keep_recognised<R>(
 
 /// Whether the item sits at a previous layout's place (a legacy key, a previous layout's
 /// shard), where items written before the table adopted `sharded` carry no tag.
-fn at_previous_place(schema: &EntitySchema, item: &Item) -> bool {
+pub(crate) fn at_previous_place(schema: &EntitySchema, item: &Item) -> bool {
     item.get(schema.pk.attribute)
         .and_then(|v| v.as_s().ok())
         .is_some_and(|pk| is_previous_place(schema, pk))
@@ -232,124 +170,6 @@ pub(crate) fn untagged_is_ours_at(schema: &EntitySchema, pk: &str) -> bool {
         // `#[non_exhaustive]`): untagged items only where a tagging table accepts them.
         _ => is_previous_place(schema, pk),
     }
-}
-
-/// The check of an untagged item: see the module docs.
-fn by_keys<E: ShardedEntity>(item: &mut Item, depth: Depth) -> Result<(), ForeignReason> {
-    let schema = E::SCHEMA;
-    let text = |item: &Item, attribute: &str| -> Result<String, ForeignReason> {
-        item.get(attribute)
-            .and_then(|v| v.as_s().ok())
-            .cloned()
-            .ok_or_else(|| ForeignReason::OtherKeys {
-                reason: format!("it has no string `{attribute}` key attribute"),
-            })
-    };
-    let pk = text(item, schema.pk.attribute)?;
-    let sk = schema.sk.map(|sk| text(item, sk.attribute)).transpose()?;
-    // The shape first: another record type is told apart here, before any field is decoded.
-    let place =
-        layout::locate(schema.entity, &schema.pk, &pk).ok_or_else(|| ForeignReason::OtherKeys {
-            reason: format!(
-                "`{pk}` is no `{}` key of {} ({})",
-                schema.pk.attribute,
-                schema.entity,
-                schema.pk.layout_description()
-            ),
-        })?;
-    if let (Some(sk_schema), Some(sk)) = (schema.sk, &sk) {
-        let ctx = KeyContext {
-            entity: schema.entity,
-            attribute: sk_schema.attribute,
-        };
-        parse_key(ctx, sk_schema.template, sk, None).map_err(|e| ForeignReason::OtherKeys {
-            reason: e.to_string(),
-        })?;
-    }
-    // Then every field, decoded only from its canonical form. A key that is not is another
-    // service's spelling of the entity's key only when the item's own attributes give the
-    // same values, canonically written (re-keyable); otherwise another record's.
-    let fields = E::__key_attributes(&pk, sk.as_deref()).map_err(|e| {
-        if spelled_otherwise::<E>(item, &pk, sk.as_deref()) {
-            ForeignReason::NotCanonical {
-                reason: e.to_string(),
-            }
-        } else {
-            ForeignReason::OtherKeys {
-                reason: e.to_string(),
-            }
-        }
-    })?;
-    // Completed apart: a refused item is left as it was read (a collection asks its next
-    // member).
-    let mut completed = item.clone();
-    for (name, value) in fields {
-        completed.entry(name).or_insert(value);
-    }
-    if depth == Depth::Keys {
-        *item = completed;
-        return Ok(());
-    }
-    // Then the whole item: it reads as the entity and builds back where it is stored.
-    let entity = crate::access::entity::decode::<E>(completed.clone()).map_err(|e| {
-        ForeignReason::Unreadable {
-            reason: e.to_string(),
-        }
-    })?;
-    let placement = Placement::of(&entity).map_err(|e| ForeignReason::Unreadable {
-        reason: e.to_string(),
-    })?;
-    if placement.sk() != sk.as_deref() {
-        return Err(ForeignReason::Unreadable {
-            reason: format!(
-                "its fields give the sort key `{}`, not `{}`: its attributes disagree with its key",
-                placement.sk().unwrap_or_default(),
-                sk.unwrap_or_default()
-            ),
-        });
-    }
-    if !placement.may_be_at(&pk, place) {
-        return Err(ForeignReason::Unreadable {
-            reason: format!(
-                "its fields give the partition key `{}`, not `{pk}`: its attributes disagree \
-                 with its key",
-                placement.pk()
-            ),
-        });
-    }
-    *item = completed;
-    Ok(())
-}
-
-/// Whether `item`, whose keys are not in canonical form, reads as the entity from its
-/// attributes and the keys it would have spell the same values as the stored ones
-/// ([`loosely_same_key`]): the entity's item, keyed by another service its own way.
-pub(crate) fn spelled_otherwise<E: ShardedEntity>(item: &Item, pk: &str, sk: Option<&str>) -> bool {
-    let Ok(entity) = crate::access::entity::decode::<E>(item.clone()) else {
-        return false;
-    };
-    let Ok(placement) = Placement::of(&entity) else {
-        return false;
-    };
-    let sk_matches = match (placement.sk(), sk) {
-        (Some(canonical), Some(stored)) => loosely_same_key(stored, canonical),
-        (None, None) => true,
-        _ => false,
-    };
-    let schema = E::SCHEMA;
-    let logical = |key: &str| match schema.pk.sharding.shard_count() {
-        Some(n) => schema
-            .pk
-            .suffix
-            .split(key, n)
-            .map_or_else(|_| key.to_owned(), |(l, _)| l.to_owned()),
-        None => key.to_owned(),
-    };
-    let pk_matches = loosely_same_key(&logical(pk), &logical(placement.pk()))
-        || placement
-            .previous()
-            .is_some_and(|previous| loosely_same_key(pk, previous));
-    sk_matches && pk_matches
 }
 
 /// What a read does with an item [`recognize`] refused: another entity's item is left out;
@@ -390,14 +210,16 @@ pub(crate) fn point_read_error(schema: &EntitySchema, item: &Item, not_ours: Not
     }
 }
 
-/// Whether `item` (one a refused write returned, say) is one of `E`'s, its keys the
-/// evidence where it has no tag.
-pub(crate) fn is_ours<E: ShardedEntity>(item: &Item) -> bool {
-    recognize::<E>(&mut item.clone(), Depth::Keys).is_ok()
-}
-
 /// The entity an item's tag names, for messages: `None` untagged, or in a table without a
 /// tag.
 pub(crate) fn tagged_as(schema: &EntitySchema, item: &Item) -> Option<String> {
-    crate::access::entity::entity_of(schema, item).map(str::to_owned)
+    entity_of(schema, item).map(str::to_owned)
+}
+
+/// The entity an item of `schema`'s table says it is, from the table's tag attribute (none
+/// in a table without a tag).
+pub(crate) fn entity_of<'a>(schema: &EntitySchema, item: &'a Item) -> Option<&'a str> {
+    item.get(schema.tag_attribute()?)
+        .and_then(|v| v.as_s().ok())
+        .map(String::as_str)
 }

@@ -14,23 +14,24 @@
 //! - **Honest.** A failed segment ends the scan with [`Error::SegmentFailed`] naming it; a
 //!   partial export that looks complete would be worse than none.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use aws_sdk_dynamodb::Client;
 use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 
-use crate::access::entity::{Item, ShardedEntity};
+use crate::access::entity::recognize;
+use crate::access::entity::ShardedEntity;
+use crate::access::handle::Handle;
 use crate::access::options::{scan_setters, ScanOptions};
-use crate::access::recognize::{
-    keep_recognised, read_depth, recognize, recognize_projected, Depth, Recognize,
-};
-use crate::access::repo::Repo;
-use crate::access::source::ShardedProjection;
+use crate::access::recognize::{keep_recognised, read_depth, Depth, Recognize};
+use crate::access::source::{recognize_projected, ShardedProjection};
 use crate::capacity::budget::UnitBudget;
 use crate::capacity::units::{item_size, read_units, Consistency};
 use crate::capacity::SystemClock;
 use crate::error::Error;
+use crate::item::Item;
 use crate::keys::layout;
 use crate::keys::schema::EntitySchema;
 
@@ -39,7 +40,7 @@ use crate::keys::schema::EntitySchema;
 pub(crate) const DEFAULT_SEGMENTS: u32 = 4;
 
 /// DynamoDB's bound on `TotalSegments`.
-pub(crate) const MAX_SEGMENTS: u32 = 1_000_000;
+pub const MAX_SEGMENTS: u32 = 1_000_000;
 
 /// A parallel scan of every item of entity `E` in the repository's table.
 ///
@@ -80,7 +81,8 @@ pub(crate) const MAX_SEGMENTS: u32 = 1_000_000;
 /// moves the previous layout's items.
 #[must_use = "a scan does nothing until it is run with stream, collect or count"]
 pub struct Scan<E, O = E> {
-    repo: Repo<E>,
+    handle: Arc<Handle>,
+    _entity: PhantomData<fn() -> E>,
     /// Segments, concurrency, page size, read-unit rate: the settings `Migration` shares.
     options: ScanOptions,
     consistent: bool,
@@ -95,7 +97,7 @@ pub struct Scan<E, O = E> {
 impl<E, O> std::fmt::Debug for Scan<E, O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scan")
-            .field("repo", &self.repo)
+            .field("table", &self.handle.table())
             .field("options", &self.options)
             .field("consistent", &self.consistent)
             .finish_non_exhaustive()
@@ -103,9 +105,10 @@ impl<E, O> std::fmt::Debug for Scan<E, O> {
 }
 
 impl<E: ShardedEntity> Scan<E> {
-    pub(crate) fn new(repo: Repo<E>) -> Self {
+    pub(crate) fn new(handle: Arc<Handle>) -> Self {
         Scan {
-            repo,
+            handle,
+            _entity: PhantomData,
             options: ScanOptions::default(),
             consistent: false,
             decode: E::from_item,
@@ -135,7 +138,8 @@ impl<E: ShardedEntity> Scan<E> {
     /// ```
     pub fn project<P: ShardedProjection<Entity = E>>(self) -> Scan<E, P> {
         Scan {
-            repo: self.repo,
+            handle: self.handle,
+            _entity: PhantomData,
             options: self.options,
             consistent: self.consistent,
             decode: P::from_item,
@@ -296,20 +300,20 @@ impl<E: ShardedEntity, O> Scan<E, O> {
 
     /// Validates the settings into what every request needs.
     fn plan(self, count_only: bool) -> Result<Plan, Error> {
-        let checked = self.options.check(self.repo.concurrency())?;
+        let checked = self.options.check(self.handle.concurrency())?;
         let span = {
             use crate::telemetry::*;
             tracing::info_span!(
                 "sharded.scan",
                 { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
-                { TABLE_NAMES } = self.repo.table(),
+                { TABLE_NAMES } = self.handle.table(),
                 { ENTITY } = E::SCHEMA.entity,
                 { TOTAL_SEGMENTS } = checked.segments,
             )
         };
         Ok(Plan {
-            client: self.repo.client().clone(),
-            table: self.repo.table().to_owned(),
+            client: self.handle.client().clone(),
+            table: self.handle.table().to_owned(),
             entity: E::SCHEMA.entity,
             layout: E::SCHEMA,
             recognize: self.recognize,

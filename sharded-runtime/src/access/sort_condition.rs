@@ -29,12 +29,61 @@
 
 use std::marker::PhantomData;
 
-use crate::access::scatter::SortCondition;
 use crate::keys::attribute::{KeyArg, KeyValue};
 use crate::keys::encoding::KeyPart;
 use crate::keys::error::KeyError;
 use crate::keys::schema::KeyAttributeSchema;
 use crate::keys::template::{build_key_prefix, KeyContext, KeyTemplate, Segment};
+
+/// A sort-key condition of a query, applied by DynamoDB in the key condition. Values are
+/// physical sort-key strings. Users build one with the typed
+/// [`SortKeyCondition`] functions the derive
+/// generates; the range query builds its bucket bounds here directly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SortCondition {
+    /// `begins_with(sk, prefix)`
+    BeginsWith(String),
+    /// `sk BETWEEN low AND high` (both inclusive)
+    Between(String, String),
+    /// `sk < value`
+    Lt(String),
+    /// `sk <= value`
+    Le(String),
+    /// `sk >= value`
+    Ge(String),
+    /// `sk > value` (a multi-attribute key's range; a string key says `>=` of the next key)
+    Gt(String),
+    /// `sk = value` (a multi-attribute key's last held attribute)
+    Eq(String),
+}
+
+impl SortCondition {
+    /// The key-condition fragment, with `#sk` and `:sk0`/`:sk1` placeholders.
+    pub(crate) fn expression(&self) -> &'static str {
+        match self {
+            SortCondition::BeginsWith(_) => "begins_with(#sk, :sk0)",
+            SortCondition::Between(..) => "#sk BETWEEN :sk0 AND :sk1",
+            SortCondition::Lt(_) => "#sk < :sk0",
+            SortCondition::Le(_) => "#sk <= :sk0",
+            SortCondition::Ge(_) => "#sk >= :sk0",
+            SortCondition::Gt(_) => "#sk > :sk0",
+            SortCondition::Eq(_) => "#sk = :sk0",
+        }
+    }
+
+    /// The placeholder values, in order.
+    pub(crate) fn values(&self) -> Vec<&str> {
+        match self {
+            SortCondition::Between(a, b) => vec![a, b],
+            SortCondition::BeginsWith(v)
+            | SortCondition::Lt(v)
+            | SortCondition::Le(v)
+            | SortCondition::Ge(v)
+            | SortCondition::Gt(v)
+            | SortCondition::Eq(v) => vec![v],
+        }
+    }
+}
 
 /// A typed sort-key condition, built by the generated `sk_<field>_<op>` functions and given to
 /// [`Query::sk`](crate::Query::sk).

@@ -7,10 +7,13 @@
 
 use serde::de::DeserializeOwned;
 
-use crate::access::entity::{decode_as, Item, ShardedEntity};
-use crate::access::placement::Placement;
-use crate::access::recognize::{recognize, Depth, NotOurs};
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use crate::access::entity::{decode_as, recognize, ShardedEntity};
+use crate::access::recognize::{Depth, NotOurs};
+use crate::error::foreign::ForeignReason;
 use crate::error::Error;
+use crate::item::Item;
 use crate::keys::schema::EntitySchema;
 
 /// What a [`Query`](crate::Query) reads: one entity, or a collection of entities sharing a
@@ -73,13 +76,7 @@ impl<E: ShardedEntity> QuerySource for E {
     }
 
     fn placement(item: &Item) -> Option<(String, Option<String>)> {
-        let entity = E::from_item(item.clone()).ok()?;
-        // Where the item lives, as every point operation asks it.
-        let placement = Placement::of(&entity).ok()?;
-        Some((
-            placement.pk().to_owned(),
-            placement.previous().map(str::to_owned),
-        ))
+        E::__placement(item)
     }
 }
 
@@ -158,4 +155,29 @@ pub trait ShardedProjection: DeserializeOwned {
         })?;
         decode_as(schema, item)
     }
+}
+
+/// [`recognize`] for a projection `P` of the entity: an item no tag vouches for (untagged,
+/// recognised by its keys) must also read as `P`. Recognised by its keys alone, another
+/// service's record keyed like the entity but without the projected attributes would fail
+/// the whole read when decoded; it is not the entity's, so it is skipped and counted as the
+/// entity's own reads skip it (they decode the whole item). A tagged item that does not
+/// read as `P` is the entity's, and its error is the caller's to see.
+pub(crate) fn recognize_projected<P: ShardedProjection>(
+    item: &mut Item,
+    depth: Depth,
+) -> Result<(), NotOurs> {
+    let schema = <P::Entity as ShardedEntity>::SCHEMA;
+    let vouched = schema.tag_attribute().is_some_and(
+        |tag| matches!(item.get(tag), Some(AttributeValue::S(name)) if name == schema.entity),
+    );
+    recognize::<P::Entity>(item, depth)?;
+    if !vouched {
+        decode_as::<P>(schema, item.clone()).map_err(|e| {
+            NotOurs::Foreign(ForeignReason::Unreadable {
+                reason: e.to_string(),
+            })
+        })?;
+    }
+    Ok(())
 }

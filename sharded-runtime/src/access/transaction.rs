@@ -9,23 +9,25 @@ use aws_sdk_dynamodb::types::{
     ConditionCheck, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
     Update as UpdateAction,
 };
-use aws_sdk_dynamodb::Client;
 
-use crate::access::batch::RetryPolicy;
 use crate::access::condition::{values_of, Condition, Names, Values};
-use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
+use crate::access::handle::Handle;
 use crate::access::idempotent::{self, FirstSent, TokenRequest};
-use crate::access::placement::{PendingSettle, Placement};
+use crate::access::placement::Placement;
 use crate::access::read_cache::{ReadCache, Written};
+use crate::access::retry::RetryPolicy;
+use crate::access::settle::PendingSettle;
 use crate::access::update::{GsiRewrite, Update};
 use crate::access::write_rules::{
     entity_guard, key_of, no_item, own_entity, physical_item, put_guard, stamp_write,
     with_condition,
 };
-use crate::capacity::stats::{record, HotKeyStats};
+use crate::capacity::stats::record;
 use crate::capacity::units::item_size;
 pub use crate::error::transaction::CanceledAction;
 use crate::error::Error;
+use crate::item::{describe_key, Item};
 use crate::keys::schema::EntitySchema;
 
 /// The most actions one `TransactWriteItems` takes.
@@ -90,8 +92,9 @@ struct Action {
 /// for, with its entity and key.
 #[must_use = "a transaction does nothing until it is committed"]
 pub struct Transaction {
-    client: Client,
-    table: String,
+    /// The repository's handle: the client, the table, its read cache (the commit is one of
+    /// its writes) and its hot-key statistics (which record the commit's writes).
+    handle: Arc<Handle>,
     token: Option<String>,
     actions: Vec<Action>,
     /// For each action, the position of the call that added it (`put`, `move_item`, ...):
@@ -103,10 +106,6 @@ pub struct Transaction {
     settles: Vec<PendingSettle>,
     retry: RetryPolicy,
     error: Option<Error>,
-    /// The read cache of the repository that built it: the commit is one of its writes.
-    read_cache: Option<Arc<ReadCache>>,
-    /// The hot-key statistics of the repository that built it, which record its writes.
-    stats: Option<Arc<HotKeyStats>>,
 }
 
 /// An action with what the placement of its item adds: the previous place's delete or check,
@@ -117,11 +116,10 @@ struct Placed {
 }
 
 impl Transaction {
-    /// An empty transaction on `table`: what [`Repo::transaction`] returns.
-    pub(crate) fn new(client: &Client, table: impl Into<String>) -> Self {
+    /// An empty transaction on the handle's table: what [`Repo::transaction`] returns.
+    pub(crate) fn new(handle: Arc<Handle>) -> Self {
         Transaction {
-            client: client.clone(),
-            table: table.into(),
+            handle,
             token: None,
             actions: Vec::new(),
             added_by: Vec::new(),
@@ -129,23 +127,7 @@ impl Transaction {
             settles: Vec::new(),
             retry: RetryPolicy::default(),
             error: None,
-            read_cache: None,
-            stats: None,
         }
-    }
-
-    /// Makes the settles and the commit writes of `read_cache`'s repository: like its puts,
-    /// they end single flight and drop the cached answers of the partitions they write.
-    pub(crate) fn with_read_cache(mut self, read_cache: Arc<ReadCache>) -> Self {
-        self.read_cache = Some(read_cache);
-        self
-    }
-
-    /// Records the commit's writes into the repository's hot-key statistics, as its other
-    /// writes are.
-    pub(crate) fn with_stats(mut self, stats: Option<Arc<HotKeyStats>>) -> Self {
-        self.stats = stats;
-        self
     }
 
     /// Uses `token` as the `ClientRequestToken` (1 to 36 characters, else
@@ -195,14 +177,19 @@ impl Transaction {
     /// During a transition, with the guarded delete of its previous place; a versioned entity
     /// is settled before the commit.
     pub fn put<E: ShardedEntity + 'static>(self, entity: &E) -> Self {
-        let placed = put_action(&self.table, entity, PutRule::Guarded, None);
+        let placed = put_action(self.handle.table(), entity, PutRule::Guarded, None);
         self.push(placed)
     }
 
     /// Puts `entity` only if `condition` holds for the stored item (and the guard). During a
     /// transition the item is settled before the commit, and its previous place deleted.
     pub fn put_if<E: ShardedEntity + 'static>(self, entity: &E, condition: Condition<E>) -> Self {
-        let placed = put_action(&self.table, entity, PutRule::Guarded, Some(condition));
+        let placed = put_action(
+            self.handle.table(),
+            entity,
+            PutRule::Guarded,
+            Some(condition),
+        );
         self.push(placed)
     }
 
@@ -213,7 +200,7 @@ impl Transaction {
     /// current place if it is still at its previous one, as `Update::send` does), and the
     /// guarded delete of its previous place is an extra action.
     pub fn update<E: ShardedEntity + GsiRewrite + 'static>(self, update: Update<E>) -> Self {
-        let table = self.table.clone();
+        let table = self.handle.table().to_owned();
         let placed = update.build().and_then(|built| {
             let size = request_size(
                 &built.key,
@@ -254,7 +241,7 @@ impl Transaction {
     /// layout transition (`previous_n`, `legacy`) the copy at the item's previous place is
     /// deleted too, as a second action, so the item cannot come back from there.
     pub fn delete<E: ShardedEntity + 'static>(self, entity: &E) -> Self {
-        let placed = keyed_action(&self.table, entity, Kind::Delete, None);
+        let placed = keyed_action(self.handle.table(), entity, Kind::Delete, None);
         self.push(placed)
     }
 
@@ -265,14 +252,14 @@ impl Transaction {
         entity: &E,
         condition: Condition<E>,
     ) -> Self {
-        let placed = keyed_action(&self.table, entity, Kind::Delete, Some(condition));
+        let placed = keyed_action(self.handle.table(), entity, Kind::Delete, Some(condition));
         self.push(placed)
     }
 
     /// Requires `condition` to hold for the item `entity` identifies, without writing it.
     /// During a transition the item is settled before the commit, so the check sees it.
     pub fn check<E: ShardedEntity + 'static>(self, entity: &E, condition: Condition<E>) -> Self {
-        let placed = keyed_action(&self.table, entity, Kind::Check, Some(condition));
+        let placed = keyed_action(self.handle.table(), entity, Kind::Check, Some(condition));
         self.push(placed)
     }
 
@@ -283,7 +270,7 @@ impl Transaction {
     /// deleted too, and `to`'s previous place must be empty (an item not yet migrated there is
     /// not replaced).
     pub fn move_item<E: ShardedEntity + 'static>(self, from: &E, to: &E) -> Self {
-        let table = self.table.clone();
+        let table = self.handle.table().to_owned();
         let delete = keyed_action(&table, from, Kind::DeleteExisting, None);
         let put = put_action(&table, to, PutRule::New, None);
         self.push_call([delete, put])
@@ -311,7 +298,7 @@ impl Transaction {
     /// outcome unknown: to retry it yourself, `prepare` and commit the prepared transaction
     /// again (never a rebuilt one: see [`PreparedTransaction`]).
     pub async fn commit(self) -> Result<(), Error> {
-        let span = transaction_span(&self.table, self.actions.len());
+        let span = transaction_span(self.handle.table(), self.actions.len());
         crate::telemetry::within(
             span,
             None,
@@ -358,11 +345,13 @@ impl Transaction {
         if !self.settles.is_empty() {
             // A settle moves an item between the places the actions name.
             let _written = writing(
-                self.read_cache.as_deref(),
+                self.handle.read_cache(),
                 self.actions.iter().map(|a| (a.schema, &a.key)),
             );
             for settle in &self.settles {
-                settle.run(&self.client, &self.table).await?;
+                settle
+                    .run(self.handle.client(), self.handle.table())
+                    .await?;
             }
         }
         let items = self.actions.iter().map(|a| a.item.clone()).collect();
@@ -383,14 +372,11 @@ impl Transaction {
             })
             .collect();
         Ok(PreparedTransaction {
-            client: self.client,
-            table: self.table,
+            handle: self.handle,
             request,
             actions,
             retry: self.retry,
             first_sent: FirstSent::default(),
-            read_cache: self.read_cache,
-            stats: self.stats,
         })
     }
 }
@@ -443,20 +429,17 @@ struct ActionLabel {
 /// ```
 #[must_use = "a prepared transaction does nothing until it is committed"]
 pub struct PreparedTransaction {
-    client: Client,
-    table: String,
+    handle: Arc<Handle>,
     request: TokenRequest,
     actions: Vec<ActionLabel>,
     retry: RetryPolicy,
     first_sent: FirstSent,
-    read_cache: Option<Arc<ReadCache>>,
-    stats: Option<Arc<HotKeyStats>>,
 }
 
 impl std::fmt::Debug for PreparedTransaction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PreparedTransaction")
-            .field("table", &self.table)
+            .field("table", &self.handle.table())
             .field("token", &self.request.token)
             .field("actions", &self.actions.len())
             .finish()
@@ -496,15 +479,20 @@ impl PreparedTransaction {
         // However the send ends (an error may leave it applied), it was a write of the
         // repository to every partition its actions name.
         let _written = writing(
-            self.read_cache.as_deref(),
+            self.handle.read_cache(),
             self.actions.iter().map(|a| (a.schema, &a.key)),
         );
-        let result =
-            idempotent::send(&self.client, &self.request, &self.retry, &self.first_sent).await;
+        let result = idempotent::send(
+            self.handle.client(),
+            &self.request,
+            &self.retry,
+            &self.first_sent,
+        )
+        .await;
         match result {
             Ok(_) => {
                 for (action, write) in self.actions.iter().zip(&self.request.items) {
-                    record::transaction_write(self.stats.as_ref(), action.schema, write);
+                    record::transaction_write(self.handle.stats(), action.schema, write);
                 }
                 Ok(())
             }
@@ -522,7 +510,7 @@ impl PreparedTransaction {
                     ))
                 }
                 other => Err(idempotent::sent_error(
-                    &self.table,
+                    self.handle.table(),
                     &self.request.token,
                     &self.first_sent,
                     other,
@@ -558,16 +546,15 @@ impl PreparedTransaction {
 /// The repository's write hook ([`ReadCache::writing`]) over the partitions of the actions'
 /// `keys`, for a transaction built by a repository (`cache`).
 fn writing<'a>(
-    cache: Option<&'a ReadCache>,
+    cache: &'a ReadCache,
     keys: impl Iterator<Item = (&'a EntitySchema, &'a Item)>,
-) -> Option<Written<'a>> {
-    let cache = cache?;
-    Some(cache.writing(keys.filter_map(|(schema, key)| {
+) -> Written<'a> {
+    cache.writing(keys.filter_map(|(schema, key)| {
         key.get(schema.pk.attribute)?
             .as_s()
             .ok()
             .map(String::as_str)
-    })))
+    }))
 }
 
 fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
@@ -944,8 +931,7 @@ impl<E: ShardedEntity> ItemKey<E> {
 /// # Ok(()) }
 /// ```
 pub struct TransactGet {
-    client: Client,
-    table: String,
+    handle: Arc<Handle>,
     /// Per item, the keys to read in order (current place first, then the previous one
     /// during a transition) and the entity schema, to adopt an untagged legacy item.
     slots: Vec<(Vec<Item>, &'static EntitySchema)>,
@@ -955,11 +941,10 @@ pub struct TransactGet {
 }
 
 impl TransactGet {
-    /// An empty read on `table`: what [`Repo::transact_get`] returns.
-    pub(crate) fn new(client: &Client, table: impl Into<String>) -> Self {
+    /// An empty read on the handle's table: what [`Repo::transact_get`] returns.
+    pub(crate) fn new(handle: Arc<Handle>) -> Self {
         TransactGet {
-            client: client.clone(),
-            table: table.into(),
+            handle,
             slots: Vec::new(),
             added: Vec::new(),
             error: None,
@@ -1035,7 +1020,7 @@ impl TransactGet {
             .flat_map(|(keys, _)| keys)
             .map(|key| {
                 aws_sdk_dynamodb::types::Get::builder()
-                    .table_name(&self.table)
+                    .table_name(self.handle.table())
                     .set_key(Some(key.clone()))
                     .build()
                     .map(|get| {
@@ -1052,7 +1037,8 @@ impl TransactGet {
         let mut attempt = 0;
         let output = loop {
             let result = self
-                .client
+                .handle
+                .client()
                 .transact_get_items()
                 .set_transact_items(Some(gets.clone()))
                 .send()
@@ -1063,7 +1049,7 @@ impl TransactGet {
                 Err(e) if attempt < retry.max_attempts && read_canceled_for_passing_reasons(&e) => {
                     tokio::time::sleep(retry.backoff(attempt - 1)).await;
                 }
-                Err(e) => return Err(Error::dynamo("TransactGetItems", &self.table, e)),
+                Err(e) => return Err(Error::dynamo("TransactGetItems", self.handle.table(), e)),
             }
         };
         let mut responses = output
@@ -1167,7 +1153,6 @@ mod tests {
     use super::*;
     use crate::access::condition::{Data, Field};
     use crate::access::entity::ItemKeys;
-    use crate::access::repo::Repo;
     use crate::access::update::UpdateKey;
     use crate::error::KeyError;
     use crate::keys::schema::{KeyTemplate, PartitionKeySchema, Segment, Sharding};
@@ -1207,15 +1192,18 @@ mod tests {
         }
     }
 
-    fn client() -> Client {
+    fn handle() -> Arc<Handle> {
         let config = aws_sdk_dynamodb::Config::builder()
             .behavior_version(BehaviorVersion::latest())
             .region(Region::new("us-east-1"))
             .build();
-        Client::from_conf(config)
+        Arc::new(Handle::new(
+            aws_sdk_dynamodb::Client::from_conf(config),
+            "notes".to_owned(),
+        ))
     }
 
-    fn update(repo: &Repo<Note>, id: &str, text: String) -> Update<Note> {
+    fn update(handle: &Arc<Handle>, id: &str, text: String) -> Update<Note> {
         let key = UpdateKey {
             pk: format!("NOTE#{id}"),
             sk: None,
@@ -1223,17 +1211,17 @@ mod tests {
             previous: None,
         };
         let text_field: Field<Note, String, Data> = Field::new("text");
-        Update::new(repo, Ok(key)).set(text_field, text)
+        Update::with_handle(Arc::clone(handle), Ok(key)).set(text_field, text)
     }
 
     #[test]
     fn the_size_check_counts_update_values() {
-        let client = client();
-        let repo: Repo<Note> = Repo::new(client.clone(), "notes");
+        let handle = handle();
         // Eleven updates of 390 KB values: 4.3 MB that DynamoDB counts, in tiny keys.
-        let mut transaction = Transaction::new(&client, "notes");
+        let mut transaction = Transaction::new(Arc::clone(&handle));
         for i in 0..11 {
-            transaction = transaction.update(update(&repo, &format!("n{i}"), "x".repeat(390_000)));
+            transaction =
+                transaction.update(update(&handle, &format!("n{i}"), "x".repeat(390_000)));
         }
         let err = check(&transaction.actions, &transaction.added_by).unwrap_err();
         assert!(
@@ -1241,9 +1229,10 @@ mod tests {
             "{err}"
         );
         // Ten fit.
-        let mut transaction = Transaction::new(&client, "notes");
+        let mut transaction = Transaction::new(Arc::clone(&handle));
         for i in 0..10 {
-            transaction = transaction.update(update(&repo, &format!("n{i}"), "x".repeat(390_000)));
+            transaction =
+                transaction.update(update(&handle, &format!("n{i}"), "x".repeat(390_000)));
         }
         check(&transaction.actions, &transaction.added_by).unwrap();
     }
@@ -1254,7 +1243,7 @@ mod tests {
             id: "n1".into(),
             text: "t".into(),
         };
-        let prepared = Transaction::new(&client(), "notes")
+        let prepared = Transaction::new(handle())
             .put(&note)
             .prepare()
             .await
@@ -1270,9 +1259,9 @@ mod tests {
 
     #[test]
     fn the_size_check_counts_condition_values() {
-        let client = client();
+        let handle = handle();
         let text: Field<Note, String, Data> = Field::new("text");
-        let mut transaction = Transaction::new(&client, "notes");
+        let mut transaction = Transaction::new(Arc::clone(&handle));
         for i in 0..11 {
             let note = Note {
                 id: format!("n{i}"),

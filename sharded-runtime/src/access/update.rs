@@ -7,18 +7,21 @@
 //! Names go through `ExpressionAttributeNames` and values through serde_dynamo.
 
 use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnConsumedCapacity, ReturnValue, ReturnValuesOnConditionCheckFailure,
 };
 
 use crate::access::condition::{values_of, Condition, Data, Field, Names, Operand, Values};
-use crate::access::entity::{describe_key, Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
+use crate::access::handle::Handle;
 use crate::access::placement::Placement;
-use crate::access::repo::Repo;
 use crate::access::write_rules::{existing_entity, expect_version, stamp_update, stored_version};
 use crate::capacity::stats::record;
 use crate::error::Error;
+use crate::item::{describe_key, Item};
 
 /// A field an update may change: a [`Field`] outside the primary key.
 #[diagnostic::on_unimplemented(
@@ -129,7 +132,8 @@ enum Action {
 /// [`Error::InvalidUpdate`] otherwise, before sending).
 #[must_use = "an update does nothing until it is sent"]
 pub struct Update<E> {
-    repo: Repo<E>,
+    handle: Arc<Handle>,
+    _entity: PhantomData<fn() -> E>,
     key: Result<UpdateKey, Error>,
     actions: Vec<(&'static str, Action)>,
     condition: Option<Condition<()>>,
@@ -138,10 +142,11 @@ pub struct Update<E> {
 }
 
 impl<E: ShardedEntity + GsiRewrite> Update<E> {
-    #[doc(hidden)]
-    pub fn new(repo: &Repo<E>, key: Result<UpdateKey, Error>) -> Self {
+    /// An update of the item `key` names, sent through `handle` (see `Update::new`).
+    pub(crate) fn with_handle(handle: Arc<Handle>, key: Result<UpdateKey, Error>) -> Self {
         Update {
-            repo: repo.clone(),
+            handle,
+            _entity: PhantomData,
             key,
             actions: Vec::new(),
             condition: None,
@@ -238,32 +243,33 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
     }
 
     async fn run(self, returning: bool) -> Result<Option<Item>, Error> {
-        let repo = self.repo.clone();
+        let handle = Arc::clone(&self.handle);
         let built = self.build()?;
         let placement = built.placement.clone();
-        repo.item_operation("update", &placement, Self::apply(&repo, built, returning))
+        handle
+            .item_operation::<E, _>("update", &placement, Self::apply(&handle, built, returning))
             .await
     }
 
     /// Sends the built update (within its span: see `run`).
     async fn apply(
-        repo: &Repo<E>,
+        handle: &Handle,
         built: BuiltUpdate,
         returning: bool,
     ) -> Result<Option<Item>, Error> {
         let schema = E::SCHEMA;
-        let _written = repo.writing(&built.placement);
+        let _written = handle.writing(&built.placement);
         // During a transition, an item still at its previous place is moved to its current
         // place first, so the update changes it there (instead of finding no item) and no
         // copy stays behind.
         built
             .placement
-            .settle::<E>(repo.client(), repo.table())
+            .settle::<E>(handle.client(), handle.table())
             .await?;
-        let result = repo
+        let result = handle
             .client()
             .update_item()
-            .table_name(repo.table())
+            .table_name(handle.table())
             .set_key(Some(built.key.clone()))
             .update_expression(built.expression)
             .condition_expression(built.condition)
@@ -275,7 +281,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
                 ReturnValue::None
             })
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .set_return_consumed_capacity(repo.stats().map(|_| ReturnConsumedCapacity::Indexes))
+            .set_return_consumed_capacity(handle.stats().map(|_| ReturnConsumedCapacity::Indexes))
             .send()
             .await;
         let consumed = result
@@ -312,14 +318,14 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
                             current,
                         },
                     }),
-                    None => Err(Error::dynamo("UpdateItem", repo.table(), e)),
+                    None => Err(Error::dynamo("UpdateItem", handle.table(), e)),
                 }
             }
         };
         // Recorded with its key (the item it changes is not sent): the units come from
         // DynamoDB's answer, a throttle from its reasons.
         let answer = outcome.as_ref().map(|_| consumed.as_ref());
-        record::write(repo.stats(), schema, &built.key, answer);
+        record::write(handle.stats(), schema, &built.key, answer);
         outcome
     }
 

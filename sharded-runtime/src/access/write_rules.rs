@@ -8,10 +8,11 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use crate::access::clock_values::now_value;
 use crate::access::condition::{Condition, Names, Values};
-use crate::access::entity::{Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
 use crate::access::recognize::untagged_is_ours_at;
 use crate::capacity::units::check_item_size;
 use crate::error::Error;
+use crate::item::Item;
 use crate::keys::schema::EntitySchema;
 
 /// The item `entity` is stored as (its fields, key attributes and entity attribute), refused
@@ -22,37 +23,8 @@ pub(crate) fn physical_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error>
     Ok(item)
 }
 
-/// The key attributes of one item at partition `pk`: refuses empty keys and keys over
-/// DynamoDB's size limits before anything is sent.
-pub(crate) fn key_item(
-    schema: &EntitySchema,
-    pk: String,
-    sk: Option<String>,
-) -> Result<Item, Error> {
-    if pk.is_empty() {
-        return Err(Error::EmptyKeyAttribute {
-            attribute: schema.pk.attribute.to_owned(),
-        });
-    }
-    schema.pk.check_size(schema.entity, &pk)?;
-    let mut key = Item::from([(schema.pk.attribute.to_owned(), AttributeValue::S(pk))]);
-    match (schema.sk, sk) {
-        (Some(attr), Some(sk)) if !sk.is_empty() => {
-            attr.check_size(schema.entity, &sk)?;
-            key.insert(attr.attribute.to_owned(), AttributeValue::S(sk));
-        }
-        (Some(attr), _) => {
-            return Err(Error::EmptyKeyAttribute {
-                attribute: attr.attribute.to_owned(),
-            })
-        }
-        (None, _) => {}
-    }
-    Ok(key)
-}
-
 /// The primary key attributes of a stored (or about to be stored) item.
-pub(crate) fn key_of(schema: &EntitySchema, item: &Item) -> Item {
+pub fn key_of(schema: &EntitySchema, item: &Item) -> Item {
     let mut key = Item::new();
     for attribute in [Some(schema.pk.attribute), schema.sk.map(|s| s.attribute)]
         .into_iter()

@@ -15,7 +15,7 @@ use crate::capacity::Clock;
 /// run the units charged for requests started by time `t` are at most `rate × t`: all that
 /// can exceed it is what the requests in flight at the last start cost.
 #[derive(Debug)]
-pub(crate) struct UnitBudget {
+pub struct UnitBudget {
     rate: f64,
     clock: Arc<dyn Clock>,
     state: Mutex<BudgetState>,
@@ -34,7 +34,7 @@ struct BudgetState {
 
 impl UnitBudget {
     /// A budget of `rate` units per second (positive and finite), empty at the clock's now.
-    pub(crate) fn new(rate: f64, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(rate: f64, clock: Arc<dyn Clock>) -> Self {
         let at = clock.now();
         UnitBudget {
             rate,
@@ -85,13 +85,13 @@ impl UnitBudget {
     }
 
     /// Waits until a request may start, and reserves its estimated cost.
-    pub(crate) async fn acquire(&self) -> f64 {
+    pub async fn acquire(&self) -> f64 {
         self.acquire_units(None).await
     }
 
     /// Waits until a request may start, and reserves `estimate` units (or, when `None`, the
     /// last request's cost).
-    pub(crate) async fn acquire_units(&self, estimate: Option<f64>) -> f64 {
+    pub async fn acquire_units(&self, estimate: Option<f64>) -> f64 {
         loop {
             match self.try_reserve_units(estimate) {
                 Ok(reserved) => return reserved,
@@ -102,7 +102,7 @@ impl UnitBudget {
     }
 
     /// Charges a request's real cost `used` in place of what it `reserved`.
-    pub(crate) fn settle(&self, reserved: f64, used: f64) {
+    pub fn settle(&self, reserved: f64, used: f64) {
         let mut state = self.state();
         let used = if used.is_finite() { used.max(0.0) } else { 0.0 };
         state.balance += reserved - used;

@@ -450,7 +450,7 @@ pub enum Error {
         /// The item as stored when the condition was checked, if there was one.
         current: Option<crate::item::Item>,
     },
-    /// A migration ([`Repo::migrate`](crate::Repo::migrate)) finished with items it could
+    /// A migration (`repo.migrate()`, `sharded::migrate::Migrate`) finished with items it could
     /// not move, or stopped because a read failed. Nothing was lost: what it moved stays
     /// moved, what it could not move is still at its previous place (and read there), and
     /// `report` has the counts, every item not moved with the reason (`report.failed`), and

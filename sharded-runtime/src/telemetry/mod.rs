@@ -89,13 +89,6 @@ pub(crate) fn cursor_resume(entity: &'static str, requests: u64) {
     metrics::histogram!(CURSOR_RESUME_REQUESTS, ENTITY => entity).record(requests as f64);
 }
 
-/// Records `count` items of a migration run that ended with `outcome`.
-pub(crate) fn migration_items(entity: &'static str, outcome: &'static str, count: u64) {
-    if count > 0 {
-        metrics::counter!(MIGRATION_ITEMS, ENTITY => entity, OUTCOME => outcome).increment(count);
-    }
-}
-
 /// Records one item read in `entity`'s partitions that is not the entity's, by `reason`.
 pub(crate) fn foreign_item(entity: &'static str, reason: &'static str) {
     metrics::counter!(FOREIGN_ITEMS, ENTITY => entity, FOREIGN_REASON => reason).increment(1);

@@ -12,11 +12,7 @@ use std::net::{Ipv4Addr, TcpListener};
 use std::thread;
 
 use super::error::BackendError;
-
-/// The crate that serves the embedded backend, and the version this test kit was built with.
-pub(super) const ENGINE: &str = "dynoxide";
-/// The version of `dynoxide-rs` the test kit depends on (its `Cargo.toml`); said in messages.
-pub(super) const ENGINE_VERSION: &str = "3.2";
+use super::names::ENGINE;
 
 /// Worker threads of the server's runtime. Requests reach SQLite one at a time (dynoxide
 /// serialises them behind one lock); a second worker parses and writes HTTP meanwhile.

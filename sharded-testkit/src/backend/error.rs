@@ -4,8 +4,7 @@ use std::fmt;
 
 use crate::local::LocalError;
 
-use super::embedded::{ENGINE, ENGINE_VERSION};
-use super::select::{BACKEND_ENV, DYNAMODB_LOCAL, EMBEDDED};
+use super::names::{BACKEND_ENV, DYNAMODB_LOCAL, EMBEDDED, ENGINE, ENGINE_VERSION};
 
 /// Why [`Backend::shared`](super::Backend::shared) could not provide a DynamoDB; every message
 /// says what to do about it.

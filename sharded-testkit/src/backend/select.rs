@@ -4,16 +4,9 @@
 use std::ffi::OsStr;
 use std::fmt;
 
-use super::embedded::{ENGINE, ENGINE_VERSION};
 use super::error::BackendError;
+use super::names::{BACKEND_ENV, DYNAMODB_LOCAL, EMBEDDED, ENGINE, ENGINE_VERSION};
 use crate::local::endpoint_from_env;
-
-/// The variable that chooses the backend: `embedded` or `dynamodb-local`.
-pub(super) const BACKEND_ENV: &str = "SHARDED_TEST_BACKEND";
-/// Its value for [`BackendKind::Embedded`].
-pub(super) const EMBEDDED: &str = "embedded";
-/// Its value for [`BackendKind::DynamoDbLocal`].
-pub(super) const DYNAMODB_LOCAL: &str = "dynamodb-local";
 
 /// Which DynamoDB a [`Backend`](super::Backend) is.
 ///

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::sync::{Mutex, Once};
 
 use super::behaviour::Behaviour;
-use super::select::{BACKEND_ENV, DYNAMODB_LOCAL};
+use super::names::{BACKEND_ENV, DYNAMODB_LOCAL};
 
 /// The skips of this process.
 static SKIPS: Mutex<Vec<Skip>> = Mutex::new(Vec::new());

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::fetch::{CACHE_DIR_ENV, JAR, NPM_PACKAGE, NPM_VERSION};
+use super::package::{CACHE_DIR_ENV, JAR, NPM_PACKAGE, NPM_VERSION};
 use super::ENDPOINT_ENV;
 
 /// Why DynamoDB Local could not be provided; every message also says what to do about it.

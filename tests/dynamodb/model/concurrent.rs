@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use sharded::migrate::Migrate;
 use sharded::schema::CreateTable;
 use sharded::{Cursor, Error, Repo};
 use sharded_testkit::history::History;

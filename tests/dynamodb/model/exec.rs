@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::types::AttributeValue as V;
 use aws_sdk_dynamodb::Client;
 use futures::StreamExt;
-use sharded::capacity::HotKeyStats;
+use sharded::capacity::{HotKeyStats, ReportHotKeys};
 use sharded::keys::KeyPart;
+use sharded::migrate::Migrate;
 use sharded::schema::CreateTable;
 use sharded::{
     migrate, transaction::Transaction, Cursor, Error, Repo, ShardedCounter, ShardedEntity,

@@ -3,16 +3,16 @@
 //! entity's, left alone and listed. The rule every read follows, held to before anything is
 //! written.
 
-use crate::access::entity::{decode, Item, ShardedEntity};
+use crate::access::entity::{decode, recognize, spelled_otherwise, Item, ShardedEntity};
 use crate::access::placement::Placement;
-use crate::access::recognize::{recognize, spelled_otherwise, Depth, ForeignReason, NotOurs};
+use crate::access::recognize::{Depth, ForeignReason, NotOurs};
 use crate::error::Error;
 use crate::item::ItemKeyDisplay;
 use crate::keys::layout;
 
 /// What an item read is, for the migration.
 #[derive(Debug)]
-pub(super) enum Found {
+pub enum Found {
     /// Not in the entity's partitions at all (a whole-table scan reads every record of the
     /// table), or another entity's.
     NotOurs,
@@ -35,7 +35,7 @@ pub(super) enum Found {
 /// keys parse, the item reads as the entity (its key fields taken from its keys where it
 /// lacks them) and builds back exactly the keys it is stored under, at a place of the
 /// entity's layouts: the rule every read follows, held to here before anything is written.
-pub(super) fn classify<E: ShardedEntity>(item: &Item, rekey: bool) -> Found {
+pub fn classify<E: ShardedEntity>(item: &Item, rekey: bool) -> Found {
     let schema = E::SCHEMA;
     let text = |attribute: &str| item.get(attribute).and_then(|v| v.as_s().ok());
     let Some(stored) = text(schema.pk.attribute) else {

@@ -35,13 +35,11 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
-use crate::access::batch::RetryPolicy;
 use crate::access::condition::{values_of, Names, Values};
-use crate::access::entity::{decode, describe_key, Item, ShardedEntity};
+use crate::access::entity::{decode, describe_key, is_ours, recognize, Item, ShardedEntity};
 use crate::access::idempotent::{self, FirstSent, TokenRequest};
-use crate::access::recognize::{
-    is_ours, point_read_error, recognize, Depth, ForeignReason, NotOurs,
-};
+use crate::access::recognize::{point_read_error, Depth, ForeignReason, NotOurs};
+use crate::access::retry::RetryPolicy;
 use crate::access::write_rules::key_of;
 use crate::capacity::units::{check_item_size, item_size, transactional_write_units, write_units};
 use crate::error::Error;
@@ -49,13 +47,14 @@ use crate::keys::schema::EntitySchema;
 
 /// The table a move writes in, and the client it sends with.
 #[derive(Clone, Copy)]
-pub(crate) struct Store<'a> {
+pub struct Store<'a> {
     client: &'a Client,
     table: &'a str,
 }
 
 impl<'a> Store<'a> {
-    pub(crate) fn new(client: &'a Client, table: &'a str) -> Self {
+    /// Moves that send with `client` to `table`.
+    pub fn new(client: &'a Client, table: &'a str) -> Self {
         Store { client, table }
     }
 
@@ -70,7 +69,7 @@ impl<'a> Store<'a> {
 
 /// What one move did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum MoveOutcome {
+pub enum MoveOutcome {
     /// Copied to its current place and removed from the old one, atomically.
     Moved,
     /// Its current place already held an item (a newer write): the stale old copy was removed.
@@ -89,7 +88,7 @@ pub(crate) enum MoveOutcome {
 
 /// What the first step of a two-step move did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CopyOutcome {
+pub enum CopyOutcome {
     /// Copied to its current place; the old copy is still there, for [`delete_stale`].
     Copied,
     /// Its current place already held an item of the entity (a newer write): the old copy is
@@ -108,7 +107,7 @@ pub(crate) enum CopyOutcome {
 
 /// What [`delete_stale`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DeleteOutcome {
+pub enum DeleteOutcome {
     /// The old copy is gone.
     Deleted,
     /// The old copy changed or went since it was read: nothing deleted; read it again.
@@ -119,7 +118,7 @@ pub(crate) enum DeleteOutcome {
 
 /// What [`tag_in_place`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TagOutcome {
+pub enum TagOutcome {
     /// Tagged where it is.
     Tagged,
     /// It changed or went after it was read: nothing written; read it again.
@@ -131,8 +130,10 @@ pub(crate) enum TagOutcome {
 /// An outcome and the write units it used (DynamoDB's consumed capacity when returned,
 /// otherwise an estimate from the item sizes).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Step<T> {
+pub struct Step<T> {
+    /// What the step did.
     pub outcome: T,
+    /// The write units it used.
     pub write_units: f64,
 }
 
@@ -144,7 +145,7 @@ pub(crate) type MoveReport = Step<MoveOutcome>;
 /// index keys, the tag). An untagged item is completed from its keys first (see
 /// [`recognize`](crate::access::recognize)); one whose keys are not in canonical form (a
 /// re-key the caller asked for) is read from its attributes alone.
-pub(crate) fn rebuilt<E: ShardedEntity>(old: &Item) -> Result<Item, Error> {
+pub fn rebuilt<E: ShardedEntity>(old: &Item) -> Result<Item, Error> {
     let entity = entity_of_old::<E>(old)?;
     let mut item = old.clone();
     item.extend(entity.to_item()?);
@@ -286,7 +287,7 @@ impl Prepared {
 /// The estimated cost of the transaction of a move of an item `bytes` large, in one step
 /// ([`move_item`]) or the first of two ([`copy_item`]): what a runner reserves of its budget
 /// before sending it. [`delete_stale`] costs a plain write of the old copy more.
-pub(crate) fn estimated_units(bytes: u64) -> f64 {
+pub fn estimated_units(bytes: u64) -> f64 {
     (2 * transactional_write_units(bytes)) as f64
 }
 
@@ -377,10 +378,7 @@ async fn with_put<E: ShardedEntity>(
 
 /// Moves `old` (an item of `E` as read from a previous-layout partition) to its current
 /// place in one step: see the module documentation.
-pub(crate) async fn move_item<E: ShardedEntity>(
-    repo: Store<'_>,
-    old: &Item,
-) -> Result<MoveReport, Error> {
+pub async fn move_item<E: ShardedEntity>(repo: Store<'_>, old: &Item) -> Result<MoveReport, Error> {
     let schema = E::SCHEMA;
     let Some(prepared) = prepare::<E>(old)? else {
         return Ok(Step {
@@ -513,7 +511,7 @@ enum Holder {
 /// The first step of a two-step move: copies `old` to its current place, only if nothing is
 /// there and `old` is unchanged (one `TransactWriteItems`: a put and a condition check on
 /// the old copy). The old copy stays until [`delete_stale`].
-pub(crate) async fn copy_item<E: ShardedEntity>(
+pub async fn copy_item<E: ShardedEntity>(
     repo: Store<'_>,
     old: &Item,
 ) -> Result<Step<CopyOutcome>, Error> {
@@ -575,7 +573,7 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
 /// service, in a table that tags): the one write that adopts it. Only the tag is set, and only
 /// if the item is still exactly as read, so a record rewritten since is classified again
 /// rather than tagged unseen.
-pub(crate) async fn tag_in_place<E: ShardedEntity>(
+pub async fn tag_in_place<E: ShardedEntity>(
     repo: Store<'_>,
     item: &Item,
 ) -> Result<Step<TagOutcome>, Error> {
@@ -633,7 +631,7 @@ pub(crate) async fn tag_in_place<E: ShardedEntity>(
 /// attribute `old` had not, the old copy is put back as it was (unless a writer has written
 /// its place since, whose item is newer) and the outcome is `Changed`: both copies are kept,
 /// and the runner lists the item as failed, as for any old copy changed after its copy.
-pub(crate) async fn delete_stale<E: ShardedEntity>(
+pub async fn delete_stale<E: ShardedEntity>(
     repo: Store<'_>,
     old: &Item,
 ) -> Result<Step<DeleteOutcome>, Error> {
@@ -707,7 +705,7 @@ async fn put_back(repo: Store<'_>, schema: &EntitySchema, deleted: Item) -> Resu
         attempt += 1;
         match result {
             Ok(output) => return Ok(reported(output.consumed_capacity.as_slice(), estimate)),
-            Err(e) if crate::access::batch::retryable(&e) && attempt < retry.max_attempts => {
+            Err(e) if crate::access::retry::retryable(&e) && attempt < retry.max_attempts => {
                 tokio::time::sleep(retry.backoff(attempt - 1)).await;
             }
             Err(e) => {

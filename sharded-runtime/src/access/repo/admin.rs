@@ -13,10 +13,10 @@ impl<E: ShardedEntity> Repo<E> {
     /// that attribute ([`enable_ttl`](Self::enable_ttl)).
     pub async fn create_table(&self) -> Result<(), Error> {
         E::table_definition()
-            .create_table(&self.shared.client, &self.shared.table)
+            .create_table(self.handle.client(), self.handle.table())
             .send()
             .await
-            .map_err(|e| Error::dynamo("CreateTable", &self.shared.table, e))?;
+            .map_err(|e| Error::dynamo("CreateTable", self.handle.table(), e))?;
         self.enable_ttl().await
     }
 
@@ -33,14 +33,14 @@ impl<E: ShardedEntity> Repo<E> {
             .attribute_name(attribute)
             .build()
             .map_err(|e| Error::InvalidQuery(format!("time to live on `{attribute}`: {e}")))?;
-        self.shared
+        self.handle
             .client
             .update_time_to_live()
-            .table_name(&self.shared.table)
+            .table_name(self.handle.table())
             .time_to_live_specification(specification)
             .send()
             .await
-            .map_err(|e| Error::dynamo("UpdateTimeToLive", &self.shared.table, e))?;
+            .map_err(|e| Error::dynamo("UpdateTimeToLive", self.handle.table(), e))?;
         Ok(())
     }
 }

@@ -4,11 +4,12 @@
 use std::collections::HashSet;
 
 use crate::access::batch;
-use crate::access::entity::{Item, ShardedEntity};
+use crate::access::entity::ShardedEntity;
 use crate::access::placement::Placement;
 use crate::access::write_rules::physical_item;
 use crate::capacity::stats::record;
 use crate::error::Error;
+use crate::item::Item;
 
 use super::Repo;
 
@@ -72,22 +73,15 @@ impl<E: ShardedEntity> Repo<E> {
         }
         self.settle_all(&unknown).await?;
         let written = self.run_batch(puts).await;
-        let unwritten: HashSet<_> = match &written {
-            Ok(()) => HashSet::new(),
-            Err(Error::BatchIncomplete { unprocessed, .. }) => {
-                unprocessed.iter().map(key_of::<E>).collect()
-            }
-            // Failed outright: what was written is not known; the previous copies stay.
-            Err(_) => return written,
+        // Failed outright: what was written is not known; the previous copies stay.
+        let Some(unwritten) = unprocessed_keys::<E>(&written) else {
+            return written;
         };
         let deletes: Vec<batch::Write> = previous
             .into_iter()
             .filter(|(current, _)| !unwritten.contains(&key_of::<E>(current)))
             .map(|(_, previous)| batch::Write::Delete(previous))
             .collect();
-        if deletes.is_empty() {
-            return written;
-        }
         let deleted = self.run_batch(deletes).await;
         incomplete(written, Vec::new(), deleted)
     }
@@ -131,18 +125,10 @@ impl<E: ShardedEntity> Repo<E> {
             .iter()
             .filter_map(|(_, previous)| previous.clone().map(batch::Write::Delete))
             .collect();
-        let first = if previous.is_empty() {
-            Ok(())
-        } else {
-            self.run_batch(previous).await
-        };
-        let held: HashSet<_> = match &first {
-            Ok(()) => HashSet::new(),
-            Err(Error::BatchIncomplete { unprocessed, .. }) => {
-                unprocessed.iter().map(key_of::<E>).collect()
-            }
-            // Failed outright: no current copy is deleted.
-            Err(_) => return first,
+        let first = self.run_batch(previous).await;
+        // Failed outright: no current copy is deleted.
+        let Some(held) = unprocessed_keys::<E>(&first) else {
+            return first;
         };
         let (skipped, current): (Vec<_>, Vec<_>) = items.into_iter().partition(|(_, previous)| {
             previous
@@ -154,11 +140,7 @@ impl<E: ShardedEntity> Repo<E> {
             .into_iter()
             .map(|(current, _)| batch::Write::Delete(current))
             .collect();
-        let second = if current.is_empty() {
-            Ok(())
-        } else {
-            self.run_batch(current).await
-        };
+        let second = self.run_batch(current).await;
         incomplete(first, skipped, second)
     }
 
@@ -166,8 +148,12 @@ impl<E: ShardedEntity> Repo<E> {
     /// size of the item or key sent: `BatchWriteItem` reports capacity per table, not per
     /// key) and, as throttled, what they returned unprocessed.
     async fn run_batch(&self, writes: Vec<batch::Write>) -> Result<(), Error> {
+        // A round with nothing to write (no item in a transition, say) sends nothing.
+        if writes.is_empty() {
+            return Ok(());
+        }
         let writes = batch::last_write_per_key(writes, key_of::<E>);
-        let _written = self.writing_to(
+        let _written = self.handle.writing_to(
             writes
                 .iter()
                 .filter_map(|w| w.item().get(E::SCHEMA.pk.attribute))
@@ -177,15 +163,15 @@ impl<E: ShardedEntity> Repo<E> {
         // A put is recorded with its item, a delete with its key (its item unknown: at
         // least the one unit every write costs).
         let recorded: Option<Vec<Item>> = self
-            .shared
+            .handle
             .stats
             .as_ref()
             .map(|_| writes.iter().map(|w| w.item().clone()).collect());
         let result = batch::write(
-            &self.shared.client,
-            &self.shared.table,
+            self.handle.client(),
+            self.handle.table(),
             writes,
-            &self.shared.retry,
+            self.handle.retry(),
             self.concurrency(),
         )
         .await;
@@ -229,10 +215,10 @@ impl<E: ShardedEntity> Repo<E> {
             .map(|(pk, sk)| Placement::fixed(E::SCHEMA, pk, sk).current_key())
             .collect::<Result<_, _>>()?;
         let items = batch::get(
-            &self.shared.client,
-            &self.shared.table,
+            self.handle.client(),
+            self.handle.table(),
             keys,
-            &self.shared.retry,
+            self.handle.retry(),
             self.concurrency(),
         )
         .await?;
@@ -306,8 +292,23 @@ fn incomplete(
     }
 }
 
+/// The keys a round of batch writes left unprocessed (none when it wrote everything), or
+/// `None` when it failed outright, so what it wrote is not known.
+fn unprocessed_keys<E: ShardedEntity>(round: &Result<(), Error>) -> Option<HashSet<BatchKey>> {
+    match round {
+        Ok(()) => Some(HashSet::new()),
+        Err(Error::BatchIncomplete { unprocessed, .. }) => {
+            Some(unprocessed.iter().map(key_of::<E>).collect())
+        }
+        Err(_) => None,
+    }
+}
+
+/// The partition and sort key of an item, as a batch compares them.
+type BatchKey = (Option<String>, Option<String>);
+
 /// The primary key attributes of an item of `E`, for de-duplicating batch requests.
-fn key_of<E: ShardedEntity>(item: &Item) -> (Option<String>, Option<String>) {
+fn key_of<E: ShardedEntity>(item: &Item) -> BatchKey {
     let text = |attr: &str| item.get(attr).and_then(|v| v.as_s().ok()).cloned();
     (
         text(E::SCHEMA.pk.attribute),

@@ -1,20 +1,46 @@
 //! Reads: point reads (through the layouts of a transition), the entry points of queries and
 //! scans, and the migration.
 
+use std::sync::Arc;
+
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
 use crate::access::batch;
-use crate::access::entity::{Item, ShardedEntity};
-use crate::access::migrate::Migration;
+use crate::access::entity::ShardedEntity;
 use crate::access::placement::Placement;
 use crate::access::query::Query;
+use crate::access::range::{RangeBound, RangeQuery};
 use crate::access::scan::Scan;
+use crate::access::transaction::TransactGet;
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
 use crate::error::{Error, KeyError};
+use crate::item::Item;
+use crate::keys::encoding::KeyPart;
 use crate::keys::shards::{Partitions, ShardKeys};
 
 use super::Repo;
+
+impl<E> Repo<E> {
+    /// An empty transactional read on this repository's table: up to 100 items of any
+    /// entities and shards in one snapshot. See [`TransactGet`].
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "USER#{user_id}")]
+    /// # struct Wallet { user_id: String, coins: i64 }
+    /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+    /// let (alice, bob) = (Wallet::key("alice")?, Wallet::key("bob")?);
+    /// let mut answer = repo.transact_get().get(&alice).get(&bob).send().await?;
+    /// let total = answer.take(&alice)?.map_or(0, |w| w.coins) + answer.take(&bob)?.map_or(0, |w| w.coins);
+    /// # Ok(()) }
+    /// ```
+    pub fn transact_get(&self) -> TransactGet {
+        TransactGet::new(Arc::clone(&self.handle))
+    }
+}
 
 impl<E: ShardedEntity> Repo<E> {
     /// One `GetItem` by physical key. The generated `Entity::get(&repo, ...)` builds the key
@@ -25,7 +51,8 @@ impl<E: ShardedEntity> Repo<E> {
         sk: Option<String>,
     ) -> Result<Option<E>, Error> {
         let placement = Placement::fixed(E::SCHEMA, pk, sk);
-        self.item_operation("get", &placement, self.get_at(&placement))
+        self.handle
+            .item_operation::<E, _>("get", &placement, self.get_at(&placement))
             .await
     }
 
@@ -33,20 +60,20 @@ impl<E: ShardedEntity> Repo<E> {
     async fn get_at(&self, placement: &Placement) -> Result<Option<E>, Error> {
         let key = placement.current_key()?;
         let result = self
-            .shared
+            .handle
             .client
             .get_item()
-            .table_name(&self.shared.table)
+            .table_name(self.handle.table())
             .set_key(Some(key))
             .set_return_consumed_capacity(
-                self.shared
+                self.handle
                     .stats
                     .as_ref()
                     .map(|_| ReturnConsumedCapacity::Total),
             )
             .send()
             .await
-            .map_err(|e| Error::dynamo("GetItem", &self.shared.table, e));
+            .map_err(|e| Error::dynamo("GetItem", self.handle.table(), e));
         let answer = result.as_ref().map(|o| o.consumed_capacity.as_ref());
         let shards = record::spelled(&E::SCHEMA.pk);
         record::read(
@@ -80,10 +107,10 @@ impl<E: ShardedEntity> Repo<E> {
             })
             .collect();
         let mut items = batch::get(
-            &self.shared.client,
-            &self.shared.table,
+            self.handle.client(),
+            self.handle.table(),
             keys,
-            &self.shared.retry,
+            self.handle.retry(),
             self.concurrency(),
         )
         .await?;
@@ -106,7 +133,8 @@ impl<E: ShardedEntity> Repo<E> {
         sk: Option<String>,
     ) -> Result<Option<E>, Error> {
         let placement = Placement::of_key(E::SCHEMA, pk, previous, sk);
-        self.item_operation("get", &placement, self.get_through_layout(&placement))
+        self.handle
+            .item_operation::<E, _>("get", &placement, self.get_through_layout(&placement))
             .await
     }
 
@@ -119,10 +147,10 @@ impl<E: ShardedEntity> Repo<E> {
             // Any previous shard may hold it: one `BatchGetItem` of them all, the first
             // shard's copy first.
             let found = batch::get(
-                &self.shared.client,
-                &self.shared.table,
+                self.handle.client(),
+                self.handle.table(),
                 placement.candidate_keys()?,
-                &self.shared.retry,
+                self.handle.retry(),
                 self.concurrency(),
             )
             .await?;
@@ -137,14 +165,14 @@ impl<E: ShardedEntity> Repo<E> {
             return Ok(None);
         };
         let found = self
-            .shared
+            .handle
             .client
             .get_item()
-            .table_name(&self.shared.table)
+            .table_name(self.handle.table())
             .set_key(Some(key))
             .send()
             .await
-            .map_err(|e| Error::dynamo("GetItem", &self.shared.table, e))?
+            .map_err(|e| Error::dynamo("GetItem", self.handle.table(), e))?
             .item;
         found.map(E::from_item).transpose()
     }
@@ -159,7 +187,7 @@ impl<E: ShardedEntity> Repo<E> {
         index: Option<u8>,
         partitions: Result<Partitions, KeyError>,
     ) -> Query<E> {
-        Query::new(self.clone(), index, partitions)
+        Query::new(Arc::clone(self.handle()), index, partitions)
     }
 
     /// A parallel scan of every item of `E` in the table (other entities are filtered out):
@@ -182,44 +210,20 @@ impl<E: ShardedEntity> Repo<E> {
     /// `#[sharded(ttl)]` expiry that DynamoDB has not deleted yet (a query hides them), and,
     /// during a layout transition, both copies of an item the migration is moving.
     pub fn scan(&self) -> Scan<E> {
-        Scan::new(self.clone())
+        Scan::new(Arc::clone(self.handle()))
     }
+}
 
-    /// A migration of every item of the previous layout (`previous_n` or `legacy` on
-    /// `#[pk]`) to its current place: a parallel scan of the table (or one logical key's
-    /// partitions, with [`Migration::only`]), paced by a write-unit budget, resumable from a
-    /// checkpoint, safe under concurrent writers. See [`Migration`].
-    ///
-    /// ```no_run
-    /// # use serde::{Deserialize, Serialize};
-    /// # use sharded::{Error, Repo, ShardedEntity};
-    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
-    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 20, previous_n = 10)]
-    /// # #[sk(template = "SCORE#{score}#{player_id}")]
-    /// # struct Score { game_id: String, player_id: String, score: u64 }
-    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
-    /// let report = repo.migrate().write_units_per_second(300.0).run().await?;
-    /// println!("{}", report.progress);
-    /// # Ok(()) }
-    /// ```
-    pub fn migrate(&self) -> Migration<E> {
-        Migration::new(self.clone())
-    }
-
-    /// How many items of the previous layout are left in the table (not at their current
-    /// place): a scan that moves nothing ([`Migration::remaining`] over the whole table). At
-    /// 0, after a migration, the transition's declaration (`previous_n`, `legacy`) can be
-    /// removed; an entity that declares none is [`Error::InvalidQuery`].
-    ///
-    /// ```no_run
-    /// # use sharded::{Error, Repo, ShardedEntity};
-    /// # async fn demo<E: ShardedEntity>(repo: &Repo<E>) -> Result<(), Error> {
-    /// if repo.migration_remaining().await? == 0 {
-    ///     println!("every item is at its current place: remove `previous_n`");
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn migration_remaining(&self) -> Result<crate::migrate::Remaining, Error> {
-        self.migrate().remaining().await
-    }
+/// The range query of the generated `<query>_range` functions: the partition key of `index`
+/// (`None`: the table's), its fields other than the bucketed one (`fields`, in template
+/// order), and the bounds.
+#[doc(hidden)]
+pub fn range_query<E: ShardedEntity>(
+    repo: &Repo<E>,
+    index: Option<u8>,
+    fields: &[&dyn KeyPart],
+    from: RangeBound,
+    to: RangeBound,
+) -> RangeQuery<E> {
+    RangeQuery::new(Arc::clone(repo.handle()), index, fields, from, to)
 }

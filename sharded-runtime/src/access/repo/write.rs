@@ -2,27 +2,56 @@
 //! generated `delete`, each guarded (another entity's item is never touched) and, during a
 //! layout transition, settled first so no copy is left at the previous place.
 
+use std::sync::Arc;
+
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    ConsumedCapacity, Delete, Put, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
-    TransactWriteItem,
+    ConsumedCapacity, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
 
 use crate::access::condition::{values_of, Condition, Names, Values};
-use crate::access::entity::{describe_key, same_item, Item, ShardedEntity};
+use crate::access::entity::{is_ours, same_item, ShardedEntity};
 use crate::access::idempotent;
 use crate::access::placement::Placement;
-use crate::access::recognize::{is_ours, tagged_as};
+use crate::access::recognize::tagged_as;
+use crate::access::transaction::Transaction;
+use crate::access::update::{GsiRewrite, Update, UpdateKey};
 use crate::access::write_rules::{
     entity_guard, no_item, own_entity, physical_item, put_guard, stamp_write, stored_version,
     with_condition,
 };
-use crate::capacity::stats::{record, split_shard};
+use crate::capacity::stats::record;
 use crate::error::{Error, ItemKeyDisplay};
+use crate::item::{describe_key, Item};
 
 use super::Repo;
+
+impl<E> Repo<E> {
+    /// An empty write transaction on this repository's table: puts, updates, deletes and
+    /// condition checks of any entities, on any shards, applied all or nothing. See
+    /// [`Transaction`].
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "USER#{user_id}")]
+    /// # struct Wallet { user_id: String, coins: i64 }
+    /// # async fn demo(repo: &Repo<Wallet>) -> Result<(), Error> {
+    /// let f = Wallet::fields();
+    /// repo.transaction()
+    ///     .update(Wallet::update(repo, "alice").add(f.coins, -5).condition(f.coins.ge(5)))
+    ///     .update(Wallet::update(repo, "bob").add(f.coins, 5))
+    ///     .commit()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn transaction(&self) -> Transaction {
+        Transaction::new(Arc::clone(&self.handle))
+    }
+}
 
 impl<E: ShardedEntity> Repo<E> {
     /// Writes `entity` only if `condition` holds for the stored item (a typed condition on
@@ -50,12 +79,13 @@ impl<E: ShardedEntity> Repo<E> {
     /// ```
     pub async fn put_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
         let placement = Placement::of(entity)?;
-        self.item_operation(
-            "put_if",
-            &placement,
-            self.send_put_if(entity, condition, &placement),
-        )
-        .await
+        self.handle
+            .item_operation::<E, _>(
+                "put_if",
+                &placement,
+                self.send_put_if(entity, condition, &placement),
+            )
+            .await
     }
 
     async fn send_put_if(
@@ -64,7 +94,7 @@ impl<E: ShardedEntity> Repo<E> {
         condition: Condition<E>,
         placement: &Placement,
     ) -> Result<(), Error> {
-        let _written = self.writing(placement);
+        let _written = self.handle.writing(placement);
         self.settle(placement).await?;
         let mut item = physical_item(entity)?;
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
@@ -78,47 +108,21 @@ impl<E: ShardedEntity> Repo<E> {
             &mut values,
         );
         let expression = with_condition(&guard, Some(condition), &mut names, &mut values)?;
-        if placement.has_previous() {
-            let put = Put::builder()
-                .table_name(&self.shared.table)
-                .set_item(Some(item))
-                .condition_expression(expression)
-                .set_expression_attribute_names(Some(names))
-                .set_expression_attribute_values(values_of(values))
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                )
-                .build()
-                .map_err(build_error)?;
-            let put = TransactWriteItem::builder().put(put).build();
-            return match self.with_previous_delete(placement, put).await? {
-                Sent::Done => Ok(()),
-                Sent::Refused(found) => Err(self.refused("PutItem", key, found, read_version)),
-            };
-        }
-        let kept = self.shared.stats.as_ref().map(|_| item.clone());
-        let result = self
-            .shared
-            .client
-            .put_item()
-            .table_name(&self.shared.table)
-            .set_item(Some(item))
-            .condition_expression(expression)
-            .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(values_of(values))
-            .set_return_consumed_capacity(self.capacity_request())
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .send()
-            .await;
-        let result = match result {
-            Ok(output) => Ok(output.consumed_capacity),
-            Err(e) => match e.into_service_error() {
-                PutItemError::ConditionalCheckFailedException(refusal) => {
-                    Err(self.refused("PutItem", key, refusal.item, read_version))
-                }
-                other => Err(Error::dynamo("PutItem", &self.shared.table, other)),
-            },
+        let transition = placement.has_previous();
+        let kept = (self.handle.stats.is_some() && !transition).then(|| item.clone());
+        let guard = Guard {
+            expression,
+            names,
+            values,
         };
+        let result = match self
+            .send_guarded(placement, Write::Put(item), guard, transition)
+            .await?
+        {
+            Sent::Done(consumed) => Ok(consumed.map(|c| *c)),
+            Sent::Refused(found) => Err(self.refused("PutItem", key, found, read_version)),
+        };
+        // A transaction's writes are recorded by `transact`.
         if let Some(item) = &kept {
             record::write(
                 self.stats(),
@@ -151,49 +155,19 @@ impl<E: ShardedEntity> Repo<E> {
     /// ```
     pub async fn delete_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
         let placement = Placement::of(entity)?;
-        self.item_operation("delete_if", &placement, async {
-            self.settle(&placement).await?;
-            self.send_delete(&placement, DeleteGuard::Condition(condition))
-                .await
-        })
-        .await
-    }
-
-    /// Runs one item operation (`operation`: `put`, `get`, `delete`, `update`, ...) of the
-    /// item at `placement` within its span, [`ITEM_SPAN`](crate::telemetry::ITEM_SPAN): its
-    /// requests (a settle, a transaction during a transition) are the span's children.
-    pub(crate) fn item_operation<'f, T>(
-        &self,
-        operation: &'static str,
-        placement: &Placement,
-        run: impl std::future::Future<Output = Result<T, Error>> + 'f,
-    ) -> impl std::future::Future<Output = Result<T, Error>> + 'f {
-        use crate::telemetry::*;
-        let key = &E::SCHEMA.pk;
-        let shards = key.sharding.shard_count();
-        let split = shards.and_then(|n| split_shard(placement.pk(), n, &key.suffix));
-        let (logical_key, shard) = match split {
-            Some((logical, shard)) => (logical, Some(shard)),
-            None => (placement.pk(), None),
-        };
-        let span = tracing::info_span!(
-            "sharded.item",
-            { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
-            { TABLE_NAMES } = self.table(),
-            { OPERATION } = operation,
-            { ENTITY } = E::SCHEMA.entity,
-            { LOGICAL_KEY } = logical_key,
-            { SHARD } = shard,
-            { SHARD_COUNT } = shards,
-            { TRANSITION } = placement.has_previous(),
-        );
-        within(span, shard, run)
+        self.handle
+            .item_operation::<E, _>("delete_if", &placement, async {
+                self.settle(&placement).await?;
+                self.send_delete(&placement, DeleteGuard::Condition(condition))
+                    .await
+            })
+            .await
     }
 
     /// Settles the item during a transition (see `Placement::settle`).
     async fn settle(&self, placement: &Placement) -> Result<(), Error> {
         placement
-            .settle::<E>(&self.shared.client, &self.shared.table)
+            .settle::<E>(self.handle.client(), self.handle.table())
             .await
     }
 
@@ -218,7 +192,7 @@ impl<E: ShardedEntity> Repo<E> {
         placement: &Placement,
         guard: DeleteGuard<E>,
     ) -> Result<(), Error> {
-        let _written = self.writing(placement);
+        let _written = self.handle.writing(placement);
         // An old copy at a previous shard of unknown placement is moved here first, so the
         // delete removes it too.
         if placement.previous_unknown() && matches!(guard, DeleteGuard::Entity) {
@@ -249,48 +223,22 @@ impl<E: ShardedEntity> Repo<E> {
                 }
             }
         };
-        if placement.has_previous() {
-            let delete = Delete::builder()
-                .table_name(&self.shared.table)
-                .set_key(Some(key))
-                .condition_expression(expression)
-                .set_expression_attribute_names(Some(names))
-                .set_expression_attribute_values(values_of(values))
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                )
-                .build()
-                .map_err(build_error)?;
-            let delete = TransactWriteItem::builder().delete(delete).build();
-            return match self.with_previous_delete(placement, delete).await? {
-                Sent::Done => Ok(()),
-                Sent::Refused(found) => Err(refused(found)),
-            };
-        }
-        let kept = self.shared.stats.as_ref().map(|_| key.clone());
-        let result = self
-            .shared
-            .client
-            .delete_item()
-            .table_name(&self.shared.table)
-            .set_key(Some(key))
-            .condition_expression(expression)
-            .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(values_of(values))
-            .set_return_consumed_capacity(self.capacity_request())
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .send()
-            .await;
-        let result = match result {
-            Ok(output) => Ok(output.consumed_capacity),
-            Err(e) => match e.into_service_error() {
-                DeleteItemError::ConditionalCheckFailedException(refusal) => {
-                    Err(refused(refusal.item))
-                }
-                other => Err(Error::dynamo("DeleteItem", &self.shared.table, other)),
-            },
+        let transition = placement.has_previous();
+        let kept = (self.handle.stats.is_some() && !transition).then(|| key.clone());
+        let guard = Guard {
+            expression,
+            names,
+            values,
         };
-        // Recorded with its key: the units come from DynamoDB's answer.
+        let result = match self
+            .send_guarded(placement, Write::Delete(key), guard, transition)
+            .await?
+        {
+            Sent::Done(consumed) => Ok(consumed.map(|c| *c)),
+            Sent::Refused(found) => Err(refused(found)),
+        };
+        // Recorded with its key: the units come from DynamoDB's answer (a transaction's
+        // writes are recorded by `transact`).
         if let Some(key) = &kept {
             record::write(
                 self.stats(),
@@ -300,6 +248,96 @@ impl<E: ShardedEntity> Repo<E> {
             );
         }
         result.map(drop)
+    }
+
+    /// The one conditional write of an item: a put of the item, or a delete of its key, at
+    /// the current place under `guard`. One `PutItem` or `DeleteItem`, or, with `transition`,
+    /// the same action and the guarded delete of the previous place in one
+    /// `TransactWriteItems` ([`with_previous_delete`](Self::with_previous_delete)). A failed
+    /// condition comes back as [`Sent::Refused`] with the item DynamoDB returned.
+    async fn send_guarded(
+        &self,
+        placement: &Placement,
+        write: Write,
+        guard: Guard,
+        transition: bool,
+    ) -> Result<Sent, Error> {
+        let Guard {
+            expression,
+            names,
+            values,
+        } = guard;
+        let (table, values) = (self.handle.table(), values_of(values));
+        let refusal = ReturnValuesOnConditionCheckFailure::AllOld;
+        if transition {
+            let action = TransactWriteItem::builder();
+            let action = match write {
+                Write::Put(item) => action.put(
+                    Put::builder()
+                        .table_name(table)
+                        .set_item(Some(item))
+                        .condition_expression(expression)
+                        .set_expression_attribute_names(Some(names))
+                        .set_expression_attribute_values(values)
+                        .return_values_on_condition_check_failure(refusal)
+                        .build()
+                        .map_err(build_error)?,
+                ),
+                Write::Delete(key) => action.delete(
+                    Delete::builder()
+                        .table_name(table)
+                        .set_key(Some(key))
+                        .condition_expression(expression)
+                        .set_expression_attribute_names(Some(names))
+                        .set_expression_attribute_values(values)
+                        .return_values_on_condition_check_failure(refusal)
+                        .build()
+                        .map_err(build_error)?,
+                ),
+            };
+            return self.with_previous_delete(placement, action.build()).await;
+        }
+        let capacity = self.handle.capacity_request();
+        match write {
+            Write::Put(item) => {
+                let sent = (self.handle.client().put_item())
+                    .table_name(table)
+                    .set_item(Some(item))
+                    .condition_expression(expression)
+                    .set_expression_attribute_names(Some(names))
+                    .set_expression_attribute_values(values)
+                    .set_return_consumed_capacity(capacity)
+                    .return_values_on_condition_check_failure(refusal)
+                    .send()
+                    .await;
+                match sent.map_err(|e| e.into_service_error()) {
+                    Ok(output) => Ok(Sent::Done(output.consumed_capacity.map(Box::new))),
+                    Err(PutItemError::ConditionalCheckFailedException(refused)) => {
+                        Ok(Sent::Refused(refused.item))
+                    }
+                    Err(other) => Err(Error::dynamo("PutItem", table, other)),
+                }
+            }
+            Write::Delete(key) => {
+                let sent = (self.handle.client().delete_item())
+                    .table_name(table)
+                    .set_key(Some(key))
+                    .condition_expression(expression)
+                    .set_expression_attribute_names(Some(names))
+                    .set_expression_attribute_values(values)
+                    .set_return_consumed_capacity(capacity)
+                    .return_values_on_condition_check_failure(refusal)
+                    .send()
+                    .await;
+                match sent.map_err(|e| e.into_service_error()) {
+                    Ok(output) => Ok(Sent::Done(output.consumed_capacity.map(Box::new))),
+                    Err(DeleteItemError::ConditionalCheckFailedException(refused)) => {
+                        Ok(Sent::Refused(refused.item))
+                    }
+                    Err(other) => Err(Error::dynamo("DeleteItem", table, other)),
+                }
+            }
+        }
     }
 
     /// Sends `write` (at the item's current place) and the guarded delete of its previous
@@ -312,7 +350,7 @@ impl<E: ShardedEntity> Repo<E> {
         placement: &Placement,
         write: TransactWriteItem,
     ) -> Result<Sent, Error> {
-        let Some((previous_key, delete)) = placement.previous_delete(&self.shared.table)? else {
+        let Some((previous_key, delete)) = placement.previous_delete(self.handle.table())? else {
             return Err(Error::InvalidTransaction(
                 "a write with the previous place's delete needs a transition".to_owned(),
             ));
@@ -320,7 +358,8 @@ impl<E: ShardedEntity> Repo<E> {
         let delete = TransactWriteItem::builder().delete(delete).build();
         let result = self.transact(vec![write, delete]).await;
         match result {
-            Ok(_) => Ok(Sent::Done),
+            // A transaction's answer carries no consumed capacity (`transact` records it).
+            Ok(_) => Ok(Sent::Done(None)),
             Err((token, sends, e)) => match e.into_service_error() {
                 TransactWriteItemsError::TransactionCanceledException(canceled) => {
                     let reasons = canceled.cancellation_reasons();
@@ -341,14 +380,14 @@ impl<E: ShardedEntity> Repo<E> {
                         });
                     }
                     Err(idempotent::sent_error(
-                        &self.shared.table,
+                        self.handle.table(),
                         &token,
                         &sends,
                         TransactWriteItemsError::TransactionCanceledException(canceled),
                     ))
                 }
                 other => Err(idempotent::sent_error(
-                    &self.shared.table,
+                    self.handle.table(),
                     &token,
                     &sends,
                     other,
@@ -372,7 +411,7 @@ impl<E: ShardedEntity> Repo<E> {
     > {
         let request = idempotent::TokenRequest::new(actions);
         let sends = idempotent::FirstSent::default();
-        let result = idempotent::send(&self.shared.client, &request, &self.shared.retry, &sends)
+        let result = idempotent::send(self.handle.client(), &request, self.handle.retry(), &sends)
             .await
             .map_err(|e| (request.token.clone(), sends, e));
         if result.is_ok() {
@@ -448,12 +487,13 @@ impl<E: ShardedEntity> Repo<E> {
     /// ```
     pub async fn put(&self, entity: &E) -> Result<(), Error> {
         let placement = Placement::of(entity)?;
-        self.item_operation(
-            "put",
-            &placement,
-            self.send_put(entity, &placement, PutMode::Replace),
-        )
-        .await
+        self.handle
+            .item_operation::<E, _>(
+                "put",
+                &placement,
+                self.send_put(entity, &placement, PutMode::Replace),
+            )
+            .await
     }
 
     /// Writes `entity` only if no item has its key; otherwise [`Error::AlreadyExists`] (or,
@@ -485,23 +525,24 @@ impl<E: ShardedEntity> Repo<E> {
     /// item, not per shard.
     pub async fn put_new(&self, entity: &E) -> Result<(), Error> {
         let placement = Placement::of(entity)?;
-        self.item_operation("put_new", &placement, async {
-            if placement.has_previous() {
-                return self.put_new_in_transition(entity, &placement).await;
-            }
-            self.send_put(entity, &placement, PutMode::New).await
-        })
-        .await
+        self.handle
+            .item_operation::<E, _>("put_new", &placement, async {
+                if placement.has_previous() {
+                    return self.put_new_in_transition(entity, &placement).await;
+                }
+                self.send_put(entity, &placement, PutMode::New).await
+            })
+            .await
     }
 
     /// `put_new` during a transition: one transaction that checks the previous place is empty
     /// and writes the item at its current place only if that is empty too.
     async fn put_new_in_transition(&self, entity: &E, placement: &Placement) -> Result<(), Error> {
-        let _written = self.writing(placement);
+        let _written = self.handle.writing(placement);
         let mut item = physical_item(entity)?;
         stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
-        let Some((_, check)) = placement.previous_vacancy(&self.shared.table)? else {
+        let Some((_, check)) = placement.previous_vacancy(self.handle.table())? else {
             return self.send_put(entity, placement, PutMode::New).await;
         };
         let mut names = Names::new();
@@ -509,7 +550,7 @@ impl<E: ShardedEntity> Repo<E> {
         // Kept to compare with an item a refusal returns, at either place.
         let ours = item.clone();
         let put = Put::builder()
-            .table_name(&self.shared.table)
+            .table_name(self.handle.table())
             .set_item(Some(item))
             .condition_expression(condition)
             .set_expression_attribute_names(Some(names))
@@ -550,7 +591,7 @@ impl<E: ShardedEntity> Repo<E> {
                     })
                 }
                 other => Err(idempotent::sent_error(
-                    &self.shared.table,
+                    self.handle.table(),
                     &token,
                     &sends,
                     other,
@@ -568,7 +609,7 @@ impl<E: ShardedEntity> Repo<E> {
         placement: &Placement,
         mode: PutMode,
     ) -> Result<(), Error> {
-        let _written = self.writing(placement);
+        let _written = self.handle.writing(placement);
         // A condition on the stored item (the version) needs it at its current place; so does
         // any write while an old copy may sit at a previous shard of unknown placement.
         if (mode == PutMode::Replace && E::SCHEMA.version.is_some()) || placement.previous_unknown()
@@ -580,7 +621,7 @@ impl<E: ShardedEntity> Repo<E> {
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
         // Kept to compare with the item a refusal returns (`put_new`) or to record.
-        let kept = (mode == PutMode::New || self.shared.stats.is_some()).then(|| item.clone());
+        let kept = (mode == PutMode::New || self.handle.stats.is_some()).then(|| item.clone());
         let (mut names, mut values) = (Names::new(), Values::new());
         let condition = match mode {
             // Optimistic locking too: replace only the version read (a new item only from 0).
@@ -593,7 +634,6 @@ impl<E: ShardedEntity> Repo<E> {
             ),
             PutMode::New => no_item(E::SCHEMA, &mut names).to_owned(),
         };
-        let values = values_of(values);
         let refusal = |found: Option<&Item>| -> Result<Option<ConsumedCapacity>, Error> {
             let own = E::SCHEMA.entity;
             match (mode, found) {
@@ -633,60 +673,25 @@ impl<E: ShardedEntity> Repo<E> {
                 }),
             }
         };
-        let result = if placement.has_previous() && mode == PutMode::Replace {
-            let put = Put::builder()
-                .table_name(&self.shared.table)
-                .set_item(Some(item))
-                .condition_expression(condition)
-                .set_expression_attribute_names(Some(names))
-                .set_expression_attribute_values(values)
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                )
-                .build()
-                .map_err(build_error)?;
-            let put = TransactWriteItem::builder().put(put).build();
-            match self.with_previous_delete(placement, put).await {
-                Ok(Sent::Done) => Ok(None),
-                Ok(Sent::Refused(found)) => refusal(found.as_ref()),
-                Err(e) => Err(e),
-            }
-        } else {
-            let request = self
-                .shared
-                .client
-                .put_item()
-                .table_name(&self.shared.table)
-                .set_item(Some(item))
-                .condition_expression(condition)
-                .set_expression_attribute_names(Some(names))
-                .set_expression_attribute_values(values)
-                .set_return_consumed_capacity(self.capacity_request())
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                );
-            match request.send().await {
-                Ok(output) => Ok(output.consumed_capacity),
-                Err(e) => match e.into_service_error() {
-                    PutItemError::ConditionalCheckFailedException(refusal_error) => {
-                        refusal(refusal_error.item.as_ref())
-                    }
-                    other => Err(Error::dynamo("PutItem", &self.shared.table, other)),
-                },
-            }
+        let guard = Guard {
+            expression: condition,
+            names,
+            values,
         };
-        if let (Some(item), Some(_)) = (&kept, &self.shared.stats) {
+        let transition = placement.has_previous() && mode == PutMode::Replace;
+        let result = match self
+            .send_guarded(placement, Write::Put(item), guard, transition)
+            .await
+        {
+            Ok(Sent::Done(consumed)) => Ok(consumed.map(|c| *c)),
+            Ok(Sent::Refused(found)) => refusal(found.as_ref()),
+            Err(e) => Err(e),
+        };
+        if let (Some(item), Some(_)) = (&kept, &self.handle.stats) {
             let answer = result.as_ref().map(Option::as_ref);
             record::write(self.stats(), E::SCHEMA, item, answer);
         }
         result.map(drop)
-    }
-
-    fn capacity_request(&self) -> Option<ReturnConsumedCapacity> {
-        self.shared
-            .stats
-            .as_ref()
-            .map(|_| ReturnConsumedCapacity::Indexes)
     }
 
     /// A delete through the layout: during a transition, the delete at the current place and
@@ -700,12 +705,13 @@ impl<E: ShardedEntity> Repo<E> {
         sk: Option<String>,
     ) -> Result<(), Error> {
         let placement = Placement::of_key(E::SCHEMA, pk, previous, sk);
-        self.item_operation(
-            "delete",
-            &placement,
-            self.send_delete(&placement, DeleteGuard::Entity),
-        )
-        .await
+        self.handle
+            .item_operation::<E, _>(
+                "delete",
+                &placement,
+                self.send_delete(&placement, DeleteGuard::Entity),
+            )
+            .await
     }
 
     /// Deletes the item with this physical key (no error if there is none). Guarded like
@@ -713,12 +719,13 @@ impl<E: ShardedEntity> Repo<E> {
     /// [`Error::KeyTakenByOtherEntity`].
     pub(crate) async fn delete_by_key(&self, pk: String, sk: Option<String>) -> Result<(), Error> {
         let placement = Placement::fixed(E::SCHEMA, pk, sk);
-        self.item_operation(
-            "delete",
-            &placement,
-            self.send_delete(&placement, DeleteGuard::Entity),
-        )
-        .await
+        self.handle
+            .item_operation::<E, _>(
+                "delete",
+                &placement,
+                self.send_delete(&placement, DeleteGuard::Entity),
+            )
+            .await
     }
 }
 
@@ -739,9 +746,26 @@ enum PutMode {
     New,
 }
 
-/// What a write sent with the previous place's delete came to.
+/// The write of one item a guarded request sends (see `send_guarded`).
+enum Write {
+    /// A put of the whole item.
+    Put(Item),
+    /// A delete of the item with this key.
+    Delete(Item),
+}
+
+/// The condition of a guarded write, with the names and values it refers to.
+struct Guard {
+    expression: String,
+    names: Names,
+    values: Values,
+}
+
+/// What a guarded write came to.
 enum Sent {
-    Done,
+    /// Written, with the capacity the request consumed (a transaction's is recorded apart);
+    /// boxed, as it is far larger than a refusal.
+    Done(Option<Box<ConsumedCapacity>>),
     /// The write's own condition failed; the item DynamoDB returned, if any.
     Refused(Option<Item>),
 }
@@ -759,4 +783,13 @@ fn same_item_but(a: &Item, b: &Item, except: &str) -> bool {
         item
     };
     same_item(&without(a), &without(b))
+}
+
+impl<E: ShardedEntity + GsiRewrite> Update<E> {
+    /// An update of the item `key` names, in `repo`'s table: what the generated
+    /// `Entity::update(&repo, ..)` returns.
+    #[doc(hidden)]
+    pub fn new(repo: &Repo<E>, key: Result<UpdateKey, Error>) -> Self {
+        Update::with_handle(Arc::clone(repo.handle()), key)
+    }
 }

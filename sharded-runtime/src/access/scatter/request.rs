@@ -9,11 +9,12 @@ use futures::stream::{self, StreamExt};
 use tracing::Instrument;
 
 use crate::access::condition::values_of;
-use crate::access::entity::Item;
-use crate::access::recognize::{keep_recognised, read_depth, Depth, Foreign};
+use crate::access::recognize::{keep_recognised, read_depth, Depth};
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
+use crate::error::foreign::Foreign;
 use crate::error::Error;
+use crate::item::Item;
 use crate::keys::attribute::KeyValue;
 use crate::keys::shards::Partition;
 

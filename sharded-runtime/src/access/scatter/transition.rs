@@ -32,8 +32,8 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 
-use crate::access::entity::Item;
 use crate::error::Error;
+use crate::item::Item;
 
 use super::Plan;
 

@@ -1,19 +1,19 @@
-//! The hot-key report: capacity units per partition key over a sliding window, per index,
-//! with flags for keys near their per-key limit, dominant keys, uneven shards, GSI keys hotter
-//! than the base table, and throttles.
+//! The hot-key collector: capacity units per partition key over a sliding window, per index,
+//! recorded by the repository as requests complete.
 //!
 //! [`HotKeyStats`] is an opt-in collector: the repository holds an
 //! `Option<Arc<HotKeyStats>>` and calls [`record_write`](HotKeyStats::record_write),
 //! [`record_read`](HotKeyStats::record_read) and
 //! [`record_throttle`](HotKeyStats::record_throttle) with the units DynamoDB reports
-//! (`ConsumedCapacity`). [`report`](HotKeyStats::report) turns the window into a
-//! [`HotKeyReport`] whose `Display` is a table plus what to do about each flag.
+//! (`ConsumedCapacity`). What an operator reads of it (the hot-key report, its flags and
+//! advice, recordings) is in sharded-ops, through `sharded::capacity::ReportHotKeys`: a
+//! service records without compiling the report.
 //!
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //! use sharded::capacity::ManualClock;
-//! use sharded::capacity::{HotKeyFlag, HotKeyStats};
+//! use sharded::capacity::{HotKeyFlag, HotKeyStats, ReportHotKeys};
 //!
 //! let clock = ManualClock::new();
 //! let stats = HotKeyStats::new(Duration::from_secs(60)).with_clock(Arc::new(clock.clone()));
@@ -29,19 +29,12 @@
 //! ```
 //!
 //! Layout: this file is the collector and its public API; `window` keeps the per-second
-//! buckets, `activity` is a key's row ([`KeyActivity`]), `report` builds the rows and prints the table, `flags` holds
-//! the rules that raise a [`HotKeyFlag`], `advice` what each flag says to do.
+//! buckets (and is what sharded-ops reads, through [`HotKeyStats::__window`]), `thresholds`
+//! when a report raises a flag, `record` what each request cost.
 
-mod activity;
-mod advice;
-mod flags;
-mod logical;
 pub(crate) mod record;
-mod recording;
-mod report;
-#[cfg(test)]
-mod tests;
-mod window;
+mod thresholds;
+pub(crate) mod window;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -50,9 +43,7 @@ use std::time::Duration;
 
 use crate::capacity::clock::{Clock, SystemClock};
 use crate::capacity::limits::PerKeyLimits;
-use window::{Bucket, KeyEntry, State};
-
-pub(crate) use flags::split_shard;
+use window::{Bucket, KeyEntry, State, Window};
 
 /// A key's shard count and how it spells its shard, when it is a shard of a logical key.
 pub(crate) type Shards = Option<(u32, crate::keys::suffix::ShardSuffix)>;
@@ -61,15 +52,25 @@ pub(crate) type Shards = Option<(u32, crate::keys::suffix::ShardSuffix)>;
 fn default_spelling(shards: Option<u32>) -> Shards {
     shards.map(|n| (n, crate::keys::suffix::ShardSuffix::DEFAULT))
 }
-pub use activity::KeyActivity;
-pub use flags::{HotKeyFlag, HotKeyThresholds};
-pub use logical::{
-    Advice, HotKeyPattern, LoadSummary, LogicalKeyReport, ShardSpread, ThrottleCount,
-};
-pub use recording::{InsightRule, RecordedKey, RecordedSecond, Recording, RecordingError};
-pub use report::HotKeyReport;
 
-/// Collects capacity units per partition key over a sliding window and reports hot keys.
+/// `(logical key, shard)` of a physical key `<logical><suffix>` of a key with `n` shards.
+#[doc(hidden)]
+pub fn split_shard<'a>(
+    key: &'a str,
+    n: u32,
+    suffix: &crate::keys::suffix::ShardSuffix,
+) -> Option<(&'a str, u32)> {
+    let (logical, shard) = suffix.split(key, n).ok()?;
+    (!logical.is_empty()).then_some((logical, shard))
+}
+
+pub use thresholds::HotKeyThresholds;
+
+/// Collects capacity units per partition key over a sliding window, for the hot-key report.
+///
+/// A service attaches it with `Repo::with_stats`; the report (`stats.report()`) and the
+/// recording (`stats.recording()`) are methods of `sharded::capacity::ReportHotKeys`, in
+/// sharded-ops (the facade's default feature `ops`).
 ///
 /// Each key keeps one bucket per second (the window is rounded up to whole seconds, at least
 /// 1), so memory is bounded by keys x window seconds; keys idle for a whole window are
@@ -89,7 +90,7 @@ pub use report::HotKeyReport;
 /// use std::sync::Arc;
 /// use std::time::Duration;
 /// use sharded::capacity::ManualClock;
-/// use sharded::capacity::{HotKeyFlag, HotKeyStats};
+/// use sharded::capacity::{HotKeyFlag, HotKeyStats, ReportHotKeys};
 ///
 /// let clock = ManualClock::new();
 /// let stats = Arc::new(HotKeyStats::new(Duration::from_secs(10)).with_clock(Arc::new(clock.clone())));
@@ -287,42 +288,42 @@ impl HotKeyStats {
         self.record(index, key, shards, |_, b| b.add_throttles(reason, 1));
     }
 
-    /// The keys with traffic in the window, sorted hottest first, and the flags they raise.
-    pub fn report(&self) -> HotKeyReport {
+    /// The collector's window, locked, for the report and recordings of sharded-ops.
+    ///
+    /// **Not an API**: hidden, without a stability promise, the one door through which
+    /// sharded-ops reads (and, to report on a recording, fills) a collector. Use
+    /// `sharded::capacity::ReportHotKeys` instead. `read` runs under the collector's lock:
+    /// it must not record into the same collector.
+    #[doc(hidden)]
+    pub fn __window<R>(&self, read: impl FnOnce(Window<'_>) -> R) -> R {
         let now = self.clock.now();
-        let now_sec = now.as_secs();
-        let age = now.saturating_sub(self.start).as_secs_f64();
-        let seconds = age.clamp(1.0, self.window_secs as f64);
-        let limits = self.limits;
+        let mut state = self.lock();
+        read(Window {
+            state: &mut state,
+            now,
+            start: self.start,
+            window_secs: self.window_secs,
+            limits: self.limits,
+            thresholds: self.thresholds,
+        })
+    }
+}
 
-        // The seconds of the window, since the collector started: at a whole second the
-        // current second has not begun to count, between seconds it has.
-        let first = now_sec
-            .saturating_sub(self.window_secs)
-            .max(self.start.as_secs());
-        let last = if now.subsec_nanos() == 0 {
-            now_sec.saturating_sub(1).max(first)
-        } else {
-            now_sec
-        };
-        let measured = (first, last, seconds);
-        let (keys, logical_keys) = {
-            let mut state = self.lock();
-            state.sweep(now_sec, self.window_secs);
-            (
-                report::activities(&state, seconds, limits),
-                logical::roll_up(&state, measured, limits, &self.thresholds),
-            )
-        };
-        let flags = flags::raise(&keys, limits, &self.thresholds);
-        HotKeyReport {
-            window: self.window,
-            measured_over: Duration::from_secs_f64(seconds),
-            limits,
-            keys,
-            logical_keys,
-            flags,
-            redacted: false,
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::clock::ManualClock;
+
+    #[test]
+    fn idle_keys_are_swept_while_recording() {
+        let clock = ManualClock::new();
+        let stats = HotKeyStats::new(Duration::from_secs(5)).with_clock(Arc::new(clock.clone()));
+        for i in 0..100 {
+            stats.record_write(None, &format!("K{i}"), 1.0, None);
         }
+        clock.advance(Duration::from_secs(6));
+        stats.record_write(None, "LATE", 1.0, None);
+        let tracked: usize = stats.lock().indexes.values().map(HashMap::len).sum();
+        assert_eq!(tracked, 1);
     }
 }

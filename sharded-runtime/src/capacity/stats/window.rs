@@ -1,28 +1,58 @@
 //! The sliding window: one bucket of units and throttles per key and second, pruned as time
 //! passes.
+//!
+//! Public only for sharded-ops (re-exported hidden as `sharded_runtime::__ops`): the report,
+//! the rollup by logical key and recordings read these buckets. Not an API.
 
-use crate::keys::suffix::ShardSuffix;
 use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use crate::capacity::limits::PerKeyLimits;
+use crate::capacity::stats::thresholds::HotKeyThresholds;
+use crate::keys::suffix::ShardSuffix;
+
+/// A collector's window as [`HotKeyStats::__window`](crate::capacity::HotKeyStats::__window)
+/// lends it: the buckets, locked, and what a report measures them by.
+#[derive(Debug)]
+pub struct Window<'a> {
+    /// Every key's buckets (not swept: [`State::sweep`] first to drop what is too old).
+    pub state: &'a mut State,
+    /// The collector's clock now.
+    pub now: Duration,
+    /// When the collector started (or its clock was set).
+    pub start: Duration,
+    /// The window, in whole seconds (at least 1).
+    pub window_secs: u64,
+    /// The per-key limits utilisation is measured against.
+    pub limits: PerKeyLimits,
+    /// When flags are raised.
+    pub thresholds: HotKeyThresholds,
+}
 
 /// The base table's name inside the collector; DynamoDB index names have at least 3
 /// characters, so it never clashes with a GSI.
-pub(super) const BASE: &str = "";
+pub const BASE: &str = "";
 
 /// One second of one key's traffic.
 #[derive(Debug, Default)]
-pub(super) struct Bucket {
-    pub(super) second: u64,
-    pub(super) read: f64,
-    pub(super) write: f64,
-    /// Requests behind `read` and `write`: units per request is the item size's cost.
-    pub(super) reads: u64,
-    pub(super) writes: u64,
-    pub(super) throttles: Vec<(String, u64)>,
+pub struct Bucket {
+    /// The second (on the collector's clock) this bucket counts.
+    pub second: u64,
+    /// Read units in that second.
+    pub read: f64,
+    /// Write units in that second.
+    pub write: f64,
+    /// Read requests behind `read` (units per request is the item size's cost).
+    pub reads: u64,
+    /// Write requests behind `write`.
+    pub writes: u64,
+    /// Throttled requests in that second, by reason.
+    pub throttles: Vec<(String, u64)>,
 }
 
 impl Bucket {
     /// Counts `count` throttled requests for `reason`.
-    pub(super) fn add_throttles(&mut self, reason: &str, count: u64) {
+    pub fn add_throttles(&mut self, reason: &str, count: u64) {
         match self.throttles.iter_mut().find(|(r, _)| r == reason) {
             Some((_, c)) => *c += count,
             None => self.throttles.push((reason.to_owned(), count)),
@@ -33,7 +63,7 @@ impl Bucket {
 /// Which items a key's writes touched in the window, as far as it matters: one item taking
 /// every write (a counter, a "latest" row) is a pattern sharding the key does not fix.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
-pub(super) enum ItemsWritten {
+pub enum ItemsWritten {
     /// No write named its item (writes recorded through the public API).
     #[default]
     Unknown,
@@ -44,12 +74,13 @@ pub(super) enum ItemsWritten {
 }
 
 impl ItemsWritten {
-    pub(super) fn add(&mut self, item: u64) {
+    /// Counts a write of the item whose key hashes to `item`.
+    pub fn add(&mut self, item: u64) {
         *self = self.merge(ItemsWritten::One(item));
     }
 
     /// What two keys' (or two moments') writes touched together.
-    pub(super) fn merge(self, other: ItemsWritten) -> ItemsWritten {
+    pub fn merge(self, other: ItemsWritten) -> ItemsWritten {
         match (self, other) {
             (ItemsWritten::Unknown, seen) | (seen, ItemsWritten::Unknown) => seen,
             (ItemsWritten::One(a), ItemsWritten::One(b)) if a == b => self,
@@ -60,21 +91,23 @@ impl ItemsWritten {
 
 /// One key's traffic in the window, oldest second first.
 #[derive(Debug, Default)]
-pub(super) struct KeyEntry {
-    pub(super) shards: Option<u32>,
+pub struct KeyEntry {
+    /// The shard count of its logical key, as last recorded.
+    pub shards: Option<u32>,
     /// How the key spells its shard (`#{shard}` unless its entity declares another).
-    pub(super) suffix: ShardSuffix,
+    pub suffix: ShardSuffix,
     /// Since the key entered the window (not pruned per second: one item hot for part of
     /// the window still reads as one item, which is what the label means).
-    pub(super) items: ItemsWritten,
-    pub(super) buckets: VecDeque<Bucket>,
+    pub items: ItemsWritten,
+    /// One bucket per second with traffic, oldest first.
+    pub buckets: VecDeque<Bucket>,
 }
 
 impl KeyEntry {
     /// Drops buckets older than the window: the bucket of second `s` (traffic in `[s, s+1)`)
     /// counts while `s >= now - window`, so a window read at a whole second holds exactly
     /// the last `window` seconds.
-    pub(super) fn prune(&mut self, now_sec: u64, window_secs: u64) {
+    pub fn prune(&mut self, now_sec: u64, window_secs: u64) {
         while self
             .buckets
             .front()
@@ -87,15 +120,16 @@ impl KeyEntry {
 
 /// Every key with traffic in the window, by index.
 #[derive(Debug, Default)]
-pub(super) struct State {
+pub struct State {
     /// index name (`""` = base table) -> physical key -> traffic.
-    pub(super) indexes: HashMap<String, HashMap<String, KeyEntry>>,
-    pub(super) last_sweep: u64,
+    pub indexes: HashMap<String, HashMap<String, KeyEntry>>,
+    /// When idle keys were last dropped (a second on the collector's clock).
+    pub last_sweep: u64,
 }
 
 impl State {
     /// Prunes every key and drops the keys and indexes left without traffic.
-    pub(super) fn sweep(&mut self, now_sec: u64, window_secs: u64) {
+    pub fn sweep(&mut self, now_sec: u64, window_secs: u64) {
         for keys in self.indexes.values_mut() {
             keys.retain(|_, entry| {
                 entry.prune(now_sec, window_secs);
@@ -108,7 +142,7 @@ impl State {
 
     /// Applies `apply` to the bucket of second `now_sec` of `key` in `index` (`None` = the
     /// base table), creating key and bucket if needed; sweeps idle keys once a window.
-    pub(super) fn add(
+    pub fn add(
         &mut self,
         index: Option<&str>,
         key: &str,

@@ -32,8 +32,8 @@ const VERSION: u8 = 1;
 
 /// Where a migration is: for every scan segment (or, for one logical key, every partition),
 /// whether it is done and the key it resumes after. Offered after every page a migration
-/// finishes ([`Migration::on_checkpoint`](crate::migrate::Migration::on_checkpoint)); give it to
-/// [`Migration::resume_from`](crate::migrate::Migration::resume_from) to go on from there after a crash.
+/// finishes (`Migration::on_checkpoint`); give it to `Migration::resume_from` to go on from
+/// there after a crash.
 ///
 /// A checkpoint never passes an item the migration could not move: a segment (or partition)
 /// whose page held such an item stays at the start of that page, so a run resumed from it
@@ -66,19 +66,21 @@ pub struct Checkpoint {
 
 /// What a migration reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Scope {
+pub enum Scope {
     /// The whole table, in this many scan segments (one position each).
     Table,
     /// The partitions of one logical key (one position each).
     Key {
+        /// The logical key.
         logical: String,
+        /// Its previous layout's partition keys, one position each.
         partitions: Vec<String>,
     },
 }
 
 /// Where one segment or partition is.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Position {
+pub enum Position {
     /// Not read yet.
     Start,
     /// Read up to and including this key (DynamoDB's `LastEvaluatedKey`); every item of the
@@ -89,6 +91,23 @@ pub(crate) enum Position {
 }
 
 impl Eq for Position {}
+
+/// A checkpoint's fields, for the runner (in `sharded-ops`, through `__ops`) that makes and
+/// reads checkpoints: the token's format and its checks stay here, beside the error that
+/// carries a checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointParts {
+    /// The table migrated.
+    pub table: String,
+    /// The entity migrated.
+    pub entity: String,
+    /// The entity's layout description when the checkpoint was taken.
+    pub layout: String,
+    /// What the migration reads.
+    pub scope: Scope,
+    /// Where each segment or partition is.
+    pub positions: Vec<Position>,
+}
 
 impl Checkpoint {
     /// The checkpoint as a token: base64url, no padding.

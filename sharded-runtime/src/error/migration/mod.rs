@@ -1,6 +1,7 @@
 //! What a migration hands back (its report, progress, failures and resumable checkpoint):
-//! values `Error::MigrationIncomplete` carries, kept beside the error type so that it imports
-//! nothing from `access/`. The runner that fills them is `access/migrate/`.
+//! the values `Error::MigrationIncomplete` carries, so they live beside the error type. The
+//! runner that fills them is the operator crate's (`sharded-ops`); it builds them through
+//! `__ops`.
 
 pub(crate) mod checkpoint;
 pub(crate) mod report;

@@ -3,12 +3,12 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::error::foreign::{Foreign, ForeignItem};
+use crate::error::foreign::ForeignItem;
 use crate::error::migration::checkpoint::Checkpoint;
 use crate::item::ItemKeyDisplay;
 
 /// What a migration has done so far: handed to the progress hook
-/// ([`Migration::on_progress`](crate::migrate::Migration::on_progress)) after every item and page, and
+/// (`Migration::on_progress`) after every item and page, and
 /// part of the final [`Report`].
 ///
 /// Every item read is counted once per time it is read, under one outcome: `moved`,
@@ -52,7 +52,7 @@ pub struct Progress {
     /// reason in [`Report::left_alone`]. Not counted in `scanned`.
     pub left_alone: u64,
     /// Items whose keys were not in canonical form, moved to the key their attributes give
-    /// (only with [`Migration::rekey_non_canonical`](crate::migrate::Migration::rekey_non_canonical)):
+    /// (only with `Migration::rekey_non_canonical`):
     /// listed in [`Report::rekeyed`], and counted in `moved` (or `superseded`) too.
     pub rekeyed: u64,
     /// Scan (or query) pages read.
@@ -98,7 +98,7 @@ impl Progress {
     }
 
     /// Items of the previous layout dealt with: moved, superseded, tagged in place, gone or failed (the
-    /// items a count of [`Migration::remaining`](crate::migrate::Migration::remaining) taken before
+    /// items a count of `Migration::remaining` taken before
     /// the run would include).
     ///
     /// ```
@@ -146,9 +146,6 @@ impl fmt::Display for Progress {
     }
 }
 
-/// How many failures a report lists; more are counted, not kept.
-pub(crate) const MAX_LISTED_FAILURES: usize = 1_000;
-
 /// An item a migration could not move: its key where it is (the old copy) and why. It is
 /// still there, unmoved, and still read by queries; run the migration again once the cause
 /// is fixed.
@@ -170,7 +167,7 @@ pub struct Failure {
 }
 
 /// An item whose keys were not in canonical form, moved by a migration asked to re-key
-/// ([`Migration::rekey_non_canonical`](crate::migrate::Migration::rekey_non_canonical)): from
+/// (`Migration::rekey_non_canonical`): from
 /// where it was to the key its attributes give.
 ///
 /// ```
@@ -187,54 +184,11 @@ pub struct Rekeyed {
     pub to: ItemKeyDisplay,
 }
 
-/// What is left to migrate, counted without moving anything
-/// ([`Migration::remaining`](crate::migrate::Migration::remaining)): the entity's items not at
-/// their current place, and the items in its partitions that are not the entity's (which a run
-/// leaves where they are), with the reasons. Compares with a number: `remaining == 0`.
-///
-/// ```no_run
-/// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
-/// let left = repo.migration_remaining().await?;
-/// if left == 0 {
-///     println!("migrated; {} items that are not the entity's stay where they are", left.left_alone.count);
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Remaining {
-    /// The entity's items not at their current place: what a run would move.
-    pub items: u64,
-    /// The items in the entity's partitions that are not the entity's, with the first few
-    /// keys and reasons: what a run leaves alone and lists.
-    pub left_alone: Foreign,
-}
-
-impl PartialEq<u64> for Remaining {
-    fn eq(&self, items: &u64) -> bool {
-        self.items == *items
-    }
-}
-
-impl fmt::Display for Remaining {
-    /// `12 items to move (3 not the entity's, left alone)`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} items to move", self.items)?;
-        if self.left_alone.count > 0 {
-            write!(
-                f,
-                " ({} not the entity's, left alone)",
-                self.left_alone.count
-            )?;
-        }
-        Ok(())
-    }
-}
-
 /// What a migration did, once it has read everything it was asked to.
 ///
 /// ```no_run
 /// # use sharded::{Error, Repo, ShardedEntity};
+/// use sharded::migrate::Migrate;
 /// # async fn demo<E: ShardedEntity>(repo: Repo<E>) -> Result<(), Error> {
 /// let report = repo.migrate().run().await?;
 /// println!("{}", report.progress);
@@ -254,12 +208,12 @@ pub struct Report {
     /// the first 1,000 (`progress.left_alone` counts them all).
     pub left_alone: Vec<ForeignItem>,
     /// The items re-keyed (with
-    /// [`rekey_non_canonical`](crate::migrate::Migration::rekey_non_canonical)): the first
+    /// `rekey_non_canonical`): the first
     /// 1,000.
     pub rekeyed: Vec<Rekeyed>,
     /// Where the run stopped: complete when it read everything and no item failed, otherwise
     /// the position to resume from
-    /// ([`Migration::resume_from`](crate::migrate::Migration::resume_from)), which is never
+    /// (`Migration::resume_from`), which is never
     /// past an item listed in [`failed`](Self::failed).
     pub checkpoint: Checkpoint,
 }

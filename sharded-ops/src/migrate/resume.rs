@@ -1,12 +1,12 @@
 //! Resuming a migration: a checkpoint is taken back only by the migration that wrote it.
 
-use crate::error::migration::checkpoint::{Checkpoint, Scope};
-use crate::error::Error;
+use sharded_runtime::__ops::{CheckpointParts, Scope};
+use sharded_runtime::Error;
 
 /// Refuses a checkpoint of another migration, naming what differs.
 pub(super) fn check_resume(
-    base: &Checkpoint,
-    resume: &Checkpoint,
+    base: &CheckpointParts,
+    resume: &CheckpointParts,
     parts: usize,
 ) -> Result<(), Error> {
     let differs = |what: &str, theirs: &str, ours: &str| {

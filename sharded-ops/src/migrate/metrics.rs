@@ -1,6 +1,7 @@
 //! The migration's counts, recorded in the `sharded.migration.items` metric as a run goes.
 
-use crate::error::migration::report::Progress;
+use sharded_runtime::migrate::Progress;
+use sharded_runtime::telemetry::{ENTITY, MIGRATION_ITEMS, OUTCOME};
 
 /// Records in the migration metric what the counts of a run gained since `before`.
 pub(super) fn record_progress(entity: &'static str, before: &Progress, now: &Progress) {
@@ -16,10 +17,10 @@ pub(super) fn record_progress(entity: &'static str, before: &Progress, now: &Pro
         ("failed", |p| p.failed),
     ];
     for (outcome, count) in outcomes {
-        crate::telemetry::migration_items(
-            entity,
-            outcome,
-            count(now).saturating_sub(count(before)),
-        );
+        let count = count(now).saturating_sub(count(before));
+        if count > 0 {
+            metrics::counter!(MIGRATION_ITEMS, ENTITY => entity, OUTCOME => outcome)
+                .increment(count);
+        }
     }
 }

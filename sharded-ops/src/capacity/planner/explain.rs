@@ -6,8 +6,8 @@ use std::fmt;
 use crate::capacity::format::{count_of, fmt_fraction, fmt_num, percent};
 use crate::capacity::planner::arithmetic::{derive_attribute_n, Arithmetic, GsiKey};
 use crate::capacity::planner::{KeyPlan, PlanInput, PlanWarning, ShardPlan};
-use crate::capacity::units::Consistency;
-use crate::keys::schema::MAX_SHARDS;
+use sharded_keys::schema::MAX_SHARDS;
+use sharded_runtime::capacity::Consistency;
 
 /// The steps of the base table key's plan, one a line.
 pub(super) fn base_lines(input: &PlanInput, a: &Arithmetic<'_>) -> Vec<String> {
@@ -28,6 +28,8 @@ pub(super) fn base_lines(input: &PlanInput, a: &Arithmetic<'_>) -> Vec<String> {
         Consistency::Strong => "strongly consistent",
         Consistency::Eventual => "halved: eventually consistent",
         Consistency::Transactional => "doubled: transactional",
+        // A consistency added to the runtime later: its units are already in the figures.
+        _ => "by its consistency",
     };
     if let Some(point) = &base.point_reads {
         lines.push(format!(

@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::types::BillingMode;
 use aws_sdk_dynamodb::Client;
 
 use crate::capacity::format::fmt_num;
-use crate::error::Error;
+use sharded_runtime::Error;
 
 /// A table's capacity caps, as `DescribeTable` reports them (each `None` when not set).
 ///
@@ -94,7 +94,11 @@ impl TableCaps {
             .table_name(table)
             .send()
             .await
-            .map_err(|e| Error::dynamo("DescribeTable", table, e))?;
+            .map_err(|e| Error::Dynamo {
+                operation: "DescribeTable",
+                table: table.to_owned(),
+                source: Box::new(aws_sdk_dynamodb::Error::from(e)),
+            })?;
         let mut caps = TableCaps::new(table);
         let Some(description) = out.table() else {
             return Ok(caps);

@@ -4,10 +4,10 @@
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use aws_sdk_dynamodb::Client;
 
-use crate::access::entity::Item;
-use crate::capacity::budget::UnitBudget;
-use crate::capacity::units::{item_size, read_units, Consistency};
-use crate::error::Error;
+use sharded_runtime::__ops::{dynamo_error, is_missing_table, UnitBudget};
+use sharded_runtime::capacity::{item_size, read_units, Consistency};
+use sharded_runtime::keys::Item;
+use sharded_runtime::Error;
 
 /// What the migration reads, one position per part.
 #[derive(Debug, Clone)]
@@ -105,8 +105,8 @@ impl PageSource {
                     .send()
                     .await
                     .map_err(|e| {
-                        let error = Error::dynamo("Scan", &self.table, e);
-                        if error.is_validation() || error.is_missing_table() {
+                        let error = dynamo_error("Scan", &self.table, e);
+                        if error.is_validation() || is_missing_table(&error) {
                             return error;
                         }
                         Error::SegmentFailed {
@@ -141,8 +141,8 @@ impl PageSource {
                     .send()
                     .await
                     .map_err(|e| {
-                        let error = Error::dynamo("Query", &self.table, e);
-                        if error.is_validation() || error.is_missing_table() {
+                        let error = dynamo_error("Query", &self.table, e);
+                        if error.is_validation() || is_missing_table(&error) {
                             return error;
                         }
                         Error::ShardFailed {

@@ -10,13 +10,14 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::capacity::limits::PerKeyLimits;
 use crate::capacity::planner::{per_shard_budget, shards_for, DEFAULT_HEADROOM};
-use crate::capacity::stats::flags::{split_shard, HotKeyThresholds};
-use crate::capacity::stats::window::{ItemsWritten, KeyEntry, State, BASE};
 use crate::capacity::table_caps::TableCaps;
-use crate::keys::bucket::{Bucket, Granularity};
-use crate::keys::schema::MAX_SHARDS;
+use sharded_keys::bucket::{Bucket, Granularity};
+use sharded_keys::schema::MAX_SHARDS;
+use sharded_runtime::__ops::split_shard;
+use sharded_runtime::__ops::{ItemsWritten, KeyEntry, State, BASE};
+use sharded_runtime::capacity::HotKeyThresholds;
+use sharded_runtime::capacity::PerKeyLimits;
 
 /// One logical key's traffic in the window, rolled up over its shards.
 ///
@@ -26,7 +27,7 @@ use crate::keys::schema::MAX_SHARDS;
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use sharded::capacity::{HotKeyPattern, HotKeyStats, ManualClock};
+/// use sharded::capacity::{HotKeyPattern, HotKeyStats, ManualClock, ReportHotKeys};
 ///
 /// let clock = ManualClock::new();
 /// let stats = HotKeyStats::new(Duration::from_secs(60)).with_clock(Arc::new(clock.clone()));
@@ -275,7 +276,7 @@ impl Group<'_> {
         &self,
         (first_second, slots, seconds): (u64, usize, f64),
         limit: f64,
-        of: impl Fn(&crate::capacity::stats::window::Bucket) -> (f64, u64),
+        of: impl Fn(&sharded_runtime::__ops::Bucket) -> (f64, u64),
     ) -> LoadSummary {
         let mut per_second = vec![0.0; slots];
         let mut over_limit = vec![false; slots];

@@ -3,50 +3,14 @@
 //! Each rule is one function over the report's keys; [`raise`] runs them in the order the
 //! report lists their flags. What each flag advises is in the `advice` module.
 
-use crate::keys::suffix::ShardSuffix;
 use std::collections::BTreeMap;
 
-use crate::capacity::limits::PerKeyLimits;
+use sharded_keys::schema::MAX_SHARDS;
+use sharded_runtime::__ops::split_shard;
+use sharded_runtime::capacity::{HotKeyThresholds, PerKeyLimits, UnitKind};
+
 use crate::capacity::planner::{per_shard_budget, shards_for, DEFAULT_HEADROOM};
-use crate::capacity::stats::activity::KeyActivity;
-use crate::capacity::units::UnitKind;
-use crate::keys::schema::MAX_SHARDS;
-
-/// When [`HotKeyStats`](crate::capacity::HotKeyStats) raises a flag.
-///
-/// ```
-/// use sharded::capacity::HotKeyThresholds;
-/// let strict = HotKeyThresholds { near_limit: 0.5, ..HotKeyThresholds::default() };
-/// assert_eq!(strict.uneven_max_over_mean, 1.5);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HotKeyThresholds {
-    /// `NearLimit` when a key's rate is at least this fraction of its per-key limit
-    /// (default 0.8).
-    pub near_limit: f64,
-    /// `DominantKey` when one key takes more than this share of its index's units in the
-    /// window, among at least two keys (default 0.5).
-    pub dominant_share: f64,
-    /// `UnevenShards` when the hottest shard of a logical key takes more than this multiple of
-    /// the mean over all its shards (default 1.5).
-    pub uneven_max_over_mean: f64,
-    /// Minimum traffic, in units in the window, before the share-based flags speak: an index
-    /// needs this many units for `DominantKey`, a GSI key for `HotGsiKey`, and a logical key
-    /// this many units *per shard on average* for `UnevenShards` (default 10; raise it if low
-    /// traffic gives noisy flags).
-    pub min_units: f64,
-}
-
-impl Default for HotKeyThresholds {
-    fn default() -> Self {
-        Self {
-            near_limit: 0.8,
-            dominant_share: 0.5,
-            uneven_max_over_mean: 1.5,
-            min_units: 10.0,
-        }
-    }
-}
+use crate::capacity::report::activity::KeyActivity;
 
 /// Something in a [`HotKeyReport`](crate::capacity::HotKeyReport) to act on; `Display` says what to do.
 ///
@@ -200,16 +164,6 @@ impl<'a> Traffic<'a> {
         let (logical, _) = split_shard(&k.key, k.shards?, &k.suffix)?;
         self.groups.get(&(k.index.as_deref(), logical))
     }
-}
-
-/// `(logical key, shard)` of a physical key `<logical><suffix>` of a key with `n` shards.
-pub(crate) fn split_shard<'a>(
-    key: &'a str,
-    n: u32,
-    suffix: &ShardSuffix,
-) -> Option<(&'a str, u32)> {
-    let (logical, shard) = suffix.split(key, n).ok()?;
-    (!logical.is_empty()).then_some((logical, shard))
 }
 
 /// Reads or writes of a key: its units in the window and its share of its index's.

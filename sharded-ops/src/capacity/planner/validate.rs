@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::capacity::planner::{PlanError, PlanInput};
-use crate::capacity::units::ITEM_SIZE_LIMIT;
+use sharded_runtime::capacity::ITEM_SIZE_LIMIT;
 
 /// Checks `input`: the first problem found, as a [`PlanError`] naming its field.
 pub(super) fn validate(input: &PlanInput) -> Result<(), PlanError> {

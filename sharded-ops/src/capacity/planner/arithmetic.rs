@@ -2,8 +2,8 @@
 //! GSI key, and the warnings, as numbers. How they read is in `explain`.
 
 use crate::capacity::planner::{GsiLoad, PlanInput, PlanWarning};
-use crate::capacity::units::{read_units, write_units};
-use crate::keys::schema::MAX_SHARDS;
+use sharded_keys::schema::MAX_SHARDS;
+use sharded_runtime::capacity::{read_units, write_units};
 
 /// `ceil(load / budget)`, at least 1, with ratios within a relative 1e-9 of a whole number
 /// taken as that number, so 7,000 / (1,000 x 0.7) is 10 even though 0.7 is not exact in binary.

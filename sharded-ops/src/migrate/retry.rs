@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::error::Error;
+use sharded_runtime::Error;
 
 /// The longest wait between two attempts at one item.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);

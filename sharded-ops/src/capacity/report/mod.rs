@@ -1,28 +1,95 @@
 //! The hot-key report: each key's activity in the window and the flags raised, and how it
 //! prints (a table of the hottest keys, then each flag's advice).
+//!
+//! Layout: this file is the report and how it is made from a collector's window (which the
+//! runtime lends through a hidden door, `HotKeyStats::__window`); `activity` is a key's row,
+//! `flags` the rules that raise a [`HotKeyFlag`], `advice` what each flag says to do,
+//! `logical` the rollup by logical key, `recording` the window as data.
 
-use crate::keys::suffix::ShardSuffix;
+mod activity;
+mod advice;
+mod flags;
+mod logical;
+mod recording;
+#[cfg(test)]
+mod tests;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use sharded_keys::suffix::ShardSuffix;
+use sharded_runtime::__ops::{split_shard, State, Window, BASE};
+use sharded_runtime::capacity::{HotKeyStats, PerKeyLimits};
+
 use crate::capacity::format::{fmt_num, percent};
-use crate::capacity::limits::PerKeyLimits;
-use crate::capacity::stats::activity::KeyActivity;
-use crate::capacity::stats::flags::{split_shard, HotKeyFlag};
-use crate::capacity::stats::logical::LogicalKeyReport;
-use crate::capacity::stats::window::{State, BASE};
 use crate::capacity::table_caps::TableCaps;
+
+pub use activity::KeyActivity;
+pub use flags::HotKeyFlag;
+pub use logical::{
+    Advice, HotKeyPattern, LoadSummary, LogicalKeyReport, ShardSpread, ThrottleCount,
+};
+pub use recording::{InsightRule, RecordedKey, RecordedSecond, Recording, RecordingError};
+
+/// The hot-key report and the recording of a collector, as its methods: `stats.report()`,
+/// `stats.recording()`.
+///
+/// The collector ([`HotKeyStats`]) is what a service runs; what it reports is the
+/// operator's (this crate), so these are a trait's methods: bring it into scope with
+/// `use sharded::capacity::ReportHotKeys;`. [`HotKeyReport::of`] and [`Recording::of`] say
+/// the same without the trait. Sealed: only the collector implements it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use sharded::capacity::{HotKeyStats, ManualClock, Recording, ReportHotKeys};
+///
+/// let clock = ManualClock::new();
+/// let stats = HotKeyStats::new(Duration::from_secs(60)).with_clock(Arc::new(clock.clone()));
+/// stats.record_write(None, "OPS#2026-11-22", 900.0, None);
+/// clock.advance(Duration::from_secs(1));
+/// assert_eq!(stats.report().keys[0].write_units_per_sec, 900.0);
+/// assert_eq!(stats.recording(), Recording::of(&stats));
+/// ```
+pub trait ReportHotKeys: sealed::Collector {
+    /// The keys with traffic in the window, sorted hottest first, and the flags they raise
+    /// ([`HotKeyReport::of`]).
+    fn report(&self) -> HotKeyReport;
+
+    /// The traffic in the window, as a [`Recording`] (JSON with [`Recording::to_json`]):
+    /// what a report is made from, to save or hand to a tool ([`Recording::of`]).
+    fn recording(&self) -> Recording;
+}
+
+impl ReportHotKeys for HotKeyStats {
+    fn report(&self) -> HotKeyReport {
+        HotKeyReport::of(self)
+    }
+
+    fn recording(&self) -> Recording {
+        Recording::of(self)
+    }
+}
+
+mod sealed {
+    /// Keeps [`ReportHotKeys`](super::ReportHotKeys) the collector's: methods can be added
+    /// to it without breaking anyone.
+    pub trait Collector {}
+    impl Collector for sharded_runtime::capacity::HotKeyStats {}
+}
 
 /// The hot keys of a window, hottest first, and the flags they raise.
 ///
-/// `Display` prints the ten hottest keys as a table, then every flag with what to do.
+/// Made from a collector ([`HotKeyReport::of`], or `stats.report()` with [`ReportHotKeys`])
+/// or a [`Recording`]. `Display` prints the ten hottest keys as a table, then every flag with
+/// what to do.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
 /// use sharded::capacity::ManualClock;
-/// use sharded::capacity::HotKeyStats;
+/// use sharded::capacity::{HotKeyStats, ReportHotKeys};
 /// let clock = ManualClock::new();
 /// let stats = HotKeyStats::new(Duration::from_secs(60)).with_clock(Arc::new(clock.clone()));
 /// stats.record_write(None, "GAME#g1#3", 120.0, Some(10));
@@ -61,6 +128,22 @@ pub struct HotKeyReport {
 const DISPLAY_TOP: usize = 10;
 
 impl HotKeyReport {
+    /// The report of `stats`: the keys with traffic in its window, sorted hottest first, and
+    /// the flags they raise by its limits and thresholds (`stats.report()` says the same with
+    /// [`ReportHotKeys`] in scope).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sharded::capacity::{HotKeyReport, HotKeyStats};
+    ///
+    /// let stats = HotKeyStats::new(Duration::from_secs(60));
+    /// stats.record_write(None, "GAME#g1", 5.0, None);
+    /// assert_eq!(HotKeyReport::of(&stats).keys[0].key, "GAME#g1");
+    /// ```
+    pub fn of(stats: &HotKeyStats) -> HotKeyReport {
+        stats.__window(report)
+    }
+
     /// The `k` hottest keys (fewer if fewer had traffic).
     pub fn top(&self, k: usize) -> &[KeyActivity] {
         &self.keys[..k.min(self.keys.len())]
@@ -99,7 +182,7 @@ impl HotKeyReport {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use sharded::capacity::HotKeyStats;
+    /// use sharded::capacity::{HotKeyStats, ReportHotKeys};
     /// let stats = HotKeyStats::new(Duration::from_secs(60));
     /// stats.record_write(None, "GAME#g1#3", 10.0, Some(10));
     /// let report = stats.report().redact("our-salt");
@@ -320,9 +403,47 @@ impl fmt::Display for HotKeyReport {
     }
 }
 
+/// The report of a collector's window, as of its clock's now.
+pub(super) fn report(window: Window<'_>) -> HotKeyReport {
+    let Window {
+        state,
+        now,
+        start,
+        window_secs,
+        limits,
+        thresholds,
+        ..
+    } = window;
+    let now_sec = now.as_secs();
+    let age = now.saturating_sub(start).as_secs_f64();
+    let seconds = age.clamp(1.0, window_secs as f64);
+
+    // The seconds of the window, since the collector started: at a whole second the
+    // current second has not begun to count, between seconds it has.
+    let first = now_sec.saturating_sub(window_secs).max(start.as_secs());
+    let last = if now.subsec_nanos() == 0 {
+        now_sec.saturating_sub(1).max(first)
+    } else {
+        now_sec
+    };
+    state.sweep(now_sec, window_secs);
+    let keys = activities(state, seconds, limits);
+    let logical_keys = logical::roll_up(state, (first, last, seconds), limits, &thresholds);
+    let flags = flags::raise(&keys, limits, &thresholds);
+    HotKeyReport {
+        window: Duration::from_secs(window_secs),
+        measured_over: Duration::from_secs_f64(seconds),
+        limits,
+        keys,
+        logical_keys,
+        flags,
+        redacted: false,
+    }
+}
+
 /// Every key in `state` as a [`KeyActivity`], rates over `seconds` and shares per index,
 /// hottest first.
-pub(super) fn activities(state: &State, seconds: f64, limits: PerKeyLimits) -> Vec<KeyActivity> {
+fn activities(state: &State, seconds: f64, limits: PerKeyLimits) -> Vec<KeyActivity> {
     let mut keys = Vec::new();
     for (index, entries) in &state.indexes {
         let index = (index != BASE).then(|| index.clone());
@@ -387,7 +508,7 @@ fn share(part: f64, total: f64) -> f64 {
 fn write_logical_keys(f: &mut fmt::Formatter<'_>, rows: &[LogicalKeyReport]) -> fmt::Result {
     let hot: Vec<&LogicalKeyReport> = rows
         .iter()
-        .filter(|r| r.pattern != crate::capacity::stats::logical::HotKeyPattern::NotHot)
+        .filter(|r| r.pattern != HotKeyPattern::NotHot)
         .take(DISPLAY_TOP)
         .collect();
     if hot.is_empty() {

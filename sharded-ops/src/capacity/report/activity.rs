@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::keys::suffix::ShardSuffix;
+use sharded_keys::suffix::ShardSuffix;
 
 /// One partition key's traffic in the window.
 ///
@@ -14,7 +14,7 @@ use crate::keys::suffix::ShardSuffix;
 /// use std::sync::Arc;
 /// use std::time::Duration;
 /// use sharded::capacity::ManualClock;
-/// use sharded::capacity::HotKeyStats;
+/// use sharded::capacity::{HotKeyStats, ReportHotKeys};
 /// let clock = ManualClock::new();
 /// let stats = HotKeyStats::new(Duration::from_secs(10)).with_clock(Arc::new(clock.clone()));
 /// stats.record_write(Some("gsi1"), "DAY#2024-06-01", 3_000.0, None);

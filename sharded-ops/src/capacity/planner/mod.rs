@@ -12,10 +12,10 @@ mod explain;
 mod tests;
 mod validate;
 
-use crate::capacity::limits::PerKeyLimits;
 use crate::capacity::table_caps::TableCaps;
-use crate::capacity::units::{Consistency, ITEM_SIZE_LIMIT};
-use crate::keys::schema::MAX_SHARDS;
+use sharded_keys::schema::MAX_SHARDS;
+use sharded_runtime::capacity::PerKeyLimits;
+use sharded_runtime::capacity::{Consistency, ITEM_SIZE_LIMIT};
 
 pub(crate) use arithmetic::{per_shard_budget, shards_for};
 
@@ -103,7 +103,7 @@ pub struct PlanInput {
     /// Peak point reads per second (`get`: one shard each); they spread over the shards like
     /// writes and can drive `n` when reads dominate.
     pub point_reads_per_sec: f64,
-    /// Average item size in bytes, as DynamoDB counts it (see [`crate::capacity::units::item_size`]).
+    /// Average item size in bytes, as DynamoDB counts it (see [`sharded_runtime::capacity::item_size`]).
     pub item_bytes: u64,
     /// Items one scatter-gather read returns from each shard (its per-shard `Limit`); 1 by
     /// default.

@@ -3,9 +3,9 @@
 use std::fmt;
 
 use crate::capacity::format::{fmt_num, percent};
-use crate::capacity::stats::flags::HotKeyFlag;
-use crate::capacity::units::UnitKind;
-use crate::keys::schema::MAX_SHARDS;
+use crate::capacity::report::flags::HotKeyFlag;
+use sharded_keys::schema::MAX_SHARDS;
+use sharded_runtime::capacity::UnitKind;
 
 /// Where a key is: `base table key `K`` or `gsi1 key `K``.
 fn where_(index: Option<&str>, key: &str) -> String {

@@ -13,31 +13,34 @@ use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use futures::stream::{self, FuturesOrdered, StreamExt, TryStreamExt};
 use tokio::sync::Semaphore;
 
-use super::classify::{classify, Found};
+use sharded_keys::template::{parse_key, KeyContext};
+use sharded_runtime::__ops::{
+    self, classify, copy_item, delete_stale, describe_key, dynamo_error, estimated_units,
+    is_missing_table, key_of, move_item, rebuilt, tag_in_place, CheckpointParts, CopyOutcome,
+    DeleteOutcome, Found, MoveOutcome, Position, Scope, Store, TagOutcome, UnitBudget,
+    MAX_SEGMENTS,
+};
+use sharded_runtime::capacity::{
+    item_size, read_units, write_units, Clock, Consistency, SystemClock,
+};
+use sharded_runtime::keys::Item;
+use sharded_runtime::migrate::{Checkpoint, Failure, Progress, Rekeyed, Report};
+use sharded_runtime::query::{Foreign, ForeignItem, ForeignReason, MAX_FOREIGN_EXAMPLES};
+use sharded_runtime::{Error, Repo, ShardedEntity};
+
 use super::metrics::record_progress;
-use super::moves::{
-    copy_item, delete_stale, estimated_units, move_item, tag_in_place, CopyOutcome, DeleteOutcome,
-    MoveOutcome, Store, TagOutcome,
+use super::migration::{
+    CheckpointHook, Migration, ProgressHook, DEFAULT_CONCURRENCY, DEFAULT_PAGE_SIZE,
+    DEFAULT_SEGMENTS,
 };
 use super::pages::{PageSource, Parts};
+use super::remaining::Remaining;
 use super::resume::check_resume;
 use super::retry::{backoff, retriable};
-use super::{CheckpointHook, Migration, ProgressHook, DEFAULT_CONCURRENCY, DEFAULT_PAGE_SIZE};
-use crate::access::entity::{describe_key, Item, ShardedEntity};
-use crate::access::recognize::{ForeignItem, ForeignReason};
-use crate::access::repo::Repo;
-use crate::access::scan::MAX_SEGMENTS;
-use crate::access::write_rules::key_of;
-use crate::capacity::budget::UnitBudget;
-use crate::capacity::units::{item_size, read_units, write_units, Consistency};
-use crate::capacity::{Clock, SystemClock};
-use crate::error::foreign::Foreign;
-use crate::error::migration::checkpoint::{Checkpoint, Position, Scope};
-use crate::error::migration::report::{
-    Failure, Progress, Rekeyed, Remaining, Report, MAX_LISTED_FAILURES,
-};
-use crate::error::Error;
-use crate::keys::template::{parse_key, KeyContext};
+
+/// How many failures (and items left alone, and items re-keyed) a report lists; more are
+/// counted, not kept.
+const MAX_LISTED_FAILURES: usize = 1_000;
 
 /// How far back the current rate looks.
 const RATE_WINDOW: Duration = Duration::from_secs(5);
@@ -78,6 +81,63 @@ struct PageEnd {
     failed: bool,
 }
 
+/// The run's entry points, here beside the run so the builder's file needs nothing of it.
+impl<E: ShardedEntity> Migration<E> {
+    /// Runs the migration: reads every part, moves what is not at its current place, and
+    /// returns what it did.
+    ///
+    /// Returns [`Error::MigrationIncomplete`] when an item could not be moved (the report
+    /// lists each, with the reason; the rest were moved) or when a read failed and the run
+    /// stopped (with the error, and the checkpoint to resume from); [`Error::InvalidQuery`]
+    /// for settings that cannot run or an entity with no transition declared, and
+    /// [`Error::InvalidCheckpoint`] for a checkpoint of another migration, before any request.
+    ///
+    /// Dropping the future stops the migration between requests: what was moved stays moved,
+    /// and an item copied but not yet deleted from its old place is finished by the next run.
+    ///
+    /// ```no_run
+    /// # use sharded::migrate::Migrate;
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// match repo.migrate().run().await {
+    ///     Ok(report) => println!("{}", report.progress),
+    ///     Err(sharded::Error::MigrationIncomplete { report, .. }) => {
+    ///         for failure in &report.failed {
+    ///             eprintln!("not moved: {} ({})", failure.key, failure.reason);
+    ///         }
+    ///     }
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn run(self) -> Result<Report, Error> {
+        Runner::new(self, false)?.run().await
+    }
+
+    /// Counts the items of the previous layout left: those not at their current place (what
+    /// a run would move), and the items in the entity's partitions that are not the entity's
+    /// (what a run leaves alone, with the reasons), in this migration's scope, moving nothing.
+    /// It reads what [`run`](Self::run) reads (a scan of the table, or the partitions of
+    /// [`only`](Self::only)), at the same read cost.
+    ///
+    /// At 0, every reader and writer can drop the declaration (`previous_n`, `legacy`): first
+    /// deploy the entity without it everywhere, since a service still declaring it only reads
+    /// more partitions, while one without it must never meet an item at its old place. With
+    /// writers of the old layout still running (a deploy not finished), items can appear
+    /// behind a migration: this count finds them.
+    ///
+    /// ```no_run
+    /// # use sharded::migrate::Migrate;
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// let left = repo.migrate().remaining().await?;
+    /// println!("{left}"); // "12 items to move (3 not the entity's, left alone)"
+    /// assert!(left.items == 0 || left != 0);
+    /// # Ok(()) }
+    /// ```
+    pub async fn remaining(self) -> Result<Remaining, Error> {
+        Runner::new(self, true)?.count_remaining().await
+    }
+}
+
 /// The settings of a run, checked, and its shared state.
 pub(super) struct Runner<E> {
     repo: Repo<E>,
@@ -94,7 +154,7 @@ pub(super) struct Runner<E> {
     on_progress: Option<ProgressHook>,
     on_checkpoint: Option<CheckpointHook>,
     /// The checkpoint's fixed part; its positions live in `state`.
-    base: Checkpoint,
+    base: CheckpointParts,
     state: Mutex<State>,
 }
 
@@ -125,7 +185,7 @@ impl<E: ShardedEntity> Runner<E> {
     }
 
     /// Checks the settings (before any request) and plans the parts.
-    pub(super) fn new(migration: Migration<E>, counting: bool) -> Result<Self, Error> {
+    pub(super) fn new(mut migration: Migration<E>, counting: bool) -> Result<Self, Error> {
         let schema = E::SCHEMA;
         let invalid = |message: String| Err(Error::InvalidQuery(message));
         if schema.pk.previous.is_none() {
@@ -174,15 +234,16 @@ impl<E: ShardedEntity> Runner<E> {
             );
         }
         let layout = schema.pk.layout_description();
+        let resume = migration.resume.take().map(__ops::checkpoint_parts);
         let (scope, parts) = match &migration.only {
             None => {
-                let segments = match (migration.options.segments, &migration.resume) {
+                let segments = match (migration.options.segments, &resume) {
                     (Some(n), _) => n,
                     // Resuming: the checkpoint's segment count, unless one was asked for.
                     (None, Some(resume)) if resume.scope == Scope::Table => {
                         resume.positions.len() as u32
                     }
-                    (None, _) => super::DEFAULT_SEGMENTS,
+                    (None, _) => DEFAULT_SEGMENTS,
                 };
                 if !(1..=MAX_SEGMENTS).contains(&segments) {
                     return invalid(format!(
@@ -224,14 +285,14 @@ impl<E: ShardedEntity> Runner<E> {
                 )
             }
         };
-        let base = Checkpoint {
+        let base = CheckpointParts {
             table: migration.repo.table().to_owned(),
             entity: schema.entity.to_owned(),
             layout,
             scope,
             positions: Vec::new(),
         };
-        let positions = match migration.resume.filter(|_| !counting) {
+        let positions = match resume.filter(|_| !counting) {
             None => vec![Position::Start; parts.len()],
             Some(resume) => {
                 check_resume(&base, &resume, parts.len())?;
@@ -302,7 +363,7 @@ impl<E: ShardedEntity> Runner<E> {
     /// Runs the migration: see [`Migration::run`].
     pub(super) async fn run(self) -> Result<Report, Error> {
         let span = {
-            use crate::telemetry::*;
+            use sharded_runtime::telemetry::*;
             tracing::info_span!(
                 "sharded.migration",
                 { DB_SYSTEM_NAME } = DB_SYSTEM_NAME_VALUE,
@@ -312,18 +373,21 @@ impl<E: ShardedEntity> Runner<E> {
                 { ITEMS_READ } = tracing::field::Empty,
             )
         };
-        let result = crate::telemetry::within(span.clone(), None, self.parts(false)).await;
+        let result = __ops::within(span.clone(), self.parts(false)).await;
         self.emit_progress();
         let report = {
             let state = self.state();
-            span.record(crate::telemetry::ITEMS_READ, state.progress.scanned);
-            Report {
-                progress: state.progress.clone(),
-                failed: state.failures.clone(),
-                left_alone: state.left_alone.clone(),
-                rekeyed: state.rekeyed.clone(),
-                checkpoint: self.checkpoint(&state),
-            }
+            span.record(
+                sharded_runtime::telemetry::ITEMS_READ,
+                state.progress.scanned,
+            );
+            __ops::report(
+                state.progress.clone(),
+                state.failures.clone(),
+                state.left_alone.clone(),
+                state.rekeyed.clone(),
+                self.checkpoint(&state),
+            )
         };
         match result {
             Err(source) => Err(Error::MigrationIncomplete {
@@ -343,9 +407,12 @@ impl<E: ShardedEntity> Runner<E> {
         self.parts(true).await?;
         let state = self.state();
         let mut left_alone = Foreign::default();
-        for item in &state.left_alone {
-            left_alone.add(item.clone());
-        }
+        left_alone.examples = state
+            .left_alone
+            .iter()
+            .take(MAX_FOREIGN_EXAMPLES)
+            .cloned()
+            .collect();
         left_alone.count = state.progress.left_alone;
         Ok(Remaining {
             items: state.remaining,
@@ -635,7 +702,7 @@ impl<E: ShardedEntity> Runner<E> {
                     self.tally(|p| p.conflicts += 1);
                     backoff(attempt).await;
                 }
-                Err(error) if error.is_missing_table() => return Err(error),
+                Err(error) if is_missing_table(&error) => return Err(error),
                 Err(error) if retriable(&error) => {
                     backoff(attempt).await;
                     last_error = Some(error);
@@ -655,7 +722,7 @@ impl<E: ShardedEntity> Runner<E> {
                     found = classify::<E>(&again, self.rekey);
                     item = again;
                 }
-                Err(error) if error.is_missing_table() => return Err(error),
+                Err(error) if is_missing_table(&error) => return Err(error),
                 Err(error) => {
                     self.fail(page, &item, error.to_string());
                     return Ok(None);
@@ -711,14 +778,14 @@ impl<E: ShardedEntity> Runner<E> {
                             );
                             Ok(())
                         }
-                        Err(error) if error.is_missing_table() => Err(error),
+                        Err(error) if is_missing_table(&error) => Err(error),
                         Err(error) => {
                             self.fail(page, &pending.old, error.to_string());
                             Ok(())
                         }
                     };
                 }
-                Err(error) if error.is_missing_table() => return Err(error),
+                Err(error) if is_missing_table(&error) => return Err(error),
                 Err(error) if retriable(&error) => backoff(attempt).await,
                 Err(error) => {
                     self.fail(page, &pending.old, error.to_string());
@@ -750,7 +817,7 @@ impl<E: ShardedEntity> Runner<E> {
             .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
             .await
-            .map_err(|e| Error::dynamo("GetItem", self.repo.table(), e))?;
+            .map_err(|e| dynamo_error("GetItem", self.repo.table(), e))?;
         let units = output
             .consumed_capacity
             .as_ref()
@@ -790,14 +857,13 @@ impl<E: ShardedEntity> Runner<E> {
     /// An item in the entity's partitions that is not the entity's: left exactly where it
     /// is, counted and listed with the reason.
     fn leave_alone(&self, item: &Item, reason: ForeignReason) {
-        crate::telemetry::foreign_item(E::SCHEMA.entity, reason.label());
+        __ops::count_foreign_item(E::SCHEMA.entity, &reason);
         let mut state = self.state();
         state.progress.left_alone += 1;
         if state.left_alone.len() < MAX_LISTED_FAILURES {
-            state.left_alone.push(ForeignItem {
-                key: describe_key(E::SCHEMA, item),
-                reason,
-            });
+            state
+                .left_alone
+                .push(__ops::foreign_item(describe_key(E::SCHEMA, item), reason));
         }
         drop(state);
         self.emit_progress();
@@ -806,16 +872,15 @@ impl<E: ShardedEntity> Runner<E> {
     /// An item whose keys were not in canonical form, moved to the key its attributes give
     /// (the run was asked to re-key).
     fn rekeyed(&self, old: &Item) {
-        let to = super::moves::rebuilt::<E>(old)
+        let to = rebuilt::<E>(old)
             .map(|new| describe_key(E::SCHEMA, &new))
             .unwrap_or_default();
         let mut state = self.state();
         state.progress.rekeyed += 1;
         if state.rekeyed.len() < MAX_LISTED_FAILURES {
-            state.rekeyed.push(Rekeyed {
-                from: describe_key(E::SCHEMA, old),
-                to,
-            });
+            state
+                .rekeyed
+                .push(__ops::rekeyed(describe_key(E::SCHEMA, old), to));
         }
     }
 
@@ -826,20 +891,19 @@ impl<E: ShardedEntity> Runner<E> {
         let mut state = self.state();
         state.progress.failed += 1;
         if state.failures.len() < MAX_LISTED_FAILURES {
-            state.failures.push(Failure {
-                key: describe_key(E::SCHEMA, item),
-                reason,
-            });
+            state
+                .failures
+                .push(__ops::failure(describe_key(E::SCHEMA, item), reason));
         }
         drop(state);
         self.emit_progress();
     }
 
     fn checkpoint(&self, state: &State) -> Checkpoint {
-        Checkpoint {
+        __ops::checkpoint(CheckpointParts {
             positions: state.positions.clone(),
             ..self.base.clone()
-        }
+        })
     }
 
     /// Brings the time and rate up to date and hands the counts to the hook.

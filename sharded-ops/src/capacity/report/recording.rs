@@ -8,19 +8,20 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::capacity::clock::ManualClock;
-use crate::capacity::limits::PerKeyLimits;
-use crate::capacity::stats::window::{Bucket, ItemsWritten, KeyEntry, State, BASE};
-use crate::capacity::stats::{HotKeyReport, HotKeyStats, HotKeyThresholds};
+use sharded_runtime::__ops::{Bucket, ItemsWritten, KeyEntry, State, BASE};
+use sharded_runtime::capacity::{HotKeyStats, HotKeyThresholds, ManualClock, PerKeyLimits};
+
+use crate::capacity::report::{report, HotKeyReport};
 
 /// The traffic a [`HotKeyStats`] holds, as data: per key, per second, units, requests and
-/// throttles. Write it with [`HotKeyStats::recording`] and [`to_json`](Self::to_json), read
+/// throttles. Write it with [`Recording::of`] (or `stats.recording()` with
+/// [`ReportHotKeys`](crate::capacity::ReportHotKeys)) and [`to_json`](Self::to_json), read
 /// it back with [`from_json`](Self::from_json), and [`report`](Self::report) on it.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use sharded::capacity::{HotKeyStats, ManualClock, PerKeyLimits, Recording};
+/// use sharded::capacity::{HotKeyStats, ManualClock, PerKeyLimits, Recording, ReportHotKeys};
 ///
 /// let clock = ManualClock::new();
 /// let stats = HotKeyStats::new(Duration::from_secs(60)).with_clock(Arc::new(clock.clone()));
@@ -120,6 +121,42 @@ pub enum InsightRule {
 }
 
 impl Recording {
+    /// The traffic in the window of `stats`, as a recording (`stats.recording()` says the
+    /// same with [`ReportHotKeys`](crate::capacity::ReportHotKeys) in scope).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sharded::capacity::{HotKeyStats, Recording};
+    ///
+    /// let stats = HotKeyStats::new(Duration::from_secs(60));
+    /// stats.record_write(None, "GAME#g1", 5.0, None);
+    /// assert_eq!(Recording::of(&stats).keys[0].key, "GAME#g1");
+    /// ```
+    pub fn of(stats: &HotKeyStats) -> Recording {
+        stats.__window(|window| {
+            let now = window.now;
+            let state = window.state;
+            state.sweep(now.as_secs(), window.window_secs);
+            let mut keys: Vec<RecordedKey> = state
+                .indexes
+                .iter()
+                .flat_map(|(index, entries)| {
+                    entries
+                        .iter()
+                        .map(move |(key, entry)| recorded(index, key, entry))
+                })
+                .collect();
+            keys.sort_by(|a, b| a.index.cmp(&b.index).then_with(|| a.key.cmp(&b.key)));
+            Recording {
+                schema: 1,
+                window_seconds: window.window_secs,
+                start_second: window.start.as_secs(),
+                now_seconds: now.as_secs_f64(),
+                keys,
+            }
+        })
+    }
+
     /// The recording as JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
@@ -170,15 +207,12 @@ impl Recording {
             .with_clock(Arc::new(clock.clone()))
             .with_limits(limits)
             .with_thresholds(thresholds);
-        {
-            let mut state = stats.lock();
-            load(&mut state, self);
-        }
+        stats.__window(|window| load(window.state, self));
         // A time no clock reaches (edited by hand) is the end of time, not a panic.
         let now = Duration::try_from_secs_f64(self.now_seconds.max(self.start_second as f64))
             .unwrap_or(Duration::MAX);
         clock.set(now);
-        stats.report()
+        stats.__window(report)
     }
 
     /// A recording from a CloudWatch Contributor Insights rule report (the JSON of
@@ -270,49 +304,29 @@ impl Recording {
     }
 }
 
-impl HotKeyStats {
-    /// The traffic in the window, as a [`Recording`] (JSON with
-    /// [`Recording::to_json`]): what a report is made from, to save or hand to a tool.
-    pub fn recording(&self) -> Recording {
-        let now = self.clock.now();
-        let mut state = self.lock();
-        state.sweep(now.as_secs(), self.window_secs);
-        let mut keys: Vec<RecordedKey> = state
-            .indexes
+/// One key of the window as a recorded key.
+fn recorded(index: &str, key: &str, entry: &KeyEntry) -> RecordedKey {
+    RecordedKey {
+        index: (index != BASE).then(|| index.to_owned()),
+        key: key.to_owned(),
+        shards: entry.shards,
+        one_item: match entry.items {
+            ItemsWritten::One(item) => Some(item),
+            _ => None,
+        },
+        many_items: entry.items == ItemsWritten::Many,
+        seconds: entry
+            .buckets
             .iter()
-            .flat_map(|(index, entries)| {
-                entries.iter().map(move |(key, entry)| RecordedKey {
-                    index: (index != BASE).then(|| index.clone()),
-                    key: key.clone(),
-                    shards: entry.shards,
-                    one_item: match entry.items {
-                        ItemsWritten::One(item) => Some(item),
-                        _ => None,
-                    },
-                    many_items: entry.items == ItemsWritten::Many,
-                    seconds: entry
-                        .buckets
-                        .iter()
-                        .map(|b| RecordedSecond {
-                            second: b.second,
-                            write: b.write,
-                            writes: b.writes,
-                            read: b.read,
-                            reads: b.reads,
-                            throttles: b.throttles.iter().cloned().collect(),
-                        })
-                        .collect(),
-                })
+            .map(|b| RecordedSecond {
+                second: b.second,
+                write: b.write,
+                writes: b.writes,
+                read: b.read,
+                reads: b.reads,
+                throttles: b.throttles.iter().cloned().collect(),
             })
-            .collect();
-        keys.sort_by(|a, b| a.index.cmp(&b.index).then_with(|| a.key.cmp(&b.key)));
-        Recording {
-            schema: 1,
-            window_seconds: self.window_secs,
-            start_second: self.start.as_secs(),
-            now_seconds: now.as_secs_f64(),
-            keys,
-        }
+            .collect(),
     }
 }
 

@@ -1,0 +1,127 @@
+//! The operator crate's door: what `sharded-ops` (the migration runner, the hot-key report)
+//! needs of the runtime's
+//! internals, in one place. Not an API: no stability promise, hidden from the docs, and the
+//! two crates are released together (`sharded-ops` pins this crate with `=x.y.z`).
+//!
+//! Kept small on purpose: the rules a migration shares with every read and write (which
+//! items are the entity's, how one item moves, the guards its writes carry) stay here,
+//! written once; the runner above them (scan, pacing, retries, checkpoints, counts) is
+//! `sharded-ops`'.
+
+use crate::error::foreign::{ForeignItem, ForeignReason};
+use crate::error::migration::checkpoint::Checkpoint;
+use crate::error::migration::report::{Failure, Progress, Rekeyed, Report};
+use crate::error::Error;
+use crate::item::ItemKeyDisplay;
+
+/// The setters `Scan` and `Migration` share (`segments`, `concurrency`, `page_size`,
+/// `read_units_per_second`), for a builder with a field `options: ScanOptions`.
+pub use crate::__scan_setters as scan_setters;
+pub use crate::access::migrate::classify::{classify, Found};
+pub use crate::access::migrate::moves::{
+    copy_item, delete_stale, estimated_units, move_item, rebuilt, tag_in_place, CopyOutcome,
+    DeleteOutcome, MoveOutcome, Step, Store, TagOutcome,
+};
+pub use crate::access::options::ScanOptions;
+pub use crate::access::scan::MAX_SEGMENTS;
+pub use crate::access::write_rules::key_of;
+pub use crate::capacity::budget::UnitBudget;
+pub use crate::capacity::stats::split_shard;
+pub use crate::capacity::stats::window::{Bucket, ItemsWritten, KeyEntry, State, Window, BASE};
+pub use crate::error::migration::checkpoint::{CheckpointParts, Position, Scope};
+pub use crate::item::describe_key;
+
+/// A checkpoint from its parts.
+pub fn checkpoint(parts: CheckpointParts) -> Checkpoint {
+    let CheckpointParts {
+        table,
+        entity,
+        layout,
+        scope,
+        positions,
+    } = parts;
+    Checkpoint {
+        table,
+        entity,
+        layout,
+        scope,
+        positions,
+    }
+}
+
+/// A checkpoint's parts (one given to `resume_from`, to check and go on from).
+pub fn checkpoint_parts(checkpoint: Checkpoint) -> CheckpointParts {
+    let Checkpoint {
+        table,
+        entity,
+        layout,
+        scope,
+        positions,
+    } = checkpoint;
+    CheckpointParts {
+        table,
+        entity,
+        layout,
+        scope,
+        positions,
+    }
+}
+
+/// A migration's report (its fields are public, its construction is not: `#[non_exhaustive]`).
+pub fn report(
+    progress: Progress,
+    failed: Vec<Failure>,
+    left_alone: Vec<ForeignItem>,
+    rekeyed: Vec<Rekeyed>,
+    checkpoint: Checkpoint,
+) -> Report {
+    Report {
+        progress,
+        failed,
+        left_alone,
+        rekeyed,
+        checkpoint,
+    }
+}
+
+/// An item a migration could not move, and why.
+pub fn failure(key: ItemKeyDisplay, reason: String) -> Failure {
+    Failure { key, reason }
+}
+
+/// An item a migration re-keyed.
+pub fn rekeyed(from: ItemKeyDisplay, to: ItemKeyDisplay) -> Rekeyed {
+    Rekeyed { from, to }
+}
+
+/// An item that is not the entity's, left where it is.
+pub fn foreign_item(key: ItemKeyDisplay, reason: ForeignReason) -> ForeignItem {
+    ForeignItem { key, reason }
+}
+
+/// Counts in the `sharded.foreign_items` metric one item that is not `entity`'s.
+pub fn count_foreign_item(entity: &'static str, reason: &ForeignReason) {
+    crate::telemetry::foreign_item(entity, reason.label());
+}
+
+/// Runs `future` in `span`, with the requests it sends parented to the span (the request
+/// telemetry's interceptor reads it).
+pub fn within<F: std::future::Future>(
+    span: tracing::Span,
+    future: F,
+) -> impl std::future::Future<Output = F::Output> {
+    crate::telemetry::within(span, None, future)
+}
+
+/// The runtime's error for an SDK error of `operation` on `table`.
+pub fn dynamo_error<E>(operation: &'static str, table: &str, error: E) -> Error
+where
+    aws_sdk_dynamodb::Error: From<E>,
+{
+    Error::dynamo(operation, table, error)
+}
+
+/// Whether `error` says the table does not exist (nothing the runner retries).
+pub fn is_missing_table(error: &Error) -> bool {
+    error.is_missing_table()
+}

@@ -641,3 +641,44 @@ async fn the_hot_key_statistics_hold_every_write_of_the_repository() {
     repo.batch_delete(&[likes(1)]).await.unwrap();
     grew("batch_delete");
 }
+
+/// During a layout transition, an unversioned put is the put and the previous place's delete
+/// in one transaction: the statistics hold it once, at a transaction's units (twice a plain
+/// write's), not once for the transaction and again for the put.
+#[tokio::test]
+async fn the_hot_key_statistics_hold_a_put_of_a_transition_once() {
+    let stats = Arc::new(HotKeyStats::new(Duration::from_secs(600)));
+    let repo: Repo<TallyV2> = Repo::new(
+        crate::support::client().await,
+        unique_table_name("stats-transition"),
+    )
+    .with_stats(stats.clone());
+    repo.create_table().await.unwrap();
+    // An id whose shard under the previous layout (2 shards) is another key than under the
+    // current one (4): its put carries the previous place's delete.
+    let (id, pk, previous) = (0..64)
+        .map(|n| format!("voter-{n}"))
+        .find_map(|id| {
+            let pk = TallyV2::pk("k1", &id).unwrap();
+            let previous = TallyV2::pk_previous("k1", &id).unwrap()?;
+            (previous != pk).then_some((id, pk, previous))
+        })
+        .expect("one of 64 ids moves between 2 and 4 shards");
+    repo.put(&TallyV2 {
+        k: "k1".into(),
+        id: id.clone(),
+    })
+    .await
+    .unwrap();
+    let report = stats.report();
+    let units = |key: &str| -> f64 {
+        (report.keys.iter())
+            .filter(|k| k.index.is_none() && k.key == key)
+            .map(|k| k.write_units)
+            .sum()
+    };
+    // A small item: 1 write unit, 2 in a transaction; the delete of nothing at the previous
+    // place is charged as a write of it too.
+    assert_eq!(units(&pk), 2.0, "the put of {id} at {pk}: {report}");
+    assert_eq!(units(&previous), 2.0, "the delete at {previous}: {report}");
+}

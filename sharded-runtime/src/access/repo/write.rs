@@ -687,7 +687,9 @@ impl<E: ShardedEntity> Repo<E> {
             Ok(Sent::Refused(found)) => refusal(found.as_ref()),
             Err(e) => Err(e),
         };
-        if let (Some(item), Some(_)) = (&kept, &self.handle.stats) {
+        // During a transition the transaction recorded the put and the delete (`transact`),
+        // as for `put_if`; recording the put again would count it twice.
+        if let (Some(item), Some(_), false) = (&kept, &self.handle.stats, transition) {
             let answer = result.as_ref().map(Option::as_ref);
             record::write(self.stats(), E::SCHEMA, item, answer);
         }

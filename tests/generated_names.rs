@@ -2,7 +2,8 @@
 //! Rust allows but snake_case joining does not expect: a trailing or leading underscore
 //! (`u8_`, `_tenant`), a raw identifier (`r#type`, `r#match`), digits (`v2`), one letter
 //! (`x`), a non-ASCII letter (`größe`), a field not in snake case that its struct allows
-//! (`userID`), a query name ending in `_`. Every generated name is used, and the crate denies
+//! (`userID`), a query name ending in `_`, counter names with edge or doubled underscores.
+//! Every generated name is used, and the crate denies
 //! warnings: a generated name that rustc finds not snake case fails this build.
 //!
 //! The rule (the derive's docs, "Generated names"): each part without `r#` and without
@@ -45,6 +46,8 @@ struct Odd {
 )]
 #[sk(template = "{at_}#{r#ref}")]
 #[gsi1(pk = "REF#{r#ref}", sk = "{r#loop}", shard = 2)]
+#[counter(name = "views_", n = 2)]
+#[counter(name = "_read__later", n = 2)]
 struct Log {
     at_: DateTime<Utc>,
     r#ref: String,
@@ -201,4 +204,7 @@ fn queries(repo: &Repo<Odd>, logs: &Repo<Log>, at: &DateTime<Utc>) {
     let _ = Log::by_day_(logs, at);
     let _ = Log::by_day_range(logs, at, at);
     let _ = Log::query_gsi1(logs, "r1").sk(Log::gsi1_sk_loop_ge(3));
+    // Counter names are strings: runs of `_` as one, edge underscores dropped.
+    let _ = Log::views_counter(logs, at, "r1");
+    let _ = Log::read_later_counter(logs, at, "r1");
 }

@@ -56,7 +56,10 @@
 //! is kept as written, and the generated code allows `non_snake_case` for it. Two names that
 //! join alike in one entity (`{a_}` and `{a}` in one sort key: both `sk_a_eq`) and a sort-key
 //! field of underscores only (`__`) are refused, saying which. In a template a keyword field
-//! is written as in the struct, `{r#type}`.
+//! is written as in the struct, `{r#type}`. A counter's function is its name with runs of `_`
+//! as one and edge underscores dropped, then `_counter` (`name = "votes_"` gives
+//! `votes_counter`; the counter's items keep the name as written), and two counters whose
+//! functions join alike are refused.
 //!
 //! ## When the input is refused
 //!

@@ -54,6 +54,14 @@ pub fn range(query: &Ident) -> String {
     join(&[&part(query), "range"])
 }
 
+/// `<name>_counter`: `votes_counter`. A counter's name is a string, which no lint reads as the
+/// user wrote it, so its runs of `_` count as one and its edge underscores are dropped:
+/// `votes_` and `vote__count` give `votes_counter` and `vote_count_counter`.
+pub fn counter_function(name: &str) -> String {
+    let words: Vec<&str> = name.split('_').filter(|w| !w.is_empty()).collect();
+    join(&[&words.join("_"), "counter"])
+}
+
 /// A generated name as an identifier, with the span of the user's token it comes from (so an
 /// IDE's "go to definition" lands there). Every generated name joins two parts or more, so it
 /// is never a keyword.

@@ -10,13 +10,14 @@
 //! resolves to the one it most likely meant.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 use syn::{Ident, LitStr, Type};
 
 use crate::entity::model::{
     Entity, Field, FieldRole, Granularity, Gsi, KeyAttr, PartitionKey, Previous, Segment, Shard,
     SortKey, Sp, TableRef, Template,
 };
+use crate::entity::names;
 use crate::entity::validate::is_counter_name;
 use crate::internals::suggest::did_you_mean;
 use crate::internals::types::{self, TimeShape};
@@ -293,11 +294,13 @@ fn counters(entity: &Entity) -> Vec<RCounter> {
     let mut out: Vec<RCounter> = Vec::new();
     for counter in &entity.counters {
         let name = counter.name.value();
-        if !is_counter_name(&name) || out.iter().any(|c| c.name == name) {
+        let function = names::counter_function(&name);
+        // A refused name (reported by validation) generates nothing, so no follow-on error.
+        if !is_counter_name(&name) || out.iter().any(|c| c.function == function) {
             continue;
         }
         out.push(RCounter {
-            function: format_ident!("{}_counter", name, span = counter.name.span()),
+            function: names::ident(&function, counter.name.span()),
             n: counter
                 .n
                 .clone()

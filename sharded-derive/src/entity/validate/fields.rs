@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use syn::{Ident, Type};
 
 use crate::entity::model::{Entity, FieldRole, PartitionKey, SerdeName, Shard, Template};
+use crate::entity::names;
 use crate::internals::ctxt::Ctxt;
 use crate::internals::suggest::did_you_mean;
 use crate::internals::types::{self, TimeShape};
@@ -242,8 +243,9 @@ pub(super) fn field_roles(cx: &Ctxt, entity: &Entity) {
     }
 }
 
-/// Counter names become `<name>_counter` functions: a Rust identifier, once each; `n` in
-/// 1..=1000 (the runtime's maximum is checked again by the compiler, as for keys).
+/// Counter names become `<name>_counter` functions: a Rust identifier, once each, and no two
+/// names whose functions join alike (`votes`, `votes_`); `n` in 1..=1000 (the runtime's
+/// maximum is checked again by the compiler, as for keys).
 pub(super) fn counters(cx: &Ctxt, entity: &Entity) {
     let mut seen: Vec<String> = Vec::new();
     for counter in &entity.counters {
@@ -261,6 +263,18 @@ pub(super) fn counters(cx: &Ctxt, entity: &Entity) {
             cx.error_spanned_by(
                 &counter.name,
                 format!("a second counter named `{name}`: give each counter its own name"),
+            );
+        } else if let Some(other) = (seen.iter())
+            .find(|other| names::counter_function(other) == names::counter_function(&name))
+        {
+            let function = names::counter_function(&name);
+            cx.error_spanned_by(
+                &counter.name,
+                format!(
+                    "counters `{other}` and `{name}` would both generate `{function}` (a \
+                     counter's function keeps one `_` of a run and none at the edges): \
+                     rename one of them, e.g. \"{other}_2\""
+                ),
             );
         }
         seen.push(name);

@@ -48,6 +48,9 @@ struct Odd {
 #[gsi1(pk = "REF#{r#ref}", sk = "{r#loop}", shard = 2)]
 #[counter(name = "views_", n = 2)]
 #[counter(name = "_read__later", n = 2)]
+// Clippy reads a second `#[counter(..)]` as the first repeated (its duplicated_attributes
+// lint on a derive's helper attribute): two counters are two attributes by design.
+#[allow(clippy::duplicated_attributes)]
 struct Log {
     at_: DateTime<Utc>,
     r#ref: String,

@@ -415,8 +415,9 @@ fn sort_prefixes(
 pub(super) fn item_keys_body(cx: &Ctx) -> TokenStream {
     let rt = cx.rt;
     let r = cx.r;
+    // Without a partition key the entity is refused (reported); the body cannot run.
     let Some(pk) = &r.pk else {
-        return quote!(::core::unreachable!());
+        return quote!(#rt::never());
     };
     let pk_args = cx.self_args(pk.physical_args());
     let pk_expr = quote!(Self::pk(#(#pk_args),*)?);

@@ -853,7 +853,7 @@ async fn child(mode: &str) {
             q = q.page_size(PAGE_SIZE);
         }
         if half {
-            q = q.sk(Event::sk_seq_lt(EVENTS / 2));
+            q = q.sk(Event::sk_sort().lt(EVENTS / 2));
         }
         q
     };

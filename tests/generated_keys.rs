@@ -363,60 +363,57 @@ fn typed_sort_key_conditions_are_generated_per_field() {
     };
     // The first field, bounded by the literal prefix `SCORE#` and its successor `SCORE$`.
     assert_eq!(
-        cond(Score::sk_score_between(100, 200)),
+        cond(Score::sk_sort().between(100, 200)),
         C::Between(s(100), format!("{}$", s(200)))
     );
     assert_eq!(
-        cond(Score::sk_score_ge(100)),
+        cond(Score::sk_sort().ge(100)),
         C::Between(s(100), "SCORE$".into())
     );
     assert_eq!(
-        cond(Score::sk_score_lt(100)),
+        cond(Score::sk_sort().lt(100)),
         C::Between("SCORE#".into(), s(100))
     );
     assert_eq!(
-        cond(Score::sk_score_eq(100)),
+        cond(Score::sk_sort().eq(100).into()),
         C::BeginsWith(Score::sk_prefix_score(100).unwrap())
     );
     // Equality on the score, a range on the player (the field that ends the template).
     let p5 = Score::sk(100, "p5").unwrap();
     assert_eq!(
-        cond(Score::sk_player_id_ge(100, "p5")),
+        cond(Score::sk_sort().eq(100).ge("p5")),
         C::Between(p5.clone(), format!("{}$", s(100)))
     );
     assert_eq!(
-        cond(Score::sk_player_id_eq(100, "p5")),
+        cond(Score::sk_sort().eq(100).eq("p5").into()),
         C::Between(p5.clone(), p5)
     );
     // GSI sort keys get their own, prefixed like their other functions.
-    assert_eq!(
-        cond(Score::gsi1_sk_game_id_lt("g2")),
-        C::Lt("GAME#g2".into())
-    );
-    assert_eq!(Score::gsi1_sk_game_id_ge("g2").attribute(), "gsi1sk");
+    assert_eq!(cond(Score::gsi1_sort().lt("g2")), C::Lt("GAME#g2".into()));
+    assert_eq!(Score::gsi1_sort().ge("g2").attribute(), "gsi1sk");
     // Every key of the entity: its template's leading literal.
     assert_eq!(cond(Score::sk_all()), C::BeginsWith("SCORE#".into()));
     // No literal prefix: open at one end; a literal after the last field.
-    assert_eq!(cond(Reading::sk_at_ge("t1")), C::Ge("t1".into()));
-    assert_eq!(cond(Reading::sk_at_lt("t1")), C::Le("t1".into()));
+    assert_eq!(cond(Reading::sk_sort().ge("t1")), C::Ge("t1".into()));
+    assert_eq!(cond(Reading::sk_sort().lt("t1")), C::Le("t1".into()));
     assert_eq!(
-        cond(Reading::sk_seq_le("t1", 7)),
+        cond(Reading::sk_sort().eq("t1").le(7)),
         C::Between("t1#".into(), "t1#0000000007$".into())
     );
     assert_eq!(
-        cond(Reading::sk_seq_lt("t1", 7)),
+        cond(Reading::sk_sort().eq("t1").lt(7)),
         C::Between("t1#".into(), "t1#0000000007".into())
     );
     // Errors wait for the query.
     assert!(matches!(
-        Score::sk_player_id_gt(100, "").expression(),
+        Score::sk_sort().eq(100).gt("").expression(),
         Err(KeyError::EmptyValue {
             field: "player_id",
             ..
         })
     ));
     assert!(matches!(
-        Score::sk_score_between(2, 1).expression(),
+        Score::sk_sort().between(2, 1).expression(),
         Err(KeyError::InvertedRange { field: "score", .. })
     ));
 }

@@ -71,8 +71,13 @@ fn odd() -> Odd {
     }
 }
 
-fn values(c: SortKeyCondition) -> Vec<String> {
-    c.values().unwrap().into_iter().map(str::to_owned).collect()
+fn values(c: impl Into<SortKeyCondition>) -> Vec<String> {
+    c.into()
+        .values()
+        .unwrap()
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
 }
 
 #[test]
@@ -81,47 +86,50 @@ fn sort_key_functions_of_unusual_fields_are_named_by_the_rule() {
     // `u8_` -> `sk_u8_*`, `sk_prefix_u8`.
     let u8_prefix = Odd::sk_prefix_u8(7).unwrap();
     assert!(sk.starts_with(&u8_prefix), "{sk} {u8_prefix}");
-    assert_eq!(values(Odd::sk_u8_eq(7)), [u8_prefix]);
+    assert_eq!(values(Odd::sk_sort().eq(7)), [u8_prefix]);
     for c in [
-        Odd::sk_u8_lt(7),
-        Odd::sk_u8_le(7),
-        Odd::sk_u8_gt(7),
-        Odd::sk_u8_ge(7),
-        Odd::sk_u8_between(1, 9),
+        Odd::sk_sort().lt(7),
+        Odd::sk_sort().le(7),
+        Odd::sk_sort().gt(7),
+        Odd::sk_sort().ge(7),
+        Odd::sk_sort().between(1, 9),
     ] {
         assert!(c.expression().is_ok());
     }
     // `r#match` -> `sk_match_*`, `sk_prefix_match`.
     let match_prefix = Odd::sk_prefix_match(7, "m").unwrap();
     assert!(sk.starts_with(&match_prefix));
-    assert_eq!(values(Odd::sk_match_eq(7, "m")), [match_prefix]);
+    assert_eq!(values(Odd::sk_sort().eq(7).eq("m")), [match_prefix]);
     for c in [
-        Odd::sk_match_lt(7, "m"),
-        Odd::sk_match_le(7, "m"),
-        Odd::sk_match_gt(7, "m"),
-        Odd::sk_match_ge(7, "m"),
-        Odd::sk_match_between(7, "a", "z"),
+        Odd::sk_sort().eq(7).lt("m"),
+        Odd::sk_sort().eq(7).le("m"),
+        Odd::sk_sort().eq(7).gt("m"),
+        Odd::sk_sort().eq(7).ge("m"),
+        Odd::sk_sort().eq(7).between("a", "z"),
     ] {
         assert!(c.expression().is_ok());
     }
     // `v2` -> `sk_v2_*`, `sk_prefix_v2`; `x` (ends the template) -> `sk_x_*`, no `_lt`.
     assert!(sk.starts_with(&Odd::sk_prefix_v2(7, "m", 2).unwrap()));
     for c in [
-        Odd::sk_v2_eq(7, "m", 2),
-        Odd::sk_v2_lt(7, "m", 2),
-        Odd::sk_v2_le(7, "m", 2),
-        Odd::sk_v2_gt(7, "m", 2),
-        Odd::sk_v2_ge(7, "m", 2),
-        Odd::sk_v2_between(7, "m", 1, 3),
-        Odd::sk_x_eq(7, "m", 2, "x"),
-        Odd::sk_x_le(7, "m", 2, "x"),
-        Odd::sk_x_gt(7, "m", 2, "x"),
-        Odd::sk_x_ge(7, "m", 2, "x"),
-        Odd::sk_x_between(7, "m", 2, "a", "z"),
+        Odd::sk_sort().eq(7).eq("m").eq(2).into(),
+        Odd::sk_sort().eq(7).eq("m").lt(2),
+        Odd::sk_sort().eq(7).eq("m").le(2),
+        Odd::sk_sort().eq(7).eq("m").gt(2),
+        Odd::sk_sort().eq(7).eq("m").ge(2),
+        Odd::sk_sort().eq(7).eq("m").between(1, 3),
+        Odd::sk_sort().eq(7).eq("m").eq(2).eq("x").into(),
+        Odd::sk_sort().eq(7).eq("m").eq(2).le("x"),
+        Odd::sk_sort().eq(7).eq("m").eq(2).gt("x"),
+        Odd::sk_sort().eq(7).eq("m").eq(2).ge("x"),
+        Odd::sk_sort().eq(7).eq("m").eq(2).between("a", "z"),
     ] {
         assert!(c.expression().is_ok());
     }
-    assert_eq!(values(Odd::sk_x_eq(7, "m", 2, "x")), [sk.clone(), sk]);
+    assert_eq!(
+        values(Odd::sk_sort().eq(7).eq("m").eq(2).eq("x")),
+        [sk.clone(), sk]
+    );
 }
 
 #[test]
@@ -148,24 +156,24 @@ fn partition_and_gsi_functions_take_unusual_fields() {
     let gsi1_sk = Odd::gsi1_sk("acme", "i1").unwrap();
     assert_eq!(gsi1_sk, "acme#i1#END");
     assert_eq!(
-        values(Odd::gsi1_sk_tenant_eq("acme")),
+        values(Odd::gsi1_sort().eq("acme")),
         [Odd::gsi1_sk_prefix_tenant("acme").unwrap()]
     );
     assert_eq!(
-        values(Odd::gsi1_sk_id_eq("acme", "i1")),
+        values(Odd::gsi1_sort().eq("acme").eq("i1")),
         [Odd::gsi1_sk_prefix_id("acme", "i1").unwrap()]
     );
     for c in [
-        Odd::gsi1_sk_tenant_lt("b"),
-        Odd::gsi1_sk_tenant_le("b"),
-        Odd::gsi1_sk_tenant_gt("b"),
-        Odd::gsi1_sk_tenant_ge("b"),
-        Odd::gsi1_sk_tenant_between("a", "b"),
-        Odd::gsi1_sk_id_lt("acme", "i"),
-        Odd::gsi1_sk_id_le("acme", "i"),
-        Odd::gsi1_sk_id_gt("acme", "i"),
-        Odd::gsi1_sk_id_ge("acme", "i"),
-        Odd::gsi1_sk_id_between("acme", "a", "b"),
+        Odd::gsi1_sort().lt("b"),
+        Odd::gsi1_sort().le("b"),
+        Odd::gsi1_sort().gt("b"),
+        Odd::gsi1_sort().ge("b"),
+        Odd::gsi1_sort().between("a", "b"),
+        Odd::gsi1_sort().eq("acme").lt("i"),
+        Odd::gsi1_sort().eq("acme").le("i"),
+        Odd::gsi1_sort().eq("acme").gt("i"),
+        Odd::gsi1_sort().eq("acme").ge("i"),
+        Odd::gsi1_sort().eq("acme").between("a", "b"),
     ] {
         assert_eq!(c.attribute(), "gsi1sk");
     }
@@ -189,11 +197,11 @@ fn raw_and_trailing_underscore_names_on_a_bucketed_key() {
     let at: DateTime<Utc> = "2026-06-22T01:00:00Z".parse().unwrap();
     let sk = Log::sk(&at, "r1").unwrap();
     assert!(sk.starts_with(&Log::sk_prefix_at(&at).unwrap()));
-    assert_eq!(values(Log::sk_ref_eq(&at, "r1")), [sk.clone(), sk]);
-    let _ = Log::sk_at_between(&at, &at);
+    assert_eq!(values(Log::sk_sort().eq(at).eq("r1")), [sk.clone(), sk]);
+    let _ = Log::sk_sort().between(at, at);
     assert_eq!(Log::gsi1_sk(5).unwrap(), Log::gsi1_sk(5).unwrap());
-    let _ = Log::gsi1_sk_loop_lt(5);
-    let _ = Log::gsi1_sk_loop_between(1, 9);
+    let _ = Log::gsi1_sort().lt(5);
+    let _ = Log::gsi1_sort().between(1, 9);
     assert_eq!(Log::gsi1_pk_on_shard("r1", 1).unwrap(), "REF#r1#1");
 }
 
@@ -201,12 +209,12 @@ fn raw_and_trailing_underscore_names_on_a_bucketed_key() {
 /// never run (no database here).
 #[allow(dead_code)]
 fn queries(repo: &Repo<Odd>, logs: &Repo<Log>, at: &DateTime<Utc>) {
-    let _ = Odd::query(repo, "t", "acme").sk(Odd::sk_u8_eq(7));
-    let _ = Odd::query_gsi1(repo, 40, "u1").sk(Odd::gsi1_sk_tenant_eq("acme"));
+    let _ = Odd::query(repo, "t", "acme").sk(Odd::sk_sort().eq(7));
+    let _ = Odd::query_gsi1(repo, 40, "u1").sk(Odd::gsi1_sort().eq("acme"));
     let _ = Odd::query_gsi2(repo, "t").sk(Odd::gsi2_sort().eq(7u8).between(1, 3));
     let _ = Log::by_day_(logs, at);
     let _ = Log::by_day_range(logs, at, at);
-    let _ = Log::query_gsi1(logs, "r1").sk(Log::gsi1_sk_loop_ge(3));
+    let _ = Log::query_gsi1(logs, "r1").sk(Log::gsi1_sort().ge(3));
     // Counter names are strings: runs of `_` as one, edge underscores dropped.
     let _ = Log::views_counter(logs, at, "r1");
     let _ = Log::read_later_counter(logs, at, "r1");

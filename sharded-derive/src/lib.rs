@@ -22,13 +22,13 @@
 //! - `Score::pk(game_id, player_id)`, `pk_logical(game_id)`, `pk_on_shard(game_id, shard)`,
 //!   `pk_all_shards(game_id)`, `shard_for(player_id)`, `parse_pk(key)`;
 //! - `Score::sk(score, player_id)`, `sk_prefix()`, `sk_prefix_score(score)`, `parse_sk(key)`;
-//! - typed sort-key conditions for `Query::sk`, per template field and comparison, taking the
-//!   fields before it as equalities: `sk_score_eq(score)`, `sk_score_lt`, `_le`, `_gt`, `_ge`,
-//!   `sk_score_between(low, high)` (closed), `sk_player_id_eq(score, player_id)`, `_le`,
-//!   `_gt`, `_ge`, `_between(score, low, high)`. `_lt` on a field that ends the template below
-//!   an equal field fails to compile, saying why (DynamoDB's `BETWEEN` is closed and that key
-//!   is the bound itself);
-//!   a sort key without fields gets none;
+//! - typed sort-key conditions for `Query::sk`: `Score::sk_sort()`, a
+//!   `sharded::query::TemplateSort` typed by the template's fields, holding fields equal in
+//!   order and then one range on the next: `sk_sort().between(low, high)` (closed),
+//!   `sk_sort().ge(score)`, `sk_sort().eq(score).le(player_id)`, `.lt`, `.gt`. `lt` on a field
+//!   that ends the template below an equal field fails to compile, saying why (DynamoDB's
+//!   `BETWEEN` is closed and that key is the bound itself); a sort key without fields gets
+//!   none;
 //! - the same per GSI, prefixed `gsiN_` (`gsi1_pk`, `gsi1_shard_for`, `parse_gsi1_sk`, ..);
 //! - `Score::get(&repo, game_id, player_id, score)` and `delete` (with `shard = "random"`:
 //!   `get_from_all_shards` and `delete_on_shard`), `Score::query(&repo, game_id)` and
@@ -47,15 +47,15 @@
 //!
 //! ## Generated names
 //!
-//! A name built from a field (`sk_<field>_<op>`, `sk_prefix_<field>`, the same for each GSI
-//! sort key) or from a query name (`<query>_range`) joins its parts with one `_`, each part
-//! without `r#` and without leading or trailing underscores: `player_id` gives
-//! `sk_player_id_eq`, `u8_` gives `sk_u8_eq`, `_tenant` gives `sk_tenant_eq`, `r#type` gives
-//! `sk_type_eq`, `query = "by_day_"` gives `by_day_range`. So a snake_case name gives a
+//! A name built from a field (`sk_prefix_<field>`, the same for each GSI sort key) or from a
+//! query name (`<query>_range`) joins its parts with one `_`, each part without `r#` and
+//! without leading or trailing underscores: `player_id` gives `sk_prefix_player_id`, `u8_`
+//! gives `sk_prefix_u8`, `_tenant` gives `sk_prefix_tenant`, `r#type` gives
+//! `sk_prefix_type`, `query = "by_day_"` gives `by_day_range`. So a snake_case name gives a
 //! snake_case function and no `non_snake_case` warning; a name written otherwise (`userID`)
 //! is kept as written, and the generated code allows `non_snake_case` for it. Two names that
-//! join alike in one entity (`{a_}` and `{a}` in one sort key: both `sk_a_eq`) and a sort-key
-//! field of underscores only (`__`) are refused, saying which. In a template a keyword field
+//! join alike in one entity (`{a_}` and `{a}` before literals in one sort key: both
+//! `sk_prefix_a`) and such a sort-key field of underscores only (`__`) are refused, saying which. In a template a keyword field
 //! is written as in the struct, `{r#type}`. A counter's function is its name with runs of `_`
 //! as one and edge underscores dropped, then `_counter` (`name = "votes_"` gives
 //! `votes_counter`; the counter's items keep the name as written), and two counters whose

@@ -185,6 +185,76 @@ impl<T: KeyPart + ?Sized> KeyPart for &T {
     }
 }
 
+/// A value a typed sort-key condition takes for a key field of type `T`: the field's own type,
+/// a reference to it, or a `&str` for a `String` field.
+///
+/// It is what makes `Score::sk_sort().eq(100).le("p5")` typed: each step takes the next
+/// field's values only, so a `&str` where the template has a `u64` does not compile.
+///
+/// ```
+/// use sharded::keys::{KeyPart, PartArg};
+///
+/// fn encoded<T, A: PartArg<T>>(value: A) -> String {
+///     let mut out = String::new();
+///     value.part().write_key(&mut out).unwrap();
+///     out
+/// }
+/// assert_eq!(encoded::<String, _>("p5"), "p5");
+/// assert_eq!(encoded::<u64, _>(7), "00000000000000000007");
+/// assert_eq!(encoded::<u64, _>(&7), "00000000000000000007");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a value of the key field's type `{T}`",
+    label = "expected a `{T}` here",
+    note = "a sort-key condition takes the field's own type, a reference to it, or a `&str` for a `String` field, in the template's order"
+)]
+pub trait PartArg<T: ?Sized> {
+    /// The value as a key part.
+    fn part(&self) -> &dyn KeyPart;
+}
+
+impl<T: KeyPart> PartArg<T> for T {
+    fn part(&self) -> &dyn KeyPart {
+        self
+    }
+}
+
+impl<T: KeyPart + ?Sized> PartArg<T> for &T {
+    fn part(&self) -> &dyn KeyPart {
+        self
+    }
+}
+
+impl PartArg<String> for &str {
+    fn part(&self) -> &dyn KeyPart {
+        self
+    }
+}
+
+/// The type of a key field the derive could not resolve (its input was refused and reported):
+/// any value is accepted, so the user sees the real error and not one per condition.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum UnknownField {}
+
+impl<T: ?Sized> PartArg<UnknownField> for T {
+    fn part(&self) -> &dyn KeyPart {
+        &Unresolved
+    }
+}
+
+/// The key part of a value for an [`UnknownField`]: never written, since the crate that
+/// names one does not compile.
+struct Unresolved;
+
+impl KeyPart for Unresolved {
+    fn write_key(&self, _: &mut String) -> Result<(), KeyPartError> {
+        Err(KeyPartError::invalid(
+            "the key field's type was not resolved",
+        ))
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The canonical form: the one rule every decoder keeps
 

@@ -114,7 +114,7 @@ pub enum KeyError {
         limit: usize,
     },
     /// A typed sort-key range whose lower bound is above its upper bound
-    /// (`Score::sk_score_between(200, 100)`).
+    /// (`Score::sk_sort().between(200, 100)`).
     #[error(
         "the `{attribute}` range of {entity} on `{field}` has its lower bound above its upper \
          bound: give `between` the smaller value first"

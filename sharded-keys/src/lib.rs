@@ -72,7 +72,7 @@ pub mod table;
 pub mod template;
 
 pub use attribute::{KeyArg, KeyAttribute, KeyValue};
-pub use encoding::{KeyPart, KeyPartDecode, KeyPartError};
+pub use encoding::{KeyPart, KeyPartDecode, KeyPartError, PartArg, UnknownField};
 pub use error::KeyError;
 pub use item_keys::{ItemKeyDisplay, ItemKeys};
 pub use shards::{Partitions, ShardKeys};

@@ -10,7 +10,8 @@ pub use crate::access::range::{RangeBound, RangeQuery};
 pub use crate::access::repo::range_query;
 pub use crate::access::repo::Repo;
 pub use crate::access::sort_condition::{
-    sort_key_condition, sort_key_prefix_condition, AttributeSort, SortKeyCondition, SortOp,
+    sort_key_condition, sort_key_prefix_condition, AttributeSort, EndsInLiteral, SortKeyCondition,
+    SortOp, TemplateSort,
 };
 pub use crate::access::source::{
     CollectionMember, QuerySource, ShardedCollection, ShardedProjection,
@@ -20,7 +21,7 @@ pub use crate::access::update::{GsiRewrite, Update, UpdateKey};
 pub use crate::error::Error;
 pub use crate::keys::attribute::{KeyArg, KeyAttribute, KeyValue};
 pub use crate::keys::bucket::{Bucket, BucketTime, Granularity};
-pub use crate::keys::encoding::{KeyPart, KeyPartDecode};
+pub use crate::keys::encoding::{KeyPart, KeyPartDecode, UnknownField};
 pub use crate::keys::error::KeyError;
 pub use crate::keys::layout::ShardBy;
 
@@ -211,9 +212,8 @@ pub mod probes {
     };
 }
 
-/// The body of a generated function that cannot run: a `_lt` stub (whose bound no type
-/// meets) and every function of the fallback emitted beside a derive error (the crate does
-/// not compile). One call instead of an `unreachable!()` expanded in every such body.
+/// The body of a generated function that cannot run: every function of the fallback emitted
+/// beside a derive error (the crate does not compile). One call instead of an `unreachable!()` expanded in every such body.
 #[cold]
 pub fn never() -> ! {
     unreachable!("a function generated only to carry a signature ran")
@@ -275,39 +275,9 @@ impl EntityKey {
         sort_key_prefix_condition(self.ctx, self.template)
     }
 
-    /// `leading` fields equal and the next one `== v`.
-    pub fn eq(&self, leading: &[&dyn KeyPart], v: &dyn KeyPart) -> SortKeyCondition {
-        sort_key_condition(self.ctx, self.template, leading, SortOp::Eq(v))
-    }
-
-    /// `leading` fields equal and the next one `< v`.
-    pub fn lt(&self, leading: &[&dyn KeyPart], v: &dyn KeyPart) -> SortKeyCondition {
-        sort_key_condition(self.ctx, self.template, leading, SortOp::Lt(v))
-    }
-
-    /// `leading` fields equal and the next one `<= v`.
-    pub fn le(&self, leading: &[&dyn KeyPart], v: &dyn KeyPart) -> SortKeyCondition {
-        sort_key_condition(self.ctx, self.template, leading, SortOp::Le(v))
-    }
-
-    /// `leading` fields equal and the next one `> v`.
-    pub fn gt(&self, leading: &[&dyn KeyPart], v: &dyn KeyPart) -> SortKeyCondition {
-        sort_key_condition(self.ctx, self.template, leading, SortOp::Gt(v))
-    }
-
-    /// `leading` fields equal and the next one `>= v`.
-    pub fn ge(&self, leading: &[&dyn KeyPart], v: &dyn KeyPart) -> SortKeyCondition {
-        sort_key_condition(self.ctx, self.template, leading, SortOp::Ge(v))
-    }
-
-    /// `leading` fields equal and `low <= next <= high`.
-    pub fn between(
-        &self,
-        leading: &[&dyn KeyPart],
-        low: &dyn KeyPart,
-        high: &dyn KeyPart,
-    ) -> SortKeyCondition {
-        sort_key_condition(self.ctx, self.template, leading, SortOp::Between(low, high))
+    /// The typed conditions on this sort key, nothing held yet (a `sk_sort()`).
+    pub const fn sort<Rest>(&self) -> TemplateSort<Rest> {
+        TemplateSort::new(self.ctx, self.template)
     }
 }
 
@@ -488,15 +458,6 @@ impl<T> DecodeFallback<T> for &DecodeProbe<T> {
         })
     }
 }
-
-/// Never implemented: the bound of the generated `_lt` stub on a field that ends the sort-key
-/// template below equal fields, so calling it fails to compile with this message.
-#[diagnostic::on_unimplemented(
-    message = "a strict `<` on the last field of a sort-key template cannot follow equal fields",
-    label = "no `_lt` here: use the `_le` condition with the value before this one",
-    note = "the key of an item whose last field equals the bound is the bound itself, and DynamoDB's `BETWEEN` (needed below the equal fields) includes it; see the `_le` function's docs"
-)]
-pub trait NoStrictUpperBound {}
 
 /// Requires `T: KeyPart` at compile time; the derive spans the call at the field's type so
 /// an unsupported type is reported there.

@@ -24,5 +24,5 @@ pub(crate) use sharded_keys::{
 #[doc(inline)]
 pub use sharded_keys::{
     ItemKeyDisplay, ItemKeys, KeyArg, KeyAttribute, KeyPart, KeyPartDecode, KeyPartError, KeyValue,
-    Partitions, ShardKeys, ShardSuffix, MAX_SUFFIX_WIDTH,
+    PartArg, Partitions, ShardKeys, ShardSuffix, MAX_SUFFIX_WIDTH,
 };

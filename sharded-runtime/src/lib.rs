@@ -71,7 +71,7 @@ pub use sharded_keys::{KeyError, ShardedTable};
 /// A [`Query`] comes from an entity's generated `query*` functions; the rest of
 /// reading is here. [`RangeQuery`](crate::query::RangeQuery) reads a time range of a bucketed key
 /// (`Entity::range(..)`), [`Scan`](crate::query::Scan) the whole table (`repo.scan()`), and a
-/// [`SortKeyCondition`](crate::query::SortKeyCondition) (`Entity::sk_<field>_<op>(..)`) narrows a query to a range of its
+/// [`SortKeyCondition`](crate::query::SortKeyCondition) (`Entity::sk_sort().eq(..).ge(..)`, from a [`TemplateSort`](crate::query::TemplateSort)) narrows a query to a range of its
 /// sort key.
 ///
 /// ```no_run
@@ -85,7 +85,7 @@ pub use sharded_keys::{KeyError, ShardedTable};
 /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
 /// // The top 10 of scores 100 to 200, with what the shards that answered hold if one fails.
 /// let top: Partial<Score> = Score::query(repo, "g1")
-///     .sk(Score::sk_score_between(100, 200))
+///     .sk(Score::sk_sort().between(100, 200))
 ///     .descending()
 ///     .limit(10)
 ///     .collect_partial()
@@ -104,7 +104,8 @@ pub mod query {
     pub use crate::access::scan::Scan;
     pub use crate::access::scatter::ShardFailure;
     pub use crate::access::sort_condition::{
-        AttributeSort, NextSortAttribute, RangeSet, SortKeyCondition, StringSortAttribute,
+        AttributeSort, EndsInLiteral, Held, NextSortAttribute, RangeSet, SortKeyCondition,
+        StrictUpperBound, StringSortAttribute, TemplateSort, Unheld,
     };
     pub use crate::access::source::{CollectionMember, QuerySource};
 }

@@ -13,5 +13,5 @@ struct Score {
 }
 
 fn main() {
-    let _ = Score::sk_score_between("100", 200);
+    let _ = Score::sk_sort().between("100", 200);
 }

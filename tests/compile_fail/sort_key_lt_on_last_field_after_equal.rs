@@ -1,6 +1,6 @@
 //! `player_id` ends the sort-key template: below `score == 100` a strict `<` on it is not one
-//! DynamoDB key condition (`BETWEEN` is closed and the bound is an item's key), so no
-//! real `sk_player_id_lt` is generated: a hidden stub whose bound fails with the reason.
+//! DynamoDB key condition (`BETWEEN` is closed and the bound is an item's key), so `lt` after
+//! an `eq` on the field that ends the template has a bound no state meets, saying why.
 
 use serde::{Deserialize, Serialize};
 use sharded::ShardedEntity;
@@ -15,5 +15,5 @@ struct Score {
 }
 
 fn main() {
-    let _ = Score::sk_player_id_lt(100, "p5");
+    let _ = Score::sk_sort().eq(100).lt("p5");
 }

@@ -20,13 +20,13 @@ async fn reading(repo: Repo<Score>) -> Result<(), sharded::Error> {
     // README begin
     let q = Score::query(&repo, "g1")
         .descending()                                  // ScanIndexForward = false
-        .sk(Score::sk_score_between(100, 200))         // 100 <= score <= 200 (closed)
+        .sk(Score::sk_sort().between(100, 200))         // 100 <= score <= 200 (closed)
         .limit(50);
     let items: Vec<Score> = q.collect().await?;        // or .stream(), .page(size, cursor), .count()
 
     // score == 100 and player_id >= "p5": equality on leading fields, a range on the next one.
     let from_p5: Vec<Score> = Score::query(&repo, "g1")
-        .sk(Score::sk_player_id_ge(100, "p5"))
+        .sk(Score::sk_sort().eq(100).ge("p5"))
         .collect()
         .await?;
     // README end

@@ -324,7 +324,7 @@ async fn random_items_read_back_are_deleted_and_replaced_where_they_are() {
         };
         repo.put(&line).await.unwrap();
         let read = Line::query(&repo, "d1")
-            .sk(Line::sk_at_eq(round))
+            .sk(Line::sk_sort().eq(round))
             .collect()
             .await
             .unwrap();
@@ -333,7 +333,7 @@ async fn random_items_read_back_are_deleted_and_replaced_where_they_are() {
         again.text = "second".into();
         repo.put(&again).await.unwrap();
         let read = Line::query(&repo, "d1")
-            .sk(Line::sk_at_eq(round))
+            .sk(Line::sk_sort().eq(round))
             .collect()
             .await
             .unwrap();
@@ -351,7 +351,7 @@ async fn random_items_read_back_are_deleted_and_replaced_where_they_are() {
                 .unwrap(),
         }
         let left = Line::query(&repo, "d1")
-            .sk(Line::sk_at_eq(round))
+            .sk(Line::sk_sort().eq(round))
             .count()
             .await
             .unwrap();

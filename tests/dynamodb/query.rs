@@ -79,7 +79,7 @@ async fn stream_yields_the_same_order_with_small_pages() {
 async fn sort_key_conditions_are_typed_from_the_template() {
     let (repo, scores) = leaderboard("q-cond").await;
     let between: Vec<Score> = Score::query(&repo, "g1")
-        .sk(Score::sk_score_between(10, 19))
+        .sk(Score::sk_sort().between(10, 19))
         .collect()
         .await
         .unwrap();
@@ -90,7 +90,7 @@ async fn sort_key_conditions_are_typed_from_the_template() {
     assert!(!expected.is_empty());
     assert_eq!(between, expected);
     let exactly_7 = Score::query(&repo, "g1")
-        .sk(Score::sk_score_eq(7))
+        .sk(Score::sk_sort().eq(7))
         .collect()
         .await
         .unwrap();
@@ -100,7 +100,7 @@ async fn sort_key_conditions_are_typed_from_the_template() {
         scores.iter().filter(|s| s.score == 7).count()
     );
     let above = Score::query(&repo, "g1")
-        .sk(Score::sk_score_ge(35))
+        .sk(Score::sk_sort().ge(35))
         .count()
         .await
         .unwrap();

@@ -53,9 +53,10 @@ async fn check_scores(
     repo: &Repo<Score>,
     all: &[Score],
     label: &str,
-    condition: SortKeyCondition,
+    condition: impl Into<SortKeyCondition>,
     keep: impl Fn(u64, &str) -> bool,
 ) {
+    let condition = condition.into();
     let keys = |scores: Vec<Score>| -> Vec<(u64, String)> {
         scores.into_iter().map(|s| (s.score, s.player_id)).collect()
     };
@@ -93,7 +94,7 @@ async fn query_typed_sort_key_ranges_equal_brute_force() {
             &repo,
             &all,
             &format!("score == {v}"),
-            Score::sk_score_eq(v),
+            Score::sk_sort().eq(v),
             |s, _| s == v,
         )
         .await;
@@ -101,7 +102,7 @@ async fn query_typed_sort_key_ranges_equal_brute_force() {
             &repo,
             &all,
             &format!("score < {v}"),
-            Score::sk_score_lt(v),
+            Score::sk_sort().lt(v),
             |s, _| s < v,
         )
         .await;
@@ -109,7 +110,7 @@ async fn query_typed_sort_key_ranges_equal_brute_force() {
             &repo,
             &all,
             &format!("score <= {v}"),
-            Score::sk_score_le(v),
+            Score::sk_sort().le(v),
             |s, _| s <= v,
         )
         .await;
@@ -117,7 +118,7 @@ async fn query_typed_sort_key_ranges_equal_brute_force() {
             &repo,
             &all,
             &format!("score > {v}"),
-            Score::sk_score_gt(v),
+            Score::sk_sort().gt(v),
             |s, _| s > v,
         )
         .await;
@@ -125,7 +126,7 @@ async fn query_typed_sort_key_ranges_equal_brute_force() {
             &repo,
             &all,
             &format!("score >= {v}"),
-            Score::sk_score_ge(v),
+            Score::sk_sort().ge(v),
             |s, _| s >= v,
         )
         .await;
@@ -142,7 +143,7 @@ async fn query_typed_sort_key_ranges_equal_brute_force() {
             &repo,
             &all,
             &format!("{lo} <= score <= {hi}"),
-            Score::sk_score_between(lo, hi),
+            Score::sk_sort().between(lo, hi),
             |s, _| lo <= s && s <= hi,
         )
         .await;
@@ -158,7 +159,7 @@ async fn query_typed_sort_key_ranges_equal_brute_force() {
                 &repo,
                 &all,
                 &format!("score == {held}, player == {v:?}"),
-                Score::sk_player_id_eq(held, v),
+                Score::sk_sort().eq(held).eq(v),
                 |s, p| s == held && p == v,
             )
             .await;
@@ -166,7 +167,7 @@ async fn query_typed_sort_key_ranges_equal_brute_force() {
                 &repo,
                 &all,
                 &format!("score == {held}, player <= {v:?}"),
-                Score::sk_player_id_le(held, v),
+                Score::sk_sort().eq(held).le(v),
                 |s, p| s == held && p <= v,
             )
             .await;
@@ -174,7 +175,7 @@ async fn query_typed_sort_key_ranges_equal_brute_force() {
                 &repo,
                 &all,
                 &format!("score == {held}, player > {v:?}"),
-                Score::sk_player_id_gt(held, v),
+                Score::sk_sort().eq(held).gt(v),
                 |s, p| s == held && p > v,
             )
             .await;
@@ -182,7 +183,7 @@ async fn query_typed_sort_key_ranges_equal_brute_force() {
                 &repo,
                 &all,
                 &format!("score == {held}, player >= {v:?}"),
-                Score::sk_player_id_ge(held, v),
+                Score::sk_sort().eq(held).ge(v),
                 |s, p| s == held && p >= v,
             )
             .await;
@@ -198,7 +199,7 @@ async fn query_typed_sort_key_ranges_equal_brute_force() {
                 &repo,
                 &all,
                 &format!("score == {held}, {lo:?} <= player <= {hi:?}"),
-                Score::sk_player_id_between(held, lo, hi),
+                Score::sk_sort().eq(held).between(lo, hi),
                 |s, p| s == held && lo <= p && p <= hi,
             )
             .await;
@@ -212,14 +213,18 @@ async fn query_typed_sort_key_ranges_equal_brute_force() {
         "p1", "p10", "p1 x", "p1$", "p", "SCORE", "a", "zz", "zzz", "A",
     ] {
         let cases: [(&str, SortKeyCondition, Keep); 6] = [
-            ("==", Badge::sk_player_id_eq(v), Box::new(move |p| p == v)),
-            ("<", Badge::sk_player_id_lt(v), Box::new(move |p| p < v)),
-            ("<=", Badge::sk_player_id_le(v), Box::new(move |p| p <= v)),
-            (">", Badge::sk_player_id_gt(v), Box::new(move |p| p > v)),
-            (">=", Badge::sk_player_id_ge(v), Box::new(move |p| p >= v)),
+            (
+                "==",
+                Badge::sk_sort().eq(v).into(),
+                Box::new(move |p| p == v),
+            ),
+            ("<", Badge::sk_sort().lt(v), Box::new(move |p| p < v)),
+            ("<=", Badge::sk_sort().le(v), Box::new(move |p| p <= v)),
+            (">", Badge::sk_sort().gt(v), Box::new(move |p| p > v)),
+            (">=", Badge::sk_sort().ge(v), Box::new(move |p| p >= v)),
             (
                 "between .. zz",
-                Badge::sk_player_id_between(v.min("zz"), "zz"),
+                Badge::sk_sort().between(v.min("zz"), "zz"),
                 Box::new(move |p| v.min("zz") <= p && p <= "zz"),
             ),
         ];
@@ -270,7 +275,7 @@ async fn query_typed_sort_key_pages_and_counts_like_collect() {
     let got: Vec<Score> = page_to_end(
         || {
             Score::query(&repo, "g1")
-                .sk(Score::sk_score_between(99, 1000))
+                .sk(Score::sk_sort().between(99, 1000))
                 .descending()
         },
         3,
@@ -281,7 +286,7 @@ async fn query_typed_sort_key_pages_and_counts_like_collect() {
     .collect();
     assert_eq!(got, want);
     let count = Score::query(&repo, "g1")
-        .sk(Score::sk_score_between(99, 1000))
+        .sk(Score::sk_sort().between(99, 1000))
         .count()
         .await
         .unwrap();
@@ -293,7 +298,7 @@ async fn query_typed_sort_key_errors_come_back_from_the_query() {
     let (repo, _, _) = table().await;
     // An empty string cannot be a key value: no `?` at the call site, the query says so.
     let err = Score::query(&repo, "g1")
-        .sk(Score::sk_player_id_ge(100, ""))
+        .sk(Score::sk_sort().eq(100).ge(""))
         .collect()
         .await
         .unwrap_err();
@@ -309,7 +314,7 @@ async fn query_typed_sort_key_errors_come_back_from_the_query() {
     );
     // Bounds the wrong way round.
     let err = Score::query(&repo, "g1")
-        .sk(Score::sk_score_between(200, 100))
+        .sk(Score::sk_sort().between(200, 100))
         .collect()
         .await
         .unwrap_err();
@@ -322,7 +327,7 @@ async fn query_typed_sort_key_errors_come_back_from_the_query() {
     );
     // A GSI condition on a base-table query, and the reverse.
     let err = Score::query(&repo, "g1")
-        .sk(Score::gsi1_sk_game_id_eq("g1"))
+        .sk(Score::gsi1_sort().eq("g1"))
         .collect()
         .await
         .unwrap_err();
@@ -337,7 +342,7 @@ async fn query_typed_sort_key_errors_come_back_from_the_query() {
         "{err}"
     );
     let err = Score::query_gsi1(&repo, "p1")
-        .sk(Score::sk_score_ge(1))
+        .sk(Score::sk_sort().ge(1))
         .collect()
         .await
         .unwrap_err();
@@ -347,7 +352,7 @@ async fn query_typed_sort_key_errors_come_back_from_the_query() {
     );
     // A GSI query with its own typed condition.
     let got = Score::query_gsi1(&repo, "p1")
-        .sk(Score::gsi1_sk_game_id_ge("g1"))
+        .sk(Score::gsi1_sort().ge("g1"))
         .collect()
         .await
         .unwrap();

@@ -239,7 +239,7 @@ async fn an_inverted_between_is_refused_before_sending() {
     // The one check of an inverted range is where the typed condition is built: every
     // sort-key condition of a query is built there, and the query returns its error.
     let result = Score::query(&counted, "g1")
-        .sk(Score::sk_score_between(200, 100))
+        .sk(Score::sk_sort().between(200, 100))
         .collect()
         .await;
     match &result {
@@ -250,7 +250,7 @@ async fn an_inverted_between_is_refused_before_sending() {
         other => panic!("expected KeyError::InvertedRange, got {other:?}"),
     }
     let counted_result = Score::query(&counted, "g1")
-        .sk(Score::sk_score_between(200, 100))
+        .sk(Score::sk_sort().between(200, 100))
         .count()
         .await;
     assert!(matches!(

@@ -1,12 +1,12 @@
-//! The names of generated functions that are built from the user's names: the typed
-//! sort-key conditions `sk_<field>_<op>`, the prefixes `sk_prefix_<field>` and the range
-//! queries `<query>_range`. `validate` checks them for collisions and `expand` emits them,
-//! both through this module, so the rule is written once.
+//! The names of generated functions that are built from the user's names: the prefixes
+//! `sk_prefix_<field>`, the range queries `<query>_range` and the counters `<name>_counter`
+//! (and the one name of a sort key's typed conditions, `sk_sort`). `validate` checks them for
+//! collisions and `expand` emits them, both through this module, so the rule is written once.
 //!
 //! The rule: each part is the name as written, without `r#` and without leading or trailing
 //! underscores, and the parts are joined by one `_`. A snake_case field (`player_id`) keeps
-//! its name (`sk_player_id_eq`); `u8_` gives `sk_u8_eq` (not `sk_u8__eq`, which rustc calls
-//! not snake case), `_tenant` gives `sk_tenant_eq`, `r#type` gives `sk_type_eq`. A name the
+//! its name (`sk_prefix_player_id`); `u8_` gives `sk_prefix_u8` (not `sk_prefix_u8_`),
+//! `_tenant` gives `sk_prefix_tenant`, `r#type` gives `sk_prefix_type`. A name the
 //! user did not write in snake case (`userID`) stays as written; the generated code allows
 //! `non_snake_case`, since the user's own field already says it.
 
@@ -18,9 +18,6 @@ use syn::Ident;
 
 use crate::entity::model::{Entity, Segment, SerdeName};
 use crate::internals::ctxt::Ctxt;
-
-/// The comparisons of the typed sort-key conditions, in the order they are generated.
-pub const SORT_OPS: [&str; 6] = ["eq", "lt", "le", "gt", "ge", "between"];
 
 /// What a name contributes to a generated name: without `r#`, without leading or trailing
 /// underscores. Empty for a name of underscores only (`__`), which validation refuses in a
@@ -39,9 +36,10 @@ pub fn join(parts: &[&str]) -> String {
         .join("_")
 }
 
-/// `<fn_name>_<field>_<op>`: `sk_score_eq`, `gsi1_sk_u8_between`.
-pub fn sort_condition(fn_name: &str, field: &Ident, op: &str) -> String {
-    join(&[fn_name, &part(field), op])
+/// The typed conditions of a sort key: `sk_sort` for `sk`, `gsi1_sort` for `gsi1_sk` (the
+/// name a multi-attribute GSI's conditions have too).
+pub fn sort_builder(fn_name: &str) -> String {
+    format!("{}_sort", fn_name.strip_suffix("_sk").unwrap_or(fn_name))
 }
 
 /// `<fn_name>_prefix_<field>`: `sk_prefix_score`.
@@ -80,7 +78,7 @@ struct Origin {
 }
 
 /// Refuses what would make a generated name empty or twice: a sort-key field of underscores
-/// only, and two names that join alike (`{a_}` and `{a}` both give `sk_a_eq`; query names
+/// only, and two names that join alike (`{a_}` and `{a}` both give `sk_prefix_a`; query names
 /// `q_` and `q` both give `q_range`). Each pair is reported once, under the template or the
 /// `query` literal, naming both and the fix.
 pub fn check(cx: &Ctxt, entity: &Entity) {
@@ -131,7 +129,10 @@ pub fn check(cx: &Ctxt, entity: &Entity) {
         let text = lit.value();
         let segments = &sk.template.segments;
         for (i, segment) in segments.iter().enumerate() {
-            let Segment::Field(field) = segment else {
+            // Only a field followed by a literal names a function (`sk_prefix_<field>`); the
+            // typed conditions are one `sk_sort()` whatever the fields are called.
+            let (Segment::Field(field), Some(Segment::Literal(_))) = (segment, segments.get(i + 1))
+            else {
                 continue;
             };
             let written = format!("`{{{field}}}`");
@@ -140,7 +141,7 @@ pub fn check(cx: &Ctxt, entity: &Entity) {
                 cx.error_spanned_by(
                     lit,
                     format!(
-                        "{written}{place} cannot name its typed conditions (`{fn_name}_<field>_eq`, ..): a \
+                        "{written}{place} cannot name its prefix builder (`{fn_name}_prefix_<field>`): a \
                          generated name drops the field's leading and trailing underscores, and \
                          `{field}` has nothing else; rename the field{}",
                         rename_hint(entity, &field.to_string()),
@@ -148,17 +149,12 @@ pub fn check(cx: &Ctxt, entity: &Entity) {
                 );
                 continue;
             }
-            let origin = || Origin {
-                written: written.clone(),
-                place: place.clone(),
+            let origin = Origin {
+                written,
+                place,
                 from: field.to_string(),
             };
-            for op in SORT_OPS {
-                claim(sort_condition(&fn_name, field, op), origin(), lit.span());
-            }
-            if let Some(Segment::Literal(_)) = segments.get(i + 1) {
-                claim(sort_prefix(&fn_name, field), origin(), lit.span());
-            }
+            claim(sort_prefix(&fn_name, field), origin, lit.span());
         }
     }
     let keys = entity

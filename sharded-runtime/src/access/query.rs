@@ -379,9 +379,9 @@ impl<S: QuerySource, O> Query<S, O> {
         seal_cursors = [],
     }
 
-    /// Only items whose sort key satisfies a typed condition, built by the entity's generated
-    /// `sk_<field>_<op>` functions (`gsiN_sk_<field>_<op>` for a GSI query): a range on one
-    /// field of the sort-key template, with the fields before it held equal. `sk_all()`
+    /// Only items whose sort key satisfies a typed condition, built from the entity's generated
+    /// `sk_sort()` (`gsiN_sort()` for a GSI query, see [`TemplateSort`](crate::query::TemplateSort)):
+    /// a range on one field of the sort-key template, with the fields before it held equal. `sk_all()`
     /// (every key of the entity: its template's leading literal) picks one member's items out
     /// of a [`collection`](Self::collection). This is the one way to set a sort-key condition.
     ///
@@ -394,9 +394,9 @@ impl<S: QuerySource, O> Query<S, O> {
     /// # struct Score { game_id: String, player_id: String, score: u64 }
     /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
     /// // 100 <= score <= 200, best first.
-    /// let band = Score::query(repo, "g1").sk(Score::sk_score_between(100, 200)).descending().collect().await?;
+    /// let band = Score::query(repo, "g1").sk(Score::sk_sort().between(100, 200)).descending().collect().await?;
     /// // score == 100 and player_id >= "p5".
-    /// let from_p5 = Score::query(repo, "g1").sk(Score::sk_player_id_ge(100, "p5")).collect().await?;
+    /// let from_p5 = Score::query(repo, "g1").sk(Score::sk_sort().eq(100).ge("p5")).collect().await?;
     /// # Ok(()) }
     /// ```
     ///

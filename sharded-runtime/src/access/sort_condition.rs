@@ -1,9 +1,10 @@
 //! Typed sort-key conditions: a range over one field of a sort-key template, with equality on
 //! the fields before it, turned into one DynamoDB key condition.
 //!
-//! The derive generates one function per field and comparison (`Score::sk_score_between(100,
-//! 200)`, `Score::sk_player_id_ge(100, "p5")`); each calls [`sort_key_condition`] here, so the
-//! bound arithmetic is written and tested once.
+//! The derive generates one function per sort key (`Score::sk_sort()`) returning a
+//! [`TemplateSort`] typed by the template's fields; its steps (`.eq(100).ge("p5")`) are
+//! generic code here, and the last one calls [`sort_key_condition`], so the bound arithmetic
+//! is written and tested once and the expansion spells none of it per entity.
 //!
 //! # Why the bounds are exact
 //!
@@ -30,7 +31,7 @@
 use std::marker::PhantomData;
 
 use crate::keys::attribute::{KeyArg, KeyValue};
-use crate::keys::encoding::KeyPart;
+use crate::keys::encoding::{KeyPart, KeyPartError, PartArg};
 use crate::keys::error::KeyError;
 use crate::keys::schema::KeyAttributeSchema;
 use crate::keys::template::{build_key_prefix, KeyContext, KeyTemplate, Segment};
@@ -85,8 +86,8 @@ impl SortCondition {
     }
 }
 
-/// A typed sort-key condition, built by the generated `sk_<field>_<op>` functions and given to
-/// [`Query::sk`](crate::Query::sk).
+/// A typed sort-key condition, built from the generated `sk_sort()` (or `gsiN_sort()`) and
+/// given to [`Query::sk`](crate::Query::sk).
 ///
 /// A key value that cannot be encoded (an empty string) or bounds given the wrong way round
 /// do not fail here: the error is kept and returned by the query that uses the condition, so
@@ -101,7 +102,7 @@ impl SortCondition {
 /// #[sk(template = "SCORE#{score}#{player_id}")]
 /// struct Score { game_id: String, player_id: String, score: u64 }
 ///
-/// let c = Score::sk_score_between(100, 200);
+/// let c = Score::sk_sort().between(100, 200);
 /// assert_eq!(c.expression(), Ok("#sk BETWEEN :sk0 AND :sk1"));
 /// assert_eq!(
 ///     c.values().unwrap(),
@@ -109,7 +110,7 @@ impl SortCondition {
 /// );
 /// // Every `Score` item, whatever its fields: the template's leading literal.
 /// assert_eq!(Score::sk_all().values().unwrap(), ["SCORE#"]);
-/// assert!(Score::sk_player_id_ge(100, "").expression().is_err());
+/// assert!(Score::sk_sort().eq(100).ge("").expression().is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use = "a sort-key condition does nothing until it is given to a query with `.sk(..)`"]
@@ -133,7 +134,9 @@ impl SortKeyCondition {
     /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
     /// # #[sk(template = "SCORE#{score}#{player_id}")]
     /// # struct Score { game_id: String, player_id: String, score: u64 }
-    /// assert_eq!(Score::sk_score_eq(7).expression(), Ok("begins_with(#sk, :sk0)"));
+    /// // `eq` on a field that does not end the template: every key with that prefix.
+    /// let c = sharded::query::SortKeyCondition::from(Score::sk_sort().eq(7));
+    /// assert_eq!(c.expression(), Ok("begins_with(#sk, :sk0)"));
     /// ```
     pub fn expression(&self) -> Result<&'static str, &KeyError> {
         self.condition.as_ref().map(SortCondition::expression)
@@ -149,7 +152,8 @@ impl SortKeyCondition {
     /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
     /// # #[sk(template = "SCORE#{score}#{player_id}")]
     /// # struct Score { game_id: String, player_id: String, score: u64 }
-    /// assert_eq!(Score::sk_score_eq(7).values().unwrap(), ["SCORE#00000000000000000007#"]);
+    /// let c = sharded::query::SortKeyCondition::from(Score::sk_sort().eq(7));
+    /// assert_eq!(c.values().unwrap(), ["SCORE#00000000000000000007#"]);
     /// ```
     pub fn values(&self) -> Result<Vec<&str>, &KeyError> {
         self.condition.as_ref().map(SortCondition::values)
@@ -164,7 +168,7 @@ impl SortKeyCondition {
     /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
     /// # #[sk(template = "SCORE#{score}#{player_id}")]
     /// # struct Score { game_id: String, player_id: String, score: u64 }
-    /// assert_eq!(Score::sk_score_ge(100).attribute(), "sk");
+    /// assert_eq!(Score::sk_sort().ge(100).attribute(), "sk");
     /// ```
     pub fn attribute(&self) -> &'static str {
         self.attribute
@@ -481,6 +485,194 @@ mod tests {
         assert_eq!(successor("é").as_deref(), Some("ê"));
         assert_eq!(successor("\u{D7FF}").as_deref(), Some("\u{E000}"));
         assert_eq!(successor(""), None);
+    }
+}
+
+/// A typed condition on a sort key built from a template (`#[sk(template =
+/// "SCORE#{score}#{player_id}")]`), from the generated `sk_sort()` (`gsiN_sort()` for a GSI's):
+/// `eq` on the template's fields in order, then at most one range (`lt`, `le`, `gt`, `ge`,
+/// `between`) on the next field, which ends the condition and gives the [`SortKeyCondition`].
+/// `Rest` lists the fields not yet conditioned as nested pairs (`(u64, (String, ()))`), so each
+/// step takes a value of the next field's type only; `H` is [`Held`] once a field is held
+/// equal. Give it to [`Query::sk`](crate::Query::sk).
+///
+/// A condition that ends on `eq` reads the items with those fields; with nothing held, every
+/// item of the entity (`begins_with` the template's leading literal, as `sk_all()`).
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// use sharded::ShardedEntity;
+///
+/// #[derive(ShardedEntity, Serialize, Deserialize)]
+/// #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+/// #[sk(template = "SCORE#{score}#{player_id}")]
+/// struct Score { game_id: String, player_id: String, score: u64 }
+///
+/// // 100 <= score <= 200
+/// let c = Score::sk_sort().between(100, 200);
+/// assert_eq!(c.expression(), Ok("#sk BETWEEN :sk0 AND :sk1"));
+/// // score == 100 and player_id >= "p5"
+/// let c = Score::sk_sort().eq(100).ge("p5");
+/// assert_eq!(c.values().unwrap(), ["SCORE#00000000000000000100#p5", "SCORE#00000000000000000100$"]);
+/// ```
+///
+/// A strict `<` on the field that ends the template, below a field held equal, does not
+/// compile: the key of an item equal to the bound is the bound itself, and DynamoDB's
+/// `BETWEEN` (needed below the equal fields) includes it. Use `le` with the value before.
+///
+/// ```compile_fail
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::ShardedEntity;
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+/// # #[sk(template = "SCORE#{score}#{player_id}")]
+/// # struct Score { game_id: String, player_id: String, score: u64 }
+/// let c = Score::sk_sort().eq(100).lt("p5");
+/// ```
+#[must_use = "a sort condition does nothing until it is given to a query with `.sk(..)`"]
+pub struct TemplateSort<Rest, H = Unheld> {
+    ctx: KeyContext,
+    template: &'static KeyTemplate,
+    held: Vec<Encoded>,
+    rest: PhantomData<fn() -> (Rest, H)>,
+}
+
+/// The state of a [`TemplateSort`] before any field is held equal.
+#[derive(Debug)]
+pub enum Unheld {}
+
+/// The state of a [`TemplateSort`] once a field is held equal.
+#[derive(Debug)]
+pub enum Held {}
+
+/// Where a strict `<` is one key condition: when no field is held equal, or when a field
+/// follows the ranged one, or a literal does (`(H, Tail)`: the state and what comes after
+/// the ranged field).
+#[diagnostic::on_unimplemented(
+    message = "a strict `<` on the last field of a sort-key template cannot follow equal fields",
+    label = "no `lt` here: use `le` with the value before this one",
+    note = "the key of an item whose last field equals the bound is the bound itself, and DynamoDB's `BETWEEN` (needed below the equal fields) includes it"
+)]
+pub trait StrictUpperBound {}
+
+#[diagnostic::do_not_recommend]
+impl<Tail> StrictUpperBound for (Unheld, Tail) {}
+
+#[diagnostic::do_not_recommend]
+impl<Next, After> StrictUpperBound for (Held, (Next, After)) {}
+
+#[diagnostic::do_not_recommend]
+impl StrictUpperBound for (Held, EndsInLiteral) {}
+
+/// The end of a [`TemplateSort`]'s fields when a literal follows the last one
+/// (`"{at}#{seq}#END"`), where `()` ends a template that ends with its last field: a strict
+/// `<` on that field is then one key condition even below equal fields.
+#[derive(Debug)]
+pub enum EndsInLiteral {}
+
+/// A held field's encoding, or why it has none, written again as a key part: the value is
+/// borrowed only for the call that holds it, and its error is reported by the query.
+struct Encoded(Result<String, KeyPartError>);
+
+impl KeyPart for Encoded {
+    fn write_key(&self, out: &mut String) -> Result<(), KeyPartError> {
+        let encoded = self.0.as_ref().map_err(Clone::clone)?;
+        out.push_str(encoded);
+        Ok(())
+    }
+}
+
+impl<Rest> TemplateSort<Rest> {
+    /// Nothing held yet on `template`: what the generated `sk_sort()` returns.
+    #[doc(hidden)]
+    pub const fn new(ctx: KeyContext, template: &'static KeyTemplate) -> Self {
+        TemplateSort {
+            ctx,
+            template,
+            held: Vec::new(),
+            rest: PhantomData,
+        }
+    }
+}
+
+// The bounds are on each method, not on the impl, as for `AttributeSort`: a call where no
+// field is left reports `NextSortAttribute`'s message instead of "method not found".
+impl<Rest, H> TemplateSort<Rest, H> {
+    /// The next field equals `value`.
+    pub fn eq<Head, Tail>(mut self, value: impl PartArg<Head>) -> TemplateSort<Tail, Held>
+    where
+        Rest: NextSortAttribute<Head = Head, Tail = Tail>,
+    {
+        let mut encoded = String::new();
+        let written = value.part().write_key(&mut encoded);
+        self.held.push(Encoded(written.map(|()| encoded)));
+        TemplateSort {
+            ctx: self.ctx,
+            template: self.template,
+            held: self.held,
+            rest: PhantomData,
+        }
+    }
+
+    /// The next field is below `value`; ends the condition.
+    pub fn lt<Head, Tail>(self, value: impl PartArg<Head>) -> SortKeyCondition
+    where
+        Rest: NextSortAttribute<Head = Head, Tail = Tail>,
+        (H, Tail): StrictUpperBound,
+    {
+        self.range(SortOp::Lt(value.part()))
+    }
+
+    /// The next field is at most `value`; ends the condition.
+    pub fn le<Head>(self, value: impl PartArg<Head>) -> SortKeyCondition
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
+        self.range(SortOp::Le(value.part()))
+    }
+
+    /// The next field is above `value`; ends the condition.
+    pub fn gt<Head>(self, value: impl PartArg<Head>) -> SortKeyCondition
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
+        self.range(SortOp::Gt(value.part()))
+    }
+
+    /// The next field is at least `value`; ends the condition.
+    pub fn ge<Head>(self, value: impl PartArg<Head>) -> SortKeyCondition
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
+        self.range(SortOp::Ge(value.part()))
+    }
+
+    /// The next field is in `low..=high` (both included); ends the condition.
+    pub fn between<Head>(
+        self,
+        low: impl PartArg<Head>,
+        high: impl PartArg<Head>,
+    ) -> SortKeyCondition
+    where
+        Rest: NextSortAttribute<Head = Head>,
+    {
+        self.range(SortOp::Between(low.part(), high.part()))
+    }
+
+    fn range(self, op: SortOp<'_>) -> SortKeyCondition {
+        let leading: Vec<&dyn KeyPart> = self.held.iter().map(|e| e as &dyn KeyPart).collect();
+        sort_key_condition(self.ctx, self.template, &leading, op)
+    }
+}
+
+impl<Rest, H> From<TemplateSort<Rest, H>> for SortKeyCondition {
+    /// The condition the held fields say: the last one's equality, the others before it; with
+    /// none, every key of the entity.
+    fn from(mut sort: TemplateSort<Rest, H>) -> SortKeyCondition {
+        match sort.held.pop() {
+            None => sort_key_prefix_condition(sort.ctx, sort.template),
+            Some(last) => sort.range(SortOp::Eq(&last)),
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 //! partitions) and the generated `delete`; read by `query_gsi1` and `query_gsi2` in every way
 //! a query is read (`collect` in either order with a limit, `count`, `stream`, `page`
 //! continued with plain or sealed cursors), with typed sort-key conditions
-//! (`gsi1_sk_<field>_<op>`, `gsi2_sort()`) or none, each answer compared with the model's
+//! (`gsi1_sort()` on a template, `gsi2_sort()` on attributes) or none, each answer compared with the model's
 //! `tasks`, order included.
 //!
 //! The values hold what the keys must escape: owners and titles with a space, `,` and `=`
@@ -253,19 +253,19 @@ macro_rules! task {
                 let id = |i: i64| super::task_id(i as u8);
                 let (low, high) = (cond.low, cond.high);
                 match (cond.first, cond.cmp) {
-                    (None, Cmp::Eq) => Task::gsi1_sk_title_eq(title(low)),
-                    (None, Cmp::Lt) => Task::gsi1_sk_title_lt(title(low)),
-                    (None, Cmp::Le) => Task::gsi1_sk_title_le(title(low)),
-                    (None, Cmp::Gt) => Task::gsi1_sk_title_gt(title(low)),
-                    (None, Cmp::Ge) => Task::gsi1_sk_title_ge(title(low)),
-                    (None, Cmp::Between) => Task::gsi1_sk_title_between(title(low), title(high)),
-                    (Some(t), Cmp::Eq) => Task::gsi1_sk_id_eq(title(t), &id(low)),
+                    (None, Cmp::Eq) => Task::gsi1_sort().eq(title(low)).into(),
+                    (None, Cmp::Lt) => Task::gsi1_sort().lt(title(low)),
+                    (None, Cmp::Le) => Task::gsi1_sort().le(title(low)),
+                    (None, Cmp::Gt) => Task::gsi1_sort().gt(title(low)),
+                    (None, Cmp::Ge) => Task::gsi1_sort().ge(title(low)),
+                    (None, Cmp::Between) => Task::gsi1_sort().between(title(low), title(high)),
+                    (Some(t), Cmp::Eq) => Task::gsi1_sort().eq(title(t)).eq(&id(low)).into(),
                     // No `_lt` on the field that ends the template: the generator never asks.
-                    (Some(t), Cmp::Lt | Cmp::Le) => Task::gsi1_sk_id_le(title(t), &id(low)),
-                    (Some(t), Cmp::Gt) => Task::gsi1_sk_id_gt(title(t), &id(low)),
-                    (Some(t), Cmp::Ge) => Task::gsi1_sk_id_ge(title(t), &id(low)),
+                    (Some(t), Cmp::Lt | Cmp::Le) => Task::gsi1_sort().eq(title(t)).le(&id(low)),
+                    (Some(t), Cmp::Gt) => Task::gsi1_sort().eq(title(t)).gt(&id(low)),
+                    (Some(t), Cmp::Ge) => Task::gsi1_sort().eq(title(t)).ge(&id(low)),
                     (Some(t), Cmp::Between) => {
-                        Task::gsi1_sk_id_between(title(t), &id(low), &id(high))
+                        Task::gsi1_sort().eq(title(t)).between(&id(low), &id(high))
                     }
                 }
             }

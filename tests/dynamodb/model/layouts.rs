@@ -251,7 +251,7 @@ macro_rules! layout {
                 (parse_key($kind, &projected.group, &projected.id), projected.points)
             }
             fn ids_between(low: u16, high: u16) -> sharded::query::SortKeyCondition {
-                $ty::sk_id_between(&id_name(low), &id_name(high))
+                $ty::sk_sort().between(&id_name(low), &id_name(high))
             }
             fn partitions(group: &str) -> sharded::keys::Partitions {
                 $ty::pk_partitions(group).expect("model keys are valid")

@@ -42,7 +42,7 @@
 //! one (`query_gsi2`), with owners, titles, teams and stages holding a space, `,` and `=`; and
 //! both queries read by `collect` (either order, a limit), `count`, `stream` and `page`
 //! continued with plain or sealed cursors, with a typed sort-key condition
-//! (`gsi1_sk_<field>_<op>`, `gsi2_sort()`) or none. Every answer equals the model's exactly,
+//! (`gsi1_sort()` on a template, `gsi2_sort()` on attributes) or none. Every answer equals the model's exactly,
 //! order included, whatever the read cache (every write drops the GSI answers); after each
 //! write, the partitions it left and entered are collected again.
 //!

@@ -315,7 +315,7 @@ pub(super) fn sort_methods(cx: &Ctx, sk: &RSort, fn_name: &str) -> TokenStream {
     );
     let mut emitted = HashSet::new();
     let prefixes = sort_prefixes(cx, sk, fn_name, &key, &mut emitted);
-    let conditions = sort_conditions(cx, sk, fn_name, &key, &mut emitted);
+    let conditions = sort_conditions(cx, sk, fn_name, &key);
     let build_body = cx.body(quote!(#key.build(#values)));
     let parse_body = cx.body(quote! {
         let __parsed = #key.parse(key)?;
@@ -385,18 +385,23 @@ fn sort_prefixes(
         };
         let count = i + 2;
         let written = field.ident();
+        // A field of underscores only has no name part (refused and reported): its prefix
+        // would be `sk_prefix()` again.
+        if names::part(written).is_empty() {
+            continue;
+        }
         let name = names::sort_prefix(fn_name, written);
         if !emitted.insert(name.clone()) {
             continue;
         }
         let name = names::ident(&name, written.span());
-        let eq = names::sort_condition(fn_name, written, "eq");
+        let eq = names::sort_builder(fn_name);
         let params = cx.params(fields_so_far.iter().copied());
         let values = cx.values(fields_so_far.iter().copied());
         let doc = format!(
             "The prefix of {} shared by every item with these values, up to and including `{{{written}}}` \
              and the separator after it (template `{source}`): the key of a cursor or a log line. \
-             A query's condition on it is the typed `{eq}(..)`.",
+             A query's condition on it is the typed `{eq}()` with `.eq(..)` on each of these fields.",
             sk.attribute
         );
         let body = cx.body(quote!(#key.prefix(#values, #count)));

@@ -109,8 +109,7 @@ fn a_refused_entity_still_gets_its_whole_surface() {
         "fnsk(score:u64,player_id:&str)",
         "fnsk_prefix()",
         "fnsk_prefix_score(score:u64)",
-        "fnsk_score_between(low:u64,high:u64)",
-        "fnsk_player_id_ge(score:u64,player_id:&str)",
+        "fnsk_sort()->::sharded::__private::TemplateSort<(u64,(String,()))>",
         "fngsi1_pk_on_shard(player_id:&str,shard:u32)",
         "fngsi1_sk(game_id:&str)",
         "fnquery(repo:&::sharded::__private::Repo<Self>,game_id:&str)",
@@ -222,26 +221,12 @@ fn typed_sort_key_conditions_follow_the_template() {
         #[sk(template = "SCORE#{score}#{player_id}")]
         struct Score { game_id: String, player_id: String, score: u64 }
     });
-    for op in ["eq", "lt", "le", "gt", "ge"] {
-        assert!(
-            out.contains(&format!("fnsk_score_{op}(score:u64)")),
-            "{op}: {out}"
-        );
-    }
-    for op in ["eq", "le", "gt", "ge"] {
-        assert!(
-            out.contains(&format!("fnsk_player_id_{op}(score:u64,player_id:&str)")),
-            "{op}: {out}"
-        );
-    }
+    // One function, typed by the template's fields in order; the steps are the runtime's.
     assert!(
-        out.contains("fnsk_player_id_between(score:u64,low:&str,high:&str)"),
+        out.contains("fnsk_sort()->__rt::TemplateSort<(u64,(String,()))>"),
         "{out}"
     );
-    // `<` on the last field below an equal field cannot be sent as one key condition.
-    // Only a hidden stub whose bound says why.
-    assert!(out.contains("fnsk_player_id_lt<__V>"), "{out}");
-    assert!(out.contains("NoStrictUpperBound"), "{out}");
+    assert!(!out.contains("fnsk_score_eq"), "{out}");
 
     // No fields: no conditions (documented, not refused).
     let out = generated(quote! {
@@ -251,14 +236,15 @@ fn typed_sort_key_conditions_follow_the_template() {
     });
     assert!(!out.contains("SortKeyCondition"), "{out}");
 
-    // A leading field named `low` does not collide with the bounds of `between`.
+    // A GSI's sort key has its own, named after the index.
     let out = generated(quote! {
         #[pk(template = "T#{t}")]
         #[sk(template = "{low}#{x}")]
+        #[gsi1(pk = "X#{x}", sk = "T#{t}")]
         struct Band { t: String, low: u32, x: u32 }
     });
     assert!(
-        out.contains("fnsk_x_between(low:u32,low_:u32,high_:u32)"),
+        out.contains("fngsi1_sort()->__rt::TemplateSort<(String,())>"),
         "{out}"
     );
 }
@@ -481,34 +467,23 @@ fn a_multi_attribute_index_reports_each_problem_under_its_token() {
 
 #[test]
 fn generated_names_join_parts_without_their_outer_underscores() {
-    use crate::entity::names::{range, sort_condition, sort_prefix};
+    use crate::entity::names::{range, sort_builder, sort_prefix};
     use proc_macro2::Span;
     use syn::Ident;
     let ident = |s: &str| syn::parse_str::<Ident>(s).unwrap();
     // The names users call today for snake_case fields do not change.
-    assert_eq!(
-        sort_condition("sk", &ident("player_id"), "eq"),
-        "sk_player_id_eq"
-    );
-    assert_eq!(
-        sort_condition("gsi1_sk", &ident("game_id"), "between"),
-        "gsi1_sk_game_id_between"
-    );
+    assert_eq!(sort_builder("sk"), "sk_sort");
+    assert_eq!(sort_builder("gsi1_sk"), "gsi1_sort");
     assert_eq!(sort_prefix("sk", &ident("score"),), "sk_prefix_score");
     assert_eq!(
         range(&Ident::new("query_gsi2", Span::call_site())),
         "query_gsi2_range"
     );
     // Unusual names: `r#` and outer underscores dropped, inner ones kept.
-    assert_eq!(sort_condition("sk", &ident("u8_"), "eq"), "sk_u8_eq");
-    assert_eq!(
-        sort_condition("sk", &ident("_tenant"), "lt"),
-        "sk_tenant_lt"
-    );
-    assert_eq!(sort_condition("sk", &ident("r#type"), "ge"), "sk_type_ge");
-    assert_eq!(sort_condition("sk", &ident("id__"), "le"), "sk_id_le");
-    assert_eq!(sort_condition("sk", &ident("v2"), "gt"), "sk_v2_gt");
-    assert_eq!(sort_condition("sk", &ident("größe"), "eq"), "sk_größe_eq");
+    assert_eq!(sort_prefix("sk", &ident("u8_")), "sk_prefix_u8");
+    assert_eq!(sort_prefix("sk", &ident("_tenant")), "sk_prefix_tenant");
+    assert_eq!(sort_prefix("sk", &ident("id__")), "sk_prefix_id");
+    assert_eq!(sort_prefix("sk", &ident("größe")), "sk_prefix_größe");
     assert_eq!(sort_prefix("sk", &ident("r#match")), "sk_prefix_match");
     assert_eq!(range(&ident("by_day_")), "by_day_range");
 }
@@ -517,7 +492,7 @@ fn generated_names_join_parts_without_their_outer_underscores() {
 fn generated_names_that_collide_or_vanish_are_refused() {
     let errs = errors(parse_quote! {
         #[pk(template = "G#{g}", shard = "hash(a)", n = 4)]
-        #[sk(template = "S#{a_}#{a}#{_b}#{b}")]
+        #[sk(template = "S#{a_}#{a}#{_b}#{b}#T")]
         struct Score { g: String, a_: u32, a: String, _b: u8, b: u8 }
     });
     assert_eq!(errs.len(), 2, "one error per colliding pair: {errs:#?}");
@@ -526,9 +501,9 @@ fn generated_names_that_collide_or_vanish_are_refused() {
         "{}",
         errs[0]
     );
-    assert!(errs[0].contains("`Score::sk_a_eq`"), "{}", errs[0]);
+    assert!(errs[0].contains("`Score::sk_prefix_a`"), "{}", errs[0]);
     assert!(errs[0].contains("e.g. `a_`"), "{}", errs[0]);
-    assert!(errs[1].contains("`Score::sk_b_eq`"), "{}", errs[1]);
+    assert!(errs[1].contains("`Score::sk_prefix_b`"), "{}", errs[1]);
     // The same names on different keys do not collide.
     assert!(errors(parse_quote! {
         #[pk(template = "G#{g}", shard = "hash(a)", n = 4)]
@@ -539,7 +514,7 @@ fn generated_names_that_collide_or_vanish_are_refused() {
     .is_empty());
     let errs = errors(parse_quote! {
         #[pk(template = "G#{g}", shard = "hash(__)", n = 4)]
-        #[sk(template = "S#{__}")]
+        #[sk(template = "S#{__}#T")]
         struct Score { g: String, __: u32 }
     });
     assert_eq!(errs.len(), 1, "{errs:#?}");

@@ -283,7 +283,7 @@ impl EntityKey {
 
 /// Autoref specialisation: `(&Probe(&v)).part()` is `&v as &dyn KeyPart` when the value's
 /// type has a `KeyPart`, and otherwise resolves to [`FallbackProbe`], so a key field type
-/// without an encoding is reported once, by [`assert_key_part`] at the user's type, and
+/// without an encoding is reported once, by [`assert_key_field`] at the user's type, and
 /// not again at every generated builder.
 pub struct Probe<'a, T: ?Sized>(pub &'a T);
 
@@ -424,10 +424,29 @@ pub trait DecodeVia<T> {
         parsed: &crate::keys::template::ParsedKey<'_>,
         index: usize,
     ) -> Result<T, KeyError>;
+
+    /// The decoder of a stored key field of type `T`, for [`key_attributes`].
+    fn attribute_decoder(&self) -> KeyFieldDecoder
+    where
+        T: serde::Serialize;
+}
+
+/// Decodes field `index` of a parsed key into the attribute its stored field holds; the
+/// entity and the field name are for the error. One per key field, in [`key_attributes`].
+pub type KeyFieldDecoder =
+    fn(&ParsedKey<'_>, usize, &'static str, &'static str) -> Result<AttributeValue, KeyError>;
+
+fn decode_key_field<T: KeyPartDecode + KeyPart + serde::Serialize>(
+    parsed: &ParsedKey<'_>,
+    index: usize,
+    entity: &'static str,
+    field: &'static str,
+) -> Result<AttributeValue, KeyError> {
+    key_field_attribute(entity, field, &parsed.decode::<T>(index)?)
 }
 
 // `KeyPart` too: `ParsedKey::decode` writes the value back to check the text was its canonical
-// key. Every key field is asserted to have both (`assert_key_part`, `assert_key_part_decode`),
+// key. Every key field is asserted to have both (`assert_key_field`),
 // so a type lacking either is reported there and this probe falls back silently.
 impl<T: KeyPartDecode + KeyPart> DecodeVia<T> for DecodeProbe<T> {
     fn decode_at(
@@ -436,6 +455,13 @@ impl<T: KeyPartDecode + KeyPart> DecodeVia<T> for DecodeProbe<T> {
         index: usize,
     ) -> Result<T, KeyError> {
         parsed.decode::<T>(index)
+    }
+
+    fn attribute_decoder(&self) -> KeyFieldDecoder
+    where
+        T: serde::Serialize,
+    {
+        decode_key_field::<T>
     }
 }
 
@@ -447,6 +473,9 @@ pub trait DecodeFallback<T> {
         parsed: &crate::keys::template::ParsedKey<'_>,
         index: usize,
     ) -> Result<T, KeyError>;
+
+    /// A decoder that always fails.
+    fn attribute_decoder(&self) -> KeyFieldDecoder;
 }
 
 impl<T> DecodeFallback<T> for &DecodeProbe<T> {
@@ -457,14 +486,22 @@ impl<T> DecodeFallback<T> for &DecodeProbe<T> {
             template: "",
         })
     }
+
+    fn attribute_decoder(&self) -> KeyFieldDecoder {
+        |_, _, entity, _| {
+            Err(KeyError::Arity {
+                entity,
+                attribute: "",
+                template: "",
+            })
+        }
+    }
 }
 
-/// Requires `T: KeyPart` at compile time; the derive spans the call at the field's type so
-/// an unsupported type is reported there.
-pub const fn assert_key_part<T: KeyPart + ?Sized>() {}
-
-/// Requires `T: KeyPartDecode`, for fields that are parsed back out of keys.
-pub const fn assert_key_part_decode<T: KeyPartDecode>() {}
+/// Requires `T: KeyPart` and `T: KeyPartDecode` at compile time, for a key field of an entity
+/// (written into keys and parsed back out): the derive spans the call at the field's type, so
+/// an unsupported type is reported there, each unmet bound once.
+pub const fn assert_key_field<T: KeyPart + KeyPartDecode>() {}
 
 /// Requires `T: BucketTime`, for fields bucketed by a template (`{at:day}`); the derive
 /// spans the call at the field's type.
@@ -766,26 +803,33 @@ pub fn not_a_member(
 
 /// The key fields of a stored item, decoded from its partition key `pk` (under whichever
 /// layout it is stored, see `layout::parse_stored`) and sort key `sk` (by `sk_key`, the
-/// entity's sort key), each written by `fill` (generated: one arm per key field, which knows
-/// the field's type) as the attribute serde stores it as. The body of the generated
+/// entity's sort key): each field of `fields` (its name, the attribute serde stores it as, and
+/// its decoder, generated where the field's type is known) that a key holds, and not as a
+/// time bucket, is written as that attribute. The body of the generated
 /// `ShardedEntity::__key_attributes`.
 pub fn key_attributes(
     pk_key: (&'static str, &'static PartitionKeySchema),
     sk_key: Option<&EntityKey>,
     pk: &str,
     sk: Option<&str>,
-    fill: fn(&ParsedKey<'_>, usize, &mut Item) -> Result<(), KeyError>,
+    fields: &[(&'static str, &'static str, KeyFieldDecoder)],
 ) -> Result<Item, KeyError> {
+    let entity = pk_key.0;
     let mut out = Item::new();
-    let parsed = layout::parse_stored(pk_key.0, pk_key.1, pk)?;
-    for i in 0..parsed.len() {
-        fill(&parsed, i, &mut out)?;
-    }
-    if let (Some(sk_key), Some(sk)) = (sk_key, sk) {
-        let parsed = sk_key.parse(sk)?;
+    let mut fill = |parsed: &ParsedKey<'_>| -> Result<(), KeyError> {
         for i in 0..parsed.len() {
-            fill(&parsed, i, &mut out)?;
+            let Some((name, false)) = parsed.field(i) else {
+                continue;
+            };
+            if let Some((field, stored, decode)) = fields.iter().find(|f| f.0 == name) {
+                out.insert((*stored).into(), decode(parsed, i, entity, *field)?);
+            }
         }
+        Ok(())
+    };
+    fill(&layout::parse_stored(entity, pk_key.1, pk)?)?;
+    if let (Some(sk_key), Some(sk)) = (sk_key, sk) {
+        fill(&sk_key.parse(sk)?)?;
     }
     Ok(out)
 }

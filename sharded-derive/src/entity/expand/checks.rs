@@ -28,8 +28,7 @@ pub(super) fn type_assertions(cx: &Ctx) -> TokenStream {
         checked.push(written);
         let span = ty.span();
         Some(quote_spanned! {span=>
-            const _: () = #rt::assert_key_part::<#ty>();
-            const _: () = #rt::assert_key_part_decode::<#ty>();
+            const _: () = #rt::assert_key_field::<#ty>();
         })
     });
     let buckets = bucketed_templates(cx.r).filter_map(|template| {

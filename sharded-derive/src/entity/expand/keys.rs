@@ -513,34 +513,21 @@ pub(super) fn key_attributes_fn(cx: &Ctx) -> TokenStream {
         }
         let (name, ty, stored) = (field.ident.to_string(), &field.ty, &field.serde_name.value);
         Some(quote! {
-            ::core::option::Option::Some((#name, false)) => {
-                let value: #ty = (&#rt::DecodeProbe::<#ty>::new()).decode_at(parsed, i)?;
-                out.insert(#stored.into(), #rt::key_field_attribute(#entity_name, #name, &value)?);
-            }
+            (#name, #stored, (&#rt::DecodeProbe::<#ty>::new()).attribute_decoder())
         })
     });
     let sk_key = match &r.sk {
         Some(_) => quote!(::core::option::Option::Some(&__SK)),
         None => quote!(::core::option::Option::None),
     };
-    // The walk over the keys is the runtime's; only the arms, which know the types, are here.
+    // The walk over the keys is the runtime's; only the decoders, which know the types, are
+    // here.
     quote! {
         fn __key_attributes(
             pk: &str,
             sk: ::core::option::Option<&str>,
         ) -> #rt::Result<#rt::Item, #rt::KeyError> {
-            fn fill(
-                parsed: &#rt::ParsedKey<'_>,
-                i: usize,
-                out: &mut #rt::Item,
-            ) -> #rt::Result<(), #rt::KeyError> {
-                match parsed.field(i) {
-                    #(#arms)*
-                    _ => {}
-                }
-                #rt::Result::Ok(())
-            }
-            #rt::key_attributes((#entity_name, &__SCHEMA.pk), #sk_key, pk, sk, fill)
+            #rt::key_attributes((#entity_name, &__SCHEMA.pk), #sk_key, pk, sk, &[#(#arms),*])
         }
     }
 }

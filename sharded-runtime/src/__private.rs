@@ -822,7 +822,7 @@ pub fn key_attributes(
                 continue;
             };
             if let Some((field, stored, decode)) = fields.iter().find(|f| f.0 == name) {
-                out.insert((*stored).into(), decode(parsed, i, entity, *field)?);
+                out.insert((*stored).into(), decode(parsed, i, entity, field)?);
             }
         }
         Ok(())

@@ -108,6 +108,28 @@ pub(crate) fn skip(meta: &ParseNestedMeta) -> syn::Result<()> {
     Ok(())
 }
 
+/// The value of `crate = "path"` (serde's spelling): the path of the `sharded` facade, or
+/// `None` after reporting a literal that is not a path. Every derive reads it here, so the
+/// message is one.
+pub(crate) fn crate_value(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<syn::Path>> {
+    let lit: LitStr = meta.value()?.parse()?;
+    match lit.parse_with(syn::Path::parse_mod_style) {
+        Ok(path) => Ok(Some(path)),
+        Err(_) => {
+            cx.error_spanned_by(
+                &lit,
+                format!(
+                    "`crate` must be the path of the `sharded` crate as your code reaches it, \
+                     e.g. `crate = \"::sharded\"` or `crate = \"my_facade::sharded\"`; `{}` is \
+                     not a path",
+                    lit.value()
+                ),
+            );
+            Ok(None)
+        }
+    }
+}
+
 /// `#[sharded(crate = "path")]` on a collection or projection, whose `#[sharded]` takes only
 /// that key: the path of the `sharded` facade as the user's code reaches it.
 pub(crate) fn crate_path(cx: &Ctxt, attrs: &[Attribute], derive: &str) -> Option<syn::Path> {
@@ -115,14 +137,8 @@ pub(crate) fn crate_path(cx: &Ctxt, attrs: &[Attribute], derive: &str) -> Option
     for attr in attrs.iter().filter(|a| a.path().is_ident(SHARDED)) {
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident(CRATE) {
-                let lit: LitStr = meta.value()?.parse()?;
-                match lit.parse_with(syn::Path::parse_mod_style) {
-                    Ok(path) => set_once(cx, &meta, SHARDED, &mut krate, path),
-                    Err(_) => cx.error_spanned_by(
-                        &lit,
-                        "`crate` must be the path of the `sharded` crate as your code reaches it, \
-                         e.g. `crate = \"::sharded\"`",
-                    ),
+                if let Some(path) = crate_value(cx, &meta)? {
+                    set_once(cx, &meta, SHARDED, &mut krate, path);
                 }
                 Ok(())
             } else {

@@ -217,18 +217,8 @@ fn container(cx: &Ctxt, attr: &Attribute, out: &mut Container) {
             }
             Some(_) => {
                 // `crate = "path"`, serde's spelling: a path to the `sharded` facade.
-                let lit: LitStr = meta.value()?.parse()?;
-                match lit.parse_with(syn::Path::parse_mod_style) {
-                    Ok(path) => set_once(cx, &meta, SHARDED, &mut out.krate, path),
-                    Err(_) => cx.error_spanned_by(
-                        &lit,
-                        format!(
-                            "`crate` must be the path of the `sharded` crate as your code reaches it, \
-                             e.g. `crate = \"::sharded\"` or `crate = \"my_facade::sharded\"`; \
-                             `{}` is not a path",
-                            lit.value()
-                        ),
-                    ),
+                if let Some(path) = crate::internals::attr::crate_value(cx, &meta)? {
+                    set_once(cx, &meta, SHARDED, &mut out.krate, path);
                 }
             }
             None => {}

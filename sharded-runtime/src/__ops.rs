@@ -9,8 +9,6 @@
 //! `sharded-ops`'.
 
 use crate::error::foreign::{ForeignItem, ForeignReason};
-use crate::error::migration::checkpoint::Checkpoint;
-use crate::error::migration::report::{Failure, Progress, Rekeyed, Report};
 use crate::error::Error;
 use crate::item::ItemKeyDisplay;
 
@@ -28,71 +26,7 @@ pub use crate::access::write_rules::key_of;
 pub use crate::capacity::budget::UnitBudget;
 pub use crate::capacity::stats::split_shard;
 pub use crate::capacity::stats::window::{Bucket, ItemsWritten, KeyEntry, State, Window, BASE};
-pub use crate::error::migration::checkpoint::{CheckpointParts, Position, Scope};
 pub use crate::item::describe_key;
-
-/// A checkpoint from its parts.
-pub fn checkpoint(parts: CheckpointParts) -> Checkpoint {
-    let CheckpointParts {
-        table,
-        entity,
-        layout,
-        scope,
-        positions,
-    } = parts;
-    Checkpoint {
-        table,
-        entity,
-        layout,
-        scope,
-        positions,
-    }
-}
-
-/// A checkpoint's parts (one given to `resume_from`, to check and go on from).
-pub fn checkpoint_parts(checkpoint: Checkpoint) -> CheckpointParts {
-    let Checkpoint {
-        table,
-        entity,
-        layout,
-        scope,
-        positions,
-    } = checkpoint;
-    CheckpointParts {
-        table,
-        entity,
-        layout,
-        scope,
-        positions,
-    }
-}
-
-/// A migration's report (its fields are public, its construction is not: `#[non_exhaustive]`).
-pub fn report(
-    progress: Progress,
-    failed: Vec<Failure>,
-    left_alone: Vec<ForeignItem>,
-    rekeyed: Vec<Rekeyed>,
-    checkpoint: Checkpoint,
-) -> Report {
-    Report {
-        progress,
-        failed,
-        left_alone,
-        rekeyed,
-        checkpoint,
-    }
-}
-
-/// An item a migration could not move, and why.
-pub fn failure(key: ItemKeyDisplay, reason: String) -> Failure {
-    Failure { key, reason }
-}
-
-/// An item a migration re-keyed.
-pub fn rekeyed(from: ItemKeyDisplay, to: ItemKeyDisplay) -> Rekeyed {
-    Rekeyed { from, to }
-}
 
 /// An item that is not the entity's, left where it is.
 pub fn foreign_item(key: ItemKeyDisplay, reason: ForeignReason) -> ForeignItem {

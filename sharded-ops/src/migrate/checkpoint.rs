@@ -24,9 +24,10 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
-use crate::error::Error;
-use crate::item::Item;
-use crate::keys::hash::fnv1a64;
+use sharded_runtime::hash::fnv1a64;
+use sharded_runtime::keys::Item;
+
+use super::error::MigrateError;
 
 const VERSION: u8 = 1;
 
@@ -48,7 +49,7 @@ const VERSION: u8 = 1;
 ///
 /// ```
 /// use sharded::migrate::Checkpoint;
-/// # fn demo(checkpoint: &Checkpoint) -> Result<(), sharded::Error> {
+/// # fn demo(checkpoint: &Checkpoint) -> Result<(), sharded::migrate::MigrateError> {
 /// let saved = checkpoint.to_token();                      // store it anywhere
 /// let restored: Checkpoint = saved.parse()?;     // after the crash
 /// assert_eq!(&restored, checkpoint);
@@ -66,7 +67,7 @@ pub struct Checkpoint {
 
 /// What a migration reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// The whole table, in this many scan segments (one position each).
     Table,
     /// The partitions of one logical key (one position each).
@@ -80,7 +81,7 @@ pub enum Scope {
 
 /// Where one segment or partition is.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Position {
+pub(crate) enum Position {
     /// Not read yet.
     Start,
     /// Read up to and including this key (DynamoDB's `LastEvaluatedKey`); every item of the
@@ -91,23 +92,6 @@ pub enum Position {
 }
 
 impl Eq for Position {}
-
-/// A checkpoint's fields, for the runner (in `sharded-ops`, through `__ops`) that makes and
-/// reads checkpoints: the token's format and its checks stay here, beside the error that
-/// carries a checkpoint.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckpointParts {
-    /// The table migrated.
-    pub table: String,
-    /// The entity migrated.
-    pub entity: String,
-    /// The entity's layout description when the checkpoint was taken.
-    pub layout: String,
-    /// What the migration reads.
-    pub scope: Scope,
-    /// Where each segment or partition is.
-    pub positions: Vec<Position>,
-}
 
 impl Checkpoint {
     /// The checkpoint as a token: base64url, no padding.
@@ -177,15 +161,18 @@ impl Checkpoint {
     }
 
     /// Reads a token made by [`to_token`](Self::to_token); anything else (truncated, edited,
-    /// not base64url) is [`Error::InvalidCheckpoint`] saying what is wrong.
+    /// not base64url) is [`MigrateError::InvalidCheckpoint`] saying what is wrong.
     ///
     /// ```
-    /// use sharded::{migrate::Checkpoint, Error};
-    /// assert!(matches!(Checkpoint::from_token("not a token"), Err(Error::InvalidCheckpoint(_))));
+    /// use sharded::migrate::{Checkpoint, MigrateError};
+    /// assert!(matches!(
+    ///     Checkpoint::from_token("not a token"),
+    ///     Err(MigrateError::InvalidCheckpoint(_))
+    /// ));
     /// ```
-    pub fn from_token(token: &str) -> Result<Self, Error> {
+    pub fn from_token(token: &str) -> Result<Self, MigrateError> {
         let invalid = |why: &str| {
-            Error::InvalidCheckpoint(format!(
+            MigrateError::InvalidCheckpoint(format!(
                 "not a migration checkpoint ({why}): pass the token `Checkpoint::to_token` \
                  made, unchanged"
             ))
@@ -326,10 +313,10 @@ impl fmt::Display for Checkpoint {
 }
 
 impl FromStr for Checkpoint {
-    type Err = Error;
+    type Err = MigrateError;
 
     /// [`Checkpoint::from_token`].
-    fn from_str(token: &str) -> Result<Self, Error> {
+    fn from_str(token: &str) -> Result<Self, MigrateError> {
         Checkpoint::from_token(token)
     }
 }
@@ -362,9 +349,9 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], Error> {
+    fn take(&mut self, n: usize) -> Result<&[u8], MigrateError> {
         if self.bytes.len() < n {
-            return Err(Error::InvalidCheckpoint(
+            return Err(MigrateError::InvalidCheckpoint(
                 "not a migration checkpoint (truncated): pass the token \
                  `Checkpoint::to_token` made, unchanged"
                     .to_owned(),
@@ -375,24 +362,24 @@ impl Reader<'_> {
         Ok(head)
     }
 
-    fn u8(&mut self) -> Result<u8, Error> {
+    fn u8(&mut self) -> Result<u8, MigrateError> {
         Ok(self.take(1)?[0])
     }
 
-    fn u32(&mut self) -> Result<u32, Error> {
+    fn u32(&mut self) -> Result<u32, MigrateError> {
         let mut b = [0u8; 4];
         b.copy_from_slice(self.take(4)?);
         Ok(u32::from_be_bytes(b))
     }
 
-    fn bytes_field(&mut self) -> Result<Vec<u8>, Error> {
+    fn bytes_field(&mut self) -> Result<Vec<u8>, MigrateError> {
         let n = self.u32()? as usize;
         Ok(self.take(n)?.to_vec())
     }
 
-    fn str(&mut self) -> Result<String, Error> {
+    fn str(&mut self) -> Result<String, MigrateError> {
         String::from_utf8(self.bytes_field()?).map_err(|_| {
-            Error::InvalidCheckpoint(
+            MigrateError::InvalidCheckpoint(
                 "not a migration checkpoint (text that is not UTF-8): pass the token \
                  `Checkpoint::to_token` made, unchanged"
                     .to_owned(),

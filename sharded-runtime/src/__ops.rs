@@ -5,8 +5,8 @@
 //!
 //! Kept small on purpose: the rules a migration shares with every read and write (which
 //! items are the entity's, how one item moves, the guards its writes carry) stay here,
-//! written once; the runner above them (scan, pacing, retries, checkpoints, counts) is
-//! `sharded-ops`'.
+//! written once; the runner above them (scan, pacing, retries, checkpoints, counts, what an
+//! item read is to it, its copy and its tag in place) is `sharded-ops`'.
 
 use crate::error::foreign::{ForeignItem, ForeignReason};
 use crate::error::Error;
@@ -15,12 +15,14 @@ use crate::item::ItemKeyDisplay;
 /// The setters `Scan` and `Migration` share (`segments`, `concurrency`, `page_size`,
 /// `read_units_per_second`), for a builder with a field `options: ScanOptions`.
 pub use crate::__scan_setters as scan_setters;
-pub use crate::access::migrate::classify::{classify, Found};
+pub use crate::access::entity::{decode, recognize, spelled_otherwise};
 pub use crate::access::migrate::moves::{
-    copy_item, delete_stale, estimated_units, move_item, rebuilt, tag_in_place, CopyOutcome,
-    DeleteOutcome, MoveOutcome, Step, Store, TagOutcome,
+    delete_stale, is_throttling_code, move_item, rebuilt, refused, reported, throttled_or,
+    DeleteOutcome, Holder, MoveOutcome, Prepared, Sent, Step, Store, Unchanged,
 };
 pub use crate::access::options::ScanOptions;
+pub use crate::access::placement::Placement;
+pub use crate::access::recognize::{Depth, NotOurs};
 pub use crate::access::scan::MAX_SEGMENTS;
 pub use crate::access::write_rules::key_of;
 pub use crate::capacity::budget::UnitBudget;
@@ -31,6 +33,16 @@ pub use crate::item::describe_key;
 /// An item that is not the entity's, left where it is.
 pub fn foreign_item(key: ItemKeyDisplay, reason: ForeignReason) -> ForeignItem {
     ForeignItem { key, reason }
+}
+
+/// The reason of an item that does not read as the entity, or whose fields give another key.
+pub fn unreadable(reason: String) -> ForeignReason {
+    ForeignReason::Unreadable { reason }
+}
+
+/// The reason of an item of the entity whose keys are not in canonical form.
+pub fn not_canonical(reason: String) -> ForeignReason {
+    ForeignReason::NotCanonical { reason }
 }
 
 /// Counts in the `sharded.foreign_items` metric one item that is not `entity`'s.

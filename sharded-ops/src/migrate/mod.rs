@@ -37,6 +37,8 @@
 // | `report` | what a run did: [`Progress`], [`Report`], [`Failure`], [`Rekeyed`] |
 // | `checkpoint` | [`Checkpoint`], where a run is, and its token's format |
 // | `error` | [`MigrateError`], what the entry points return when a run does not finish |
+// | `classify` | what an item read is to a migration: the entity's to move, tag or leave, another record, or an item that is not the entity's, left alone |
+// | `steps` | the runner's own writes: the copy that starts a move in two steps, the tag of an item in place |
 // | `remaining` | [`Remaining`], what is left to move, counted without moving |
 //
 // One item's move (also what a write during a transition does first) and what an item read
@@ -44,6 +46,7 @@
 // through its hidden `__ops`).
 
 mod checkpoint;
+mod classify;
 mod error;
 mod metrics;
 mod migration;
@@ -53,6 +56,7 @@ mod report;
 mod resume;
 mod retry;
 mod runner;
+mod steps;
 
 pub use checkpoint::Checkpoint;
 pub use error::MigrateError;

@@ -15,9 +15,8 @@ use tokio::sync::Semaphore;
 
 use sharded_keys::template::{parse_key, KeyContext};
 use sharded_runtime::__ops::{
-    self, classify, copy_item, delete_stale, describe_key, dynamo_error, estimated_units,
-    is_missing_table, key_of, move_item, rebuilt, tag_in_place, CopyOutcome, DeleteOutcome, Found,
-    MoveOutcome, Store, TagOutcome, UnitBudget, MAX_SEGMENTS,
+    self, delete_stale, describe_key, dynamo_error, is_missing_table, key_of, move_item, rebuilt,
+    DeleteOutcome, MoveOutcome, Store, UnitBudget, MAX_SEGMENTS,
 };
 use sharded_runtime::capacity::{
     item_size, read_units, write_units, Clock, Consistency, SystemClock,
@@ -27,6 +26,7 @@ use sharded_runtime::query::{Foreign, ForeignItem, ForeignReason, MAX_FOREIGN_EX
 use sharded_runtime::{Error, Repo, ShardedEntity};
 
 use super::checkpoint::{Checkpoint, Position, Scope};
+use super::classify::{classify, Found};
 use super::error::MigrateError;
 use super::metrics::record_progress;
 use super::migration::{
@@ -38,6 +38,7 @@ use super::remaining::Remaining;
 use super::report::{Failure, Progress, Rekeyed, Report};
 use super::resume::check_resume;
 use super::retry::{backoff, retriable};
+use super::steps::{copy_item, estimated_units, tag_in_place, CopyOutcome, TagOutcome};
 
 /// How many failures (and items left alone, and items re-keyed) a report lists; more are
 /// counted, not kept.

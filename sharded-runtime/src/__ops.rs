@@ -29,6 +29,9 @@ pub use crate::capacity::budget::UnitBudget;
 pub use crate::capacity::stats::split_shard;
 pub use crate::capacity::stats::window::{Bucket, ItemsWritten, KeyEntry, State, Window, BASE};
 pub use crate::item::describe_key;
+pub use crate::token::{
+    decode as decode_token, encode as encode_token, verify_checksum, Malformed, Reader, Writer,
+};
 
 /// An item that is not the entity's, left where it is.
 pub fn foreign_item(key: ItemKeyDisplay, reason: ForeignReason) -> ForeignItem {

@@ -34,6 +34,7 @@ mod error;
 mod item;
 pub mod keys;
 pub mod telemetry;
+mod token;
 
 #[doc(inline)]
 pub use sharded_keys::hash;

@@ -26,8 +26,6 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use sharded_runtime::__ops::{decode_token, verify_checksum, Malformed, Reader, Writer};
 use sharded_runtime::keys::Item;
 
-use super::error::MigrateError;
-
 const VERSION: u8 = 1;
 
 /// Where a migration is: for every scan segment (or, for one logical key, every partition),
@@ -48,7 +46,7 @@ const VERSION: u8 = 1;
 ///
 /// ```
 /// use sharded::migrate::Checkpoint;
-/// # fn demo(checkpoint: &Checkpoint) -> Result<(), sharded::migrate::MigrateError> {
+/// # fn demo(checkpoint: &Checkpoint) -> Result<(), sharded::migrate::CheckpointError> {
 /// let saved = checkpoint.to_token();                      // store it anywhere
 /// let restored: Checkpoint = saved.parse()?;     // after the crash
 /// assert_eq!(&restored, checkpoint);
@@ -63,6 +61,19 @@ pub struct Checkpoint {
     pub(crate) scope: Scope,
     pub(crate) positions: Vec<Position>,
 }
+
+/// Why a token is not a migration checkpoint (not base64url, cut, changed, of another release),
+/// from [`Checkpoint::from_token`] or `parse`. It converts into
+/// [`MigrateError::InvalidCheckpoint`](super::MigrateError::InvalidCheckpoint) with `?`.
+///
+/// ```
+/// use sharded::migrate::{Checkpoint, CheckpointError, MigrateError};
+/// let refused: CheckpointError = "%%%".parse::<Checkpoint>().unwrap_err();
+/// assert!(matches!(MigrateError::from(refused), MigrateError::InvalidCheckpoint(_)));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid migration checkpoint: {0}")]
+pub struct CheckpointError(pub(crate) String);
 
 /// What a migration reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,18 +157,16 @@ impl Checkpoint {
     }
 
     /// Reads a token made by [`to_token`](Self::to_token); anything else (truncated, edited,
-    /// not base64url) is [`MigrateError::InvalidCheckpoint`] saying what is wrong.
+    /// not base64url) is a [`CheckpointError`] saying what is wrong.
     ///
     /// ```
-    /// use sharded::migrate::{Checkpoint, MigrateError};
-    /// assert!(matches!(
-    ///     Checkpoint::from_token("not a token"),
-    ///     Err(MigrateError::InvalidCheckpoint(_))
-    /// ));
+    /// use sharded::migrate::Checkpoint;
+    /// let refused = Checkpoint::from_token("not a token").unwrap_err();
+    /// assert!(refused.to_string().contains("not a migration checkpoint"));
     /// ```
-    pub fn from_token(token: &str) -> Result<Self, MigrateError> {
+    pub fn from_token(token: &str) -> Result<Self, CheckpointError> {
         let invalid = |why: &str| {
-            MigrateError::InvalidCheckpoint(format!(
+            CheckpointError(format!(
                 "not a migration checkpoint ({why}): pass the token `Checkpoint::to_token` \
                  made, unchanged"
             ))
@@ -286,10 +295,10 @@ impl fmt::Display for Checkpoint {
 }
 
 impl FromStr for Checkpoint {
-    type Err = MigrateError;
+    type Err = CheckpointError;
 
     /// [`Checkpoint::from_token`].
-    fn from_str(token: &str) -> Result<Self, MigrateError> {
+    fn from_str(token: &str) -> Result<Self, CheckpointError> {
         Checkpoint::from_token(token)
     }
 }

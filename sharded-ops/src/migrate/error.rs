@@ -3,11 +3,11 @@
 
 use sharded_runtime::Error;
 
+use super::checkpoint::CheckpointError;
 use super::report::Report;
 
 /// Why a migration ([`Migration::run`](super::Migration::run),
-/// [`Migration::remaining`](super::Migration::remaining)) or a checkpoint
-/// ([`Checkpoint::from_token`](super::Checkpoint::from_token)) did not give its answer.
+/// [`Migration::remaining`](super::Migration::remaining)) did not give its answer.
 ///
 /// A run that read everything but could not move some items, or that stopped because a read
 /// failed, is [`Incomplete`](Self::Incomplete), with its report; a checkpoint that cannot be
@@ -57,13 +57,16 @@ pub enum MigrateError {
         #[source]
         source: Option<Box<Error>>,
     },
-    /// A migration checkpoint that cannot be used: not a token `Checkpoint` made,
-    /// or one of another migration (table, entity, layout, scope, segment count).
+    /// A migration checkpoint that cannot be used: one of another migration (table, entity,
+    /// layout, scope, segment count), or not a token `Checkpoint` made (a
+    /// [`CheckpointError`], converted with `?`).
     ///
     /// ```
     /// use sharded::migrate::{Checkpoint, MigrateError};
-    /// let refused = "not a token".parse::<Checkpoint>().unwrap_err();
-    /// assert!(matches!(refused, MigrateError::InvalidCheckpoint(_)));
+    /// fn resume(token: &str) -> Result<Checkpoint, MigrateError> {
+    ///     Ok(token.parse::<Checkpoint>()?)
+    /// }
+    /// assert!(matches!(resume("not a token"), Err(MigrateError::InvalidCheckpoint(_))));
     /// ```
     #[error("invalid migration checkpoint: {0}")]
     InvalidCheckpoint(String),
@@ -78,6 +81,15 @@ pub enum MigrateError {
     /// ```
     #[error(transparent)]
     Failed(#[from] Error),
+}
+
+/// A token that is not a checkpoint is [`MigrateError::InvalidCheckpoint`], so `?` works on
+/// [`Checkpoint::from_token`](super::Checkpoint::from_token) and `parse` in a function that
+/// returns a `MigrateError`.
+impl From<CheckpointError> for MigrateError {
+    fn from(error: CheckpointError) -> Self {
+        MigrateError::InvalidCheckpoint(error.0)
+    }
 }
 
 /// A key that cannot be built (as for [`Migration::only`](super::Migration::only)'s

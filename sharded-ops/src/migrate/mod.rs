@@ -58,7 +58,7 @@ mod retry;
 mod runner;
 mod steps;
 
-pub use checkpoint::Checkpoint;
+pub use checkpoint::{Checkpoint, CheckpointError};
 pub use error::MigrateError;
 pub use migration::{Migrate, Migration};
 pub use remaining::Remaining;

@@ -27,8 +27,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
-use sharded::migrate::Migrate;
-use sharded::migrate::Report;
+use sharded::migrate::{Migrate, MigrateError, Report};
 use sharded::schema::TableDefinition;
 use sharded::{Repo, ShardedCounter, ShardedEntity, ShardedTable};
 use sharded_testkit::backend::{unique_table_name, Backend};
@@ -240,9 +239,9 @@ fn print_report(what: &str, report: &Report) {
 
 /// A run that went to its end: its report, also when it lists items it could not move (an
 /// old copy the other service rewrote after its copy, kept with the copy and listed).
-fn to_the_end(result: Result<Report, sharded::Error>) -> Result<Report, sharded::Error> {
+fn to_the_end(result: Result<Report, MigrateError>) -> Result<Report, MigrateError> {
     match result {
-        Err(sharded::Error::MigrationIncomplete {
+        Err(MigrateError::Incomplete {
             report,
             source: None,
         }) => Ok(*report),

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
-use sharded::migrate::Migrate;
+use sharded::migrate::{Migrate, MigrateError};
 use sharded::{Error, Query, Repo, ShardedEntity};
 use sharded_testkit::backend::{unique_table_name, Backend};
 use sharded_testkit::history::History;
@@ -278,7 +278,7 @@ async fn phase<L: Layout>(
     repo: &Repo<L>,
     model: &Arc<Model>,
     seed: u64,
-) -> Result<String, Error> {
+) -> Result<String, MigrateError> {
     let remaining = repo.migration_remaining().await?;
     println!("{name}: {remaining} items at their previous place");
     let stop = Arc::new(AtomicBool::new(false));

@@ -81,12 +81,11 @@ pub use sharded_runtime::{
     bucket, condition, cursor, hash, keys, query, schema, telemetry, transaction, update,
 };
 
-// The migration runner (`sharded-ops`) with what it hands back; without the `ops` feature,
-// only what `Error::MigrationIncomplete` carries (the runner is not compiled).
+// The migration runner (`sharded-ops`) with what it hands back; without the `ops` feature
+// there is no `migrate` (the runner is not compiled, and nothing of the runtime's carries a
+// migration's report).
 #[cfg(feature = "ops")]
 pub use sharded_ops::migrate;
-#[cfg(not(feature = "ops"))]
-pub use sharded_runtime::migrate;
 
 pub mod capacity {
     //! Capacity: what a request costs, what one key can take, where the load goes and what to do

@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use sharded::aws_sdk_dynamodb::Client;
 use sharded::capacity::{plan, InsightRule, PerKeyLimits, PlanInput, Recording, TableCaps};
-use sharded::migrate::Checkpoint;
+use sharded::migrate::{Checkpoint, MigrateError};
 use sharded::schema::{EntitySchema, TableDefinition};
 use sharded::Error;
 
@@ -112,12 +112,12 @@ fn dynamo_failure(table: &str, error: Error) -> Failure {
     Failure::failed(format!("table `{table}`: {error}"))
 }
 
-/// Why `migrate` or `remaining` stopped. What the runtime refuses before it sends any request
+/// Why `migrate` or `remaining` stopped. What the runner refuses before it sends any request
 /// (settings that cannot run, an entity with no transition, a checkpoint of another
 /// migration: `InvalidQuery`, `InvalidCheckpoint`) is bad input, [`EXIT_USAGE`](crate::EXIT_USAGE),
 /// its message followed by the flags behind it (`given`, as typed) and what to do; anything
 /// else is a failure of the work.
-fn migration_failure(table: &str, error: Error, given: &[String]) -> Failure {
+fn migration_failure(table: &str, error: MigrateError, given: &[String]) -> Failure {
     let refused = |why: String, what_to_do: &str| {
         let given = if given.is_empty() {
             String::new()
@@ -130,16 +130,17 @@ fn migration_failure(table: &str, error: Error, given: &[String]) -> Failure {
         ))
     };
     match error {
-        Error::InvalidQuery(why) => refused(
+        MigrateError::Failed(Error::InvalidQuery(why)) => refused(
             why,
             "change the setting it names, or leave its flag out for the default",
         ),
-        Error::InvalidCheckpoint(why) => refused(
+        MigrateError::InvalidCheckpoint(why) => refused(
             why,
             "give --checkpoint the file this migration wrote, or leave out --resume to start \
              from the beginning",
         ),
-        other => dynamo_failure(table, other),
+        MigrateError::Failed(other) => dynamo_failure(table, other),
+        other => Failure::failed(format!("table `{table}`: {other}")),
     }
 }
 
@@ -493,7 +494,7 @@ async fn migrate(
     // `--resume` must still find the file it is told to use.
     let last_checkpoint = match &result {
         Ok(report) => Some(&report.checkpoint),
-        Err(Error::MigrationIncomplete { report, .. }) => Some(&report.checkpoint),
+        Err(MigrateError::Incomplete { report, .. }) => Some(&report.checkpoint),
         Err(_) => None,
     };
     if let (Some(path), Some(checkpoint)) = (&args.checkpoint, last_checkpoint) {
@@ -510,7 +511,7 @@ async fn migrate(
     }
     let (report, code) = match result {
         Ok(report) => (report, EXIT_OK),
-        Err(Error::MigrationIncomplete { report, source }) => {
+        Err(MigrateError::Incomplete { report, source }) => {
             if let Some(source) = source {
                 eprintln!("stopped: {source}");
             }

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use sharded::aws_sdk_dynamodb::Client;
-use sharded::migrate::{Checkpoint, Migrate, Progress, Remaining, Report};
+use sharded::migrate::{Checkpoint, Migrate, MigrateError, Progress, Remaining, Report};
 use sharded::schema::EntitySchema;
-use sharded::{Error, Repo, ShardedEntity};
+use sharded::{Repo, ShardedEntity};
 
 /// How a migration runs, from the command line's flags.
 pub(crate) struct MigrateOptions {
@@ -30,13 +30,13 @@ pub(crate) trait EntityOps: Send + Sync {
         client: Client,
         table: String,
         options: MigrateOptions,
-    ) -> BoxFuture<'static, Result<Report, Error>>;
+    ) -> BoxFuture<'static, Result<Report, MigrateError>>;
 
     fn remaining(
         &self,
         client: Client,
         table: String,
-    ) -> BoxFuture<'static, Result<Remaining, Error>>;
+    ) -> BoxFuture<'static, Result<Remaining, MigrateError>>;
 }
 
 pub(crate) struct Registered<E>(PhantomData<fn() -> E>);
@@ -57,7 +57,7 @@ impl<E: ShardedEntity> EntityOps for Registered<E> {
         client: Client,
         table: String,
         options: MigrateOptions,
-    ) -> BoxFuture<'static, Result<Report, Error>> {
+    ) -> BoxFuture<'static, Result<Report, MigrateError>> {
         Box::pin(async move {
             let repo: Repo<E> = Repo::new(client, table);
             let mut migration = repo.migrate();
@@ -90,7 +90,7 @@ impl<E: ShardedEntity> EntityOps for Registered<E> {
         &self,
         client: Client,
         table: String,
-    ) -> BoxFuture<'static, Result<Remaining, Error>> {
+    ) -> BoxFuture<'static, Result<Remaining, MigrateError>> {
         Box::pin(async move {
             let repo: Repo<E> = Repo::new(client, table);
             repo.migration_remaining().await

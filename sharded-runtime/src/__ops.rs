@@ -5,98 +5,47 @@
 //!
 //! Kept small on purpose: the rules a migration shares with every read and write (which
 //! items are the entity's, how one item moves, the guards its writes carry) stay here,
-//! written once; the runner above them (scan, pacing, retries, checkpoints, counts) is
-//! `sharded-ops`'.
+//! written once; the runner above them (scan, pacing, retries, checkpoints, counts, what an
+//! item read is to it, its copy and its tag in place) is `sharded-ops`'.
 
 use crate::error::foreign::{ForeignItem, ForeignReason};
-use crate::error::migration::checkpoint::Checkpoint;
-use crate::error::migration::report::{Failure, Progress, Rekeyed, Report};
 use crate::error::Error;
 use crate::item::ItemKeyDisplay;
 
 /// The setters `Scan` and `Migration` share (`segments`, `concurrency`, `page_size`,
 /// `read_units_per_second`), for a builder with a field `options: ScanOptions`.
 pub use crate::__scan_setters as scan_setters;
-pub use crate::access::migrate::classify::{classify, Found};
+pub use crate::access::entity::{decode, recognize, spelled_otherwise};
 pub use crate::access::migrate::moves::{
-    copy_item, delete_stale, estimated_units, move_item, rebuilt, tag_in_place, CopyOutcome,
-    DeleteOutcome, MoveOutcome, Step, Store, TagOutcome,
+    delete_stale, is_throttling_code, move_item, rebuilt, refused, reported, throttled_or,
+    DeleteOutcome, Holder, MoveOutcome, Prepared, Sent, Step, Store, Unchanged,
 };
 pub use crate::access::options::ScanOptions;
+pub use crate::access::placement::Placement;
+pub use crate::access::recognize::{Depth, NotOurs};
 pub use crate::access::scan::MAX_SEGMENTS;
 pub use crate::access::write_rules::key_of;
 pub use crate::capacity::budget::UnitBudget;
 pub use crate::capacity::stats::split_shard;
 pub use crate::capacity::stats::window::{Bucket, ItemsWritten, KeyEntry, State, Window, BASE};
-pub use crate::error::migration::checkpoint::{CheckpointParts, Position, Scope};
 pub use crate::item::describe_key;
-
-/// A checkpoint from its parts.
-pub fn checkpoint(parts: CheckpointParts) -> Checkpoint {
-    let CheckpointParts {
-        table,
-        entity,
-        layout,
-        scope,
-        positions,
-    } = parts;
-    Checkpoint {
-        table,
-        entity,
-        layout,
-        scope,
-        positions,
-    }
-}
-
-/// A checkpoint's parts (one given to `resume_from`, to check and go on from).
-pub fn checkpoint_parts(checkpoint: Checkpoint) -> CheckpointParts {
-    let Checkpoint {
-        table,
-        entity,
-        layout,
-        scope,
-        positions,
-    } = checkpoint;
-    CheckpointParts {
-        table,
-        entity,
-        layout,
-        scope,
-        positions,
-    }
-}
-
-/// A migration's report (its fields are public, its construction is not: `#[non_exhaustive]`).
-pub fn report(
-    progress: Progress,
-    failed: Vec<Failure>,
-    left_alone: Vec<ForeignItem>,
-    rekeyed: Vec<Rekeyed>,
-    checkpoint: Checkpoint,
-) -> Report {
-    Report {
-        progress,
-        failed,
-        left_alone,
-        rekeyed,
-        checkpoint,
-    }
-}
-
-/// An item a migration could not move, and why.
-pub fn failure(key: ItemKeyDisplay, reason: String) -> Failure {
-    Failure { key, reason }
-}
-
-/// An item a migration re-keyed.
-pub fn rekeyed(from: ItemKeyDisplay, to: ItemKeyDisplay) -> Rekeyed {
-    Rekeyed { from, to }
-}
+pub use crate::token::{
+    decode as decode_token, encode as encode_token, verify_checksum, Malformed, Reader, Writer,
+};
 
 /// An item that is not the entity's, left where it is.
 pub fn foreign_item(key: ItemKeyDisplay, reason: ForeignReason) -> ForeignItem {
     ForeignItem { key, reason }
+}
+
+/// The reason of an item that does not read as the entity, or whose fields give another key.
+pub fn unreadable(reason: String) -> ForeignReason {
+    ForeignReason::Unreadable { reason }
+}
+
+/// The reason of an item of the entity whose keys are not in canonical form.
+pub fn not_canonical(reason: String) -> ForeignReason {
+    ForeignReason::NotCanonical { reason }
 }
 
 /// Counts in the `sharded.foreign_items` metric one item that is not `entity`'s.

@@ -15,7 +15,7 @@
 //! | `keys/` | the key model: encoding, templates, time buckets, the shard hash, schemas. No AWS types, no network | [`KeyError`], [`keys`], [`bucket`], [`hash`], [`schema`] |
 //! | `access/` | data access: repository, query, range query over time buckets, scatter-gather engine, merge, cursor, parallel scan, batches, transactions, an item's move between layouts, counter | [`Repo`], [`Query`], [`Page`], [`Cursor`], [`Condition`], [`Update`], [`ShardedCounter`], [`RetryPolicy`], [`query`], [`cursor`], [`condition`], [`update`], [`transaction`] |
 //! | `capacity/` | item size and units, per-key limits, the hot-key collector, clocks | [`capacity`] |
-//! | `error/` | the crate's error enum and the values its variants carry: cursors, transactions, a migration's report and checkpoint | [`Error`], [`Result`], [`cursor::CursorError`], [`migrate`] |
+//! | `error/` | the crate's error enum and the values its variants carry: cursors, transactions, items that are not the entity's | [`Error`], [`Result`], [`cursor::CursorError`] |
 //!
 //! Test tooling (DynamoDB Local, fault injection, the per-key limit emulator) lives in the
 //! `sharded-testkit` crate, so the code users deploy holds no process management and no
@@ -34,6 +34,7 @@ mod error;
 mod item;
 pub mod keys;
 pub mod telemetry;
+mod token;
 
 #[doc(inline)]
 pub use sharded_keys::hash;
@@ -196,22 +197,6 @@ pub mod transaction {
         CanceledAction, ItemKey, PreparedTransaction, TransactGet, TransactGetAnswer, Transaction,
         MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
     };
-}
-
-/// What a layout migration hands back: its progress, report, failures and checkpoints, the
-/// values [`Error::MigrationIncomplete`] carries.
-///
-/// The runner itself (`repo.migrate()`, `Migration`) is the operator crate's, `sharded-ops`:
-/// the facade's `sharded::migrate` (feature `ops`, on by default) re-exports these with it.
-///
-/// ```
-/// use sharded::migrate::Checkpoint;
-/// // A checkpoint comes back from its token, or says what is wrong with it.
-/// assert!("not a token".parse::<Checkpoint>().is_err());
-/// ```
-pub mod migrate {
-    pub use crate::error::migration::checkpoint::Checkpoint;
-    pub use crate::error::migration::report::{Failure, Progress, Rekeyed, Report};
 }
 
 /// Time buckets (hour, day, ISO week, month) of time-bucketed partition keys (`{at:day}`):

@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::keys::ShardSuffix;
-use sharded::migrate::Migrate;
+use sharded::migrate::{Migrate, MigrateError};
 use sharded::query::ForeignReason;
 use sharded::schema::CreateTable;
 use sharded::schema::TableDefinition;
@@ -810,7 +810,7 @@ async fn an_untagged_copy_at_the_current_place_never_costs_an_original() {
     assert_eq!(before.len(), 60);
     let result = repo.migrate().run().await;
     let report = match result {
-        Err(Error::MigrationIncomplete { report, .. }) => *report,
+        Err(MigrateError::Incomplete { report, .. }) => *report,
         other => panic!("the ten cannot be moved: {other:?}"),
     };
     assert_eq!(report.progress.moved, 50);

@@ -14,7 +14,7 @@ use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{AttributeValue as V, PutRequest, WriteRequest};
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
-use sharded::migrate::Migrate;
+use sharded::migrate::{Migrate, MigrateError};
 use sharded::{keys::Partitions, migrate, Error, Query, Repo, ShardedEntity};
 use sharded_testkit::faults::Faults;
 use sharded_testkit::history::History;
@@ -645,8 +645,8 @@ async fn settings_and_checkpoints_that_cannot_run_are_refused_before_any_request
     let faults = Faults::new();
     let client = faulty_client(&faults, 1).await;
     let repo: Repo<To20> = Repo::new(client.clone(), "no-such-table");
-    let invalid = |e: Error| match e {
-        Error::InvalidQuery(m) => m,
+    let invalid = |e: MigrateError| match e {
+        MigrateError::Failed(Error::InvalidQuery(m)) => m,
         other => panic!("expected InvalidQuery, got {other}"),
     };
     for (migration, says) in [
@@ -704,8 +704,8 @@ async fn settings_and_checkpoints_that_cannot_run_are_refused_before_any_request
     );
     let checkpoint = report.checkpoint;
     assert!(checkpoint.is_complete());
-    let refused = |e: Error| match e {
-        Error::InvalidCheckpoint(m) => m,
+    let refused = |e: MigrateError| match e {
+        MigrateError::InvalidCheckpoint(m) => m,
         other => panic!("expected InvalidCheckpoint, got {other}"),
     };
     let message = refused(
@@ -790,7 +790,7 @@ async fn what_cannot_be_moved_is_listed_and_kept_and_moved_later() {
         .delete_delay(Duration::from_millis(50))
         .run()
         .await;
-    let Err(Error::MigrationIncomplete {
+    let Err(MigrateError::Incomplete {
         report,
         source: None,
     }) = result
@@ -820,7 +820,7 @@ async fn what_cannot_be_moved_is_listed_and_kept_and_moved_later() {
         !report.checkpoint.is_complete(),
         "it read everything, but its checkpoint stays before the items it could not move"
     );
-    let message = Error::MigrationIncomplete {
+    let message = MigrateError::Incomplete {
         report,
         source: None,
     }
@@ -877,7 +877,7 @@ async fn a_checkpoint_stops_at_a_failed_item_and_resuming_moves_it() {
         .on_checkpoint(move |c| keep.lock().unwrap().push(c.clone()))
         .run()
         .await;
-    let Err(Error::MigrationIncomplete {
+    let Err(MigrateError::Incomplete {
         report,
         source: None,
     }) = result
@@ -1161,7 +1161,7 @@ async fn an_old_copy_that_gained_an_attribute_after_its_copy_is_kept() {
     let (result, added) = tokio::join!(run, added);
     let report = match result {
         Ok(report) => report,
-        Err(Error::MigrationIncomplete { report, .. }) => *report,
+        Err(MigrateError::Incomplete { report, .. }) => *report,
         Err(other) => panic!("{other}"),
     };
     assert!(

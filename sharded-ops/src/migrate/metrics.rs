@@ -1,7 +1,8 @@
 //! The migration's counts, recorded in the `sharded.migration.items` metric as a run goes.
 
-use sharded_runtime::migrate::Progress;
 use sharded_runtime::telemetry::{ENTITY, MIGRATION_ITEMS, OUTCOME};
+
+use super::report::Progress;
 
 /// Records in the migration metric what the counts of a run gained since `before`.
 pub(super) fn record_progress(entity: &'static str, before: &Progress, now: &Progress) {

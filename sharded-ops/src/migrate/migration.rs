@@ -8,10 +8,12 @@ use std::time::Duration;
 use sharded_runtime::__ops::{scan_setters, ScanOptions};
 use sharded_runtime::capacity::PerKeyLimits;
 use sharded_runtime::keys::Partitions;
-use sharded_runtime::migrate::{Checkpoint, Progress};
-use sharded_runtime::{Error, Repo, ShardedEntity};
+use sharded_runtime::{Repo, ShardedEntity};
 
+use super::checkpoint::Checkpoint;
+use super::error::MigrateError;
 use super::remaining::Remaining;
+use super::report::Progress;
 
 /// Write units per second a migration uses unless told otherwise: half of what one partition
 /// key takes (DynamoDB's 1,000), so even a migration whose every write lands on one key (the
@@ -65,12 +67,12 @@ pub(super) type CheckpointHook = Arc<dyn Fn(&Checkpoint) + Send + Sync>;
 ///   every item.
 /// - **Honest**: an item that changed while it was moved is read again and retried (at most
 ///   [`max_attempts`](Self::max_attempts) times); one that still cannot be moved is listed,
-///   with the reason, in the [`Report`](super::Report) that [`Error::MigrationIncomplete`]
-///   carries.
+///   with the reason, in the [`Report`](super::Report) that
+///   [`MigrateError::Incomplete`](super::MigrateError::Incomplete) carries.
 ///
 /// ```no_run
 /// # use serde::{Deserialize, Serialize};
-/// # use sharded::{Error, Repo, ShardedEntity};
+/// # use sharded::{migrate::MigrateError, Repo, ShardedEntity};
 /// use sharded::migrate::Migrate; // adds `migrate()` to `Repo`
 ///
 /// #[derive(ShardedEntity, Serialize, Deserialize)]
@@ -78,7 +80,7 @@ pub(super) type CheckpointHook = Arc<dyn Fn(&Checkpoint) + Send + Sync>;
 /// #[sk(template = "SCORE#{score}#{player_id}")]
 /// struct Score { game_id: String, player_id: String, score: u64 }
 ///
-/// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+/// # async fn demo(repo: &Repo<Score>) -> Result<(), MigrateError> {
 /// let report = repo
 ///     .migrate()
 ///     .write_units_per_second(200.0)
@@ -147,13 +149,13 @@ impl<E: ShardedEntity> Migration<E> {
     ///
     /// ```no_run
     /// # use serde::{Deserialize, Serialize};
-    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # use sharded::{migrate::MigrateError, Repo, ShardedEntity};
     /// # use sharded::migrate::Migrate;
     /// # #[derive(ShardedEntity, Serialize, Deserialize)]
     /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10, legacy = "GAME#{game_id}")]
     /// # #[sk(template = "SCORE#{score}#{player_id}")]
     /// # struct Score { game_id: String, player_id: String, score: u64 }
-    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), MigrateError> {
     /// // The viral game first: its legacy partition GAME#g1, moved over its 10 shards.
     /// repo.migrate().only(Score::pk_partitions("g1")?).run().await?;
     /// # Ok(()) }
@@ -164,7 +166,7 @@ impl<E: ShardedEntity> Migration<E> {
     }
 
     scan_setters! {
-        demo = "# use sharded::migrate::Migrate;\n# async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {",
+        demo = "# use sharded::migrate::Migrate;\n# async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::migrate::MigrateError> {",
         start = "let report = repo.migrate()",
         run = ".run().await?",
         segments = [
@@ -194,7 +196,7 @@ impl<E: ShardedEntity> Migration<E> {
 
     /// Spends at most about `w` write units per second on moving items, over all segments;
     /// 500 by default (half a key's limit). `f64::INFINITY` sets no limit; zero, a negative
-    /// number or NaN is [`Error::InvalidQuery`] when the migration runs.
+    /// number or NaN is [`Error::InvalidQuery`](sharded_runtime::Error::InvalidQuery) when the migration runs.
     ///
     /// Every move is charged what DynamoDB reports it cost: a move is a transaction, charged
     /// twice the plain rate, of the new item and the old one (1 KB items: 4 units), plus the
@@ -205,7 +207,7 @@ impl<E: ShardedEntity> Migration<E> {
     ///
     /// ```no_run
     /// # use sharded::migrate::Migrate;
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::migrate::MigrateError> {
     /// // A table provisioned with 400 WCU that serves 200 of them: leave the service its share.
     /// repo.migrate().write_units_per_second(150.0).run().await?;
     /// # Ok(()) }
@@ -230,7 +232,7 @@ impl<E: ShardedEntity> Migration<E> {
     /// ```no_run
     /// # use std::time::Duration;
     /// # use sharded::migrate::Migrate;
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::migrate::MigrateError> {
     /// // An offline migration: nobody reads, so move each item in one step.
     /// repo.migrate().delete_delay(Duration::ZERO).run().await?;
     /// # Ok(()) }
@@ -241,7 +243,7 @@ impl<E: ShardedEntity> Migration<E> {
     }
 
     /// Attempts at one item before it is given up and listed as failed; 5 by default, at
-    /// least 1 (0 is [`Error::InvalidQuery`] when the migration runs).
+    /// least 1 (0 is [`Error::InvalidQuery`](sharded_runtime::Error::InvalidQuery) when the migration runs).
     ///
     /// An attempt ends early when the item changed since it was read (a writer got there
     /// first: it is read again, consistently) or DynamoDB throttled it (the next attempt waits
@@ -249,7 +251,7 @@ impl<E: ShardedEntity> Migration<E> {
     ///
     /// ```no_run
     /// # use sharded::migrate::Migrate;
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::migrate::MigrateError> {
     /// repo.migrate().max_attempts(10).run().await?;
     /// # Ok(()) }
     /// ```
@@ -268,7 +270,7 @@ impl<E: ShardedEntity> Migration<E> {
     ///
     /// ```no_run
     /// # use sharded::migrate::Migrate;
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::migrate::MigrateError> {
     /// let report = repo.migrate().rekey_non_canonical().run().await?;
     /// for r in &report.rekeyed {
     ///     println!("re-keyed {} -> {}", r.from, r.to);
@@ -286,7 +288,7 @@ impl<E: ShardedEntity> Migration<E> {
     ///
     /// ```no_run
     /// # use sharded::migrate::Migrate;
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::migrate::MigrateError> {
     /// let (tx, mut rx) = tokio::sync::watch::channel(sharded::migrate::Progress::default());
     /// tokio::spawn(async move {
     ///     while rx.changed().await.is_ok() {
@@ -317,7 +319,7 @@ impl<E: ShardedEntity> Migration<E> {
     ///
     /// ```no_run
     /// # use sharded::migrate::Migrate;
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::migrate::MigrateError> {
     /// repo.migrate()
     ///     .on_checkpoint(|c| {
     ///         // Write to a temporary file and rename, so a crash never leaves half a token.
@@ -338,17 +340,18 @@ impl<E: ShardedEntity> Migration<E> {
     ///
     /// Nothing a checkpoint skips holds an item the migration failed to move: a page with one
     /// is read again (see [`on_checkpoint`](Self::on_checkpoint)), so resuming after
-    /// [`Error::MigrationIncomplete`] retries its failed items, from the report's
+    /// [`MigrateError::Incomplete`](super::MigrateError::Incomplete) retries its failed items, from the report's
     /// [`checkpoint`](super::Report::checkpoint) or the last one offered.
     ///
     /// The checkpoint must come from a migration of this entity in this table, under the
     /// layout declared now, with the same scope ([`only`](Self::only) and its key, or the
-    /// table) and segment count; otherwise the run returns [`Error::InvalidCheckpoint`] naming
+    /// table) and segment count; otherwise the run returns
+    /// [`MigrateError::InvalidCheckpoint`](super::MigrateError::InvalidCheckpoint) naming
     /// what differs. The counts of the resumed run start from zero.
     ///
     /// ```no_run
     /// # use sharded::migrate::Migrate;
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::migrate::MigrateError> {
     /// let mut migration = repo.migrate();
     /// if let Ok(token) = std::fs::read_to_string("checkpoint") {
     ///     migration = migration.resume_from(token.parse()?);
@@ -368,13 +371,13 @@ impl<E: ShardedEntity> Migration<E> {
 ///
 /// ```no_run
 /// # use serde::{Deserialize, Serialize};
-/// # use sharded::{Error, Repo, ShardedEntity};
+/// # use sharded::{migrate::MigrateError, Repo, ShardedEntity};
 /// use sharded::migrate::Migrate;
 /// # #[derive(ShardedEntity, Serialize, Deserialize)]
 /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 20, previous_n = 10)]
 /// # #[sk(template = "SCORE#{score}#{player_id}")]
 /// # struct Score { game_id: String, player_id: String, score: u64 }
-/// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+/// # async fn demo(repo: &Repo<Score>) -> Result<(), MigrateError> {
 /// repo.migrate().run().await?;
 /// assert_eq!(repo.migration_remaining().await?, 0);
 /// # Ok(()) }
@@ -387,13 +390,13 @@ pub trait Migrate<E>: sealed::Sealed {
     ///
     /// ```no_run
     /// # use serde::{Deserialize, Serialize};
-    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # use sharded::{migrate::MigrateError, Repo, ShardedEntity};
     /// use sharded::migrate::Migrate;
     /// # #[derive(ShardedEntity, Serialize, Deserialize)]
     /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 20, previous_n = 10)]
     /// # #[sk(template = "SCORE#{score}#{player_id}")]
     /// # struct Score { game_id: String, player_id: String, score: u64 }
-    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), MigrateError> {
     /// let report = repo.migrate().write_units_per_second(300.0).run().await?;
     /// println!("{}", report.progress);
     /// # Ok(()) }
@@ -403,18 +406,19 @@ pub trait Migrate<E>: sealed::Sealed {
     /// How many items of the previous layout are left in the table (not at their current
     /// place): a scan that moves nothing ([`Migration::remaining`] over the whole table). At
     /// 0, after a migration, the transition's declaration (`previous_n`, `legacy`) can be
-    /// removed; an entity that declares none is [`Error::InvalidQuery`].
+    /// removed; an entity that declares none is [`Error::InvalidQuery`](sharded_runtime::Error::InvalidQuery) (in
+    /// [`MigrateError::Failed`](super::MigrateError::Failed)).
     ///
     /// ```no_run
-    /// # use sharded::{Error, Repo, ShardedEntity};
+    /// # use sharded::{migrate::MigrateError, Repo, ShardedEntity};
     /// use sharded::migrate::Migrate;
-    /// # async fn demo<E: ShardedEntity>(repo: &Repo<E>) -> Result<(), Error> {
+    /// # async fn demo<E: ShardedEntity>(repo: &Repo<E>) -> Result<(), MigrateError> {
     /// if repo.migration_remaining().await? == 0 {
     ///     println!("every item is at its current place: remove `previous_n`");
     /// }
     /// # Ok(()) }
     /// ```
-    fn migration_remaining(&self) -> impl Future<Output = Result<Remaining, Error>>;
+    fn migration_remaining(&self) -> impl Future<Output = Result<Remaining, MigrateError>>;
 }
 
 impl<E: ShardedEntity> Migrate<E> for Repo<E> {
@@ -422,7 +426,7 @@ impl<E: ShardedEntity> Migrate<E> for Repo<E> {
         Migration::new(self.clone())
     }
 
-    fn migration_remaining(&self) -> impl Future<Output = Result<Remaining, Error>> {
+    fn migration_remaining(&self) -> impl Future<Output = Result<Remaining, MigrateError>> {
         let migration = self.migrate();
         async move { migration.remaining().await }
     }

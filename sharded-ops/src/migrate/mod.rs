@@ -8,21 +8,21 @@
 //!
 //! ```no_run
 //! # use serde::{Deserialize, Serialize};
-//! # use sharded::{Error, Repo, ShardedEntity};
-//! use sharded::migrate::{Migrate, Report};
+//! # use sharded::{Repo, ShardedEntity};
+//! use sharded::migrate::{Migrate, MigrateError, Report};
 //! # #[derive(ShardedEntity, Serialize, Deserialize)]
 //! # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 20, previous_n = 10)]
 //! # #[sk(template = "SCORE#{score}#{player_id}")]
 //! # struct Score { game_id: String, player_id: String, score: u64 }
-//! # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+//! # async fn demo(repo: &Repo<Score>) -> Result<(), MigrateError> {
 //! let report: Report = repo.migrate().write_units_per_second(300.0).run().await?;
 //! println!("{} moved", report.progress.moved);
 //! # Ok(()) }
 //! ```
 //!
-//! What a run hands back ([`Report`], [`Progress`], [`Failure`], [`Rekeyed`], [`Checkpoint`])
-//! is also what `Error::MigrationIncomplete` carries, so a service built without the `ops`
-//! feature can still name it.
+//! What a run hands back is a [`Report`] (its [`Progress`], [`Failure`]s, [`Rekeyed`] items and
+//! [`Checkpoint`]), or a [`MigrateError`]: [`MigrateError::Incomplete`] carries the report of
+//! a run that could not move everything.
 
 // The files (not a promise, as the list of `pub use` below is):
 //
@@ -34,21 +34,32 @@
 // | `retry` | which failures are tried again, and the wait before |
 // | `resume` | a checkpoint taken back only by the migration that wrote it |
 // | `metrics` | the run's counts in the `sharded.migration.items` metric |
+// | `report` | what a run did: [`Progress`], [`Report`], [`Failure`], [`Rekeyed`] |
+// | `checkpoint` | [`Checkpoint`], where a run is, and its token's format |
+// | `error` | [`MigrateError`], what the entry points return when a run does not finish |
+// | `classify` | what an item read is to a migration: the entity's to move, tag or leave, another record, or an item that is not the entity's, left alone |
+// | `steps` | the runner's own writes: the copy that starts a move in two steps, the tag of an item in place |
 // | `remaining` | [`Remaining`], what is left to move, counted without moving |
 //
-// What a run hands back is the runtime's (`error/migration/`, beside the error that carries
-// it), re-exported here; so are one item's move (also what a write during a transition does
-// first) and what an item read is to a migration, which every read and write must agree with
-// (reached through the runtime's hidden `__ops`).
+// One item's move (also what a write during a transition does first) and what an item read
+// is to a migration, which every read and write must agree with, are the runtime's (reached
+// through its hidden `__ops`).
 
+mod checkpoint;
+mod classify;
+mod error;
 mod metrics;
 mod migration;
 mod pages;
 mod remaining;
+mod report;
 mod resume;
 mod retry;
 mod runner;
+mod steps;
 
+pub use checkpoint::{Checkpoint, CheckpointError};
+pub use error::MigrateError;
 pub use migration::{Migrate, Migration};
 pub use remaining::Remaining;
-pub use sharded_runtime::migrate::{Checkpoint, Failure, Progress, Rekeyed, Report};
+pub use report::{Failure, Progress, Rekeyed, Report};

@@ -11,7 +11,7 @@ use sharded_runtime::query::Foreign;
 ///
 /// ```no_run
 /// use sharded::migrate::Migrate;
-/// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+/// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::migrate::MigrateError> {
 /// let left = repo.migration_remaining().await?;
 /// if left == 0 {
 ///     println!("migrated; {} items that are not the entity's stay where they are", left.left_alone.count);

@@ -1,16 +1,16 @@
 //! Resuming a migration: a checkpoint is taken back only by the migration that wrote it.
 
-use sharded_runtime::__ops::{CheckpointParts, Scope};
-use sharded_runtime::Error;
+use super::checkpoint::{Checkpoint, Scope};
+use super::error::MigrateError;
 
 /// Refuses a checkpoint of another migration, naming what differs.
 pub(super) fn check_resume(
-    base: &CheckpointParts,
-    resume: &CheckpointParts,
+    base: &Checkpoint,
+    resume: &Checkpoint,
     parts: usize,
-) -> Result<(), Error> {
+) -> Result<(), MigrateError> {
     let differs = |what: &str, theirs: &str, ours: &str| {
-        Err(Error::InvalidCheckpoint(format!(
+        Err(MigrateError::InvalidCheckpoint(format!(
             "this checkpoint is of a migration of {what} `{theirs}`, not `{ours}`: resume a \
              migration with its own checkpoint, or start this one without resume_from"
         )))
@@ -32,7 +32,7 @@ pub(super) fn check_resume(
         return differs("scope", &describe(&resume.scope), &describe(&base.scope));
     }
     if resume.positions.len() != parts {
-        return Err(Error::InvalidCheckpoint(format!(
+        return Err(MigrateError::InvalidCheckpoint(format!(
             "this checkpoint is of a scan in {} segments, not {parts}: a scan resumes only with \
              its own segment count; drop .segments(..) or set it to {}",
             resume.positions.len(),

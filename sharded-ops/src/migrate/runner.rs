@@ -15,19 +15,19 @@ use tokio::sync::Semaphore;
 
 use sharded_keys::template::{parse_key, KeyContext};
 use sharded_runtime::__ops::{
-    self, classify, copy_item, delete_stale, describe_key, dynamo_error, estimated_units,
-    is_missing_table, key_of, move_item, rebuilt, tag_in_place, CheckpointParts, CopyOutcome,
-    DeleteOutcome, Found, MoveOutcome, Position, Scope, Store, TagOutcome, UnitBudget,
-    MAX_SEGMENTS,
+    self, delete_stale, describe_key, dynamo_error, is_missing_table, key_of, move_item, rebuilt,
+    DeleteOutcome, MoveOutcome, Store, UnitBudget, MAX_SEGMENTS,
 };
 use sharded_runtime::capacity::{
     item_size, read_units, write_units, Clock, Consistency, SystemClock,
 };
 use sharded_runtime::keys::Item;
-use sharded_runtime::migrate::{Checkpoint, Failure, Progress, Rekeyed, Report};
 use sharded_runtime::query::{Foreign, ForeignItem, ForeignReason, MAX_FOREIGN_EXAMPLES};
 use sharded_runtime::{Error, Repo, ShardedEntity};
 
+use super::checkpoint::{Checkpoint, Position, Scope};
+use super::classify::{classify, Found};
+use super::error::MigrateError;
 use super::metrics::record_progress;
 use super::migration::{
     CheckpointHook, Migration, ProgressHook, DEFAULT_CONCURRENCY, DEFAULT_PAGE_SIZE,
@@ -35,8 +35,10 @@ use super::migration::{
 };
 use super::pages::{PageSource, Parts};
 use super::remaining::Remaining;
+use super::report::{Failure, Progress, Rekeyed, Report};
 use super::resume::check_resume;
 use super::retry::{backoff, retriable};
+use super::steps::{copy_item, estimated_units, tag_in_place, CopyOutcome, TagOutcome};
 
 /// How many failures (and items left alone, and items re-keyed) a report lists; more are
 /// counted, not kept.
@@ -86,21 +88,22 @@ impl<E: ShardedEntity> Migration<E> {
     /// Runs the migration: reads every part, moves what is not at its current place, and
     /// returns what it did.
     ///
-    /// Returns [`Error::MigrationIncomplete`] when an item could not be moved (the report
+    /// Returns [`MigrateError::Incomplete`] when an item could not be moved (the report
     /// lists each, with the reason; the rest were moved) or when a read failed and the run
-    /// stopped (with the error, and the checkpoint to resume from); [`Error::InvalidQuery`]
-    /// for settings that cannot run or an entity with no transition declared, and
-    /// [`Error::InvalidCheckpoint`] for a checkpoint of another migration, before any request.
+    /// stopped (with the error, and the checkpoint to resume from);
+    /// [`MigrateError::Failed`] with [`Error::InvalidQuery`] for settings that cannot run or an
+    /// entity with no transition declared, and [`MigrateError::InvalidCheckpoint`] for a
+    /// checkpoint of another migration, before any request.
     ///
     /// Dropping the future stops the migration between requests: what was moved stays moved,
     /// and an item copied but not yet deleted from its old place is finished by the next run.
     ///
     /// ```no_run
-    /// # use sharded::migrate::Migrate;
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// # use sharded::migrate::{Migrate, MigrateError};
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), MigrateError> {
     /// match repo.migrate().run().await {
     ///     Ok(report) => println!("{}", report.progress),
-    ///     Err(sharded::Error::MigrationIncomplete { report, .. }) => {
+    ///     Err(MigrateError::Incomplete { report, .. }) => {
     ///         for failure in &report.failed {
     ///             eprintln!("not moved: {} ({})", failure.key, failure.reason);
     ///         }
@@ -109,7 +112,7 @@ impl<E: ShardedEntity> Migration<E> {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn run(self) -> Result<Report, Error> {
+    pub async fn run(self) -> Result<Report, MigrateError> {
         Runner::new(self, false)?.run().await
     }
 
@@ -126,14 +129,14 @@ impl<E: ShardedEntity> Migration<E> {
     /// behind a migration: this count finds them.
     ///
     /// ```no_run
-    /// # use sharded::migrate::Migrate;
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::Error> {
+    /// # use sharded::migrate::{Migrate, MigrateError};
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), MigrateError> {
     /// let left = repo.migrate().remaining().await?;
     /// println!("{left}"); // "12 items to move (3 not the entity's, left alone)"
     /// assert!(left.items == 0 || left != 0);
     /// # Ok(()) }
     /// ```
-    pub async fn remaining(self) -> Result<Remaining, Error> {
+    pub async fn remaining(self) -> Result<Remaining, MigrateError> {
         Runner::new(self, true)?.count_remaining().await
     }
 }
@@ -154,7 +157,7 @@ pub(super) struct Runner<E> {
     on_progress: Option<ProgressHook>,
     on_checkpoint: Option<CheckpointHook>,
     /// The checkpoint's fixed part; its positions live in `state`.
-    base: CheckpointParts,
+    base: Checkpoint,
     state: Mutex<State>,
 }
 
@@ -185,9 +188,9 @@ impl<E: ShardedEntity> Runner<E> {
     }
 
     /// Checks the settings (before any request) and plans the parts.
-    pub(super) fn new(mut migration: Migration<E>, counting: bool) -> Result<Self, Error> {
+    pub(super) fn new(mut migration: Migration<E>, counting: bool) -> Result<Self, MigrateError> {
         let schema = E::SCHEMA;
-        let invalid = |message: String| Err(Error::InvalidQuery(message));
+        let invalid = |message: String| Err(Error::InvalidQuery(message).into());
         if schema.pk.previous.is_none() {
             return invalid(format!(
                 "{} declares no layout transition (`previous_n = N` or `legacy = \"...\"` on \
@@ -234,7 +237,7 @@ impl<E: ShardedEntity> Runner<E> {
             );
         }
         let layout = schema.pk.layout_description();
-        let resume = migration.resume.take().map(__ops::checkpoint_parts);
+        let resume = migration.resume.take();
         let (scope, parts) = match &migration.only {
             None => {
                 let segments = match (migration.options.segments, &resume) {
@@ -285,7 +288,7 @@ impl<E: ShardedEntity> Runner<E> {
                 )
             }
         };
-        let base = CheckpointParts {
+        let base = Checkpoint {
             table: migration.repo.table().to_owned(),
             entity: schema.entity.to_owned(),
             layout,
@@ -361,7 +364,7 @@ impl<E: ShardedEntity> Runner<E> {
     }
 
     /// Runs the migration: see [`Migration::run`].
-    pub(super) async fn run(self) -> Result<Report, Error> {
+    pub(super) async fn run(self) -> Result<Report, MigrateError> {
         let span = {
             use sharded_runtime::telemetry::*;
             tracing::info_span!(
@@ -381,20 +384,20 @@ impl<E: ShardedEntity> Runner<E> {
                 sharded_runtime::telemetry::ITEMS_READ,
                 state.progress.scanned,
             );
-            __ops::report(
-                state.progress.clone(),
-                state.failures.clone(),
-                state.left_alone.clone(),
-                state.rekeyed.clone(),
-                self.checkpoint(&state),
-            )
+            Report {
+                progress: state.progress.clone(),
+                failed: state.failures.clone(),
+                left_alone: state.left_alone.clone(),
+                rekeyed: state.rekeyed.clone(),
+                checkpoint: self.checkpoint(&state),
+            }
         };
         match result {
-            Err(source) => Err(Error::MigrationIncomplete {
+            Err(source) => Err(MigrateError::Incomplete {
                 report: Box::new(report),
                 source: Some(Box::new(source)),
             }),
-            Ok(()) if report.progress.failed > 0 => Err(Error::MigrationIncomplete {
+            Ok(()) if report.progress.failed > 0 => Err(MigrateError::Incomplete {
                 report: Box::new(report),
                 source: None,
             }),
@@ -403,7 +406,7 @@ impl<E: ShardedEntity> Runner<E> {
     }
 
     /// Counts what is left: see [`Migration::remaining`].
-    pub(super) async fn count_remaining(self) -> Result<Remaining, Error> {
+    pub(super) async fn count_remaining(self) -> Result<Remaining, MigrateError> {
         self.parts(true).await?;
         let state = self.state();
         let mut left_alone = Foreign::default();
@@ -878,9 +881,10 @@ impl<E: ShardedEntity> Runner<E> {
         let mut state = self.state();
         state.progress.rekeyed += 1;
         if state.rekeyed.len() < MAX_LISTED_FAILURES {
-            state
-                .rekeyed
-                .push(__ops::rekeyed(describe_key(E::SCHEMA, old), to));
+            state.rekeyed.push(Rekeyed {
+                from: describe_key(E::SCHEMA, old),
+                to,
+            });
         }
     }
 
@@ -891,19 +895,20 @@ impl<E: ShardedEntity> Runner<E> {
         let mut state = self.state();
         state.progress.failed += 1;
         if state.failures.len() < MAX_LISTED_FAILURES {
-            state
-                .failures
-                .push(__ops::failure(describe_key(E::SCHEMA, item), reason));
+            state.failures.push(Failure {
+                key: describe_key(E::SCHEMA, item),
+                reason,
+            });
         }
         drop(state);
         self.emit_progress();
     }
 
     fn checkpoint(&self, state: &State) -> Checkpoint {
-        __ops::checkpoint(CheckpointParts {
+        Checkpoint {
             positions: state.positions.clone(),
             ..self.base.clone()
-        })
+        }
     }
 
     /// Brings the time and rate up to date and hands the counts to the hook.

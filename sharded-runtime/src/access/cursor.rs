@@ -18,17 +18,14 @@
 
 use std::sync::Arc;
 
-use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
 use hmac::{KeyInit, Mac};
 
 use crate::access::description::{Description, FINGERPRINT_LEN};
 pub use crate::error::cursor::{CursorError, CursorKeyError};
 // The format versions written and read: defined beside the error that names them.
 use crate::error::cursor::{MIN_KEY_LEN, RANGE_VERSION, VERSION};
-use crate::keys::hash::fnv1a64;
+use crate::token::{self, Reader, Writer};
 
 /// The seal byte of a cursor checked by FNV-1a only.
 const PLAIN: u8 = 0;
@@ -431,24 +428,23 @@ fn encode_with(
     resume: &Resume,
     key: Option<&CursorKey>,
 ) -> Cursor {
-    let mut out = Vec::with_capacity(64 + resume.shards.len() * 48);
-    out.push(version);
-    out.push(if key.is_some() { SEALED } else { PLAIN });
-    out.extend_from_slice(description.fingerprint());
+    let mut out = Writer::with_capacity(64 + resume.shards.len() * 48);
+    out.u8(version);
+    out.u8(if key.is_some() { SEALED } else { PLAIN });
+    out.raw(description.fingerprint());
     if let Some(label) = label {
-        out.extend_from_slice(&(label.len() as u32).to_be_bytes());
-        out.extend_from_slice(label.as_bytes());
+        out.str(label);
     }
-    out.extend_from_slice(&(resume.shards.len() as u32).to_be_bytes());
+    out.u32(resume.shards.len() as u32);
     match &resume.merge {
-        None => out.push(0),
+        None => out.u8(0),
         Some(merge) => {
-            out.push(1);
-            out.extend_from_slice(&merge.shard.to_be_bytes());
+            out.u8(1);
+            out.u32(merge.shard);
             match &merge.sort {
-                None => out.push(0),
+                None => out.u8(0),
                 Some(value) => {
-                    out.push(1);
+                    out.u8(1);
                     write_value(&mut out, value);
                 }
             }
@@ -456,11 +452,11 @@ fn encode_with(
     }
     for position in &resume.shards {
         match position {
-            ShardPosition::Start => out.push(0),
-            ShardPosition::Done => out.push(1),
+            ShardPosition::Start => out.u8(0),
+            ShardPosition::Done => out.u8(1),
             ShardPosition::After(key) => {
-                out.push(2);
-                out.push(key.len() as u8);
+                out.u8(2);
+                out.u8(key.len() as u8);
                 for value in key {
                     write_value(&mut out, value);
                 }
@@ -469,37 +465,25 @@ fn encode_with(
     }
     match key {
         Some(key) => {
-            let tag = key.tag(&out, description);
-            out.extend_from_slice(&tag);
+            let tag = key.tag(out.as_bytes(), description);
+            out.raw(&tag);
+            Cursor(token::encode(out.as_bytes()))
         }
-        None => {
-            let checksum = fnv1a64(&out);
-            out.extend_from_slice(&checksum.to_be_bytes());
-        }
+        None => Cursor(out.checksummed()),
     }
-    Cursor(URL_SAFE_NO_PAD.encode(out))
 }
 
-fn write_value(out: &mut Vec<u8>, value: &AttributeValue) {
+fn write_value(out: &mut Writer, value: &AttributeValue) {
     // A multi-attribute sort key's merge position: tag 3, the count, then each value.
     if let AttributeValue::L(values) = value {
-        out.push(3);
-        out.extend_from_slice(&(values.len() as u32).to_be_bytes());
+        out.u8(3);
+        out.u32(values.len() as u32);
         for value in values {
             write_value(out, value);
         }
         return;
     }
-    let (tag, bytes): (u8, &[u8]) = match value {
-        AttributeValue::N(n) => (1, n.as_bytes()),
-        AttributeValue::B(b) => (2, b.as_ref()),
-        AttributeValue::S(s) => (0, s.as_bytes()),
-        // Key attributes are S, N or B; anything else cannot come from a key.
-        _ => (0, b""),
-    };
-    out.push(tag);
-    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-    out.extend_from_slice(bytes);
+    out.key_value(value);
 }
 
 /// Decodes a cursor of the query described by `description`, checking its seal (when the
@@ -533,9 +517,7 @@ fn decode_with(
     shards: u32,
     key: Option<&CursorKey>,
 ) -> Result<(Option<String>, Resume), CursorError> {
-    let bytes = URL_SAFE_NO_PAD
-        .decode(cursor.0.as_bytes())
-        .map_err(|e| CursorError::Malformed(format!("not base64url: {e}")))?;
+    let bytes = token::decode(&cursor.0)?;
     let Some(&version) = bytes.first() else {
         return Err(CursorError::Malformed("empty".into()));
     };
@@ -553,12 +535,7 @@ fn decode_with(
             if bytes.len() < HEADER_LEN + 4 + 1 + CHECKSUM_LEN {
                 return Err(CursorError::Malformed("too short".into()));
             }
-            let (body, checksum) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
-            let checksum = u64::from_be_bytes(checksum.try_into().unwrap_or_default());
-            if fnv1a64(body) != checksum {
-                return Err(CursorError::Tampered);
-            }
-            body
+            token::verify_checksum(&bytes).ok_or(CursorError::Tampered)?
         }
         (Some(SEALED), Some(key)) => {
             let verified = bytes.len() >= HEADER_LEN + TAG_LEN && {
@@ -588,18 +565,9 @@ fn decode_with(
     if !claims_this_query {
         return Err(CursorError::WrongQuery);
     }
-    let mut reader = Reader {
-        bytes: &body[HEADER_LEN..],
-    };
+    let mut reader = Reader::new(&body[HEADER_LEN..]);
     let label = match version {
-        RANGE_VERSION => {
-            let len = reader.u32()? as usize;
-            let raw = reader.take(len)?;
-            Some(
-                String::from_utf8(raw.to_vec())
-                    .map_err(|_| CursorError::Malformed("bucket label is not UTF-8".into()))?,
-            )
-        }
+        RANGE_VERSION => Some(reader.str()?),
         _ => None,
     };
     let count = reader.u32()?;
@@ -620,7 +588,7 @@ fn decode_with(
             }
             let sort = match reader.u8()? {
                 0 => None,
-                1 => Some(reader.value()?),
+                1 => Some(read_value(&mut reader, 0)?),
                 other => {
                     return Err(CursorError::Malformed(format!(
                         "unknown sort-key flag {other}"
@@ -643,7 +611,7 @@ fn decode_with(
             2 => {
                 let n = reader.u8()?;
                 let key = (0..n)
-                    .map(|_| reader.value())
+                    .map(|_| read_value(&mut reader, 0))
                     .collect::<Result<Vec<_>, _>>()?;
                 ShardPosition::After(key)
             }
@@ -654,9 +622,7 @@ fn decode_with(
             }
         });
     }
-    if !reader.bytes.is_empty() {
-        return Err(CursorError::Malformed("trailing bytes".into()));
-    }
+    reader.finish()?;
     Ok((
         label,
         Resume {
@@ -666,66 +632,33 @@ fn decode_with(
     ))
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], CursorError> {
-        if self.bytes.len() < n {
-            return Err(CursorError::Malformed("truncated".into()));
+/// A value written by [`write_value`]: a key value, or (at the top) a list of them.
+fn read_value(reader: &mut Reader<'_>, depth: u8) -> Result<AttributeValue, CursorError> {
+    let tag = reader.u8()?;
+    if tag == 3 {
+        // A list of key values (a multi-attribute sort key has at most four), never nested.
+        let count = reader.u32()? as usize;
+        if depth > 0 || count > crate::keys::schema::MAX_KEY_ATTRIBUTES {
+            return Err(CursorError::Malformed("invalid key value list".into()));
         }
-        let (head, rest) = self.bytes.split_at(n);
-        self.bytes = rest;
-        Ok(head)
+        let values = (0..count)
+            .map(|_| read_value(reader, depth + 1))
+            .collect::<Result<_, _>>()?;
+        return Ok(AttributeValue::L(values));
     }
-    fn u8(&mut self) -> Result<u8, CursorError> {
-        Ok(self.take(1)?[0])
-    }
-    fn u32(&mut self) -> Result<u32, CursorError> {
-        Ok(u32::from_be_bytes(
-            self.take(4)?.try_into().unwrap_or_default(),
-        ))
-    }
-    fn value(&mut self) -> Result<AttributeValue, CursorError> {
-        self.value_at_depth(0)
-    }
-
-    fn value_at_depth(&mut self, depth: u8) -> Result<AttributeValue, CursorError> {
-        let tag = self.u8()?;
-        if tag == 3 {
-            // A list of key values (a multi-attribute sort key has at most four), never nested.
-            let count = self.u32()? as usize;
-            if depth > 0 || count > crate::keys::schema::MAX_KEY_ATTRIBUTES {
-                return Err(CursorError::Malformed("invalid key value list".into()));
-            }
-            let values = (0..count)
-                .map(|_| self.value_at_depth(depth + 1))
-                .collect::<Result<_, _>>()?;
-            return Ok(AttributeValue::L(values));
-        }
-        let len = self.u32()? as usize;
-        let raw = self.take(len)?;
-        let text = || {
-            String::from_utf8(raw.to_vec())
-                .map_err(|_| CursorError::Malformed("key text is not UTF-8".into()))
-        };
-        Ok(match tag {
-            0 => AttributeValue::S(text()?),
-            1 => AttributeValue::N(text()?),
-            2 => AttributeValue::B(Blob::new(raw.to_vec())),
-            other => {
-                return Err(CursorError::Malformed(format!(
-                    "unknown value type {other}"
-                )))
-            }
-        })
-    }
+    reader
+        .scalar(tag)?
+        .ok_or_else(|| CursorError::Malformed(format!("unknown value type {tag}")))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aws_sdk_dynamodb::primitives::Blob;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine as _;
+
+    use crate::keys::hash::fnv1a64;
 
     fn sample() -> Resume {
         Resume {

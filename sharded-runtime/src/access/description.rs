@@ -4,7 +4,10 @@
 //! A [`Query`](crate::Query) and a [`RangeQuery`](crate::RangeQuery) describe themselves
 //! through the one type here, [`QueryShape`], so a part added to what shapes an answer is
 //! added for both. The bytes are specified on [`Cursor`](crate::Cursor) ("The query
-//! description"); [`Description`] holds them with their fingerprint.
+//! description"); [`Description`] holds them with their fingerprint. They are written with
+//! the wire codec every token shares (`token`): every variable-length part is length-prefixed
+//! (`u32` BE) and every list count-prefixed, so two different descriptions never share their
+//! bytes.
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use sha2::{Digest, Sha256};
@@ -12,6 +15,7 @@ use sha2::{Digest, Sha256};
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::sort_condition::SortCondition;
 use crate::error::Error;
+use crate::token::Writer;
 
 /// Bytes of a query fingerprint: the first 16 bytes (128 bits) of the description's SHA-256.
 pub(crate) const FINGERPRINT_LEN: usize = 16;
@@ -67,13 +71,13 @@ impl QueryShape<'_> {
     pub fn describe(&self) -> Result<Description, Error> {
         let mut out = Writer::default();
         match self.key {
-            KeyShape::Logical(_) => out.text("query"),
-            KeyShape::Buckets { .. } => out.text("range"),
+            KeyShape::Logical(_) => out.str("query"),
+            KeyShape::Buckets { .. } => out.str("range"),
         }
-        out.text(self.entity);
-        out.text(self.index);
+        out.str(self.entity);
+        out.str(self.index);
         match self.key {
-            KeyShape::Logical(logical) => out.text(logical),
+            KeyShape::Logical(logical) => out.str(logical),
             KeyShape::Buckets {
                 before,
                 after,
@@ -82,49 +86,49 @@ impl QueryShape<'_> {
                 to,
             } => {
                 for part in [before, after, granularity, from, to] {
-                    out.text(part);
+                    out.str(part);
                 }
             }
         }
         match self.sort {
-            None => out.flag(0),
+            None => out.u8(0),
             Some(condition) => {
-                out.flag(1);
-                out.text(condition.expression());
+                out.u8(1);
+                out.str(condition.expression());
                 let values = condition.values();
-                out.count(values.len());
+                out.u32(values.len() as u32);
                 for value in values {
-                    out.text(value);
+                    out.str(value);
                 }
             }
         }
         match self.filter {
-            None => out.flag(0),
+            None => out.u8(0),
             Some(filter) => {
-                out.flag(1);
+                out.u8(1);
                 write_filter(&mut out, filter)?;
             }
         }
         match self.projection {
-            None => out.flag(0),
+            None => out.u8(0),
             Some(attributes) => {
-                out.flag(1);
-                out.count(attributes.len());
+                out.u8(1);
+                out.u32(attributes.len() as u32);
                 for attribute in attributes {
-                    out.text(attribute);
+                    out.str(attribute);
                 }
             }
         }
-        out.text(if self.descending { "desc" } else { "asc" });
+        out.str(if self.descending { "desc" } else { "asc" });
         match self.expiry {
-            None => out.flag(0),
+            None => out.u8(0),
             Some(attribute) => {
-                out.flag(1);
-                out.text(attribute);
+                out.u8(1);
+                out.str(attribute);
             }
         }
-        out.text(self.layout);
-        Ok(Description::new(out.0))
+        out.str(self.layout);
+        Ok(Description::new(out.into_bytes()))
     }
 
     /// The same shape read under another layout (how a cursor of another layout is told).
@@ -142,19 +146,19 @@ impl QueryShape<'_> {
 fn write_filter(out: &mut Writer, filter: &Condition<()>) -> Result<(), Error> {
     let (mut names, mut values) = (Names::new(), Values::new());
     let expression = filter.render(&mut names, &mut values)?;
-    out.text(&expression);
+    out.str(&expression);
     let mut names: Vec<(String, String)> = names.into_iter().collect();
     names.sort_by(|a, b| placeholder_order(&a.0, &b.0));
-    out.count(names.len());
+    out.u32(names.len() as u32);
     for (placeholder, attribute) in &names {
-        out.text(placeholder);
-        out.text(attribute);
+        out.str(placeholder);
+        out.str(attribute);
     }
     let mut values: Vec<(String, AttributeValue)> = values.into_iter().collect();
     values.sort_by(|a, b| placeholder_order(&a.0, &b.0));
-    out.count(values.len());
+    out.u32(values.len() as u32);
     for (placeholder, value) in &values {
-        out.text(placeholder);
+        out.str(placeholder);
         write_value(out, value);
     }
     Ok(())
@@ -169,37 +173,29 @@ fn placeholder_order(a: &str, b: &str) -> std::cmp::Ordering {
 /// serialised from a `HashSet` comes out in any order); a map's entries sorted by name.
 fn write_value(out: &mut Writer, value: &AttributeValue) {
     match value {
-        AttributeValue::S(s) => {
-            out.flag(0);
-            out.text(s);
-        }
-        AttributeValue::N(n) => {
-            out.flag(1);
-            out.text(n);
-        }
-        AttributeValue::B(b) => {
-            out.flag(2);
-            out.bytes(b.as_ref());
+        // S, N and B as every token spells a key value (0, 1, 2).
+        AttributeValue::S(_) | AttributeValue::N(_) | AttributeValue::B(_) => {
+            out.scalar(value);
         }
         AttributeValue::Bool(b) => {
-            out.flag(3);
-            out.flag(u8::from(*b));
+            out.u8(3);
+            out.u8(u8::from(*b));
         }
-        AttributeValue::Null(_) => out.flag(4),
+        AttributeValue::Null(_) => out.u8(4),
         AttributeValue::L(list) => {
-            out.flag(5);
-            out.count(list.len());
+            out.u8(5);
+            out.u32(list.len() as u32);
             for item in list {
                 write_value(out, item);
             }
         }
         AttributeValue::M(map) => {
-            out.flag(6);
+            out.u8(6);
             let mut entries: Vec<_> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.count(entries.len());
+            out.u32(entries.len() as u32);
             for (name, item) in entries {
-                out.text(name);
+                out.str(name);
                 write_value(out, item);
             }
         }
@@ -207,38 +203,17 @@ fn write_value(out: &mut Writer, value: &AttributeValue) {
         AttributeValue::Ns(set) => write_set(out, 8, set.iter().map(|s| s.as_bytes())),
         AttributeValue::Bs(set) => write_set(out, 9, set.iter().map(|b| b.as_ref())),
         // A type this SDK version does not know: never built by a typed condition.
-        _ => out.flag(255),
+        _ => out.u8(255),
     }
 }
 
 fn write_set<'a>(out: &mut Writer, tag: u8, members: impl Iterator<Item = &'a [u8]>) {
     let mut members: Vec<&[u8]> = members.collect();
     members.sort_unstable();
-    out.flag(tag);
-    out.count(members.len());
+    out.u8(tag);
+    out.u32(members.len() as u32);
     for member in members {
         out.bytes(member);
-    }
-}
-
-/// The description's primitives: every variable-length part is length-prefixed (`u32` BE)
-/// and every list count-prefixed, so two different descriptions never share their bytes.
-#[derive(Default)]
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn flag(&mut self, byte: u8) {
-        self.0.push(byte);
-    }
-    fn count(&mut self, n: usize) {
-        self.0.extend_from_slice(&(n as u32).to_be_bytes());
-    }
-    fn bytes(&mut self, bytes: &[u8]) {
-        self.count(bytes.len());
-        self.0.extend_from_slice(bytes);
-    }
-    fn text(&mut self, text: &str) {
-        self.bytes(text.as_bytes());
     }
 }
 
@@ -343,7 +318,7 @@ mod tests {
         let value = |v: AttributeValue| {
             let mut out = Writer::default();
             write_value(&mut out, &v);
-            out.0
+            out.into_bytes()
         };
         let ss = |m: &[&str]| AttributeValue::Ss(m.iter().map(|s| s.to_string()).collect());
         assert_eq!(value(ss(&["b", "a", "c"])), value(ss(&["c", "a", "b"])));

@@ -299,7 +299,7 @@ pub(crate) fn from_item<E: ShardedEntity>(mut item: Item) -> Result<E, Error> {
 
 /// Reads an item of `E` as the entity without asking whose it is: for an item already
 /// recognised.
-pub(crate) fn decode<E: ShardedEntity>(item: Item) -> Result<E, Error> {
+pub fn decode<E: ShardedEntity>(item: Item) -> Result<E, Error> {
     decode_as(E::SCHEMA, item)
 }
 
@@ -339,7 +339,7 @@ pub(crate) fn decode_as<T: DeserializeOwned>(
 /// recognised by its keys is completed in place: the key fields it lacks as attributes are
 /// filled in from its keys, and it is tagged (in memory) when the table has a tag, so it reads
 /// as the entity from here on.
-pub(crate) fn recognize<E: ShardedEntity>(item: &mut Item, depth: Depth) -> Result<(), NotOurs> {
+pub fn recognize<E: ShardedEntity>(item: &mut Item, depth: Depth) -> Result<(), NotOurs> {
     let schema = E::SCHEMA;
     let recognition = schema.table_schema.recognition;
     if let Some(tag) = recognition.tag_attribute() {
@@ -455,7 +455,7 @@ fn by_keys<E: ShardedEntity>(item: &mut Item, depth: Depth) -> Result<(), Foreig
 /// Whether `item`, whose keys are not in canonical form, reads as the entity from its
 /// attributes and the keys it would have spell the same values as the stored ones
 /// ([`loosely_same_key`]): the entity's item, keyed by another service its own way.
-pub(crate) fn spelled_otherwise<E: ShardedEntity>(item: &Item, pk: &str, sk: Option<&str>) -> bool {
+pub fn spelled_otherwise<E: ShardedEntity>(item: &Item, pk: &str, sk: Option<&str>) -> bool {
     let Ok(entity) = decode::<E>(item.clone()) else {
         return false;
     };
@@ -491,7 +491,7 @@ pub(crate) fn is_ours<E: ShardedEntity>(item: &Item) -> bool {
 
 impl Placement {
     /// The placement of `entity`.
-    pub(crate) fn of<E: ShardedEntity>(entity: &E) -> Result<Self, Error> {
+    pub fn of<E: ShardedEntity>(entity: &E) -> Result<Self, Error> {
         let keys = entity.item_keys()?;
         let previous = entity.previous_pk()?;
         Ok(Placement::of_key(E::SCHEMA, keys.pk, previous, keys.sk))

@@ -28,7 +28,7 @@ use crate::keys::schema::EntitySchema;
 /// Where one item of an entity lives: its partition key and sort key now, and its partition
 /// key under the previous layout while a transition is declared and that place differs.
 #[derive(Debug, Clone)]
-pub(crate) struct Placement {
+pub struct Placement {
     schema: &'static EntitySchema,
     pk: String,
     sk: Option<String>,
@@ -92,12 +92,12 @@ impl Placement {
     }
 
     /// The current partition key.
-    pub(crate) fn pk(&self) -> &str {
+    pub fn pk(&self) -> &str {
         &self.pk
     }
 
     /// The sort key, if the entity has one.
-    pub(crate) fn sk(&self) -> Option<&str> {
+    pub fn sk(&self) -> Option<&str> {
         self.sk.as_deref()
     }
 
@@ -111,7 +111,7 @@ impl Placement {
     /// previous shards when their placement is unknown), or on another shard of its logical
     /// key (written there by a service that places items its own way: queries read every
     /// shard, so it is the item).
-    pub(crate) fn may_be_at(&self, stored: &str, place: crate::keys::layout::Place) -> bool {
+    pub fn may_be_at(&self, stored: &str, place: crate::keys::layout::Place) -> bool {
         let key = &self.schema.pk;
         stored == self.pk
             || self.previous.as_deref() == Some(stored)

@@ -20,7 +20,7 @@
 //! never an error of a list, never dropped without trace. A query, count, scan or collection
 //! skips it and counts it ([`Foreign`], in [`Answer`](crate::query::Answer),
 //! [`Page`](crate::Page), [`Partial`](crate::query::Partial) and the migration's
-//! [`Report`](crate::migrate::Report)), the metric `sharded.foreign_items` counts it by
+//! `sharded::migrate::Report`), the metric `sharded.foreign_items` counts it by
 //! reason, and a `DEBUG` event names its key. A point read (`get`) of a key that holds a
 //! foreign item returns [`Error::ForeignItem`], since "no item" would not be true. The
 //! migration leaves a foreign item exactly where it is and lists it.

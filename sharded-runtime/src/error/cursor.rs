@@ -1,5 +1,8 @@
 //! Why a cursor was refused: the error `Error::Cursor` carries, beside the error type so that
-//! it imports nothing from `access/` (the cursor codec, which raises it, is `access/cursor.rs`).
+//! it imports nothing from `access/` (the cursor codec, which raises it, is `access/cursor.rs`;
+//! the wire codec every token shares is the leaf `token`).
+
+use crate::token::Malformed;
 
 /// The cursor format version written and read by a query.
 pub(crate) const VERSION: u8 = 4;
@@ -116,6 +119,13 @@ pub enum CursorError {
 )]
 pub struct CursorKeyError {
     len: usize,
+}
+
+/// A cursor whose bytes the wire codec could not read is malformed.
+impl From<Malformed> for CursorError {
+    fn from(malformed: Malformed) -> Self {
+        CursorError::Malformed(malformed.0)
+    }
 }
 
 impl CursorKeyError {

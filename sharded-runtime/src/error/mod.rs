@@ -1,13 +1,12 @@
 //! Errors: what went wrong, and what the caller needs to recover.
 //!
 //! The folder holds the error type and the values its variants carry (a cursor's refusal, a
-//! canceled transaction's actions, a migration's report and checkpoint), so that it imports
+//! canceled transaction's actions, items that are not the entity's), so that it imports
 //! only the key model and the item vocabulary: `access/` and `capacity/` import it, never the
 //! other way round.
 
 pub(crate) mod cursor;
 pub(crate) mod foreign;
-pub(crate) mod migration;
 pub(crate) mod transaction;
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
@@ -450,38 +449,6 @@ pub enum Error {
         /// The item as stored when the condition was checked, if there was one.
         current: Option<crate::item::Item>,
     },
-    /// A migration (`repo.migrate()`, `sharded::migrate::Migrate`) finished with items it could
-    /// not move, or stopped because a read failed. Nothing was lost: what it moved stays
-    /// moved, what it could not move is still at its previous place (and read there), and
-    /// `report` has the counts, every item not moved with the reason (`report.failed`), and
-    /// where to resume (`report.checkpoint`).
-    ///
-    /// ```
-    /// use sharded::Error;
-    /// fn explain(e: &Error) {
-    ///     if let Error::MigrationIncomplete { report, source } = e {
-    ///         for failure in &report.failed {
-    ///             eprintln!("{}: {}", failure.key, failure.reason);
-    ///         }
-    ///         if source.is_some() {
-    ///             eprintln!("resume from {}", report.checkpoint);
-    ///         }
-    ///     }
-    /// }
-    /// ```
-    #[error("{}", migration_incomplete(report, source.as_deref()))]
-    MigrationIncomplete {
-        /// What the migration did, what it could not move, and where it stopped.
-        report: Box<migration::report::Report>,
-        /// The error that stopped it, if one did (a read that failed after the SDK's
-        /// retries); `None` when it read everything and only some items could not be moved.
-        #[source]
-        source: Option<Box<Error>>,
-    },
-    /// A migration checkpoint that cannot be used: not a token `Checkpoint` made,
-    /// or one of another migration (table, entity, layout, scope, segment count).
-    #[error("invalid migration checkpoint: {0}")]
-    InvalidCheckpoint(String),
     /// `Repo::in_default_table` on an entity without `#[sharded(table = "...")]`.
     #[error("{entity} has no default table: add #[sharded(table = \"...\")] or use Repo::new(client, table)")]
     NoDefaultTable {
@@ -518,10 +485,6 @@ impl Error {
             }
             Error::Coalesced { source } => source.throttling_reasons(),
             Error::OutcomeUnknown { last, .. } => last.throttling_reasons(),
-            Error::MigrationIncomplete {
-                source: Some(source),
-                ..
-            } => source.throttling_reasons(),
             Error::BatchIncomplete {
                 source: Some(source),
                 ..
@@ -644,42 +607,6 @@ impl Error {
             table: table.to_owned(),
             source: Box::new(aws_sdk_dynamodb::Error::from(err)),
         }
-    }
-}
-
-/// The message of [`Error::MigrationIncomplete`]: what stopped the run or what was not moved,
-/// and what to do.
-fn migration_incomplete(report: &migration::report::Report, source: Option<&Error>) -> String {
-    let failed = report.progress.failed;
-    let not_moved = if failed == 0 {
-        String::new()
-    } else {
-        let first = report
-            .failed
-            .first()
-            .map(|f| format!(" (the first: {}: {})", f.key, f.reason))
-            .unwrap_or_default();
-        format!(
-            "; {failed} item(s) could not be moved{first}: they are still at their previous \
-             place, listed in `report.failed`"
-        )
-    };
-    match source {
-        Some(error) => format!(
-            "the migration stopped: {error}{not_moved}; everything moved so far stays moved: \
-             run it again with `resume_from(report.checkpoint)` ({} of {} parts done){}",
-            report.checkpoint.parts_done(),
-            report.checkpoint.parts(),
-            if error.is_throttling() {
-                ", with a lower write_units_per_second or concurrency"
-            } else {
-                ""
-            }
-        ),
-        None => format!(
-            "the migration read everything{not_moved}; fix the cause and run it again (moved \
-             items are skipped)"
-        ),
     }
 }
 

@@ -4,10 +4,8 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `moves` | one item's move to its current place: in one transaction (what a write that meets an item at its previous place does first), or copied first and deleted later |
-//! | `classify` | what an item read is to a migration: the entity's to move, tag or leave, another record, or an item that is not the entity's, left alone |
+//! | `moves` | one item's move to its current place in one transaction (what a write that meets an item at its previous place does first), its parts the runner's copy shares, and the condition that an item is unchanged since read |
 
-pub(crate) mod classify;
 pub(crate) mod moves;
 
 pub(crate) use moves::{move_item, MoveOutcome, Store};

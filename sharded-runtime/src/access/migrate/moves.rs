@@ -16,8 +16,9 @@
 //! caller reads it again. Nothing is overwritten and nothing is lost; every refusal is an
 //! outcome the caller counts.
 //!
-//! The runner moves in two steps instead ([`copy_item`], then [`delete_stale`] a moment
-//! later), and an update copies the item it is about to change and leaves the stale old copy
+//! The runner (`sharded-ops`) moves in two steps instead (its copy: a put at the current
+//! place with a check of the old copy, [`Prepared::send`] keeping the old copy; then
+//! [`delete_stale`] a moment later), and an update copies the item it is about to change and leaves the stale old copy
 //! to the runner, because a query reads the partitions of a logical key one request each, at slightly
 //! different instants: an item moved in one step between the query's read of its new place and
 //! its read of its old place is in neither answer. Copied first and deleted later, it is in at
@@ -28,7 +29,6 @@
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity, ReturnValue,
     ReturnValuesOnConditionCheckFailure, TransactWriteItem,
@@ -58,11 +58,13 @@ impl<'a> Store<'a> {
         Store { client, table }
     }
 
-    fn client(&self) -> &'a Client {
+    /// The client moves send with.
+    pub fn client(&self) -> &'a Client {
         self.client
     }
 
-    fn table(&self) -> &'a str {
+    /// The table moves write in.
+    pub fn table(&self) -> &'a str {
         self.table
     }
 }
@@ -86,25 +88,6 @@ pub enum MoveOutcome {
     Occupied,
 }
 
-/// What the first step of a two-step move did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CopyOutcome {
-    /// Copied to its current place; the old copy is still there, for [`delete_stale`].
-    Copied,
-    /// Its current place already held an item of the entity (a newer write): the old copy is
-    /// stale and nothing was written; [`delete_stale`] removes it.
-    Taken,
-    /// Its current place holds an item that is not the entity's: nothing written, and the
-    /// old copy is kept (never deleted for a copy the repository cannot read).
-    Occupied,
-    /// Already at its current place: nothing to do.
-    InPlace,
-    /// The old copy changed or went after it was read: nothing written; read it again.
-    Changed,
-    /// DynamoDB refused for capacity: nothing written; wait, then read it again.
-    Throttled,
-}
-
 /// What [`delete_stale`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeleteOutcome {
@@ -113,17 +96,6 @@ pub enum DeleteOutcome {
     /// The old copy changed or went since it was read: nothing deleted; read it again.
     Changed,
     /// DynamoDB refused for capacity: nothing deleted; wait, then try again.
-    Throttled,
-}
-
-/// What [`tag_in_place`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TagOutcome {
-    /// Tagged where it is.
-    Tagged,
-    /// It changed or went after it was read: nothing written; read it again.
-    Changed,
-    /// DynamoDB refused for capacity: nothing written; wait, then read it again.
     Throttled,
 }
 
@@ -172,6 +144,40 @@ fn entity_of_old<E: ShardedEntity>(old: &Item) -> Result<E, Error> {
 /// its version, whatever its size).
 pub(crate) const MAX_COMPARED_ATTRIBUTES: usize = 140;
 
+/// The condition that `old`, an item of `E` as read, is unchanged since: what every write of a
+/// move (and the runner's tag of an item in place) is conditioned on, so a record rewritten
+/// since is read again rather than overwritten unseen.
+#[derive(Debug, Clone)]
+pub struct Unchanged {
+    /// The condition expression.
+    pub condition: String,
+    /// Its `ExpressionAttributeNames`.
+    pub names: Names,
+    /// Its `ExpressionAttributeValues`: the values compared (a request takes them through
+    /// [`values`](Self::values)).
+    pub values: Values,
+}
+
+impl Unchanged {
+    /// The condition that `old` is unchanged (see [`unchanged`]).
+    pub fn of<E: ShardedEntity>(old: &Item) -> Result<Unchanged, Error> {
+        let own = entity_of_old::<E>(old)?.to_item()?;
+        let (mut names, mut values) = (Names::new(), Values::new());
+        let condition = unchanged(E::SCHEMA, old, &own, &mut names, &mut values);
+        Ok(Unchanged {
+            condition,
+            names,
+            values,
+        })
+    }
+
+    /// Its values as a request takes them: none when there are none (DynamoDB refuses an
+    /// empty map).
+    pub fn values(&self) -> Option<Values> {
+        values_of(self.values.clone())
+    }
+}
+
 /// The condition that `old` is unchanged: its version, for a versioned entity; otherwise its
 /// attributes equal (at most [`MAX_COMPARED_ATTRIBUTES`], those in `own` first), and the item
 /// present. Registers its names and values.
@@ -216,46 +222,41 @@ fn unchanged(
     parts.join(" AND ")
 }
 
-/// Everything the requests of one move need, built once from the old copy.
-struct Prepared {
+/// Everything the requests of one move need, built once from the old copy: the put at its
+/// current place, and the condition that the old copy is unchanged. Its transaction
+/// ([`send`](Self::send)) is the move in one step ([`move_item`]) or the runner's copy.
+pub struct Prepared {
     /// The item as it will be stored at its current place.
     new: Item,
     old_key: Item,
-    /// "The old copy is unchanged since it was read", with its names and values.
-    condition: String,
-    names: Names,
-    values: Values,
+    /// "The old copy is unchanged since it was read".
+    unchanged: Unchanged,
     /// Sizes of the old copy and of the new item, for estimating costs.
     old_bytes: u64,
     new_bytes: u64,
 }
 
-/// Prepares the move of `old`, or `None` when it is already at its current place.
-fn prepare<E: ShardedEntity>(old: &Item) -> Result<Option<Prepared>, Error> {
-    let schema = E::SCHEMA;
-    let new = rebuilt::<E>(old)?;
-    let (old_key, new_key) = (key_of(schema, old), key_of(schema, &new));
-    if old_key == new_key {
-        return Ok(None);
-    }
-    // Index keys and the entity attribute make the item a little larger: refused here, with
-    // the entity and key, rather than by DynamoDB as an anonymous validation error.
-    check_item_size(E::SCHEMA, &new)?;
-    let (mut names, mut values) = (Names::new(), Values::new());
-    let own = entity_of_old::<E>(old)?.to_item()?;
-    let condition = unchanged(schema, old, &own, &mut names, &mut values);
-    Ok(Some(Prepared {
-        old_bytes: item_size(old) as u64,
-        new_bytes: item_size(&new) as u64,
-        new,
-        old_key,
-        condition,
-        names,
-        values,
-    }))
-}
-
 impl Prepared {
+    /// Prepares the move of `old`, or `None` when it is already at its current place.
+    pub fn of<E: ShardedEntity>(old: &Item) -> Result<Option<Prepared>, Error> {
+        let schema = E::SCHEMA;
+        let new = rebuilt::<E>(old)?;
+        let (old_key, new_key) = (key_of(schema, old), key_of(schema, &new));
+        if old_key == new_key {
+            return Ok(None);
+        }
+        // Index keys and the entity attribute make the item a little larger: refused here,
+        // with the entity and key, rather than by DynamoDB as an anonymous validation error.
+        check_item_size(E::SCHEMA, &new)?;
+        Ok(Some(Prepared {
+            old_bytes: item_size(old) as u64,
+            new_bytes: item_size(&new) as u64,
+            unchanged: Unchanged::of::<E>(old)?,
+            new,
+            old_key,
+        }))
+    }
+
     fn put(&self, table: &str, pk_attribute: &str) -> Result<Put, Error> {
         Put::builder()
             .table_name(table)
@@ -269,26 +270,43 @@ impl Prepared {
             .map_err(|e| Error::InvalidUpdate(format!("could not build the move's put: {e}")))
     }
 
-    fn values(&self) -> Option<Values> {
-        values_of(self.values.clone())
+    /// The action on the old copy, in the transaction with the put: its delete (a move), or a
+    /// check that it is unchanged (a copy, which keeps it), both on the same condition.
+    fn old_copy_action(&self, table: &str, keep: bool) -> Result<TransactWriteItem, Error> {
+        let Unchanged {
+            condition, names, ..
+        } = &self.unchanged;
+        let (key, values) = (Some(self.old_key.clone()), self.unchanged.values());
+        let built = if keep {
+            ConditionCheck::builder()
+                .table_name(table)
+                .set_key(key)
+                .condition_expression(condition.clone())
+                .set_expression_attribute_names(Some(names.clone()))
+                .set_expression_attribute_values(values)
+                .build()
+                .map(|check| TransactWriteItem::builder().condition_check(check).build())
+        } else {
+            Delete::builder()
+                .table_name(table)
+                .set_key(key)
+                .condition_expression(condition.clone())
+                .set_expression_attribute_names(Some(names.clone()))
+                .set_expression_attribute_values(values)
+                .build()
+                .map(|delete| TransactWriteItem::builder().delete(delete).build())
+        };
+        let what = if keep { "check" } else { "delete" };
+        built.map_err(|e| Error::InvalidUpdate(format!("could not build the move's {what}: {e}")))
     }
-}
 
-impl Prepared {
     /// The estimated cost of the transaction of a move: a write of the new item and one of the
     /// old copy (a delete, or a condition check, which is charged as a write), each at the
     /// transactional rate.
-    fn transaction_units(&self) -> f64 {
+    pub fn transaction_units(&self) -> f64 {
         (transactional_write_units(self.old_bytes) + transactional_write_units(self.new_bytes))
             as f64
     }
-}
-
-/// The estimated cost of the transaction of a move of an item `bytes` large, in one step
-/// ([`move_item`]) or the first of two ([`copy_item`]): what a runner reserves of its budget
-/// before sending it. [`delete_stale`] costs a plain write of the old copy more.
-pub fn estimated_units(bytes: u64) -> f64 {
-    (2 * transactional_write_units(bytes)) as f64
 }
 
 /// The reasons DynamoDB gave for canceling a transaction, one per action (`"None"` for an
@@ -303,12 +321,13 @@ fn cancellation_codes(
         .collect()
 }
 
-fn is_throttling_code(code: &str) -> bool {
+/// Whether a cancellation reason says DynamoDB refused for capacity.
+pub fn is_throttling_code(code: &str) -> bool {
     code.contains("Throughput") || code.contains("Throttl") || code.contains("RequestLimit")
 }
 
 /// The units DynamoDB reported for a request, or `estimate` when it reported none.
-fn reported(capacity: &[aws_sdk_dynamodb::types::ConsumedCapacity], estimate: f64) -> f64 {
+pub fn reported(capacity: &[aws_sdk_dynamodb::types::ConsumedCapacity], estimate: f64) -> f64 {
     let units: f64 = capacity.iter().filter_map(|c| c.capacity_units()).sum();
     if units > 0.0 {
         units
@@ -318,7 +337,12 @@ fn reported(capacity: &[aws_sdk_dynamodb::types::ConsumedCapacity], estimate: f6
 }
 
 /// The error for a cancellation whose reasons no outcome explains.
-fn refused(schema: &EntitySchema, old: &Item, codes: &[String], message: Option<&str>) -> Error {
+pub fn refused(
+    schema: &EntitySchema,
+    old: &Item,
+    codes: &[String],
+    message: Option<&str>,
+) -> Error {
     Error::InvalidUpdate(format!(
         "moving the {} item {} to its current place was refused by DynamoDB for reasons \
          {codes:?}{}; nothing was written",
@@ -330,7 +354,7 @@ fn refused(schema: &EntitySchema, old: &Item, codes: &[String], message: Option<
 
 /// What a transaction of the put at an item's current place and one action on its old copy
 /// came to.
-enum Sent {
+pub enum Sent {
     /// Committed, with the write units used.
     Done(f64),
     /// Canceled: DynamoDB's reason code per action (`"None"` for an action that was fine),
@@ -340,63 +364,54 @@ enum Sent {
     Failed(Error),
 }
 
-/// Sends the put of `prepared` at its current place and `second` (the delete or the check of
-/// the old copy) in one `TransactWriteItems`, idempotent under the SDK's retries (a commit
-/// whose answer was lost is not applied again).
-async fn with_put<E: ShardedEntity>(
-    repo: Store<'_>,
-    prepared: &Prepared,
-    second: TransactWriteItem,
-    estimate: f64,
-) -> Result<Sent, Error> {
-    let put = prepared.put(repo.table(), E::SCHEMA.pk.attribute)?;
-    let request = TokenRequest::new(vec![TransactWriteItem::builder().put(put).build(), second])
-        .reporting_capacity();
-    // One send, no resend here: the runner decides what a conflict costs (it counts attempts
-    // against `max_attempts` and reads the item again), and the SDK's own retries of a lost
-    // answer carry the token.
-    let once = RetryPolicy {
-        max_attempts: 1,
-        ..RetryPolicy::default()
-    };
-    let result = idempotent::send(repo.client(), &request, &once, &FirstSent::default()).await;
-    Ok(match result {
-        Ok(output) => Sent::Done(reported(output.consumed_capacity(), estimate)),
-        Err(e) => match e.into_service_error() {
-            TransactWriteItemsError::TransactionCanceledException(canceled) => Sent::Canceled(
-                cancellation_codes(&canceled),
-                canceled.message().map(str::to_owned),
-                canceled
-                    .cancellation_reasons()
-                    .first()
-                    .and_then(|reason| reason.item().cloned()),
-            ),
-            other => Sent::Failed(Error::dynamo("TransactWriteItems", repo.table(), other)),
-        },
-    })
+impl Prepared {
+    /// Sends the put at the item's current place and, on the old copy, its delete or (`keep`)
+    /// a check that it is unchanged, in one `TransactWriteItems`, idempotent under the SDK's
+    /// retries (a commit whose answer was lost is not applied again).
+    pub async fn send<E: ShardedEntity>(&self, repo: Store<'_>, keep: bool) -> Result<Sent, Error> {
+        let estimate = self.transaction_units();
+        let put = self.put(repo.table(), E::SCHEMA.pk.attribute)?;
+        let second = self.old_copy_action(repo.table(), keep)?;
+        let request =
+            TokenRequest::new(vec![TransactWriteItem::builder().put(put).build(), second])
+                .reporting_capacity();
+        // One send, no resend here: the runner decides what a conflict costs (it counts attempts
+        // against `max_attempts` and reads the item again), and the SDK's own retries of a lost
+        // answer carry the token.
+        let once = RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::default()
+        };
+        let result = idempotent::send(repo.client(), &request, &once, &FirstSent::default()).await;
+        Ok(match result {
+            Ok(output) => Sent::Done(reported(output.consumed_capacity(), estimate)),
+            Err(e) => match e.into_service_error() {
+                TransactWriteItemsError::TransactionCanceledException(canceled) => Sent::Canceled(
+                    cancellation_codes(&canceled),
+                    canceled.message().map(str::to_owned),
+                    canceled
+                        .cancellation_reasons()
+                        .first()
+                        .and_then(|reason| reason.item().cloned()),
+                ),
+                other => Sent::Failed(Error::dynamo("TransactWriteItems", repo.table(), other)),
+            },
+        })
+    }
 }
 
 /// Moves `old` (an item of `E` as read from a previous-layout partition) to its current
 /// place in one step: see the module documentation.
 pub async fn move_item<E: ShardedEntity>(repo: Store<'_>, old: &Item) -> Result<MoveReport, Error> {
     let schema = E::SCHEMA;
-    let Some(prepared) = prepare::<E>(old)? else {
+    let Some(prepared) = Prepared::of::<E>(old)? else {
         return Ok(Step {
             outcome: MoveOutcome::InPlace,
             write_units: 0.0,
         });
     };
     let both = prepared.transaction_units();
-    let delete = Delete::builder()
-        .table_name(repo.table())
-        .set_key(Some(prepared.old_key.clone()))
-        .condition_expression(prepared.condition.clone())
-        .set_expression_attribute_names(Some(prepared.names.clone()))
-        .set_expression_attribute_values(prepared.values())
-        .build()
-        .map_err(|e| Error::InvalidUpdate(format!("could not build the move's delete: {e}")))?;
-    let second = TransactWriteItem::builder().delete(delete).build();
-    let (reasons, message, current) = match with_put::<E>(repo, &prepared, second, both).await? {
+    let (reasons, message, current) = match prepared.send::<E>(repo, false).await? {
         Sent::Done(write_units) => {
             return Ok(Step {
                 outcome: MoveOutcome::Moved,
@@ -412,7 +427,7 @@ pub async fn move_item<E: ShardedEntity>(repo: Store<'_>, old: &Item) -> Result<
         // stale, or something the repository cannot read, and the old copy stays.
         ["ConditionalCheckFailed", "None"]
         | ["ConditionalCheckFailed", "ConditionalCheckFailed"] => {
-            match holds_the_entity::<E>(repo, &prepared, current).await? {
+            match prepared.holder::<E>(repo, current).await? {
                 Holder::Entity => {}
                 Holder::Foreign => {
                     return Ok(Step {
@@ -456,7 +471,7 @@ pub async fn move_item<E: ShardedEntity>(repo: Store<'_>, old: &Item) -> Result<
 
 /// A request that failed after the SDK's retries: a throttle is an outcome (the caller waits
 /// and tries again), anything else an error.
-fn throttled_or<T>(error: Error, throttled: T) -> Result<Step<T>, Error> {
+pub fn throttled_or<T>(error: Error, throttled: T) -> Result<Step<T>, Error> {
     if error.is_throttling() {
         Ok(Step {
             outcome: throttled,
@@ -467,160 +482,47 @@ fn throttled_or<T>(error: Error, throttled: T) -> Result<Step<T>, Error> {
     }
 }
 
-/// Whether the item holding the current place of a move (`current`, as DynamoDB returned it
-/// with the refusal; read consistently when it did not) is the entity's: a newer write that
-/// supersedes the old copy. Anything else (an untagged copy another service wrote, in a
-/// table whose items are tagged) never makes the migration delete an original.
-async fn holds_the_entity<E: ShardedEntity>(
-    repo: Store<'_>,
-    prepared: &Prepared,
-    current: Option<Item>,
-) -> Result<Holder, Error> {
-    let current = match current {
-        Some(item) => Some(item),
-        None => {
-            repo.client()
-                .get_item()
-                .table_name(repo.table())
-                .set_key(Some(key_of(E::SCHEMA, &prepared.new)))
-                .consistent_read(true)
-                .send()
-                .await
-                .map_err(|e| Error::dynamo("GetItem", repo.table(), e))?
-                .item
-        }
-    };
-    Ok(match current {
-        // Gone since the refusal: the runner reads the old copy again and moves it.
-        None => Holder::Nobody,
-        Some(item) if is_ours::<E>(&item) => Holder::Entity,
-        Some(_) => Holder::Foreign,
-    })
+impl Prepared {
+    /// Whether the item holding the current place of a move (`current`, as DynamoDB returned
+    /// it with the refusal; read consistently when it did not) is the entity's: a newer write
+    /// that supersedes the old copy. Anything else (an untagged copy another service wrote, in
+    /// a table whose items are tagged) never makes the migration delete an original.
+    pub async fn holder<E: ShardedEntity>(
+        &self,
+        repo: Store<'_>,
+        current: Option<Item>,
+    ) -> Result<Holder, Error> {
+        let current = match current {
+            Some(item) => Some(item),
+            None => {
+                repo.client()
+                    .get_item()
+                    .table_name(repo.table())
+                    .set_key(Some(key_of(E::SCHEMA, &self.new)))
+                    .consistent_read(true)
+                    .send()
+                    .await
+                    .map_err(|e| Error::dynamo("GetItem", repo.table(), e))?
+                    .item
+            }
+        };
+        Ok(match current {
+            // Gone since the refusal: the runner reads the old copy again and moves it.
+            None => Holder::Nobody,
+            Some(item) if is_ours::<E>(&item) => Holder::Entity,
+            Some(_) => Holder::Foreign,
+        })
+    }
 }
 
 /// What holds a move's current place.
-enum Holder {
+pub enum Holder {
     /// An item of the entity: the old copy is stale.
     Entity,
     /// Something that is not the entity's: the old copy stays.
     Foreign,
     /// Nothing (any more).
     Nobody,
-}
-
-/// The first step of a two-step move: copies `old` to its current place, only if nothing is
-/// there and `old` is unchanged (one `TransactWriteItems`: a put and a condition check on
-/// the old copy). The old copy stays until [`delete_stale`].
-pub async fn copy_item<E: ShardedEntity>(
-    repo: Store<'_>,
-    old: &Item,
-) -> Result<Step<CopyOutcome>, Error> {
-    let schema = E::SCHEMA;
-    let Some(prepared) = prepare::<E>(old)? else {
-        return Ok(Step {
-            outcome: CopyOutcome::InPlace,
-            write_units: 0.0,
-        });
-    };
-    // A condition check is charged as a write of the item it checks.
-    let both = prepared.transaction_units();
-    let check = ConditionCheck::builder()
-        .table_name(repo.table())
-        .set_key(Some(prepared.old_key.clone()))
-        .condition_expression(prepared.condition.clone())
-        .set_expression_attribute_names(Some(prepared.names.clone()))
-        .set_expression_attribute_values(prepared.values())
-        .build()
-        .map_err(|e| Error::InvalidUpdate(format!("could not build the move's check: {e}")))?;
-    let second = TransactWriteItem::builder().condition_check(check).build();
-    let (reasons, message, current) = match with_put::<E>(repo, &prepared, second, both).await? {
-        Sent::Done(write_units) => {
-            return Ok(Step {
-                outcome: CopyOutcome::Copied,
-                write_units,
-            })
-        }
-        Sent::Failed(error) => return throttled_or(error, CopyOutcome::Throttled),
-        Sent::Canceled(codes, message, current) => (codes, message, current),
-    };
-    let codes: Vec<&str> = reasons.iter().map(String::as_str).collect();
-    let outcome = match codes.as_slice() {
-        // The old copy changed or went: whatever the current place holds, read it again.
-        [_, "ConditionalCheckFailed"] => CopyOutcome::Changed,
-        ["ConditionalCheckFailed", "None"] => {
-            match holds_the_entity::<E>(repo, &prepared, current).await? {
-                Holder::Entity => CopyOutcome::Taken,
-                Holder::Foreign => CopyOutcome::Occupied,
-                Holder::Nobody => CopyOutcome::Changed,
-            }
-        }
-        _ if codes.iter().any(|c| is_throttling_code(c)) => {
-            return Ok(Step {
-                outcome: CopyOutcome::Throttled,
-                write_units: 0.0,
-            })
-        }
-        [_, "TransactionConflict"] | ["TransactionConflict", _] => CopyOutcome::Changed,
-        _ => return Err(refused(schema, old, &reasons, message.as_deref())),
-    };
-    Ok(Step {
-        outcome,
-        write_units: both,
-    })
-}
-
-/// Tags `item`, an untagged item of the entity at its current place (written by another
-/// service, in a table that tags): the one write that adopts it. Only the tag is set, and only
-/// if the item is still exactly as read, so a record rewritten since is classified again
-/// rather than tagged unseen.
-pub async fn tag_in_place<E: ShardedEntity>(
-    repo: Store<'_>,
-    item: &Item,
-) -> Result<Step<TagOutcome>, Error> {
-    let schema = E::SCHEMA;
-    let Some(tag) = schema.tag_attribute() else {
-        return Err(Error::InvalidUpdate(format!(
-            "{} has no tag to write: its table recognises items by their keys",
-            schema.entity
-        )));
-    };
-    let own = entity_of_old::<E>(item)?.to_item()?;
-    let (mut names, mut values) = (Names::new(), Values::new());
-    let condition = unchanged(schema, item, &own, &mut names, &mut values);
-    names.insert("#et".to_owned(), tag.to_owned());
-    values.insert(
-        ":tag".to_owned(),
-        AttributeValue::S(schema.entity.to_owned()),
-    );
-    let estimate = write_units(item_size(item) as u64) as f64;
-    let result = repo
-        .client()
-        .update_item()
-        .table_name(repo.table())
-        .set_key(Some(key_of(schema, item)))
-        .update_expression("SET #et = :tag")
-        .condition_expression(condition)
-        .set_expression_attribute_names(Some(names))
-        .set_expression_attribute_values(values_of(values))
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
-        .send()
-        .await;
-    match result {
-        Ok(output) => Ok(Step {
-            outcome: TagOutcome::Tagged,
-            write_units: reported(output.consumed_capacity.as_slice(), estimate),
-        }),
-        Err(e) => match e.into_service_error() {
-            UpdateItemError::ConditionalCheckFailedException(_) => Ok(Step {
-                outcome: TagOutcome::Changed,
-                write_units: estimate,
-            }),
-            other => throttled_or(
-                Error::dynamo("UpdateItem", repo.table(), other),
-                TagOutcome::Throttled,
-            ),
-        },
-    }
 }
 
 /// Deletes the old copy `old` of an item whose current place holds it (copied there, or
@@ -636,18 +538,16 @@ pub async fn delete_stale<E: ShardedEntity>(
     old: &Item,
 ) -> Result<Step<DeleteOutcome>, Error> {
     let schema = E::SCHEMA;
-    let own = entity_of_old::<E>(old)?.to_item()?;
-    let (mut names, mut values) = (Names::new(), Values::new());
-    let condition = unchanged(schema, old, &own, &mut names, &mut values);
+    let unchanged = Unchanged::of::<E>(old)?;
     let estimate = write_units(item_size(old) as u64) as f64;
     let result = repo
         .client()
         .delete_item()
         .table_name(repo.table())
         .set_key(Some(key_of(schema, old)))
-        .condition_expression(condition)
-        .set_expression_attribute_names(Some(names))
-        .set_expression_attribute_values(values_of(values))
+        .condition_expression(unchanged.condition.clone())
+        .set_expression_attribute_names(Some(unchanged.names.clone()))
+        .set_expression_attribute_values(unchanged.values())
         .return_values(ReturnValue::AllOld)
         .return_consumed_capacity(ReturnConsumedCapacity::Total)
         .send()

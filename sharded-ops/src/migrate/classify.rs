@@ -3,16 +3,17 @@
 //! entity's, left alone and listed. The rule every read follows, held to before anything is
 //! written.
 
-use crate::access::entity::{decode, recognize, spelled_otherwise, Item, ShardedEntity};
-use crate::access::placement::Placement;
-use crate::access::recognize::{Depth, ForeignReason, NotOurs};
-use crate::error::Error;
-use crate::item::ItemKeyDisplay;
-use crate::keys::layout;
+use sharded_keys::layout;
+use sharded_runtime::__ops::{
+    decode, not_canonical, recognize, spelled_otherwise, unreadable, Depth, NotOurs, Placement,
+};
+use sharded_runtime::keys::{Item, ItemKeyDisplay};
+use sharded_runtime::query::ForeignReason;
+use sharded_runtime::{Error, ShardedEntity};
 
 /// What an item read is, for the migration.
 #[derive(Debug)]
-pub enum Found {
+pub(crate) enum Found {
     /// Not in the entity's partitions at all (a whole-table scan reads every record of the
     /// table), or another entity's.
     NotOurs,
@@ -27,7 +28,7 @@ pub enum Found {
     /// the key its attributes give.
     Rekey,
     /// In the entity's partitions but not the entity's (see
-    /// [`recognize`](crate::access::recognize)): left exactly where it is, and reported.
+    /// the runtime's `recognize`): left exactly where it is, and reported.
     Foreign(ForeignReason),
 }
 
@@ -35,7 +36,7 @@ pub enum Found {
 /// keys parse, the item reads as the entity (its key fields taken from its keys where it
 /// lacks them) and builds back exactly the keys it is stored under, at a place of the
 /// entity's layouts: the rule every read follows, held to here before anything is written.
-pub fn classify<E: ShardedEntity>(item: &Item, rekey: bool) -> Found {
+pub(crate) fn classify<E: ShardedEntity>(item: &Item, rekey: bool) -> Found {
     let schema = E::SCHEMA;
     let text = |attribute: &str| item.get(attribute).and_then(|v| v.as_s().ok());
     let Some(stored) = text(schema.pk.attribute) else {
@@ -55,18 +56,14 @@ pub fn classify<E: ShardedEntity>(item: &Item, rekey: bool) -> Found {
         Err(NotOurs::Foreign(reason)) => return Found::Foreign(reason),
     }
     // A tagged item was taken at its word: it is held to the same keys now.
-    let unreadable = |e: Error| {
-        Found::Foreign(ForeignReason::Unreadable {
-            reason: e.to_string(),
-        })
-    };
+    let unreadable_for = |e: Error| Found::Foreign(unreadable(e.to_string()));
     let entity = match decode::<E>(completed) {
         Ok(entity) => entity,
-        Err(e) => return unreadable(e),
+        Err(e) => return unreadable_for(e),
     };
     let placement = match Placement::of(&entity) {
         Ok(placement) => placement,
-        Err(e) => return unreadable(e),
+        Err(e) => return unreadable_for(e),
     };
     let sort_key = schema.sk.and_then(|sk| text(sk.attribute));
     let canonical = placement.sk() == sort_key.map(String::as_str)
@@ -83,8 +80,8 @@ pub fn classify<E: ShardedEntity>(item: &Item, rekey: bool) -> Found {
         // values are an item whose attributes disagree with its key.
         return match spelled_otherwise::<E>(item, stored, sort_key.map(String::as_str)) {
             true if rekey => Found::Rekey,
-            true => Found::Foreign(ForeignReason::NotCanonical { reason }),
-            false => Found::Foreign(ForeignReason::Unreadable { reason }),
+            true => Found::Foreign(not_canonical(reason)),
+            false => Found::Foreign(unreadable(reason)),
         };
     }
     if stored != placement.pk() {

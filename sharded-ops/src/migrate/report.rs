@@ -3,9 +3,10 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::error::foreign::ForeignItem;
-use crate::error::migration::checkpoint::Checkpoint;
-use crate::item::ItemKeyDisplay;
+use sharded_runtime::keys::ItemKeyDisplay;
+use sharded_runtime::query::ForeignItem;
+
+use super::checkpoint::Checkpoint;
 
 /// What a migration has done so far: handed to the progress hook
 /// (`Migration::on_progress`) after every item and page, and
@@ -187,12 +188,12 @@ pub struct Rekeyed {
 /// What a migration did, once it has read everything it was asked to.
 ///
 /// ```no_run
-/// # use sharded::{Error, Repo, ShardedEntity};
-/// use sharded::migrate::Migrate;
-/// # async fn demo<E: ShardedEntity>(repo: Repo<E>) -> Result<(), Error> {
+/// # use sharded::{Repo, ShardedEntity};
+/// use sharded::migrate::{Migrate, MigrateError};
+/// # async fn demo<E: ShardedEntity>(repo: Repo<E>) -> Result<(), MigrateError> {
 /// let report = repo.migrate().run().await?;
 /// println!("{}", report.progress);
-/// assert!(report.failed.is_empty()); // otherwise `run` returns Error::MigrationIncomplete
+/// assert!(report.failed.is_empty()); // otherwise `run` returns MigrateError::Incomplete
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq)]

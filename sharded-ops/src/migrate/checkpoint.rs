@@ -15,18 +15,16 @@
 //! u64 BE  FNV-1a 64 (sharded::hash::fnv1a64) of every byte above
 //! str = u32 BE length + UTF-8 bytes
 //! ```
+//!
+//! Written and read with the runtime's wire codec (`token`, through `__ops`), the one every
+//! token of the crate uses.
 
 use std::fmt;
 use std::str::FromStr;
 
-use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
-
-use crate::error::Error;
-use crate::item::Item;
-use crate::keys::hash::fnv1a64;
+use sharded_runtime::__ops::{decode_token, verify_checksum, Malformed, Reader, Writer};
+use sharded_runtime::keys::Item;
 
 const VERSION: u8 = 1;
 
@@ -48,7 +46,7 @@ const VERSION: u8 = 1;
 ///
 /// ```
 /// use sharded::migrate::Checkpoint;
-/// # fn demo(checkpoint: &Checkpoint) -> Result<(), sharded::Error> {
+/// # fn demo(checkpoint: &Checkpoint) -> Result<(), sharded::migrate::CheckpointError> {
 /// let saved = checkpoint.to_token();                      // store it anywhere
 /// let restored: Checkpoint = saved.parse()?;     // after the crash
 /// assert_eq!(&restored, checkpoint);
@@ -64,9 +62,22 @@ pub struct Checkpoint {
     pub(crate) positions: Vec<Position>,
 }
 
+/// Why a token is not a migration checkpoint (not base64url, cut, changed, of another release),
+/// from [`Checkpoint::from_token`] or `parse`. It converts into
+/// [`MigrateError::InvalidCheckpoint`](super::MigrateError::InvalidCheckpoint) with `?`.
+///
+/// ```
+/// use sharded::migrate::{Checkpoint, CheckpointError, MigrateError};
+/// let refused: CheckpointError = "%%%".parse::<Checkpoint>().unwrap_err();
+/// assert!(matches!(MigrateError::from(refused), MigrateError::InvalidCheckpoint(_)));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid migration checkpoint: {0}")]
+pub struct CheckpointError(pub(crate) String);
+
 /// What a migration reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// The whole table, in this many scan segments (one position each).
     Table,
     /// The partitions of one logical key (one position each).
@@ -80,7 +91,7 @@ pub enum Scope {
 
 /// Where one segment or partition is.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Position {
+pub(crate) enum Position {
     /// Not read yet.
     Start,
     /// Read up to and including this key (DynamoDB's `LastEvaluatedKey`); every item of the
@@ -92,23 +103,6 @@ pub enum Position {
 
 impl Eq for Position {}
 
-/// A checkpoint's fields, for the runner (in `sharded-ops`, through `__ops`) that makes and
-/// reads checkpoints: the token's format and its checks stay here, beside the error that
-/// carries a checkpoint.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckpointParts {
-    /// The table migrated.
-    pub table: String,
-    /// The entity migrated.
-    pub entity: String,
-    /// The entity's layout description when the checkpoint was taken.
-    pub layout: String,
-    /// What the migration reads.
-    pub scope: Scope,
-    /// Where each segment or partition is.
-    pub positions: Vec<Position>,
-}
-
 impl Checkpoint {
     /// The checkpoint as a token: base64url, no padding.
     ///
@@ -119,127 +113,104 @@ impl Checkpoint {
     /// # }
     /// ```
     pub fn to_token(&self) -> String {
-        let mut out = vec![VERSION];
-        write_str(&mut out, &self.table);
-        write_str(&mut out, &self.entity);
-        write_str(&mut out, &self.layout);
+        let mut out = Writer::default();
+        out.u8(VERSION);
+        out.str(&self.table);
+        out.str(&self.entity);
+        out.str(&self.layout);
         let partitions = match &self.scope {
             Scope::Table => {
-                out.push(0);
+                out.u8(0);
                 None
             }
             Scope::Key {
                 logical,
                 partitions,
             } => {
-                out.push(1);
-                write_str(&mut out, logical);
+                out.u8(1);
+                out.str(logical);
                 Some(partitions)
             }
         };
-        out.extend_from_slice(&(self.positions.len() as u32).to_be_bytes());
+        out.u32(self.positions.len() as u32);
         for (i, position) in self.positions.iter().enumerate() {
             if let Some(partitions) = partitions {
-                write_str(&mut out, partitions.get(i).map_or("", String::as_str));
+                out.str(partitions.get(i).map_or("", String::as_str));
             }
             match position {
-                Position::Start => out.push(0),
-                Position::Done => out.push(1),
+                Position::Start => out.u8(0),
+                Position::Done => out.u8(1),
                 Position::After(key) => {
-                    out.push(2);
+                    out.u8(2);
                     let mut attributes: Vec<(&String, &AttributeValue)> = key.iter().collect();
                     attributes.sort_by(|a, b| a.0.cmp(b.0));
-                    out.push(attributes.len().min(u8::MAX as usize) as u8);
+                    out.u8(attributes.len().min(u8::MAX as usize) as u8);
                     for (name, value) in attributes.into_iter().take(u8::MAX as usize) {
-                        write_str(&mut out, name);
-                        match value {
-                            AttributeValue::N(n) => {
-                                out.push(1);
-                                write_str(&mut out, n);
-                            }
-                            AttributeValue::B(b) => {
-                                out.push(2);
-                                write_bytes(&mut out, b.as_ref());
-                            }
-                            // Key attributes are S, N or B; sharded's keys are all S.
-                            other => {
-                                out.push(0);
-                                write_str(&mut out, other.as_s().map_or("", String::as_str));
-                            }
-                        }
+                        out.str(name);
+                        // Key attributes are S, N or B; sharded's keys are all S.
+                        out.key_value(value);
                     }
                 }
             }
         }
-        let checksum = fnv1a64(&out);
-        out.extend_from_slice(&checksum.to_be_bytes());
-        URL_SAFE_NO_PAD.encode(out)
+        out.checksummed()
     }
 
     /// Reads a token made by [`to_token`](Self::to_token); anything else (truncated, edited,
-    /// not base64url) is [`Error::InvalidCheckpoint`] saying what is wrong.
+    /// not base64url) is a [`CheckpointError`] saying what is wrong.
     ///
     /// ```
-    /// use sharded::{migrate::Checkpoint, Error};
-    /// assert!(matches!(Checkpoint::from_token("not a token"), Err(Error::InvalidCheckpoint(_))));
+    /// use sharded::migrate::Checkpoint;
+    /// let refused = Checkpoint::from_token("not a token").unwrap_err();
+    /// assert!(refused.to_string().contains("not a migration checkpoint"));
     /// ```
-    pub fn from_token(token: &str) -> Result<Self, Error> {
+    pub fn from_token(token: &str) -> Result<Self, CheckpointError> {
         let invalid = |why: &str| {
-            Error::InvalidCheckpoint(format!(
+            CheckpointError(format!(
                 "not a migration checkpoint ({why}): pass the token `Checkpoint::to_token` \
                  made, unchanged"
             ))
         };
-        let bytes = URL_SAFE_NO_PAD
-            .decode(token.trim())
-            .map_err(|_| invalid("not base64url"))?;
+        let bytes = decode_token(token.trim()).map_err(|_| invalid("not base64url"))?;
         if bytes.len() < 9 {
             return Err(invalid("too short"));
         }
-        let (body, checksum) = bytes.split_at(bytes.len() - 8);
-        let mut sum = [0u8; 8];
-        sum.copy_from_slice(checksum);
-        if fnv1a64(body) != u64::from_be_bytes(sum) {
-            return Err(invalid("checksum mismatch: the token was changed or cut"));
-        }
-        let mut r = Reader { bytes: body };
-        if r.u8()? != VERSION {
+        let body = verify_checksum(&bytes)
+            .ok_or_else(|| invalid("checksum mismatch: the token was changed or cut"))?;
+        let read = |malformed: Malformed| invalid(&malformed.0);
+        let mut r = Reader::new(body);
+        if r.u8().map_err(read)? != VERSION {
             return Err(invalid(
                 "an unknown version: made by another release of sharded",
             ));
         }
-        let table = r.str()?;
-        let entity = r.str()?;
-        let layout = r.str()?;
-        let keyed = match r.u8()? {
+        let table = r.str().map_err(read)?;
+        let entity = r.str().map_err(read)?;
+        let layout = r.str().map_err(read)?;
+        let keyed = match r.u8().map_err(read)? {
             0 => None,
-            1 => Some(r.str()?),
+            1 => Some(r.str().map_err(read)?),
             _ => return Err(invalid("an unknown scope")),
         };
-        let count = r.u32()? as usize;
+        let count = r.u32().map_err(read)? as usize;
         // Every part takes at least one byte: a count beyond the bytes left is a lie.
-        if count > r.bytes.len() {
+        if count > r.remaining() {
             return Err(invalid("more parts than bytes"));
         }
         let mut partitions = Vec::new();
         let mut positions = Vec::with_capacity(count);
         for _ in 0..count {
             if keyed.is_some() {
-                partitions.push(r.str()?);
+                partitions.push(r.str().map_err(read)?);
             }
-            positions.push(match r.u8()? {
+            positions.push(match r.u8().map_err(read)? {
                 0 => Position::Start,
                 1 => Position::Done,
                 2 => {
                     let mut key = Item::new();
-                    for _ in 0..r.u8()? {
-                        let name = r.str()?;
-                        let value = match r.u8()? {
-                            0 => AttributeValue::S(r.str()?),
-                            1 => AttributeValue::N(r.str()?),
-                            2 => AttributeValue::B(Blob::new(r.bytes_field()?)),
-                            _ => return Err(invalid("an unknown key attribute type")),
-                        };
+                    for _ in 0..r.u8().map_err(read)? {
+                        let name = r.str().map_err(read)?;
+                        let value = r.key_value().map_err(read)?;
                         key.insert(name, value);
                     }
                     Position::After(key)
@@ -247,9 +218,7 @@ impl Checkpoint {
                 _ => return Err(invalid("an unknown position")),
             });
         }
-        if !r.bytes.is_empty() {
-            return Err(invalid("trailing bytes"));
-        }
+        r.finish().map_err(read)?;
         let scope = match keyed {
             None => Scope::Table,
             Some(logical) => Scope::Key {
@@ -326,10 +295,10 @@ impl fmt::Display for Checkpoint {
 }
 
 impl FromStr for Checkpoint {
-    type Err = Error;
+    type Err = CheckpointError;
 
     /// [`Checkpoint::from_token`].
-    fn from_str(token: &str) -> Result<Self, Error> {
+    fn from_str(token: &str) -> Result<Self, CheckpointError> {
         Checkpoint::from_token(token)
     }
 }
@@ -347,63 +316,11 @@ impl<'de> serde::Deserialize<'de> for Checkpoint {
     }
 }
 
-fn write_str(out: &mut Vec<u8>, s: &str) {
-    write_bytes(out, s.as_bytes());
-}
-
-fn write_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    out.extend_from_slice(&(b.len() as u32).to_be_bytes());
-    out.extend_from_slice(b);
-}
-
-/// Reads the fields of a token's body, refusing any overrun.
-struct Reader<'a> {
-    bytes: &'a [u8],
-}
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], Error> {
-        if self.bytes.len() < n {
-            return Err(Error::InvalidCheckpoint(
-                "not a migration checkpoint (truncated): pass the token \
-                 `Checkpoint::to_token` made, unchanged"
-                    .to_owned(),
-            ));
-        }
-        let (head, rest) = self.bytes.split_at(n);
-        self.bytes = rest;
-        Ok(head)
-    }
-
-    fn u8(&mut self) -> Result<u8, Error> {
-        Ok(self.take(1)?[0])
-    }
-
-    fn u32(&mut self) -> Result<u32, Error> {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(self.take(4)?);
-        Ok(u32::from_be_bytes(b))
-    }
-
-    fn bytes_field(&mut self) -> Result<Vec<u8>, Error> {
-        let n = self.u32()? as usize;
-        Ok(self.take(n)?.to_vec())
-    }
-
-    fn str(&mut self) -> Result<String, Error> {
-        String::from_utf8(self.bytes_field()?).map_err(|_| {
-            Error::InvalidCheckpoint(
-                "not a migration checkpoint (text that is not UTF-8): pass the token \
-                 `Checkpoint::to_token` made, unchanged"
-                    .to_owned(),
-            )
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aws_sdk_dynamodb::primitives::Blob;
+    use sharded_runtime::__ops::encode_token;
 
     fn sample(scope: Scope) -> Checkpoint {
         let after = Item::from([
@@ -449,10 +366,10 @@ mod tests {
     #[test]
     fn a_changed_or_cut_token_is_refused_never_misread() {
         let token = sample(Scope::Table).to_token();
-        let mut bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+        let mut bytes = decode_token(&token).unwrap();
         for i in 0..bytes.len() {
             bytes[i] ^= 0x20;
-            let edited = URL_SAFE_NO_PAD.encode(&bytes);
+            let edited = encode_token(&bytes);
             assert!(Checkpoint::from_token(&edited).is_err(), "byte {i}");
             bytes[i] ^= 0x20;
         }
@@ -470,15 +387,14 @@ mod tests {
 
     #[test]
     fn a_forged_count_with_a_valid_checksum_is_refused_without_allocating_it() {
-        let mut body = vec![VERSION];
+        let mut body = Writer::default();
+        body.u8(VERSION);
         for s in ["t", "E", "L"] {
-            write_str(&mut body, s);
+            body.str(s);
         }
-        body.push(0);
-        body.extend_from_slice(&u32::MAX.to_be_bytes());
-        let sum = fnv1a64(&body);
-        body.extend_from_slice(&sum.to_be_bytes());
-        let token = URL_SAFE_NO_PAD.encode(body);
+        body.u8(0);
+        body.u32(u32::MAX);
+        let token = body.checksummed();
         assert!(Checkpoint::from_token(&token).is_err());
     }
 }

@@ -34,6 +34,7 @@
 //! | `attribute` | `KeyAttribute`: the field types a multi-attribute key can hold, and their values |
 //! | `encoding` | `KeyPart`: how one value is written into a key so keys sort like values |
 //! | `template` | key templates: building physical keys and parsing them back |
+//! | `sort_condition` | typed sort-key conditions: a range on a template's field (or a multi-attribute key's) turned into exact bounds on the encoded keys; `SortKeyCondition`, `TemplateSort`, `AttributeSort` (`sharded::query`) |
 //! | `shards` | the physical keys of one logical key, and random shards |
 //! | `suffix` | how a shard number is spelled after a logical key (`#{shard}`, `#SHARD_{shard}`, `#{shard:02}`) |
 //! | `table` | the table as data: key attribute and index names, the entity tag and how items are recognised ([`schema`]) |
@@ -64,6 +65,8 @@ pub mod layout;
 pub mod schema;
 #[doc(hidden)]
 pub mod shards;
+#[doc(hidden)]
+pub mod sort_condition;
 #[doc(hidden)]
 pub mod suffix;
 #[doc(hidden)]

@@ -651,6 +651,18 @@ fn read_value(reader: &mut Reader<'_>, depth: u8) -> Result<AttributeValue, Curs
         .ok_or_else(|| CursorError::Malformed(format!("unknown value type {tag}")))
 }
 
+/// Refuses a page of no items, which `Query::page` and `RangeQuery::page` share: its cursor
+/// could never advance.
+pub(crate) fn page_size(size: usize) -> Result<(), crate::error::Error> {
+    if size == 0 {
+        return Err(crate::error::Error::InvalidQuery(
+            "page(0, ..): a page must hold at least one item, or its cursor could never advance"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

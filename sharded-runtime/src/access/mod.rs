@@ -15,7 +15,7 @@
 //! | [`repo`] | `Repo`: its configuration (`mod.rs`), and its operations by kind: `admin`, `read`, `write`, `batches` |
 //! | [`query`] | `Query`: the typed scatter-gather query builder |
 //! | [`range`] | `RangeQuery`: a time range over bucketed partition keys, bucket after bucket |
-//! | [`sort_condition`] | typed sort-key conditions: a field range turned into key bounds; the one check of an inverted range |
+//! | [`sort_condition`] | the typed sort-key conditions, re-exported from `sharded-keys` (key arithmetic: a field range turned into key bounds; the one check of an inverted range) |
 //! | [`options`] | the settings two builders share (`Query`/`RangeQuery`, `Scan` and the migration of `sharded-ops`), and the macros that write their setters once |
 //! | [`source`] | what a query reads and returns: an entity, a collection, a projection |
 //! | [`condition`] | typed conditions over an entity's fields |
@@ -61,7 +61,7 @@ pub(crate) mod retry;
 pub(crate) mod scan;
 pub(crate) mod scatter;
 pub(crate) mod settle;
-pub(crate) mod sort_condition;
+pub(crate) use crate::keys::sort_condition;
 pub(crate) mod source;
 pub(crate) mod table;
 pub(crate) mod transaction;

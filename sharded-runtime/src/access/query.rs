@@ -953,13 +953,7 @@ impl<S: QuerySource, O> Query<S, O> {
     /// last returned item, is returned in its place, in a steady layout as during a
     /// transition, where a migration moves items into shards that were empty.
     pub async fn page(mut self, size: usize, cursor: Option<&Cursor>) -> Result<Page<O>, Error> {
-        if size == 0 {
-            return Err(Error::InvalidQuery(
-                "page(0, ..): a page must hold at least one item, or its cursor could never \
-                 advance"
-                    .to_owned(),
-            ));
-        }
+        cursor::page_size(size)?;
         let planned = self.plan()?;
         let seal = self.options.seal.take();
         let resume = match cursor {

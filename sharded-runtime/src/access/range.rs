@@ -882,13 +882,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     /// # Ok(()) }
     /// ```
     pub async fn page(mut self, size: usize, cursor: Option<&Cursor>) -> Result<Page<E>, Error> {
-        if size == 0 {
-            return Err(Error::InvalidQuery(
-                "page(0, ..): a page must hold at least one item, or its cursor could never \
-                 advance"
-                    .to_owned(),
-            ));
-        }
+        cursor::page_size(size)?;
         let seal = self.options.seal.take();
         let descending = self.options.descending;
         let spec = self.spec()?;

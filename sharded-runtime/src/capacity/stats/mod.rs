@@ -129,6 +129,13 @@ impl fmt::Debug for HotKeyStats {
     }
 }
 
+/// Which units a record adds to: read or write.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Side {
+    Read,
+    Write,
+}
+
 impl HotKeyStats {
     /// A collector over the last `window` of traffic, on the system clock.
     pub fn new(window: Duration) -> Self {
@@ -205,40 +212,43 @@ impl HotKeyStats {
     /// empty name, = the base table). `shards: Some(n)` says `key` is `<logical>#<shard>` of a
     /// logical key with `n` shards, so the report can group the shards.
     pub fn record_write(&self, index: Option<&str>, key: &str, units: f64, shards: Option<u32>) {
-        self.record_write_spelled(index, key, units, default_spelling(shards));
+        self.record_spelled(
+            Side::Write,
+            index,
+            key,
+            units,
+            default_spelling(shards),
+            None,
+        );
     }
 
-    /// [`record_write`](Self::record_write) of a key whose shard suffix is known.
-    pub(crate) fn record_write_spelled(
+    /// [`record_write`](Self::record_write) or [`record_read`](Self::record_read) of a key
+    /// whose shard suffix is known; `item`, a hash of the item's primary key, when a write
+    /// names its item, so the report can tell one hot item from a hot key.
+    pub(crate) fn record_spelled(
         &self,
+        side: Side,
         index: Option<&str>,
         key: &str,
         units: f64,
         shards: Shards,
-    ) {
-        if units.is_finite() && units > 0.0 {
-            self.record(index, key, shards, |_, b| {
-                b.write += units;
-                b.writes += 1;
-            });
-        }
-    }
-
-    /// [`record_write`](Self::record_write) of a write that names its item (`item`: a hash
-    /// of the item's primary key), so the report can tell one hot item from a hot key.
-    pub(crate) fn record_item_write(
-        &self,
-        index: Option<&str>,
-        key: &str,
-        item: u64,
-        units: f64,
-        shards: Shards,
+        item: Option<u64>,
     ) {
         if units.is_finite() && units > 0.0 {
             self.record(index, key, shards, |entry, b| {
-                entry.items.add(item);
-                b.write += units;
-                b.writes += 1;
+                if let Some(item) = item {
+                    entry.items.add(item);
+                }
+                match side {
+                    Side::Write => {
+                        b.write += units;
+                        b.writes += 1;
+                    }
+                    Side::Read => {
+                        b.read += units;
+                        b.reads += 1;
+                    }
+                }
             });
         }
     }
@@ -246,23 +256,14 @@ impl HotKeyStats {
     /// Records `units` read units consumed on partition key `key` of `index`; see
     /// [`record_write`](Self::record_write).
     pub fn record_read(&self, index: Option<&str>, key: &str, units: f64, shards: Option<u32>) {
-        self.record_read_spelled(index, key, units, default_spelling(shards));
-    }
-
-    /// [`record_read`](Self::record_read) of a key whose shard suffix is known.
-    pub(crate) fn record_read_spelled(
-        &self,
-        index: Option<&str>,
-        key: &str,
-        units: f64,
-        shards: Shards,
-    ) {
-        if units.is_finite() && units > 0.0 {
-            self.record(index, key, shards, |_, b| {
-                b.read += units;
-                b.reads += 1;
-            });
-        }
+        self.record_spelled(
+            Side::Read,
+            index,
+            key,
+            units,
+            default_spelling(shards),
+            None,
+        );
     }
 
     /// Records one throttled request on `key` of `index`, with the reason DynamoDB gave

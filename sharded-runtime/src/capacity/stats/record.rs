@@ -11,7 +11,7 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::{AttributeValue, ConsumedCapacity, TransactWriteItem};
 
 use crate::capacity::stats::split_shard;
-use crate::capacity::stats::{HotKeyStats, Shards};
+use crate::capacity::stats::{HotKeyStats, Shards, Side};
 use crate::capacity::units::{item_size, read_units, write_units, Consistency};
 use crate::error::{Error, UNPROCESSED_ITEMS};
 use crate::item::{describe_key, Item};
@@ -48,13 +48,8 @@ pub(crate) fn transaction_write(
     let units = 2.0 * write_units(item_size(sent) as u64) as f64;
     let shards = spelled(&schema.pk);
     let sort_key = schema.sk.as_ref().and_then(|sk| text(sk.attribute));
-    stats.record_item_write(
-        None,
-        key,
-        item_identity(key, sort_key.map(String::as_str)),
-        units,
-        shards,
-    );
+    let item = item_identity(key, sort_key.map(String::as_str));
+    stats.record_spelled(Side::Write, None, key, units, shards, Some(item));
     key_units(None, key, shards, WRITE, units);
 }
 
@@ -100,7 +95,14 @@ pub(crate) fn write(
         let shards = spelled(&schema.pk);
         let sort_key = schema.sk.as_ref().and_then(|sk| text(sk.attribute));
         let item_id = item_identity(&key, sort_key.as_deref());
-        stats.record_item_write(None, &key, item_id, units.unwrap_or(by_size), shards);
+        stats.record_spelled(
+            Side::Write,
+            None,
+            &key,
+            units.unwrap_or(by_size),
+            shards,
+            Some(item_id),
+        );
         key_units(None, &key, shards, WRITE, units.unwrap_or(by_size));
     }
     for gsi in schema.gsis {
@@ -116,7 +118,14 @@ pub(crate) fn write(
             .and_then(|m| m.get(gsi.index_name))
             .and_then(|c| c.capacity_units);
         let (index, shards) = (Some(gsi.index_name), spelled(&gsi.pk));
-        stats.record_write_spelled(index, &key, units.unwrap_or(by_size), shards);
+        stats.record_spelled(
+            Side::Write,
+            index,
+            &key,
+            units.unwrap_or(by_size),
+            shards,
+            None,
+        );
         key_units(index, &key, shards, WRITE, units.unwrap_or(by_size));
     }
 }
@@ -159,7 +168,7 @@ pub(crate) fn read(
         Ok(consumed) => {
             let units = consumed.and_then(|c| c.capacity_units);
             let units = units.unwrap_or_else(|| read_units(0, consistency));
-            stats.record_read_spelled(index, pk, units, shards);
+            stats.record_spelled(Side::Read, index, pk, units, shards, None);
             key_units(index, pk, shards, READ, units);
         }
         Err(error) => {

@@ -30,18 +30,19 @@
 
 use std::marker::PhantomData;
 
-use crate::keys::attribute::{KeyArg, KeyValue};
-use crate::keys::encoding::{KeyPart, KeyPartError, PartArg};
-use crate::keys::error::KeyError;
-use crate::keys::schema::KeyAttributeSchema;
-use crate::keys::template::{build_key_prefix, KeyContext, KeyTemplate, Segment};
+use crate::attribute::{KeyArg, KeyValue};
+use crate::encoding::{KeyPart, KeyPartError, PartArg};
+use crate::error::KeyError;
+use crate::schema::KeyAttributeSchema;
+use crate::template::{build_key_prefix, KeyContext, KeyTemplate, Segment};
 
 /// A sort-key condition of a query, applied by DynamoDB in the key condition. Values are
 /// physical sort-key strings. Users build one with the typed
 /// [`SortKeyCondition`] functions the derive
 /// generates; the range query builds its bucket bounds here directly.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum SortCondition {
+#[doc(hidden)]
+pub enum SortCondition {
     /// `begins_with(sk, prefix)`
     BeginsWith(String),
     /// `sk BETWEEN low AND high` (both inclusive)
@@ -60,7 +61,7 @@ pub(crate) enum SortCondition {
 
 impl SortCondition {
     /// The key-condition fragment, with `#sk` and `:sk0`/`:sk1` placeholders.
-    pub(crate) fn expression(&self) -> &'static str {
+    pub fn expression(&self) -> &'static str {
         match self {
             SortCondition::BeginsWith(_) => "begins_with(#sk, :sk0)",
             SortCondition::Between(..) => "#sk BETWEEN :sk0 AND :sk1",
@@ -73,7 +74,7 @@ impl SortCondition {
     }
 
     /// The placeholder values, in order.
-    pub(crate) fn values(&self) -> Vec<&str> {
+    pub fn values(&self) -> Vec<&str> {
         match self {
             SortCondition::Between(a, b) => vec![a, b],
             SortCondition::BeginsWith(v)
@@ -87,7 +88,7 @@ impl SortCondition {
 }
 
 /// A typed sort-key condition, built from the generated `sk_sort()` (or `gsiN_sort()`) and
-/// given to [`Query::sk`](crate::Query::sk).
+/// given to `Query::sk`.
 ///
 /// A key value that cannot be encoded (an empty string) or bounds given the wrong way round
 /// do not fail here: the error is kept and returned by the query that uses the condition, so
@@ -175,7 +176,8 @@ impl SortKeyCondition {
     }
 
     /// The attribute, the leading attributes held equal, and the condition on the attribute.
-    pub(crate) fn into_parts(
+    #[doc(hidden)]
+    pub fn into_parts(
         self,
     ) -> (
         &'static str,
@@ -494,7 +496,7 @@ mod tests {
 /// `between`) on the next field, which ends the condition and gives the [`SortKeyCondition`].
 /// `Rest` lists the fields not yet conditioned as nested pairs (`(u64, (String, ()))`), so each
 /// step takes a value of the next field's type only; `H` is [`Held`] once a field is held
-/// equal. Give it to [`Query::sk`](crate::Query::sk).
+/// equal. Give it to `Query::sk`.
 ///
 /// A condition that ends on `eq` reads the items with those fields; with nothing held, every
 /// item of the entity (`begins_with` the template's leading literal, as `sk_all()`).
@@ -682,7 +684,7 @@ impl<Rest, H> From<TemplateSort<Rest, H>> for SortKeyCondition {
 /// accepts. `Rest` lists the attributes not yet conditioned as nested pairs (`(u64,
 /// (String, ()))`); a range ends the condition (`Rest` becomes [`RangeSet`]), so a second
 /// range, or an `eq` after one, does not compile. Give it to
-/// [`Query::sk`](crate::Query::sk).
+/// `Query::sk`.
 ///
 /// ```
 /// use serde::{Deserialize, Serialize};

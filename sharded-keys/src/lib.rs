@@ -42,6 +42,7 @@
 //! | `hash` | the shard hash specification and its test vectors ([`hash`]) |
 //! | `schema` | the static description of an entity's keys, DynamoDB's key size limits; table definitions ([`schema`]) |
 //! | `item_keys` | an item's key attributes ([`ItemKeys`]) and their display in errors ([`ItemKeyDisplay`]) |
+//! | `checks` | the compile-time checks generated code calls (`const fn`s over schemas, templates, suffixes) |
 //! | `collision` | whether two entities' templates can write the same physical key |
 //! | `const_str` | `&str` equality in a `const fn`, for the compile-time checks |
 //! | `error` | [`KeyError`] |
@@ -49,6 +50,8 @@
 #[doc(hidden)]
 pub mod attribute;
 pub mod bucket;
+#[doc(hidden)]
+pub mod checks;
 #[doc(hidden)]
 pub mod collision;
 #[doc(hidden)]

@@ -221,13 +221,7 @@ pub const fn assert_same_partition_types<A: SamePartitionTypes<B>, B>() {}
 /// first member: the same table, template shape, shard count and suffix, transition and
 /// sort-key presence. The derive calls it in a `const` item spanned at the member's type.
 pub const fn assert_collection_member(first: &EntitySchema, member: &EntitySchema) {
-    if str_eq(first.entity, member.entity) {
-        panic!(
-            "this member has the entity name of an earlier member: items would be ambiguous; \
-             give one of them another name with #[sharded(entity = \"...\")], or remove the \
-             repeated variant"
-        );
-    }
+    assert_distinct_entities(first, member);
     if !same_template_shape(first.pk.template, member.pk.template) {
         panic!(
             "this member's #[pk(template = ..)] differs from the collection's first member's: \
@@ -277,8 +271,8 @@ pub const fn assert_collection_member(first: &EntitySchema, member: &EntitySchem
     }
 }
 
-/// Fails compilation when two members other than the first share an entity name (the first
-/// is compared by [`assert_collection_member`]).
+/// Fails compilation when two members share an entity name; [`assert_collection_member`]
+/// asks it about the first member, the derive about every later pair.
 pub const fn assert_distinct_entities(earlier: &EntitySchema, member: &EntitySchema) {
     if str_eq(earlier.entity, member.entity) {
         panic!(

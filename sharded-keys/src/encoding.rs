@@ -239,19 +239,20 @@ pub enum UnknownField {}
 
 impl<T: ?Sized> PartArg<UnknownField> for T {
     fn part(&self) -> &dyn KeyPart {
-        &Unresolved
+        &Unencodable
     }
 }
 
-/// The key part of a value for an [`UnknownField`]: never written, since the crate that
-/// names one does not compile.
-struct Unresolved;
+/// The key part of a value whose type has no key encoding, or whose field the derive could
+/// not resolve: what generated code falls back to after it reported the error, so it is never
+/// written (the crate does not compile). One for every such fallback.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Unencodable;
 
-impl KeyPart for Unresolved {
+impl KeyPart for Unencodable {
     fn write_key(&self, _: &mut String) -> Result<(), KeyPartError> {
-        Err(KeyPartError::invalid(
-            "the key field's type was not resolved",
-        ))
+        Err(KeyPartError::invalid("this value has no key encoding"))
     }
 }
 

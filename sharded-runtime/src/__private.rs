@@ -272,17 +272,7 @@ pub trait FallbackProbe {
 
 impl<T: ?Sized> FallbackProbe for &Probe<'_, T> {
     fn part(&self) -> &dyn KeyPart {
-        &Unencodable
-    }
-}
-
-struct Unencodable;
-
-impl KeyPart for Unencodable {
-    fn write_key(&self, _: &mut String) -> Result<(), crate::keys::encoding::KeyPartError> {
-        Err(crate::keys::encoding::KeyPartError::invalid(
-            "this type has no key encoding",
-        ))
+        &crate::keys::encoding::Unencodable
     }
 }
 

@@ -667,6 +667,39 @@ impl<Rest, H> TemplateSort<Rest, H> {
     }
 }
 
+/// The end of a [`TemplateSort`] whose every field is held: `()`, or [`EndsInLiteral`]. Such a
+/// condition spells one whole sort key, which a query's `after`, `before`, `from` and `to`
+/// take as a bound.
+#[diagnostic::on_unimplemented(
+    message = "a whole-key bound needs every field of the sort key, and fields of types `{Self}` are not held yet",
+    label = "not a whole sort key",
+    note = "hold every field of the template with `eq`, in order (`Score::sk_sort().eq(100).eq(\"p1\")`), \
+            or give an item (`&score`); a range on one field is `.sk(Score::sk_sort().gt(100))`"
+)]
+pub trait WholeKeyEnd {}
+
+#[diagnostic::do_not_recommend]
+impl WholeKeyEnd for () {}
+
+#[diagnostic::do_not_recommend]
+impl WholeKeyEnd for EndsInLiteral {}
+
+impl<Rest: WholeKeyEnd> TemplateSort<Rest, Held> {
+    /// The sort-key attribute and the whole key the held fields spell (the template's trailing
+    /// literal included), or why a field could not be encoded.
+    #[doc(hidden)]
+    pub fn into_whole_key(self) -> (&'static str, Result<String, KeyError>) {
+        let values: Vec<&dyn KeyPart> = self.held.iter().map(|e| e as &dyn KeyPart).collect();
+        let key = build_key_prefix(
+            self.ctx,
+            self.template,
+            &values,
+            self.template.segments.len(),
+        );
+        (self.ctx.attribute, key)
+    }
+}
+
 impl<Rest, H> From<TemplateSort<Rest, H>> for SortKeyCondition {
     /// The condition the held fields say: the last one's equality, the others before it; with
     /// none, every key of the entity.

@@ -97,8 +97,9 @@ pub use sharded_keys::{KeyError, ShardedTable};
 /// # Ok(()) }
 /// ```
 pub mod query {
+    pub use crate::access::bounds::{SortBound, WholeSortKey};
     pub use crate::access::handle::MAX_FAN_OUT;
-    pub use crate::access::query::{Answer, Partial, STREAM_PAGE_ITEMS};
+    pub use crate::access::query::{Answer, Around, Partial, Rank, STREAM_PAGE_ITEMS};
     pub use crate::access::range::RangeQuery;
     pub use crate::access::read_cache::DEFAULT_CACHE_ITEMS;
     pub use crate::access::recognize::{Foreign, ForeignItem, ForeignReason, MAX_FOREIGN_EXAMPLES};
@@ -106,7 +107,7 @@ pub mod query {
     pub use crate::access::scatter::ShardFailure;
     pub use crate::access::sort_condition::{
         AttributeSort, EndsInLiteral, Held, NextSortAttribute, RangeSet, SortKeyCondition,
-        StrictUpperBound, StringSortAttribute, TemplateSort, Unheld,
+        StrictUpperBound, StringSortAttribute, TemplateSort, Unheld, WholeKeyEnd,
     };
     pub use crate::access::source::{CollectionMember, QuerySource};
 }

@@ -12,6 +12,7 @@ mod support;
 mod adoption;
 mod backends;
 mod batch;
+mod bounds;
 mod buckets;
 mod collection;
 mod counter;

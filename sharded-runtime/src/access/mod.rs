@@ -15,6 +15,7 @@
 //! | [`repo`] | `Repo`: its configuration (`mod.rs`), and its operations by kind: `admin`, `read`, `write`, `batches` |
 //! | [`query`] | `Query`: the typed scatter-gather query builder |
 //! | [`range`] | `RangeQuery`: a time range over bucketed partition keys, bucket after bucket |
+//! | [`bounds`] | whole-key bounds (`after`, `before`, `from`, `to`): the closest key condition, and the range every item read is checked against |
 //! | [`sort_condition`] | the typed sort-key conditions, re-exported from `sharded-keys` (key arithmetic: a field range turned into key bounds; the one check of an inverted range) |
 //! | [`options`] | the settings two builders share (`Query`/`RangeQuery`, `Scan` and the migration of `sharded-ops`), and the macros that write their setters once |
 //! | [`source`] | what a query reads and returns: an entity, a collection, a projection |
@@ -40,6 +41,7 @@
 //! | [`table`] | creating a table from a table definition |
 
 pub(crate) mod batch;
+pub(crate) mod bounds;
 pub(crate) mod clock_values;
 pub(crate) mod condition;
 pub(crate) mod counter;

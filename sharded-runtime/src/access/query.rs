@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use futures::{FutureExt, Stream};
 
+use crate::access::bounds::{next_prefix, Bounds, WholeSortKey};
 use crate::access::condition::Condition;
 use crate::access::cursor::{self, Cursor, CursorKey, Resume, ShardPosition};
 use crate::access::description::{Description, KeyShape, QueryShape};
@@ -73,6 +74,30 @@ pub struct Query<S, O = S> {
     include_expired: bool,
     /// The age of a cached answer this query accepts (`max_staleness`), over the repository's.
     max_staleness: Option<Duration>,
+    /// Whole-key bounds (`after`, `before`, `from`, `to`).
+    bounds: Bounds,
+}
+
+impl<S, O> Clone for Query<S, O> {
+    fn clone(&self) -> Self {
+        Query {
+            handle: self.handle.clone(),
+            _entity: PhantomData,
+            index: self.index,
+            partitions: self.partitions.clone(),
+            condition: self.condition.clone(),
+            sort_equalities: self.sort_equalities.clone(),
+            options: self.options.clone(),
+            decode: self.decode,
+            recognize: self.recognize,
+            projection: self.projection,
+            invalid: self.invalid.clone(),
+            filter: self.filter.clone(),
+            include_expired: self.include_expired,
+            max_staleness: self.max_staleness,
+            bounds: self.bounds.clone(),
+        }
+    }
 }
 
 /// What [`Query::plan`] derives from a query, without changing it: the engine's plan and what
@@ -193,6 +218,41 @@ pub struct Page<E> {
     pub foreign: Foreign,
 }
 
+/// Where an item stands in a query's order, from [`Query::rank`], and what finding out cost.
+///
+/// ```no_run
+/// # async fn demo(rank: sharded::query::Rank) {
+/// println!("#{}: {} read units over {} requests", rank.position, rank.read_units, rank.requests);
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Rank {
+    /// 1 for the first item: one more than the items ahead.
+    pub position: u64,
+    /// The read units DynamoDB reported for the counts (0 where a backend reports none).
+    pub read_units: f64,
+    /// The `Query` requests sent: at least one per shard, one more per 1 MB page counted.
+    pub requests: u32,
+}
+
+/// The items just ahead of and just after an item in a query's order, from
+/// [`Query::around`]; both in the query's order, the item itself in neither.
+///
+/// ```no_run
+/// # fn demo(near: sharded::query::Around<String>) {
+/// println!("{} above, {} below", near.above.len(), near.below.len());
+/// # }
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Around<O> {
+    /// The items ahead of it, the nearest last.
+    pub above: Vec<O>,
+    /// The items after it, the nearest first.
+    pub below: Vec<O>,
+}
+
 /// The results of a query run with partial results accepted, and the shards that failed.
 ///
 /// ```no_run
@@ -234,6 +294,7 @@ impl<S: QuerySource> Query<S> {
             filter: None,
             include_expired: false,
             max_staleness: None,
+            bounds: Bounds::default(),
         }
     }
 }
@@ -336,6 +397,7 @@ impl<E: ShardedEntity> Query<E> {
             filter: self.filter,
             include_expired: self.include_expired,
             max_staleness: self.max_staleness,
+            bounds: self.bounds,
         }
     }
 }
@@ -494,6 +556,104 @@ impl<S: QuerySource, O> Query<S, O> {
         self
     }
 
+    /// Only items whose sort key is above `bound`'s, in the sort key's order: an item (its
+    /// key on the queried index) or a whole key (every field held:
+    /// `Score::sk_sort().eq(100).eq("p1000")`). "Every score after (100, p1000)".
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Repo, ShardedEntity, Error};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>, mine: &Score) -> Result<(), Error> {
+    /// // Every score after (100, p1000), ascending.
+    /// let after = Score::query(repo, "g1").after(Score::sk_sort().eq(100).eq("p1000")).collect().await?;
+    /// // Between (10, p0500) and (20, p1000), both included, best first, 20 a page.
+    /// let page = Score::query(repo, "g1")
+    ///     .from(Score::sk_sort().eq(10).eq("p0500"))
+    ///     .to(Score::sk_sort().eq(20).eq("p1000"))
+    ///     .descending()
+    ///     .page(20, None)
+    ///     .await?;
+    /// // The scores ranked above mine.
+    /// let above_me = Score::query(repo, "g1").after(mine).count().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Bounds are on the key's order whatever the query's: `.descending()` reads the same
+    /// range from its top. They combine with each other (several on one side: the tightest
+    /// applies), with [`sk`](Self::sk), filters, projections and collections (a range across
+    /// members: `from` a `Badge` key `to` a `Comment` key), and pages, counts and cursors
+    /// see only the range (a cursor is bound to it).
+    ///
+    /// DynamoDB's `BETWEEN` is closed at both ends, so a strict end is sent included and the
+    /// item that equals it is left out as each page comes in: reading it costs at most one
+    /// item per shard (the items sharing that index key, on a GSI). A bound that cannot be
+    /// resolved (an item of another entity, an item not in the queried index, a key of
+    /// another sort key) makes the query return [`Error::InvalidQuery`] or [`Error::Key`]
+    /// when run, without sending a request.
+    pub fn after(mut self, bound: impl WholeSortKey) -> Self {
+        self.bounds.low.push((bound.into_bound(), false));
+        self
+    }
+
+    /// Only items whose sort key is at or above `bound`'s (see [`after`](Self::after)).
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Repo, ShardedEntity, Error};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// let n = Score::query(repo, "g1").from(Score::sk_sort().eq(10).eq("p0500")).count().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn from(mut self, bound: impl WholeSortKey) -> Self {
+        self.bounds.low.push((bound.into_bound(), true));
+        self
+    }
+
+    /// Only items whose sort key is below `bound`'s (see [`after`](Self::after)).
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Repo, ShardedEntity, Error};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>, mine: &Score) -> Result<(), Error> {
+    /// // The 5 scores just below mine, nearest first.
+    /// let below = Score::query(repo, "g1").before(mine).descending().limit(5).collect().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn before(mut self, bound: impl WholeSortKey) -> Self {
+        self.bounds.high.push((bound.into_bound(), false));
+        self
+    }
+
+    /// Only items whose sort key is at or below `bound`'s (see [`after`](Self::after)).
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Repo, ShardedEntity, Error};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>) -> Result<(), Error> {
+    /// let upto = Score::query(repo, "g1").to(Score::sk_sort().eq(20).eq("p1000")).collect().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn to(mut self, bound: impl WholeSortKey) -> Self {
+        self.bounds.high.push((bound.into_bound(), true));
+        self
+    }
+
     /// The sort-key condition of a typed [`sk`](Self::sk) condition or a range query's bucket.
     pub(crate) fn with_sort_condition(mut self, condition: SortCondition) -> Self {
         self.condition = Some(condition);
@@ -643,6 +803,19 @@ impl<S: QuerySource, O> Query<S, O> {
             .condition
             .clone()
             .or_else(|| prefix.map(|p| SortCondition::BeginsWith(p.to_owned())));
+        // Whole-key bounds meet that condition in the closest key condition, and leave a
+        // range every item read is checked against (see `bounds`).
+        let (condition, sort_equalities, range) = if self.bounds.is_empty() {
+            (condition, self.sort_equalities.clone(), None)
+        } else {
+            let bounded = self.bounds.resolve(
+                S::ENTITIES,
+                &sort_attributes,
+                condition,
+                self.sort_equalities.clone(),
+            )?;
+            (bounded.condition, bounded.equalities, Some(bounded.range))
+        };
         let filter_on_server = !prefix.is_some_and(|p| confined_to_prefix(condition.as_ref(), p));
         // Telling an old copy from its new one needs the item's key fields: a projection
         // reads whole items during a transition (and still returns only its fields).
@@ -669,9 +842,14 @@ impl<S: QuerySource, O> Query<S, O> {
         // adds nothing (a change of `n` alone shows as the shard count, `ShardCount`).
         let layout = layout_description(schema, index, transition);
         // A multi-attribute sort key's held attributes are part of what the query reads.
-        let logical = match self.sort_equalities.as_slice() {
+        let logical = match sort_equalities.as_slice() {
             [] => logical,
             held => format!("{logical} {}", render_attributes(held)),
+        };
+        // So are its bounds, strict ends included (the key condition says them closed).
+        let logical = match &range {
+            Some(range) => format!("{logical} {}", range.render()),
+            None => logical,
         };
         let shape = QueryShape {
             entity: S::NAME,
@@ -712,7 +890,7 @@ impl<S: QuerySource, O> Query<S, O> {
             expiry,
             index,
             sort_attributes,
-            sort_equalities: self.sort_equalities.clone(),
+            sort_equalities,
             position_attributes,
             partitions: partitions.physical(pk_attribute, transition),
             transition: (transition || index_transition).then(|| Transition {
@@ -738,6 +916,7 @@ impl<S: QuerySource, O> Query<S, O> {
                 },
             }),
             condition,
+            range,
             descending: self.options.descending,
             consistent: self.options.consistent,
             page_size: self.options.page_size,
@@ -987,10 +1166,108 @@ impl<S: QuerySource, O> Query<S, O> {
         Ok(self.count_by_shard().await?.into_iter().sum())
     }
 
+    /// Where `item` stands in the query's order: 1 for the first, one more than the number of
+    /// items ahead of it (in a `descending` query, the items with a greater sort key), with
+    /// what the count cost. One scatter-gather of counts over the shards, in parallel. `item`
+    /// need not be stored: its rank is where it would stand. Everything the query says (its
+    /// [`sk`](Self::sk) condition, bounds, filter) applies; ties are broken by the sort key,
+    /// which for a template like `SCORE#{score}#{player_id}` orders equal scores by player.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Repo, ShardedEntity, Error};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>, mine: &Score) -> Result<(), Error> {
+    /// let rank = Score::query(repo, "g1").descending().rank(mine).await?;
+    /// println!("#{} ({} read units, {} requests)", rank.position, rank.read_units, rank.requests);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Cost
+    ///
+    /// A count reads every item ahead of `item`: DynamoDB charges for the items it reads,
+    /// returned or not, so a rank costs read units in proportion to itself (about one unit
+    /// per 4 KB ahead, halved for eventually consistent reads), plus one request per shard
+    /// and per 1 MB page. Measured in `BENCHMARKS.md` ("Rank cost"). The top of a board is
+    /// cheap; rank 900,000 of a million reads 900,000 items.
+    pub async fn rank(self, item: impl WholeSortKey) -> Result<Rank, Error> {
+        let bound = item.into_bound();
+        let ahead = if self.options.descending {
+            self.after(bound)
+        } else {
+            self.before(bound)
+        };
+        let counted = ahead.count_with_cost().await?;
+        Ok(Rank {
+            position: counted.by_shard.iter().sum::<u64>() + 1,
+            read_units: counted.read_units,
+            requests: counted.requests,
+        })
+    }
+
+    /// The `above` items just ahead of `item` in the query's order and the `below` items just
+    /// after it, across every shard: "the 5 players above and below me". Each side is one
+    /// bounded scatter-gather (`limit` items, merged), the two sent concurrently; `item` itself
+    /// is in neither, and need not be stored. Both lists are in the query's order.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{Repo, ShardedEntity, Error};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]
+    /// # #[sk(template = "SCORE#{score}#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// # async fn demo(repo: &Repo<Score>, mine: &Score) -> Result<(), Error> {
+    /// let near = Score::query(repo, "g1").descending().around(mine, 5, 5).await?;
+    /// for s in near.above.iter().chain(&near.below) {
+    ///     println!("{} {}", s.player_id, s.score);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// A `limit` set on the query is replaced by `above` and `below`.
+    pub async fn around(
+        self,
+        item: impl WholeSortKey,
+        above: usize,
+        below: usize,
+    ) -> Result<Around<O>, Error> {
+        let bound = item.into_bound();
+        let descending = self.options.descending;
+        let (ahead, behind) = if descending {
+            (self.clone().after(bound.clone()), self.before(bound))
+        } else {
+            (self.clone().before(bound.clone()), self.after(bound))
+        };
+        let side = |query: Query<S, O>, reverse: bool, n: usize| async move {
+            if n == 0 {
+                return Ok(Vec::new());
+            }
+            let mut query = query.limit(n);
+            query.options.descending = descending != reverse;
+            let mut items = query.collect().await?;
+            if reverse {
+                items.reverse();
+            }
+            Ok::<_, Error>(items)
+        };
+        let (above, below) =
+            futures::try_join!(side(ahead, true, above), side(behind, false, below))?;
+        Ok(Around { above, below })
+    }
+
     /// The count of each shard, in shard order: how evenly the logical key is spread. During
     /// a transition: one entry per partition read (the current shards, then the previous
     /// layout's other keys), each item counted once, where it is authoritative.
     pub async fn count_by_shard(self) -> Result<Vec<u64>, Error> {
+        Ok(self.count_with_cost().await?.by_shard)
+    }
+
+    /// The count of each shard, with the read units and requests it took.
+    async fn count_with_cost(self) -> Result<scatter::Counted, Error> {
         let plan = self.plan()?.plan;
         if plan.transition.is_none() {
             return scatter::count_by_shard(&plan).await;
@@ -1011,7 +1288,12 @@ impl<S: QuerySource, O> Query<S, O> {
                 counts[at] += 1;
             }
         }
-        Ok(counts)
+        let (read_units, requests) = engine.cost();
+        Ok(scatter::Counted {
+            by_shard: counts,
+            read_units,
+            requests,
+        })
     }
 }
 
@@ -1081,13 +1363,4 @@ fn confined_to_prefix(condition: Option<&SortCondition>, prefix: &str) -> bool {
         }
         _ => false,
     }
-}
-
-/// `prefix` with its last character replaced by the next one (`SCORE#` -> `SCORE$`).
-fn next_prefix(prefix: &str) -> Option<String> {
-    let mut chars: Vec<char> = prefix.chars().collect();
-    let last = chars.pop()?;
-    let next = char::from_u32(u32::from(last) + 1)?;
-    chars.push(next);
-    Some(chars.into_iter().collect())
 }

@@ -1824,15 +1824,15 @@ impl Run {
     async fn check<L: Layout>(&self, written: &[Key], full: bool) -> Result<(), Failure> {
         let mut groups: BTreeSet<u8> = written.iter().map(|k| k.group).collect();
         groups.insert((self.step % 2) as u8);
-        // The rotating choice: one of the 8 reads of `check_kind` on one entity, or the
+        // The rotating choice: one of the 9 reads of `check_kind` on one entity, or the
         // collection.
-        let pick = self.step % 17;
+        let pick = self.step % 19;
         for group in groups {
             self.check_kind::<L::Item>(group, full, pick).await?;
-            self.check_kind::<L::Doc>(group, full, pick.wrapping_sub(8))
+            self.check_kind::<L::Doc>(group, full, pick.wrapping_sub(9))
                 .await?;
             let legacy = self.model.phase.adopting() && !super::COLLECTION_ADOPTS_LEGACY;
-            if legacy || (!full && pick != 16) {
+            if legacy || (!full && pick != 18) {
                 continue;
             }
             let started = Instant::now();
@@ -2163,6 +2163,84 @@ impl Run {
                 &name("stream"),
                 &or_fail(&name("stream"), streamed.map(models))?,
                 &view,
+            )?;
+        }
+        // Whole-key bounds, rank and neighbours (boxed: the reads' futures are large).
+        if on(8) {
+            Box::pin(self.check_bounds::<E>(group)).await?;
+        }
+        Ok(())
+    }
+
+    /// Whole-key bounds, rank and neighbours around a stored item of `group`, read
+    /// consistently: the view is in sort-key order, so its position says what is before and
+    /// after it.
+    async fn check_bounds<E: ModelEntity>(&self, group: u8) -> Result<(), Failure> {
+        let repo = self.repo::<E>();
+        let g = group_name(group);
+        let view = self.model.view(E::KIND, group, false);
+        let models = |items: Vec<E>| items.into_iter().map(|e| e.to_model()).collect::<Vec<_>>();
+        let name = |what: &str| format!("{what} ({:?})", E::KIND);
+        let collect = |q: sharded::Query<E>| async move { q.collect().await.map(models) };
+        if view.is_empty() {
+            return Ok(());
+        }
+        {
+            let at = self.step % view.len();
+            let (key, rec) = &view[at];
+            let me = E::from_model(key, rec);
+            let consistent = || E::query(&repo, &g).consistent_read(true);
+            same(
+                &name("after"),
+                &or_fail(&name("after"), collect(consistent().after(&me)).await)?,
+                &view[at + 1..],
+            )?;
+            same(
+                &name("before, descending"),
+                &or_fail(
+                    &name("before, descending"),
+                    collect(consistent().before(&me).descending()).await,
+                )?,
+                &view[..at].iter().rev().cloned().collect::<Vec<_>>(),
+            )?;
+            let last = view.len() - 1;
+            let (upto, _) = &view[(at + 2).min(last)];
+            let upto = E::from_model(upto, rec);
+            same(
+                &name("from .. to"),
+                &or_fail(
+                    &name("from .. to"),
+                    collect(consistent().from(&me).to(&upto)).await,
+                )?,
+                &view[at..=(at + 2).min(last)],
+            )?;
+            let rank = or_fail(&name("rank"), consistent().descending().rank(&me).await)?;
+            if rank.position != (view.len() - at) as u64 {
+                return fail(
+                    name("rank"),
+                    format!(
+                        "rank {} of {}, the model's is {}",
+                        rank.position,
+                        view.len(),
+                        view.len() - at
+                    ),
+                );
+            }
+            let near = or_fail(
+                &name("around"),
+                consistent().descending().around(&me, 2, 1).await,
+            )?;
+            let descending: Vec<(Key, Rec)> = view.iter().rev().cloned().collect();
+            let q = last - at;
+            same(
+                &name("around, above"),
+                &models(near.above),
+                &descending[q.saturating_sub(2)..q],
+            )?;
+            same(
+                &name("around, below"),
+                &models(near.below),
+                &descending[(q + 1).min(descending.len())..(q + 2).min(descending.len())],
             )?;
         }
         Ok(())

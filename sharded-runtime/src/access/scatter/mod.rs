@@ -63,10 +63,12 @@ use crate::telemetry;
 mod request;
 mod transition;
 
-pub(crate) use request::{count_by_shard, Expiry};
+pub(crate) use request::{count_by_shard, Counted, Expiry};
 pub(crate) use transition::Transition;
 
 use request::{query_shard, ShardPage};
+
+use crate::access::bounds::KeyRange;
 
 use crate::access::condition::Condition;
 use crate::access::cursor::{MergePosition, Resume, ShardPosition};
@@ -149,6 +151,9 @@ pub(crate) struct Plan {
     /// the item (see [`transition`]); `None` in a steady layout.
     pub transition: Option<Transition>,
     pub condition: Option<SortCondition>,
+    /// The whole-key range every item read must lie in (`Query::after` and the other
+    /// bounds), when the key condition alone cannot say it (see `bounds`).
+    pub range: Option<KeyRange>,
     pub descending: bool,
     pub consistent: bool,
     /// Upper bound of a shard request's `Limit`.
@@ -331,6 +336,8 @@ pub(crate) struct Engine {
     telemetry: Tally,
     /// The foreign items the shards' pages held, skipped.
     foreign: Foreign,
+    /// The read units DynamoDB reported for the pages applied so far.
+    read_units: f64,
 }
 
 /// What one scatter-gather read, emitted and sent, recorded on its span and in the metrics
@@ -479,6 +486,7 @@ impl Engine {
             },
             span,
             foreign: Foreign::default(),
+            read_units: 0.0,
         }
     }
 
@@ -716,6 +724,7 @@ impl Engine {
                 state.next_start = page.last_evaluated_key;
                 state.last_page_items = page.items.len();
                 self.telemetry.items_read += page.items.len() as u64;
+                self.read_units += page.read_units;
                 self.foreign.merge(page.foreign);
                 state.buffer.extend(page.items);
                 if was_empty {
@@ -941,6 +950,11 @@ impl Engine {
     pub fn foreign(&self) -> &Foreign {
         &self.foreign
     }
+
+    /// The read units DynamoDB reported for the pages read so far, and the requests sent.
+    pub fn cost(&self) -> (f64, u32) {
+        (self.read_units, self.telemetry.requests_sent as u32)
+    }
 }
 
 /// One shard request running as its own task: aborted when the engine is dropped (a query
@@ -1155,6 +1169,7 @@ mod tests {
                 .collect(),
             transition: None,
             condition: None,
+            range: None,
             descending: false,
             consistent: false,
             page_size,

@@ -8,6 +8,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use futures::stream::{self, StreamExt};
 use tracing::Instrument;
 
+use crate::access::bounds::item_sort_value;
 use crate::access::condition::values_of;
 use crate::access::recognize::{keep_recognised, read_depth, Depth};
 use crate::capacity::stats::record;
@@ -96,6 +97,9 @@ pub(crate) struct ShardPage {
     /// The items kept.
     pub count: u64,
     pub foreign: Foreign,
+    /// The read units DynamoDB reported for the request (every request asks: it costs
+    /// nothing), zero when it reported none.
+    pub read_units: f64,
 }
 
 /// One Query request against one shard.
@@ -166,7 +170,7 @@ pub(crate) async fn query_shard(
         .set_limit(limit)
         .set_consistent_read(plan.consistent.then_some(true))
         .set_exclusive_start_key(start)
-        .set_return_consumed_capacity(plan.stats.as_ref().map(|_| ReturnConsumedCapacity::Total));
+        .return_consumed_capacity(ReturnConsumedCapacity::Total);
     // Its span (with the shard, the limit and what it returned) is the request span every
     // request gets (`telemetry`), a child of the query's.
     let result = request
@@ -184,20 +188,30 @@ pub(crate) async fn query_shard(
         answer,
     );
     let output = result?;
+    let read_units = output
+        .consumed_capacity
+        .as_ref()
+        .and_then(|c| c.capacity_units)
+        .unwrap_or(0.0);
     // Every item read is recognised here, the one place pages come in: the source's items
     // are kept, another entity's left out, a foreign one skipped and counted.
-    let (items, foreign) = keep_recognised(
+    let (mut items, foreign) = keep_recognised(
         output.items.unwrap_or_default(),
         depth,
         plan.recognize,
         plan.layout,
         |_| true,
     );
+    // And checked against a whole-key range, whose strict ends the key condition includes.
+    if let Some(range) = &plan.range {
+        items.retain(|item| range.admits(item_sort_value(&plan.sort_attributes, item).as_ref()));
+    }
     Ok(ShardPage {
         count: items.len() as u64,
         last_evaluated_key: output.last_evaluated_key,
         items,
         foreign,
+        read_units,
     })
 }
 
@@ -257,16 +271,35 @@ fn projection_expression(attributes: &[&str], names: &mut HashMap<String, String
     placeholders.join(", ")
 }
 
+/// What counting read: the count of each partition, in order, the read units DynamoDB
+/// reported for it and the requests sent.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Counted {
+    pub by_shard: Vec<u64>,
+    pub read_units: f64,
+    pub requests: u32,
+}
+
+/// What counting one shard read.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ShardCount {
+    pub count: u64,
+    pub read_units: f64,
+    pub requests: u32,
+}
+
 /// Counts one shard's matching items, following its pages.
-pub(crate) async fn count_shard(plan: &Plan, shard: usize) -> Result<u64, Error> {
-    let mut total = 0;
+pub(crate) async fn count_shard(plan: &Plan, shard: usize) -> Result<ShardCount, Error> {
+    let mut counted = ShardCount::default();
     let mut start = None;
     loop {
         let page = query_shard(plan, shard, start, None, true).await?;
-        total += page.count;
+        counted.count += page.count;
+        counted.read_units += page.read_units;
+        counted.requests += 1;
         match page.last_evaluated_key {
             Some(next) => start = Some(next),
-            None => return Ok(total),
+            None => return Ok(counted),
         }
     }
 }
@@ -274,7 +307,7 @@ pub(crate) async fn count_shard(plan: &Plan, shard: usize) -> Result<u64, Error>
 /// `Select=COUNT` on every shard, concurrently and bounded: the count of each shard, in
 /// shard order. A failed shard fails the count, naming the shard: a partial sum would be a
 /// wrong number that looks right.
-pub(crate) async fn count_by_shard(plan: &Plan) -> Result<Vec<u64>, Error> {
+pub(crate) async fn count_by_shard(plan: &Plan) -> Result<Counted, Error> {
     let span = {
         use crate::telemetry::*;
         tracing::info_span!(
@@ -289,7 +322,7 @@ pub(crate) async fn count_by_shard(plan: &Plan) -> Result<Vec<u64>, Error> {
         )
     };
     crate::telemetry::fan_out(plan.entity, plan.partitions.len());
-    let counts: Vec<(usize, Result<u64, Error>)> = stream::iter(0..plan.partitions.len())
+    let counts: Vec<(usize, Result<ShardCount, Error>)> = stream::iter(0..plan.partitions.len())
         .map(|shard| {
             let within = crate::telemetry::within(span.clone(), Some(shard as u32), async move {
                 count_shard(plan, shard).await
@@ -300,9 +333,12 @@ pub(crate) async fn count_by_shard(plan: &Plan) -> Result<Vec<u64>, Error> {
         .collect()
         .instrument(span.clone())
         .await;
-    let mut by_shard = vec![0; plan.partitions.len()];
+    let mut counted = Counted {
+        by_shard: vec![0; plan.partitions.len()],
+        ..Counted::default()
+    };
     for (shard, result) in counts {
-        by_shard[shard] = result.map_err(|e| {
+        let shard_count = result.map_err(|e| {
             // An invalid request is the query's error, not this shard's.
             if e.is_validation() {
                 e
@@ -310,6 +346,9 @@ pub(crate) async fn count_by_shard(plan: &Plan) -> Result<Vec<u64>, Error> {
                 shard_failed(plan, shard, e)
             }
         })?;
+        counted.by_shard[shard] = shard_count.count;
+        counted.read_units += shard_count.read_units;
+        counted.requests += shard_count.requests;
     }
-    Ok(by_shard)
+    Ok(counted)
 }

@@ -107,7 +107,11 @@ async fn main() {
     let sizes: Vec<usize> = std::env::var("RANK_SIZES")
         .unwrap_or_else(|_| "10000,100000,1000000".into())
         .split(',')
-        .map(|s| s.trim().parse().expect("RANK_SIZES: comma-separated numbers"))
+        .map(|s| {
+            s.trim()
+                .parse()
+                .expect("RANK_SIZES: comma-separated numbers")
+        })
         .collect();
     let backend = common::backend().await;
     let sdk = backend.sdk_config().await;

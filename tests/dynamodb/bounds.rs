@@ -440,6 +440,46 @@ async fn gsi_bounds_equal_brute_force() {
     want.sort();
     assert_eq!(keys(after1), want);
     assert_eq!(keys(after2), want);
+    // Rank and neighbours on both indexes: best first, ties on score broken by player, match.
+    let mut board = all.clone();
+    board.sort();
+    board.reverse();
+    for run in runs.iter().step_by(11) {
+        let at = board.iter().position(|x| *x == run_key(run)).unwrap();
+        let r1 = Run::query_gsi1(&repo, "g1")
+            .descending()
+            .rank(run)
+            .await
+            .unwrap();
+        let r2 = Run::query_gsi2(&repo, "g1")
+            .descending()
+            .rank(run)
+            .await
+            .unwrap();
+        assert_eq!(
+            (r1.position, r2.position),
+            (at as u64 + 1, at as u64 + 1),
+            "{run:?}"
+        );
+        for near in [
+            Run::query_gsi1(&repo, "g1")
+                .descending()
+                .around(run, 2, 2)
+                .await
+                .unwrap(),
+            Run::query_gsi2(&repo, "g1")
+                .descending()
+                .around(run, 2, 2)
+                .await
+                .unwrap(),
+        ] {
+            assert_eq!(keys(near.above), board[at.saturating_sub(2)..at].to_vec());
+            assert_eq!(
+                keys(near.below),
+                board[at + 1..(at + 3).min(board.len())].to_vec()
+            );
+        }
+    }
 }
 
 /// Rank and neighbours of every `step`-th player against the sorted board.

@@ -24,7 +24,7 @@
 //! use sharded::ShardedEntity;
 //! use sharded_streams::{decode, ChangeKind, Decoded, EventName, Record, SequenceNumber};
 //!
-//! #[derive(ShardedEntity, Serialize, Deserialize)]
+//! #[derive(ShardedEntity, Serialize, Deserialize, Debug)]
 //! #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 4)]
 //! #[sk(template = "SCORE#{player_id}")]
 //! struct Score { game_id: String, player_id: String, score: u64 }

@@ -136,7 +136,7 @@ pub(crate) fn classify(record: &Record, table: &TableSchema) -> Option<Class> {
 pub fn decode<S: QuerySource>(record: &Record) -> Decoded<S> {
     let schema = S::LAYOUT;
     let key = physical_key(schema, record);
-    let Some(class) = classify(record, &schema.table_schema) else {
+    let Some(class) = classify(record, schema.table_schema) else {
         return Decoded::NeedsImage(NeedsImage {
             sequence_number: record.sequence_number.clone(),
             event: record.event,
@@ -209,7 +209,7 @@ pub fn decode<S: QuerySource>(record: &Record) -> Decoded<S> {
 fn read_image<S: QuerySource>(image: &Item) -> Result<(S, String), NotOursReason> {
     let schema = S::LAYOUT;
     let mut item = image.clone();
-    item.remove(move_attribute(&schema.table_schema));
+    item.remove(move_attribute(schema.table_schema));
     S::recognize(&mut item, Depth::Whole).map_err(|refused| match refused {
         Refused::OtherEntity(entity) => NotOursReason::OtherEntity { entity },
         Refused::Foreign(reason) => NotOursReason::Foreign(reason),

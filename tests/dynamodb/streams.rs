@@ -7,6 +7,9 @@
 //! the migration runner in the middle is the second test: it needs the move markers the
 //! write paths set (see its `ignore`).
 
+// The scores' generated `fields()` (and the struct it returns) are not used here.
+#![allow(dead_code)]
+
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::types::{AttributeValue as V, StreamSpecification, StreamViewType};
@@ -27,8 +30,6 @@ const GAME: &str = "g1";
 
 macro_rules! score {
     ($name:ident, $($pk:tt)*) => {
-        // Its generated `fields()` is unused here.
-        #[allow(dead_code)]
         /// A score; `at` is the test's logical clock, set on every write, by which a replay
         /// orders the changes of one logical item.
         #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -120,7 +121,9 @@ async fn stream_records(table: &str) -> Vec<Record> {
 /// by its `at` (a delete after the write it deleted: ranked `(at, 1)`).
 fn replay<E: Scored>(records: &[Record]) -> (BTreeMap<LogicalKey, (u64, u64)>, Counts) {
     let mut counts = Counts::default();
-    let mut state: BTreeMap<LogicalKey, ((u64, u8), Option<(u64, u64)>)> = BTreeMap::new();
+    // Per logical item: the rank of the newest change seen, and what it left.
+    type Newest = ((u64, u8), Option<(u64, u64)>);
+    let mut state: BTreeMap<LogicalKey, Newest> = BTreeMap::new();
     for record in records {
         let change = match decode::<E>(record) {
             Decoded::Change(change) => change,

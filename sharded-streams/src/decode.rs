@@ -40,9 +40,22 @@ pub(crate) enum Class {
     Departure,
 }
 
+/// Whether `record` carries the images its event needs: the new one of an `INSERT`, the old
+/// one of a `REMOVE`, both of a `MODIFY` (a move's mark is told apart by the old one).
+pub(crate) fn has_images(record: &Record) -> bool {
+    match record.event {
+        EventName::Insert => record.new_image.is_some(),
+        EventName::Modify => record.new_image.is_some() && record.old_image.is_some(),
+        EventName::Remove => record.old_image.is_some(),
+    }
+}
+
 /// What `record` is, by its event and the move markers of its images (`table`'s move
 /// attribute): `None` when it lacks an image its class needs.
 pub(crate) fn classify(record: &Record, table: &TableSchema) -> Option<Class> {
+    if !has_images(record) {
+        return None;
+    }
     let attribute = move_attribute(table);
     fn mark<'a>(image: &'a Option<Item>, attribute: &str) -> Option<&'a str> {
         image
@@ -52,17 +65,12 @@ pub(crate) fn classify(record: &Record, table: &TableSchema) -> Option<Class> {
             .map(String::as_str)
     }
     Some(match record.event {
-        EventName::Insert => {
-            record.new_image.as_ref()?;
-            match mark(&record.new_image, attribute) {
-                Some(MARK_COPY) => Class::Arrival,
-                Some(MARK_REPLACE) => Class::Replace,
-                _ => Class::Insert,
-            }
-        }
+        EventName::Insert => match mark(&record.new_image, attribute) {
+            Some(MARK_COPY) => Class::Arrival,
+            Some(MARK_REPLACE) => Class::Replace,
+            _ => Class::Insert,
+        },
         EventName::Modify => {
-            record.new_image.as_ref()?;
-            record.old_image.as_ref()?;
             let new_moved = mark(&record.new_image, attribute) == Some(MARK_MOVED);
             let old_moved = mark(&record.old_image, attribute) == Some(MARK_MOVED);
             if new_moved && !old_moved {
@@ -72,7 +80,6 @@ pub(crate) fn classify(record: &Record, table: &TableSchema) -> Option<Class> {
             }
         }
         EventName::Remove => {
-            record.old_image.as_ref()?;
             if mark(&record.old_image, attribute) == Some(MARK_MOVED) {
                 Class::Departure
             } else {

@@ -10,7 +10,7 @@ use sharded_runtime::query::QuerySource;
 use sharded_runtime::ShardedCounter;
 
 use crate::change::{ChangeKind, Decoded};
-use crate::decode::{classify, decode, Class};
+use crate::decode::{decode, has_images};
 use crate::error::{FoldError, Stopped};
 use crate::record::Record;
 use crate::sequence::SequenceNumber;
@@ -222,10 +222,10 @@ impl Total {
     /// new count minus its old one (0 for an image the event has none of). Records of other
     /// items are counted in [`Folded::other`] and left alone.
     ///
-    /// A counter's rows never move (its shard count is fixed for its key); a row record
-    /// marked as a layout move would carry its count unchanged and is ignored
-    /// ([`Folded::unchanged`]), so copies net to zero. Needs a stream of view type
-    /// `NEW_AND_OLD_IMAGES`.
+    /// A counter's rows never move (its shard count is fixed for its key). Were a row ever
+    /// copied to another key and deleted at its old one, the copy's `INSERT` (+count) and the
+    /// delete's `REMOVE` (-count) would net to zero, each added once under its own row's key:
+    /// the fold needs no move markers. Needs a stream of view type `NEW_AND_OLD_IMAGES`.
     ///
     /// ```no_run
     /// # async fn demo(total: sharded_streams::Total, votes: sharded::ShardedCounter, records: Vec<sharded_streams::Record>) {
@@ -246,29 +246,26 @@ impl Total {
                 return Ok(Step::Other);
             };
             let source = key_text(row);
-            match classify(record, &sharded_keys::table::TableSchema::DEFAULT) {
-                None => Err(FoldError::NeedsImages {
+            if !has_images(record) {
+                return Err(FoldError::NeedsImages {
                     view_type: record.view_type.clone(),
-                }),
-                Some(Class::Arrival | Class::Mark | Class::Departure) => Ok(Step::Unchanged),
-                Some(_) => {
-                    let of = |image: &Option<Item>| {
-                        image.as_ref().map_or(Ok(0), |image| {
-                            image.get(counter.attribute()).map_or(Ok(0), |value| {
-                                count(value).ok_or_else(|| FoldError::NotACount {
-                                    key: source.clone(),
-                                    attribute: counter.attribute().to_owned(),
-                                    found: format!("{value:?}"),
-                                })
-                            })
-                        })
-                    };
-                    let delta = of(&record.new_image)?
-                        .checked_sub(of(&record.old_image)?)
-                        .ok_or(FoldError::Overflow)?;
-                    Ok(Step::Add(source, delta))
-                }
+                });
             }
+            let of = |image: &Option<Item>| {
+                image.as_ref().map_or(Ok(0), |image| {
+                    image.get(counter.attribute()).map_or(Ok(0), |value| {
+                        count(value).ok_or_else(|| FoldError::NotACount {
+                            key: source.clone(),
+                            attribute: counter.attribute().to_owned(),
+                            found: format!("{value:?}"),
+                        })
+                    })
+                })
+            };
+            let delta = of(&record.new_image)?
+                .checked_sub(of(&record.old_image)?)
+                .ok_or(FoldError::Overflow)?;
+            Ok(Step::Add(source, delta))
         })
         .await
     }
@@ -389,4 +386,42 @@ fn key_text(row: &Item) -> String {
 /// An integer number attribute.
 fn count(value: &AttributeValue) -> Option<i64> {
     value.as_n().ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(pairs: &[(&str, AttributeValue)]) -> Item {
+        pairs
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_row_is_matched_on_every_key_attribute_and_named_in_a_stable_order() {
+        let row = item(&[
+            ("pk", AttributeValue::S("VOTES#a#3".into())),
+            ("sk", AttributeValue::S("COUNTER".into())),
+        ]);
+        assert!(same_key(&row, &row.clone()));
+        let other_sk = item(&[
+            ("pk", AttributeValue::S("VOTES#a#3".into())),
+            ("sk", AttributeValue::S("META".into())),
+        ]);
+        assert!(!same_key(&row, &other_sk));
+        assert!(
+            !same_key(&Item::new(), &row),
+            "an empty key matches nothing"
+        );
+        assert_eq!(key_text(&row), "VOTES#a#3/COUNTER");
+    }
+
+    #[test]
+    fn a_count_is_an_integer_number() {
+        assert_eq!(count(&AttributeValue::N("-12".into())), Some(-12));
+        assert_eq!(count(&AttributeValue::N("1.5".into())), None);
+        assert_eq!(count(&AttributeValue::S("3".into())), None);
+    }
 }

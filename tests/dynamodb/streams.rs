@@ -364,6 +364,30 @@ async fn the_stream_replays_to_the_tables_content_and_keeps_totals_exactly_once(
     assert_eq!(again.applied, 0, "{again:?}");
     assert_eq!(reader.get().await.expect("the total"), kept);
 
+    // A record of a counter row without its images (a KEYS_ONLY stream) stops the fold at
+    // itself, saying which view type is needed; nothing of it is added.
+    let row = records
+        .iter()
+        .find(|r| {
+            r.keys
+                .get("pk")
+                .and_then(|v| v.as_s().ok())
+                .is_some_and(|pk| pk.starts_with("VOTES#a#"))
+        })
+        .expect("a record of the counter");
+    let keys_only = Record::new(row.event, row.sequence_number.clone(), row.keys.clone())
+        .with_view_type("KEYS_ONLY");
+    let stopped = total
+        .fold_counter(&votes, &[keys_only])
+        .await
+        .expect_err("no image to count");
+    assert_eq!(stopped.index, 0);
+    assert!(
+        stopped.to_string().contains("NEW_AND_OLD_IMAGES"),
+        "{stopped}"
+    );
+    assert_eq!(reader.get().await.expect("the total"), kept);
+
     // The number of scores, kept from the same stream.
     let count_key = RawItem::from([
         ("pk".to_string(), V::S("TOTAL#scores".into())),

@@ -45,19 +45,25 @@ pub enum Decoded<S> {
 /// One change of an item of the source, with where it happened.
 ///
 /// ```
-/// use sharded_streams::{Change, ChangeKind, LogicalKey, SequenceNumber};
-/// let change = Change {
-///     sequence_number: SequenceNumber::parse("7")?,
-///     key: LogicalKey { pk: "GAME#g1".into(), sk: Some("SCORE#p1".into()) },
-///     physical_pk: "GAME#g1#3".into(),
-///     shard: Some(3),
-///     previous_layout: false,
-///     kind: ChangeKind::Insert { new: 42u64 },
-/// };
-/// assert!(!change.is_move());
-/// # Ok::<(), sharded_streams::RecordError>(())
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::ShardedEntity;
+/// use sharded_streams::{decode, Decoded, EventName, Record, SequenceNumber};
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 4)]
+/// # #[sk(template = "SCORE#{player_id}")]
+/// # struct Score { game_id: String, player_id: String, score: u64 }
+/// let item = Score { game_id: "g1".into(), player_id: "p1".into(), score: 7 }.to_item()?;
+/// let record = Record::new(EventName::Insert, SequenceNumber::parse("7")?, item.clone())
+///     .with_images(None, Some(item));
+/// let Decoded::Change(change) = decode::<Score>(&record) else { panic!("a score") };
+/// assert_eq!(change.key.pk, "GAME#g1");
+/// assert_eq!(change.physical_pk, Score::pk("g1", "p1")?);
+/// assert_eq!(change.shard, Some(Score::shard_for("p1")?));
+/// assert!(!change.is_move() && !change.previous_layout);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Change<S> {
     /// The record's sequence number (ordered within its stream shard: see the guide's
     /// chapter on order).
@@ -80,11 +86,20 @@ impl<S> Change<S> {
     /// unchanged, at another place.
     ///
     /// ```
-    /// # use sharded_streams::{Change, ChangeKind, LogicalKey, Move, SequenceNumber};
-    /// # let change = Change { sequence_number: SequenceNumber::parse("7")?, key: LogicalKey { pk: "G".into(), sk: None }, physical_pk: "G#1".into(), shard: Some(1), previous_layout: false,
-    /// kind: ChangeKind::Move(Move::Arrival { new: 1u8 }) };
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded::{aws_sdk_dynamodb::types::AttributeValue, ShardedEntity};
+    /// # use sharded_streams::{decode, Decoded, EventName, Record, SequenceNumber};
+    /// # #[derive(ShardedEntity, Serialize, Deserialize)]
+    /// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 4)]
+    /// # #[sk(template = "SCORE#{player_id}")]
+    /// # struct Score { game_id: String, player_id: String, score: u64 }
+    /// let mut copy = Score { game_id: "g1".into(), player_id: "p1".into(), score: 7 }.to_item()?;
+    /// copy.insert("_sharded_move".into(), AttributeValue::S("copy".into()));
+    /// let record = Record::new(EventName::Insert, SequenceNumber::parse("7")?, copy.clone())
+    ///     .with_images(None, Some(copy));
+    /// let Decoded::Change(change) = decode::<Score>(&record) else { panic!("a score") };
     /// assert!(change.is_move());
-    /// # Ok::<(), sharded_streams::RecordError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn is_move(&self) -> bool {
         matches!(self.kind, ChangeKind::Move(_))
@@ -207,17 +222,27 @@ impl std::fmt::Display for PhysicalKey {
 /// A record whose item is not the source's, with why.
 ///
 /// ```
-/// use sharded_streams::{EventName, NotOurs, NotOursReason, PhysicalKey, SequenceNumber};
-/// let other = NotOurs {
-///     sequence_number: SequenceNumber::parse("9")?,
-///     event: EventName::Insert,
-///     key: PhysicalKey { pk: Some("GAME#g1".into()), sk: Some("META".into()) },
-///     reason: NotOursReason::OtherEntity { entity: "Game".into() },
-/// };
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::ShardedEntity;
+/// use sharded_streams::{decode, Decoded, EventName, NotOursReason, Record, SequenceNumber};
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 4)]
+/// # #[sk(template = "SCORE#{player_id}")]
+/// # struct Score { game_id: String, player_id: String, score: u64 }
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "GAME#{game_id}")]
+/// # #[sk(template = "META")]
+/// # struct Game { game_id: String }
+/// let game = Game { game_id: "g1".into() }.to_item()?;
+/// let record = Record::new(EventName::Insert, SequenceNumber::parse("9")?, game.clone())
+///     .with_images(None, Some(game));
+/// let Decoded::NotOurs(other) = decode::<Score>(&record) else { panic!("not a score") };
+/// assert_eq!(other.reason, NotOursReason::OtherEntity { entity: "Game".into() });
 /// assert!(other.to_string().contains("`Game`"));
-/// # Ok::<(), sharded_streams::RecordError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NotOurs {
     /// The record's sequence number.
     pub sequence_number: SequenceNumber,
@@ -284,17 +309,23 @@ impl std::fmt::Display for NotOursReason {
 /// A record without an image its decoding needs.
 ///
 /// ```
-/// use sharded_streams::{EventName, NeedsImage, PhysicalKey, SequenceNumber};
-/// let missing = NeedsImage {
-///     sequence_number: SequenceNumber::parse("9")?,
-///     event: EventName::Modify,
-///     key: PhysicalKey { pk: Some("GAME#g1#3".into()), sk: None },
-///     view_type: Some("KEYS_ONLY".into()),
-/// };
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded::ShardedEntity;
+/// use sharded_streams::{decode, Decoded, EventName, Record, SequenceNumber};
+/// # #[derive(ShardedEntity, Serialize, Deserialize)]
+/// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 4)]
+/// # #[sk(template = "SCORE#{player_id}")]
+/// # struct Score { game_id: String, player_id: String, score: u64 }
+/// let keys = Score { game_id: "g1".into(), player_id: "p1".into(), score: 7 }.to_item()?;
+/// // A stream of view type KEYS_ONLY: the keys, no image.
+/// let record = Record::new(EventName::Modify, SequenceNumber::parse("9")?, keys)
+///     .with_view_type("KEYS_ONLY");
+/// let Decoded::NeedsImage(missing) = decode::<Score>(&record) else { panic!("no image") };
 /// assert!(missing.to_string().contains("NEW_AND_OLD_IMAGES"));
-/// # Ok::<(), sharded_streams::RecordError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NeedsImage {
     /// The record's sequence number.
     pub sequence_number: SequenceNumber,

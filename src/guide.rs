@@ -18,6 +18,7 @@
 //! | move a table other services write onto `sharded`: its names, its shard spelling, untagged items, hand-made counters, records that are not the entity's | [`adopting`] |
 //! | find hot partitions before production, and choose `n` | [`hot_partitions`] |
 //! | run the table: the hot-key report by logical key, table caps, the ops command line | [`operating`] |
+//! | consume the table's stream (Lambda, or the Streams API): typed changes, layout moves told apart, the order to rely on, totals kept exactly once | [`streams`] |
 //! | see what the library does: spans with OpenTelemetry's DynamoDB attributes, metrics through the `metrics` facade | [`telemetry`] |
 //! | move from an earlier version: every moved, renamed or removed name | [`upgrading`] |
 
@@ -56,6 +57,9 @@ pub mod hot_partitions {}
 
 #[doc = include_str!("../docs/guide/operating.md")]
 pub mod operating {}
+
+#[doc = include_str!("../docs/guide/streams.md")]
+pub mod streams {}
 
 #[doc = include_str!("../docs/guide/telemetry.md")]
 pub mod telemetry {}

@@ -64,6 +64,7 @@
 //! | [`hash`] | the shard hash specification, with test vectors and a reference implementation |
 //! | [`schema`] | the static description of an entity's keys; table definitions |
 //! | [`capacity`] | item size and units, per-key limits, the hot-key report, the shard planner |
+//! | `streams` (feature `streams`) | stream records read back as typed changes of an entity, layout moves told apart, totals kept from the stream exactly once |
 //! | [`telemetry`] | the names of the spans (OpenTelemetry's DynamoDB attributes) and metrics (`metrics` facade) the library emits |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -86,6 +87,12 @@ pub use sharded_runtime::{
 // migration's report).
 #[cfg(feature = "ops")]
 pub use sharded_ops::migrate;
+
+// Stream records read back as typed changes, and totals kept from the stream (feature
+// `streams`; `streams-sdk` and `streams-lambda` add the two inputs).
+#[cfg(feature = "streams")]
+#[doc(inline)]
+pub use sharded_streams as streams;
 
 pub mod capacity {
     //! Capacity: what a request costs, what one key can take, where the load goes and what to do

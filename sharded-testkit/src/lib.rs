@@ -9,6 +9,7 @@
 //! | [`proxy`] | [`FaultProxy`](proxy::FaultProxy): the same faults for another process, as an HTTP proxy in front of the backend |
 //! | [`emulator`] | [`KeyLimitEmulator`](emulator::KeyLimitEmulator): DynamoDB's per-partition-key limits in front of either backend |
 //! | [`history`] | [`History`](history::History): a log of a test's writes, to check reads made while they ran |
+//! | [`streams`] | [`read_all`](streams::read_all): every record of a table's stream, parents before children |
 //!
 //! `faults` and `emulator` wrap the SDK's HTTP client, so everything above it (the SDK's
 //! retries and error parsing, `sharded`'s error classification) runs as against DynamoDB, on
@@ -51,3 +52,4 @@ mod item;
 pub mod local;
 pub mod proxy;
 mod response;
+pub mod streams;

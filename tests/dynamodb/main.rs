@@ -42,6 +42,7 @@ mod repo;
 mod retries;
 mod scan;
 mod sealed_cursors;
+mod streams;
 mod table_caps;
 mod telemetry;
 mod transaction;

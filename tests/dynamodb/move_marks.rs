@@ -317,3 +317,24 @@ async fn an_old_copy_marked_moved_whose_current_place_is_empty_is_not_read() {
         Some(note("b", "v1"))
     );
 }
+
+#[tokio::test]
+async fn a_put_during_a_transition_costs_one_transaction_unless_it_supersedes() {
+    let repo: Repo<Note> = repo("mm-put-cost").await;
+    let faults = Faults::new();
+    let counted = Repo::<Note>::new(faulty_client(&faults, 1).await, repo.table());
+    // Nothing at the previous place (migrated, or new): the put and the check, as one
+    // transaction, what the put and the previous place's delete were before.
+    counted.put(&note("a", "v1")).await.unwrap();
+    assert_eq!(faults.requests("TransactWriteItems"), 1);
+    assert_eq!(faults.requests("GetItem"), 0);
+    assert_eq!(faults.requests("DeleteItem"), 0);
+    // The item still at its previous place: the refused check, the superseding transaction
+    // (the put and the mark), and the old copy's delete.
+    at_previous(&repo, "b", "v1").await;
+    faults.reset_counts();
+    counted.put(&note("b", "v2")).await.unwrap();
+    assert_eq!(faults.requests("TransactWriteItems"), 2);
+    assert_eq!(faults.requests("DeleteItem"), 1);
+    assert_eq!(faults.requests("GetItem"), 0);
+}

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! #[derive(ShardedTable)]
-//! #[table(name = "Leaderboards", pk = "PK", sk = "SK", tag = "_type", recognize = "tag_or_key")]
+//! #[table(name = "Leaderboards", pk = "PK", sk = "SK", tag = "_type", recognize = "tag_or_key",
+//!        move_attribute = "_moved")]
 //! #[gsi1(index = "GSI1", pk = "GSI1PK", sk = "GSI1SK")]
 //! struct Leaderboards;
 //! ```
@@ -52,6 +53,7 @@ struct Table<'a> {
     sk: Option<LitStr>,
     tag: Option<LitStr>,
     recognize: Option<(Recognize, LitStr)>,
+    move_attribute: Option<LitStr>,
     indexes: Vec<Index>,
 }
 
@@ -116,6 +118,7 @@ fn parse<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Table<'a>> {
         sk: None,
         tag: None,
         recognize: None,
+        move_attribute: None,
         indexes: Vec::new(),
     };
     let mut seen_table = false;
@@ -157,6 +160,7 @@ fn table_attribute(cx: &Ctxt, attr: &Attribute, table: &mut Table) {
             PK => &mut table.pk,
             SK => &mut table.sk,
             TAG => &mut table.tag,
+            MOVE_ATTRIBUTE => &mut table.move_attribute,
             _ => {
                 let recognize = match value.value().as_str() {
                     "tag" => Some(Recognize::Tag),
@@ -257,6 +261,7 @@ fn validate(cx: &Ctxt, table: &Table) {
         (&table.pk, "partition key"),
         (&table.sk, "sort key"),
         (&table.tag, "tag"),
+        (&table.move_attribute, "move marker"),
     ] {
         if let Some(lit) = lit {
             attribute_name(cx, lit, what);
@@ -312,6 +317,11 @@ fn validate(cx: &Ctxt, table: &Table) {
             here,
         );
     }
+    // Only a declared one: the default's name is the runtime's (`MOVE_ATTRIBUTE`), and no key
+    // or tag is named like it by accident.
+    if let Some(lit) = &table.move_attribute {
+        claim(Some(lit), String::new(), "the move marker".to_owned(), here);
+    }
     for index in &table.indexes {
         if let Some(name) = &index.index {
             check_name(cx, &name.value(), name.span(), "index name");
@@ -360,6 +370,10 @@ fn expand(table: &Table) -> TokenStream {
         Some(lit) => quote!(.with_table(#lit)),
         None => TokenStream::new(),
     };
+    let move_attribute = match &table.move_attribute {
+        Some(lit) => quote!(.with_move_attribute(#lit)),
+        None => TokenStream::new(),
+    };
     let indexes = table.indexes.iter().map(|index| {
         let n = index.number;
         let default = |suffix: &str| format!("gsi{n}{suffix}");
@@ -375,6 +389,7 @@ fn expand(table: &Table) -> TokenStream {
             static __INDEXES: &[#rt::IndexNames] = &[#(#indexes),*];
             static __TABLE: #rt::TableSchema = #rt::TableSchema::new(#declared_by, #pk, #sk)
                 #name
+                #move_attribute
                 .with_recognition(#recognition)
                 .with_indexes(__INDEXES);
 

@@ -137,7 +137,7 @@ impl ConstMessage {
 
 /// Fails compilation when a field is stored (as `attribute`) under a name the runtime writes
 /// itself in the entity's table: one of the entity's key attributes (`keys`: name and what it
-/// holds), an index key attribute the table declares, or the table's tag. The derive calls it
+/// holds), an index key attribute the table declares, the table's tag, or its move marker. The derive calls it
 /// in a `const` item spanned at the field's name, with the field (`field`), how its name came
 /// about (`how`) and the fix (`fix`) to say.
 pub const fn assert_not_written_by_sharded(
@@ -169,6 +169,9 @@ pub const fn assert_not_written_by_sharded(
         if str_eq(tag, attribute) {
             role = Some("the tag holding the entity's name");
         }
+    }
+    if str_eq(table.move_attribute, attribute) {
+        role = Some("the marker of a layout move's writes");
     }
     if let Some(role) = role {
         let message = ConstMessage::new()

@@ -34,7 +34,7 @@ macro_rules! max_key_attributes {
 #[doc(hidden)]
 pub use crate::{max_key_attributes, max_shards};
 
-pub use crate::table::ENTITY_ATTRIBUTE;
+pub use crate::table::{ENTITY_ATTRIBUTE, MOVE_ATTRIBUTE, MOVE_COPY, MOVE_MOVED, MOVE_REPLACE};
 
 /// The largest shard count the derive accepts.
 ///
@@ -835,6 +835,12 @@ impl EntitySchema {
     /// The tag attribute items of this entity carry, if its table has one.
     pub const fn tag_attribute(&self) -> Option<&'static str> {
         self.table_schema.recognition.tag_attribute()
+    }
+
+    /// The attribute that marks the writes of a layout move in this entity's table (see
+    /// [`TableSchema::move_attribute`]).
+    pub const fn move_attribute(&self) -> &'static str {
+        self.table_schema.move_attribute
     }
 
     /// The same schema with a `#[sharded(version)]` attribute.

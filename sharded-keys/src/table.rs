@@ -15,6 +15,22 @@ use crate::const_str::str_eq;
 /// (a [`TableSchema`] may rename it, or do without one).
 pub const ENTITY_ATTRIBUTE: &str = "_entity";
 
+/// The attribute that marks the writes of a layout move, so that one stream record says
+/// whether it is part of a move (see [`TableSchema::move_attribute`]): the name a table uses
+/// unless it declares another.
+pub const MOVE_ATTRIBUTE: &str = "_sharded_move";
+
+/// The marker of a move's new copy at its item's current place ([`TableSchema::move_attribute`]).
+pub const MOVE_COPY: &str = "copy";
+
+/// The marker of an item written at its current place that supersedes its copy at a previous
+/// place ([`TableSchema::move_attribute`]).
+pub const MOVE_REPLACE: &str = "replace";
+
+/// The marker of an old copy at a previous place, set before it is deleted because its item
+/// lives at its current place ([`TableSchema::move_attribute`]).
+pub const MOVE_MOVED: &str = "moved";
+
 /// How an item of the table says which entity it is.
 ///
 /// ```
@@ -159,6 +175,22 @@ pub struct TableSchema {
     pub recognition: Recognition,
     /// The indexes the table names; the others are `gsiN` over `gsiNpk`/`gsiNsk`.
     pub indexes: &'static [IndexNames],
+    /// The attribute that marks the writes of a layout move ([`MOVE_ATTRIBUTE`],
+    /// `_sharded_move`, unless renamed), whatever the table's [`Recognition`] (items of a
+    /// table recognised by their keys carry it too), so that a DynamoDB stream consumer can
+    /// tell from one record alone whether it is part of a move:
+    ///
+    /// | value (a string) | on | a stream record that carries it |
+    /// |---|---|---|
+    /// | `"copy"` ([`MOVE_COPY`]) | the new copy a move writes at the item's current place; otherwise the old copy's content | an `INSERT` whose new image has it is a move's arrival, not a new item |
+    /// | `"replace"` ([`MOVE_REPLACE`]) | an item written at its current place that supersedes its copy at a previous place | an `INSERT` whose new image has it changes an item that existed (its old image is not in the record) |
+    /// | `"moved"` ([`MOVE_MOVED`]) | an old copy at a previous place, set just before it is deleted because its item lives at its current place | a `MODIFY` whose new image has it and old image has not is a move's mark; a `REMOVE` whose old image has it is a move's departure |
+    ///
+    /// A `REMOVE` without `"moved"` is a real delete, wherever it is: a delete during a
+    /// transition removes the item at both places unmarked. The marker stays on an item until
+    /// a put replaces it (an update keeps it); entities do not read it (serde skips an
+    /// attribute the struct does not name, and the repository removes it before decoding).
+    pub move_attribute: &'static str,
 }
 
 impl TableSchema {
@@ -173,6 +205,7 @@ impl TableSchema {
             attribute: ENTITY_ATTRIBUTE,
         },
         indexes: &[],
+        move_attribute: MOVE_ATTRIBUTE,
     };
 
     /// A table declared by `declared_by`, keyed by `partition_key` and `sort_key`, tagged in
@@ -208,6 +241,20 @@ impl TableSchema {
         self
     }
 
+    /// The same table, its moves marked in `attribute` (see
+    /// [`move_attribute`](Self::move_attribute)).
+    ///
+    /// ```
+    /// use sharded::schema::TableSchema;
+    /// static T: TableSchema = TableSchema::new("T", "PK", "SK").with_move_attribute("_mv");
+    /// assert_eq!(T.move_attribute, "_mv");
+    /// assert_eq!(TableSchema::DEFAULT.move_attribute, "_sharded_move");
+    /// ```
+    pub const fn with_move_attribute(mut self, attribute: &'static str) -> Self {
+        self.move_attribute = attribute;
+        self
+    }
+
     /// The names of index `number`: declared, or `gsiN` over `gsiNpk`/`gsiNsk`.
     ///
     /// Index numbers run from 1 to 20 (DynamoDB's limit); the derive refuses others.
@@ -239,12 +286,13 @@ impl TableSchema {
         false
     }
 
-    /// Whether two declarations describe the same table: the same key names, index names
-    /// and recognition. Entities of one table must agree on them.
+    /// Whether two declarations describe the same table: the same key names, index names,
+    /// recognition and move attribute. Entities of one table must agree on them.
     pub const fn same_as(&self, other: &TableSchema) -> bool {
         if !str_eq(self.partition_key, other.partition_key)
             || !str_eq(self.sort_key, other.sort_key)
             || !same_recognition(self.recognition, other.recognition)
+            || !str_eq(self.move_attribute, other.move_attribute)
             || self.indexes.len() != other.indexes.len()
         {
             return false;
@@ -347,6 +395,7 @@ mod tests {
         assert!(!a.same_as(&TableSchema::new("A", "PK", "SK").with_indexes(&B)));
         assert!(!a.same_as(&TableSchema::new("A", "PK", "SK")));
         assert!(!a.same_as(&a.with_recognition(Recognition::Key)));
+        assert!(!a.same_as(&a.with_move_attribute("_mv")));
         assert!(!a.same_as(&TableSchema::new("A", "pk", "SK").with_indexes(&A)));
     }
 }

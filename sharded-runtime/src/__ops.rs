@@ -17,8 +17,8 @@ use crate::item::ItemKeyDisplay;
 pub use crate::__scan_setters as scan_setters;
 pub use crate::access::entity::{decode, recognize, spelled_otherwise};
 pub use crate::access::migrate::moves::{
-    delete_stale, is_throttling_code, move_item, rebuilt, refused, reported, throttled_or,
-    DeleteOutcome, Holder, MoveOutcome, Prepared, Sent, Step, Store, Unchanged,
+    delete_stale, is_marked, is_throttling_code, marked, move_item, rebuilt, refused, reported,
+    throttled_or, DeleteOutcome, Holder, MoveOutcome, Prepared, Sent, Step, Store, Unchanged,
 };
 pub use crate::access::options::ScanOptions;
 pub use crate::access::placement::Placement;

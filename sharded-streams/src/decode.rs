@@ -14,18 +14,18 @@ use crate::change::{
 };
 use crate::record::{EventName, Record};
 
-/// The attribute a layout move writes into the copies it makes and marks (the key model's
-/// `TableSchema::move_attribute` once the write paths declare it; its default until then).
-pub(crate) fn move_attribute(_table: &TableSchema) -> &'static str {
-    "_sharded_move"
+/// The attribute a layout move writes into the copies it makes and marks: the table's
+/// `move_attribute`.
+pub(crate) fn move_attribute(table: &TableSchema) -> &'static str {
+    table.move_attribute
 }
 
 /// The marker of a move's copy at the new place: the same logical item, unchanged.
-pub(crate) const MARK_COPY: &str = "copy";
+pub(crate) const MARK_COPY: &str = sharded_keys::table::MOVE_COPY;
 /// The marker of a write that replaced an item at its new place: a modification.
-pub(crate) const MARK_REPLACE: &str = "replace";
+pub(crate) const MARK_REPLACE: &str = sharded_keys::table::MOVE_REPLACE;
 /// The marker of the old copy of a moved item, set before its delete.
-pub(crate) const MARK_MOVED: &str = "moved";
+pub(crate) const MARK_MOVED: &str = sharded_keys::table::MOVE_MOVED;
 
 /// What a record's markers say it is, before any image is decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +68,9 @@ pub(crate) fn classify(record: &Record, table: &TableSchema) -> Option<Class> {
         EventName::Insert => match mark(&record.new_image, attribute) {
             Some(MARK_COPY) => Class::Arrival,
             Some(MARK_REPLACE) => Class::Replace,
+            // An old copy already marked and written back where it was (a stale copy's
+            // delete that found it changed puts it back): part of a move, no change.
+            Some(MARK_MOVED) => Class::Mark,
             _ => Class::Insert,
         },
         EventName::Modify => {

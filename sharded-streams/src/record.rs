@@ -147,7 +147,8 @@ impl Record {
     }
 
     /// Builds a record from its parts as an input holds them: the event name and sequence
-    /// number checked, empty images taken as none.
+    /// number checked, empty images taken as none. Only the inputs behind a feature use it.
+    #[cfg_attr(not(any(feature = "sdk", feature = "lambda")), allow(dead_code))]
     pub(crate) fn from_parts(
         event: Option<&str>,
         sequence_number: Option<&str>,

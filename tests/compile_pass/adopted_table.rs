@@ -1,6 +1,6 @@
 //! A table declared once and the declarations an adopted table needs: other key and index
-//! names, a tag of another library, no tag, shard suffixes, a previous layout of unknown
-//! placement, a field named like a generated parameter.
+//! names, a tag of another library, no tag, a move marker of its own, shard suffixes, a
+//! previous layout of unknown placement, a field named like a generated parameter.
 use serde::{Deserialize, Serialize};
 use sharded::{ShardedCollection, ShardedEntity, ShardedTable};
 
@@ -11,7 +11,7 @@ use sharded::{ShardedCollection, ShardedEntity, ShardedTable};
 struct Leaderboards;
 
 #[derive(ShardedTable)]
-#[table(pk = "PK", sk = "SK", recognize = "key")]
+#[table(pk = "PK", sk = "SK", recognize = "key", move_attribute = "_moved")]
 struct Untagged;
 
 #[derive(ShardedEntity, Serialize, Deserialize)]
@@ -90,5 +90,7 @@ fn main() -> Result<(), sharded::KeyError> {
     assert_eq!(ActiveUser::pk_on_shard("ACTIVE", 3)?, "STATUS#ACTIVE#SHARD#3");
     assert_eq!(Event::pk_on_shard("east", 7)?, "EVENTS#east#07");
     assert_eq!(Doc::SCHEMA.pk.attribute, "PK");
+    assert_eq!(Doc::SCHEMA.move_attribute(), "_moved");
+    assert_eq!(Score::SCHEMA.move_attribute(), sharded::schema::MOVE_ATTRIBUTE);
     Ok(())
 }

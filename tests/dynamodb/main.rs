@@ -30,6 +30,7 @@ mod limits;
 mod lost_responses;
 mod migration;
 mod model;
+mod move_marks;
 mod multi_attribute_gsi;
 mod ops_cli;
 mod paging;

@@ -642,7 +642,7 @@ async fn the_hot_key_statistics_hold_every_write_of_the_repository() {
     grew("batch_delete");
 }
 
-/// During a layout transition, an unversioned put is the put and the previous place's delete
+/// During a layout transition, an unversioned put is the put and the previous place's check
 /// in one transaction: the statistics hold it once, at a transaction's units (twice a plain
 /// write's), not once for the transaction and again for the put.
 #[tokio::test]
@@ -677,8 +677,8 @@ async fn the_hot_key_statistics_hold_a_put_of_a_transition_once() {
             .map(|k| k.write_units)
             .sum()
     };
-    // A small item: 1 write unit, 2 in a transaction; the delete of nothing at the previous
-    // place is charged as a write of it too.
+    // A small item: 1 write unit, 2 in a transaction; the check that the previous place is
+    // empty is charged as a write of it too.
     assert_eq!(units(&pk), 2.0, "the put of {id} at {pk}: {report}");
-    assert_eq!(units(&previous), 2.0, "the delete at {previous}: {report}");
+    assert_eq!(units(&previous), 2.0, "the check at {previous}: {report}");
 }

@@ -62,7 +62,9 @@ pub const TAG: &str = "tag";
 pub const RECOGNIZE: &str = "recognize";
 /// The values of `recognize`.
 pub const RECOGNIZE_VALUES: &[&str] = &["tag", "tag_or_key", "key"];
-pub const TABLE_KEYS: &[&str] = &[TABLE_NAME, PK, SK, TAG, RECOGNIZE];
+/// `move_attribute = "_mv"`: the attribute that marks the writes of a layout move.
+pub const MOVE_ATTRIBUTE: &str = "move_attribute";
+pub const TABLE_KEYS: &[&str] = &[TABLE_NAME, PK, SK, TAG, RECOGNIZE, MOVE_ATTRIBUTE];
 /// The keys of `#[gsiN(..)]` on a table: the index name and its key attributes.
 pub const TABLE_GSI_KEYS: &[&str] = &[INDEX, PK, SK];
 /// `#[sharded(...)]` on a field: what the runtime maintains in it.

@@ -15,8 +15,8 @@ use tokio::sync::Semaphore;
 
 use sharded_keys::template::{parse_key, KeyContext};
 use sharded_runtime::__ops::{
-    self, delete_stale, describe_key, dynamo_error, is_missing_table, key_of, move_item, rebuilt,
-    DeleteOutcome, MoveOutcome, Store, UnitBudget, MAX_SEGMENTS,
+    self, delete_stale, describe_key, dynamo_error, is_missing_table, key_of, marked, move_item,
+    rebuilt, DeleteOutcome, MoveOutcome, Store, UnitBudget, MAX_SEGMENTS,
 };
 use sharded_runtime::capacity::{
     item_size, read_units, write_units, Clock, Consistency, SystemClock,
@@ -682,7 +682,13 @@ impl<E: ShardedEntity> Runner<E> {
                     if rekeyed && copied {
                         self.rekeyed(&item);
                     }
-                    return Ok(Some(Pending { old: item, copied }));
+                    // The copy marked the old copy: its delete expects it so.
+                    let old = if copied {
+                        marked(E::SCHEMA, &item)
+                    } else {
+                        item
+                    };
+                    return Ok(Some(Pending { old, copied }));
                 }
                 Ok((Outcome::Occupied, _)) => {
                     self.fail(

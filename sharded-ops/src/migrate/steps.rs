@@ -6,8 +6,8 @@
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use sharded_runtime::__ops::{
-    is_throttling_code, key_of, refused, reported, throttled_or, Holder, Prepared, Sent, Step,
-    Store, Unchanged,
+    is_marked, is_throttling_code, key_of, refused, reported, throttled_or, Holder, Prepared, Sent,
+    Step, Store, Unchanged,
 };
 use sharded_runtime::capacity::{item_size, transactional_write_units, write_units};
 use sharded_runtime::keys::Item;
@@ -16,7 +16,7 @@ use sharded_runtime::{Error, ShardedEntity};
 /// What the first step of a two-step move did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CopyOutcome {
-    /// Copied to its current place; the old copy is still there, for `delete_stale`.
+    /// Copied to its current place; the old copy is still there, marked, for `delete_stale`.
     Copied,
     /// Its current place already held an item of the entity (a newer write): the old copy is
     /// stale and nothing was written; `delete_stale` removes it.
@@ -50,9 +50,12 @@ pub(crate) fn estimated_units(bytes: u64) -> f64 {
     (2 * transactional_write_units(bytes)) as f64
 }
 
-/// The first step of a two-step move: copies `old` to its current place, only if nothing is
-/// there and `old` is unchanged (one `TransactWriteItems`: a put and a condition check on
-/// the old copy). The old copy stays until `delete_stale`.
+/// The first step of a two-step move: copies `old` to its current place (marked `copy`), only
+/// if nothing is there and `old` is unchanged, and marks `old` as moved (one
+/// `TransactWriteItems`: a put, and an update of the old copy under the condition a check
+/// would carry, which costs what the check did). The old copy stays until `delete_stale`,
+/// which expects it marked (`marked`). An old copy already marked is never copied again:
+/// `Taken`, for `delete_stale`.
 pub(crate) async fn copy_item<E: ShardedEntity>(
     repo: Store<'_>,
     old: &Item,
@@ -63,9 +66,14 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
             write_units: 0.0,
         });
     };
-    // A condition check is charged as a write of the item it checks.
+    if is_marked(E::SCHEMA, old) {
+        return Ok(Step {
+            outcome: CopyOutcome::Taken,
+            write_units: 0.0,
+        });
+    }
     let both = prepared.transaction_units();
-    let (reasons, message, current) = match prepared.send::<E>(repo, true).await? {
+    let (reasons, message, current) = match prepared.send::<E>(repo).await? {
         Sent::Done(write_units) => {
             return Ok(Step {
                 outcome: CopyOutcome::Copied,

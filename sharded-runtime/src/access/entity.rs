@@ -310,11 +310,12 @@ pub(crate) fn decode_as<T: DeserializeOwned>(
     mut item: Item,
 ) -> Result<T, Error> {
     let key = describe_key(schema, &item);
-    // Key attributes are derived data; removing them lets `#[serde(deny_unknown_fields)]`
-    // structs read their own items.
+    // Key attributes are derived data, and the tag and the move marker the crate's own;
+    // removing them lets `#[serde(deny_unknown_fields)]` structs read their own items.
     if let Some(tag) = schema.tag_attribute() {
         item.remove(tag);
     }
+    item.remove(schema.move_attribute());
     item.remove(schema.pk.attribute);
     if let Some(sk) = schema.sk {
         item.remove(sk.attribute);

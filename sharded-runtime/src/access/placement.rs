@@ -9,12 +9,16 @@
 //! | operation | the previous place |
 //! |---|---|
 //! | `get`, `TransactGet` | read after the current place; the current copy wins |
-//! | `put` (unversioned), `delete`, a transaction's `put`/`delete` | a guarded `Delete` in the same `TransactWriteItems` |
+//! | `put` | a `ConditionCheck` that it is empty, in the same `TransactWriteItems`; when it holds the item, the put *supersedes* it (see `repo/replace`): written marked `replace`, the old copy marked `moved` in the same transaction, then deleted |
+//! | `delete`, a transaction's `delete` | a guarded `Delete` in the same `TransactWriteItems` (a real delete: unmarked) |
 //! | `put_new`, `move_item`'s target | a `ConditionCheck` that it is empty, in the same transaction |
-//! | `put_if`, versioned `put`, `update`, `delete_if`, a transaction's `check` and `move_item`'s source | *settled* first: an item still there is moved to its current place (one transaction), so the condition sees it; then the write, with a guarded `Delete` of the previous place where it is a transaction |
-//! | `batch_put` | deleted after the put was written |
+//! | `put_if`, versioned `put`, a transaction's `put`, `update`, `delete_if`, a transaction's `check` and `move_item`'s source | *settled* first: an item still there is moved to its current place (copied and marked, then deleted), so the condition sees it; then the write, with the previous place's check (`put_if`, versioned `put`) or guarded `Delete` (a transaction) |
+//! | `batch_put` | settled first; deleted after the put was written |
 //! | `batch_delete` | deleted first, in a phase of its own |
 //! | counters | none: a counter's shards are named by the item's identity, which no layout change moves |
+//!
+//! Every write that removes an old copy because its item lives at its current place marks it
+//! `moved` first (the table's `move_attribute`), so its stream record is told from a delete.
 //!
 //! The guard of the previous place: no item, one of this entity, or (during a `legacy`
 //! transition) an untagged item written before the table adopted `sharded`.
@@ -23,7 +27,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use crate::error::Error;
 use crate::item::Item;
-use crate::keys::schema::EntitySchema;
+use crate::keys::schema::{EntitySchema, MOVE_MOVED};
 
 /// Where one item of an entity lives: its partition key and sort key now, and its partition
 /// key under the previous layout while a transition is declared and that place differs.
@@ -155,6 +159,13 @@ impl Placement {
             .map(|pk| key_item(self.schema, pk.clone(), self.sk.clone()))
             .collect()
     }
+}
+
+/// Whether `item` carries the mark `moved` in `attribute` (the table's move attribute): an old
+/// copy whose item lived at its current place when it was marked, never the item itself (see
+/// `TableSchema::move_attribute`).
+pub(crate) fn marked_moved(attribute: &str, item: &Item) -> bool {
+    matches!(item.get(attribute), Some(AttributeValue::S(mark)) if mark == MOVE_MOVED)
 }
 
 /// The key of shard `pk` of a sharded counter: a counter has no previous place, because its

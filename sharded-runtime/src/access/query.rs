@@ -897,6 +897,7 @@ impl<S: QuerySource, O> Query<S, O> {
                 placement: S::placement,
                 current_partitions: partitions.current_count(),
                 base_keys: (schema.pk.attribute, schema.sk.map(|sk| sk.attribute)),
+                move_attribute: schema.move_attribute(),
                 // The current copy of an old copy is not in an index page, and a filter may
                 // hide it: old copies are then looked up at their current place.
                 lookup: index_transition || self.filter.is_some() || expiry.is_some(),

@@ -48,7 +48,7 @@ impl Placement {
     /// placement is unknown, at the first previous shard that holds an item of the entity
     /// (one `BatchGetItem`; another service may have written the item twice, and a write
     /// settles one copy a time).
-    async fn old_copy<E: ShardedEntity>(
+    pub(crate) async fn old_copy<E: ShardedEntity>(
         &self,
         client: &Client,
         table: &str,

@@ -76,11 +76,13 @@ struct Action {
 /// `Repo`'s writes: no write leaves a copy of its item at the previous place. A `put`,
 /// `put_if`, `update`, `delete` or `delete_if` carries the guarded delete of its item's
 /// previous place as an extra action, and `move_item`'s target a check that its previous
-/// place is empty (so a transaction takes at most 50 such writes). Actions whose condition
-/// reads the stored item (`put_if`, a versioned `put`, `update`, `delete_if`, `check`,
-/// `move_item`'s source) settle their items before the commit is sent: an item still at its
-/// previous place is moved to its current one (one consistent `GetItem` per such action,
-/// plus a two-action transaction when the item was there), so the condition sees it.
+/// place is empty (so a transaction takes at most 50 such writes). Puts and the actions whose
+/// condition reads the stored item (`put_if`, `update`, `delete_if`, `check`, `move_item`'s
+/// source) settle their items before the commit is sent: an item still at its previous
+/// place is moved to its current one (one consistent `GetItem` per such action, plus a
+/// two-action transaction and a delete when the item was there, its old copy marked as
+/// moved before the delete), so the condition sees it, and a put leaves no old copy for its
+/// previous place's delete to remove unmarked.
 ///
 /// **Idempotent.** Each transaction carries a `ClientRequestToken` (random, or yours with
 /// [`with_token`](Self::with_token)). Its request is built once: every send, the SDK's
@@ -174,8 +176,8 @@ impl Transaction {
     }
 
     /// Puts `entity` (guarded: an existing item under its key must be of the same entity).
-    /// During a transition, with the guarded delete of its previous place; a versioned entity
-    /// is settled before the commit.
+    /// During a transition, settled before the commit (see [`Transaction`]), with the guarded
+    /// delete of its previous place.
     pub fn put<E: ShardedEntity + 'static>(self, entity: &E) -> Self {
         let placed = put_action(self.handle.table(), entity, PutRule::Guarded, None);
         self.push(placed)
@@ -640,8 +642,11 @@ fn put_action<E: ShardedEntity + 'static>(
     let (mut names, mut values) = (Names::new(), Values::new());
     let (base, previous, settle) = match rule {
         PutRule::Guarded => {
-            // A condition on the stored item (the user's, or the version) needs it settled.
-            let reads = condition.is_some() || schema.version.is_some();
+            // A condition on the stored item (the user's, or the version) needs it settled; so
+            // does any put during a transition: an item still at its previous place is moved
+            // first, its old copy marked before its delete (the previous place's delete below,
+            // which a transaction cannot precede with a mark, then finds it empty).
+            let reads = condition.is_some() || schema.version.is_some() || placement.has_previous();
             let guard = put_guard(
                 schema,
                 placement.pk(),

@@ -1,49 +1,59 @@
 //! Moving one item from its previous layout to its current place, safely under concurrent
-//! writers: the step the migration runner repeats; the copy is also what an update of a
-//! not-yet-migrated item does first.
+//! writers: the step the migration runner repeats, and what a write that meets an item at its
+//! previous place does first.
 //!
-//! A move in one step ([`move_item`]) is one `TransactWriteItems` of two actions:
+//! A move is two requests:
 //!
-//! - **copy**: put the item at its current place, only if nothing is there
-//!   (`attribute_not_exists`). A user's write to the current place since the transition was
-//!   declared is newer than the old copy, and wins;
-//! - **delete**: remove the old copy, only if it is unchanged since it was read (its version
-//!   for a versioned entity, otherwise its attributes compared).
+//! - **copy and mark**, one `TransactWriteItems`: put the item at its current place, only if
+//!   nothing is there (`attribute_not_exists`; a user's write to the current place since the
+//!   transition was declared is newer than the old copy, and wins), marked as a move's copy;
+//!   and mark the old copy as moved, only if it is unchanged since it was read (its version
+//!   for a versioned entity, otherwise its attributes compared). Both or neither happen;
+//! - **delete** ([`delete_stale`]): remove the marked old copy, only if it is still as marked.
 //!
-//! Both or neither happen. When the copy is refused because the current place holds an item,
-//! the old copy is stale: it is deleted on its own, still only if unchanged. When the delete is
-//! refused, the old copy changed (or went) after it was read: nothing was written, and the
-//! caller reads it again. Nothing is overwritten and nothing is lost; every refusal is an
-//! outcome the caller counts.
+//! The marks (the table's [`move_attribute`](crate::keys::schema::TableSchema::move_attribute):
+//! `copy` on the new copy, `moved` on the old one before its delete) let a DynamoDB stream
+//! consumer tell a move's `INSERT` and `REMOVE` from a new item and a real delete, from one
+//! record alone. A transaction cannot write one item twice, so the old copy is marked in the
+//! copy's transaction and deleted by a request of its own.
 //!
-//! The runner (`sharded-ops`) moves in two steps instead (its copy: a put at the current
-//! place with a check of the old copy, [`Prepared::send`] keeping the old copy; then
-//! [`delete_stale`] a moment later), and an update copies the item it is about to change and leaves the stale old copy
-//! to the runner, because a query reads the partitions of a logical key one request each, at slightly
-//! different instants: an item moved in one step between the query's read of its new place and
-//! its read of its old place is in neither answer. Copied first and deleted later, it is in at
-//! least one (in both, the query shows it once: the old copy is hidden while its current place
-//! holds it). The copy checks the old copy in the same transaction, so an item deleted by a
+//! When the copy is refused because the current place holds an item of the entity, the old
+//! copy is stale: it is marked and deleted on its own ([`delete_stale`]), still only if
+//! unchanged. An old copy already marked (a move stopped between its two requests) is never
+//! copied again: its item lived at its current place when it was marked, and if that place is
+//! empty now the item was deleted since. When the mark is refused, the old copy changed (or
+//! went) after it was read: nothing was written, and the caller reads it again. Nothing is
+//! overwritten and nothing is lost; every refusal is an outcome the caller counts.
+//!
+//! The runner (`sharded-ops`) sends the same two requests a moment apart ([`Prepared::send`],
+//! then [`delete_stale`] after the pages it copied): a query reads the partitions of a logical
+//! key one request each, at slightly different instants, and an item whose two copies changed
+//! places between the query's read of its new place and its read of its old place would be in
+//! neither answer. Copied first and deleted later, it is in at least one (in both, the query
+//! shows it once: the old copy is hidden while its current place holds it). The copy marks
+//! the old copy in the same transaction, only if it is unchanged, so an item deleted by a
 //! writer is never brought back.
 
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity, ReturnValue,
-    ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    AttributeValue, Put, ReturnConsumedCapacity, ReturnValue, ReturnValuesOnConditionCheckFailure,
+    TransactWriteItem, Update,
 };
 use aws_sdk_dynamodb::Client;
 
 use crate::access::condition::{values_of, Names, Values};
 use crate::access::entity::{decode, describe_key, is_ours, recognize, Item, ShardedEntity};
 use crate::access::idempotent::{self, FirstSent, TokenRequest};
+use crate::access::placement::marked_moved;
 use crate::access::recognize::{point_read_error, Depth, ForeignReason, NotOurs};
 use crate::access::retry::RetryPolicy;
 use crate::access::write_rules::key_of;
 use crate::capacity::units::{check_item_size, item_size, transactional_write_units, write_units};
 use crate::error::Error;
-use crate::keys::schema::EntitySchema;
+use crate::keys::schema::{EntitySchema, MOVE_COPY, MOVE_MOVED};
 
 /// The table a move writes in, and the client it sends with.
 #[derive(Clone, Copy)]
@@ -72,7 +82,8 @@ impl<'a> Store<'a> {
 /// What one move did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MoveOutcome {
-    /// Copied to its current place and removed from the old one, atomically.
+    /// Copied to its current place (and the old copy marked, atomically), then the old copy
+    /// removed.
     Moved,
     /// Its current place already held an item (a newer write): the stale old copy was removed.
     Superseded,
@@ -222,6 +233,43 @@ fn unchanged(
     parts.join(" AND ")
 }
 
+/// The mark of an old copy (at `key`) as moved, in a transaction with the write at its
+/// current place: an `Update` that sets the move attribute to `moved`, only if the old copy is
+/// `unchanged` since it was read (it costs what a condition check would: a write of the item).
+pub(crate) fn mark_action(
+    schema: &EntitySchema,
+    table: &str,
+    key: &Item,
+    unchanged: &Unchanged,
+) -> Result<TransactWriteItem, Error> {
+    let (names, values) = mark_names(schema, unchanged);
+    Update::builder()
+        .table_name(table)
+        .set_key(Some(key.clone()))
+        .update_expression(MARK)
+        .condition_expression(unchanged.condition.clone())
+        .set_expression_attribute_names(Some(names))
+        .set_expression_attribute_values(Some(values))
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .build()
+        .map(|update| TransactWriteItem::builder().update(update).build())
+        .map_err(|e| Error::InvalidUpdate(format!("could not build the mark of an old copy: {e}")))
+}
+
+/// The update expression of a mark (see [`mark_names`]).
+const MARK: &str = "SET #mv = :moved";
+
+/// The names and values of a mark: the condition's, with the move attribute and `moved`.
+fn mark_names(schema: &EntitySchema, unchanged: &Unchanged) -> (Names, Values) {
+    let (mut names, mut values) = (unchanged.names.clone(), unchanged.values.clone());
+    names.insert("#mv".to_owned(), schema.move_attribute().to_owned());
+    values.insert(
+        ":moved".to_owned(),
+        AttributeValue::S(MOVE_MOVED.to_owned()),
+    );
+    (names, values)
+}
+
 /// Everything the requests of one move need, built once from the old copy: the put at its
 /// current place, and the condition that the old copy is unchanged. Its transaction
 /// ([`send`](Self::send)) is the move in one step ([`move_item`]) or the runner's copy.
@@ -247,6 +295,11 @@ impl Prepared {
         }
         // Index keys and the entity attribute make the item a little larger: refused here,
         // with the entity and key, rather than by DynamoDB as an anonymous validation error.
+        let mut new = new;
+        new.insert(
+            schema.move_attribute().to_owned(),
+            AttributeValue::S(MOVE_COPY.to_owned()),
+        );
         check_item_size(E::SCHEMA, &new)?;
         Ok(Some(Prepared {
             old_bytes: item_size(old) as u64,
@@ -270,39 +323,8 @@ impl Prepared {
             .map_err(|e| Error::InvalidUpdate(format!("could not build the move's put: {e}")))
     }
 
-    /// The action on the old copy, in the transaction with the put: its delete (a move), or a
-    /// check that it is unchanged (a copy, which keeps it), both on the same condition.
-    fn old_copy_action(&self, table: &str, keep: bool) -> Result<TransactWriteItem, Error> {
-        let Unchanged {
-            condition, names, ..
-        } = &self.unchanged;
-        let (key, values) = (Some(self.old_key.clone()), self.unchanged.values());
-        let built = if keep {
-            ConditionCheck::builder()
-                .table_name(table)
-                .set_key(key)
-                .condition_expression(condition.clone())
-                .set_expression_attribute_names(Some(names.clone()))
-                .set_expression_attribute_values(values)
-                .build()
-                .map(|check| TransactWriteItem::builder().condition_check(check).build())
-        } else {
-            Delete::builder()
-                .table_name(table)
-                .set_key(key)
-                .condition_expression(condition.clone())
-                .set_expression_attribute_names(Some(names.clone()))
-                .set_expression_attribute_values(values)
-                .build()
-                .map(|delete| TransactWriteItem::builder().delete(delete).build())
-        };
-        let what = if keep { "check" } else { "delete" };
-        built.map_err(|e| Error::InvalidUpdate(format!("could not build the move's {what}: {e}")))
-    }
-
     /// The estimated cost of the transaction of a move: a write of the new item and one of the
-    /// old copy (a delete, or a condition check, which is charged as a write), each at the
-    /// transactional rate.
+    /// old copy (its mark), each at the transactional rate.
     pub fn transaction_units(&self) -> f64 {
         (transactional_write_units(self.old_bytes) + transactional_write_units(self.new_bytes))
             as f64
@@ -365,13 +387,14 @@ pub enum Sent {
 }
 
 impl Prepared {
-    /// Sends the put at the item's current place and, on the old copy, its delete or (`keep`)
-    /// a check that it is unchanged, in one `TransactWriteItems`, idempotent under the SDK's
-    /// retries (a commit whose answer was lost is not applied again).
-    pub async fn send<E: ShardedEntity>(&self, repo: Store<'_>, keep: bool) -> Result<Sent, Error> {
+    /// Sends the put at the item's current place (marked `copy`) and the mark of the old copy
+    /// (`moved`, if it is unchanged) in one `TransactWriteItems`, idempotent under the SDK's
+    /// retries (a commit whose answer was lost is not applied again). The old copy stays, for
+    /// [`delete_stale`] with [`marked`].
+    pub async fn send<E: ShardedEntity>(&self, repo: Store<'_>) -> Result<Sent, Error> {
         let estimate = self.transaction_units();
         let put = self.put(repo.table(), E::SCHEMA.pk.attribute)?;
-        let second = self.old_copy_action(repo.table(), keep)?;
+        let second = mark_action(E::SCHEMA, repo.table(), &self.old_key, &self.unchanged)?;
         let request =
             TokenRequest::new(vec![TransactWriteItem::builder().put(put).build(), second])
                 .reporting_capacity();
@@ -401,7 +424,8 @@ impl Prepared {
 }
 
 /// Moves `old` (an item of `E` as read from a previous-layout partition) to its current
-/// place in one step: see the module documentation.
+/// place: copied and marked in one transaction, then the old copy deleted (see the module
+/// documentation). An old copy already marked is deleted without a copy.
 pub async fn move_item<E: ShardedEntity>(repo: Store<'_>, old: &Item) -> Result<MoveReport, Error> {
     let schema = E::SCHEMA;
     let Some(prepared) = Prepared::of::<E>(old)? else {
@@ -410,13 +434,23 @@ pub async fn move_item<E: ShardedEntity>(repo: Store<'_>, old: &Item) -> Result<
             write_units: 0.0,
         });
     };
+    if is_marked(schema, old) {
+        return delete_superseded::<E>(repo, old, 0.0).await;
+    }
     let both = prepared.transaction_units();
-    let (reasons, message, current) = match prepared.send::<E>(repo, false).await? {
-        Sent::Done(write_units) => {
+    let (reasons, message, current) = match prepared.send::<E>(repo).await? {
+        Sent::Done(copied) => {
+            // Boxed (here and below): a move's future is held by every settling write's.
+            let deleted = Box::pin(delete_stale::<E>(repo, &marked(schema, old))).await?;
             return Ok(Step {
-                outcome: MoveOutcome::Moved,
-                write_units,
-            })
+                // Copied: the item is at its current place whatever the delete met (an old copy
+                // a writer of the previous layout changed since stays, for the runner to list).
+                outcome: match deleted.outcome {
+                    DeleteOutcome::Throttled => MoveOutcome::Throttled,
+                    DeleteOutcome::Deleted | DeleteOutcome::Changed => MoveOutcome::Moved,
+                },
+                write_units: copied + deleted.write_units,
+            });
         }
         Sent::Failed(error) => return throttled_or(error, MoveOutcome::Throttled),
         Sent::Canceled(codes, message, current) => (codes, message, current),
@@ -428,29 +462,16 @@ pub async fn move_item<E: ShardedEntity>(repo: Store<'_>, old: &Item) -> Result<
         ["ConditionalCheckFailed", "None"]
         | ["ConditionalCheckFailed", "ConditionalCheckFailed"] => {
             match prepared.holder::<E>(repo, current).await? {
-                Holder::Entity => {}
-                Holder::Foreign => {
-                    return Ok(Step {
-                        outcome: MoveOutcome::Occupied,
-                        write_units: both,
-                    })
-                }
-                Holder::Nobody => {
-                    return Ok(Step {
-                        outcome: MoveOutcome::Changed,
-                        write_units: both,
-                    })
-                }
+                Holder::Entity => delete_superseded::<E>(repo, old, both).await,
+                Holder::Foreign => Ok(Step {
+                    outcome: MoveOutcome::Occupied,
+                    write_units: both,
+                }),
+                Holder::Nobody => Ok(Step {
+                    outcome: MoveOutcome::Changed,
+                    write_units: both,
+                }),
             }
-            let deleted = delete_stale::<E>(repo, old).await?;
-            Ok(Step {
-                outcome: match deleted.outcome {
-                    DeleteOutcome::Deleted => MoveOutcome::Superseded,
-                    DeleteOutcome::Changed => MoveOutcome::Changed,
-                    DeleteOutcome::Throttled => MoveOutcome::Throttled,
-                },
-                write_units: both + deleted.write_units,
-            })
         }
         // Throttled: nothing was written; the caller slows down and reads it again.
         _ if codes.iter().any(|c| is_throttling_code(c)) => Ok(Step {
@@ -467,6 +488,43 @@ pub async fn move_item<E: ShardedEntity>(repo: Store<'_>, old: &Item) -> Result<
         }
         _ => Err(refused(schema, old, &reasons, message.as_deref())),
     }
+}
+
+/// Deletes `old`, an old copy whose item holds its current place (marked first, unless it is),
+/// as a move's outcome: `Superseded`, or what stopped the delete. `spent`: the units the move
+/// used before.
+async fn delete_superseded<E: ShardedEntity>(
+    repo: Store<'_>,
+    old: &Item,
+    spent: f64,
+) -> Result<MoveReport, Error> {
+    let deleted = Box::pin(delete_stale::<E>(repo, old)).await?;
+    Ok(Step {
+        outcome: match deleted.outcome {
+            DeleteOutcome::Deleted => MoveOutcome::Superseded,
+            DeleteOutcome::Changed => MoveOutcome::Changed,
+            DeleteOutcome::Throttled => MoveOutcome::Throttled,
+        },
+        write_units: spent + deleted.write_units,
+    })
+}
+
+/// Whether `item` is an old copy marked as moved (see
+/// [`move_attribute`](crate::keys::schema::TableSchema::move_attribute)): its item lived at
+/// its current place when it was marked, so it is never copied again, only deleted.
+pub fn is_marked(schema: &EntitySchema, item: &Item) -> bool {
+    marked_moved(schema.move_attribute(), item)
+}
+
+/// `old` as the copy's transaction leaves it: marked as moved. What [`delete_stale`] expects
+/// after a copy.
+pub fn marked(schema: &EntitySchema, old: &Item) -> Item {
+    let mut item = old.clone();
+    item.insert(
+        schema.move_attribute().to_owned(),
+        AttributeValue::S(MOVE_MOVED.to_owned()),
+    );
+    item
 }
 
 /// A request that failed after the SDK's retries: a throttle is an outcome (the caller waits
@@ -526,7 +584,9 @@ pub enum Holder {
 }
 
 /// Deletes the old copy `old` of an item whose current place holds it (copied there, or
-/// written there since), only if it is unchanged since it was read.
+/// written there since), only if it is unchanged since it was read: marked as moved first
+/// (a conditional `UpdateItem`) when it is not yet, so its stream record says so, then
+/// deleted only if it is still as marked.
 ///
 /// The condition compares the attributes `old` had; one added since cannot be named in a
 /// condition (any name could be). So the delete returns what it deleted, and when that has an
@@ -538,6 +598,15 @@ pub async fn delete_stale<E: ShardedEntity>(
     old: &Item,
 ) -> Result<Step<DeleteOutcome>, Error> {
     let schema = E::SCHEMA;
+    let (old, marking) = if is_marked(schema, old) {
+        (old.clone(), 0.0)
+    } else {
+        match mark::<E>(repo, old).await? {
+            Ok(marked) => marked,
+            Err(stopped) => return Ok(stopped),
+        }
+    };
+    let old = &old;
     let unchanged = Unchanged::of::<E>(old)?;
     let estimate = write_units(item_size(old) as u64) as f64;
     let result = repo
@@ -554,7 +623,7 @@ pub async fn delete_stale<E: ShardedEntity>(
         .await;
     match result {
         Ok(output) => {
-            let write_units = reported(output.consumed_capacity.as_slice(), estimate);
+            let write_units = marking + reported(output.consumed_capacity.as_slice(), estimate);
             match output.attributes {
                 Some(deleted) if deleted.keys().any(|name| !old.contains_key(name)) => {
                     let restored = put_back(repo, schema, deleted).await?;
@@ -572,12 +641,55 @@ pub async fn delete_stale<E: ShardedEntity>(
         Err(e) => match e.into_service_error() {
             DeleteItemError::ConditionalCheckFailedException(_) => Ok(Step {
                 outcome: DeleteOutcome::Changed,
-                write_units: estimate,
+                write_units: marking + estimate,
             }),
             other => throttled_or(
                 Error::dynamo("DeleteItem", repo.table(), other),
                 DeleteOutcome::Throttled,
             ),
+        },
+    }
+}
+
+/// Marks `old` as moved where it is, only if it is unchanged since it was read: the item as
+/// marked and the units used, or what stopped it (`Changed` when it changed or went,
+/// `Throttled`), nothing written.
+async fn mark<E: ShardedEntity>(
+    repo: Store<'_>,
+    old: &Item,
+) -> Result<Result<(Item, f64), Step<DeleteOutcome>>, Error> {
+    let schema = E::SCHEMA;
+    let unchanged = Unchanged::of::<E>(old)?;
+    let (names, values) = mark_names(schema, &unchanged);
+    let estimate = write_units(item_size(old) as u64) as f64;
+    let result = repo
+        .client()
+        .update_item()
+        .table_name(repo.table())
+        .set_key(Some(key_of(schema, old)))
+        .update_expression(MARK)
+        .condition_expression(unchanged.condition)
+        .set_expression_attribute_names(Some(names))
+        .set_expression_attribute_values(Some(values))
+        .return_values(ReturnValue::AllNew)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await;
+    match result {
+        Ok(output) => Ok(Ok((
+            output.attributes.unwrap_or_else(|| marked(schema, old)),
+            reported(output.consumed_capacity.as_slice(), estimate),
+        ))),
+        Err(e) => match e.into_service_error() {
+            UpdateItemError::ConditionalCheckFailedException(_) => Ok(Err(Step {
+                outcome: DeleteOutcome::Changed,
+                write_units: estimate,
+            })),
+            other => throttled_or(
+                Error::dynamo("UpdateItem", repo.table(), other),
+                DeleteOutcome::Throttled,
+            )
+            .map(Err),
         },
     }
 }

@@ -34,9 +34,13 @@ impl<E: ShardedEntity> Repo<E> {
     /// it would undo a racing writer's change. Write those with `put`, or in a
     /// [`Transaction`](crate::transaction::Transaction).
     ///
-    /// During a layout transition (`previous_n`, `legacy`), the puts are written first, then
-    /// the copies at their items' previous places are deleted (a second round of
-    /// `BatchWriteItem`, for the puts that were written): no copy stays behind. Items whose
+    /// During a layout transition (`previous_n`, `legacy`), each item still at its previous
+    /// place is moved to its current one first (one consistent `GetItem` per item, plus the
+    /// move of an item not yet migrated: a batch cannot mark the old copy a move deletes, see
+    /// [`TableSchema::move_attribute`](crate::keys::schema::TableSchema::move_attribute)),
+    /// then the puts are written, then the previous places are deleted (a second round of
+    /// `BatchWriteItem`, for the puts that were written, which finds them empty unless a
+    /// writer of the previous layout wrote there meanwhile): no copy stays behind. Items whose
     /// previous delete stays unprocessed are in the error.
     ///
     /// ```no_run
@@ -60,18 +64,18 @@ impl<E: ShardedEntity> Repo<E> {
         }
         let mut puts = Vec::new();
         let mut previous = Vec::new();
-        let mut unknown = Vec::new();
+        let mut settled = Vec::new();
         for entity in entities {
             let placement = Placement::of(entity)?;
             puts.push(batch::Write::Put(physical_item(entity)?));
             if let Some(key) = placement.previous_key()? {
                 previous.push((placement.current_key()?, key));
             }
-            if placement.previous_unknown() {
-                unknown.push(placement);
+            if placement.has_previous() || placement.previous_unknown() {
+                settled.push(placement);
             }
         }
-        self.settle_all(&unknown).await?;
+        self.settle_all(&settled).await?;
         let written = self.run_batch(puts).await;
         // Failed outright: what was written is not known; the previous copies stay.
         let Some(unwritten) = unprocessed_keys::<E>(&written) else {

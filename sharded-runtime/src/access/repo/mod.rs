@@ -22,6 +22,7 @@ use crate::error::Error;
 mod admin;
 mod batches;
 mod read;
+mod replace;
 mod write;
 
 pub use read::range_query;

@@ -7,6 +7,7 @@ use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
 use crate::access::batch;
 use crate::access::entity::ShardedEntity;
+use crate::access::migrate::moves::is_marked;
 use crate::access::placement::Placement;
 use crate::access::query::Query;
 use crate::access::range::{RangeBound, RangeQuery};
@@ -159,7 +160,7 @@ impl<E: ShardedEntity> Repo<E> {
                 placement.candidates().iter().position(|c| Some(c) == pk)
             };
             let first = found.into_iter().min_by_key(shard_of);
-            return first.map(E::from_item).transpose();
+            return self.old_copy_read(placement, first).await;
         }
         let Some(key) = placement.previous_key()? else {
             return Ok(None);
@@ -174,7 +175,34 @@ impl<E: ShardedEntity> Repo<E> {
             .await
             .map_err(|e| Error::dynamo("GetItem", self.handle.table(), e))?
             .item;
-        found.map(E::from_item).transpose()
+        self.old_copy_read(placement, found).await
+    }
+
+    /// The item a point read found at a previous place (its current place held none). An old
+    /// copy marked as moved had its item at its current place when it was marked: that place
+    /// is read again, consistently (the copy may have been made after the first read), and
+    /// when it is empty the item was deleted since, so there is none.
+    async fn old_copy_read(
+        &self,
+        placement: &Placement,
+        found: Option<Item>,
+    ) -> Result<Option<E>, Error> {
+        match found {
+            Some(old) if is_marked(E::SCHEMA, &old) => self
+                .handle
+                .client
+                .get_item()
+                .table_name(self.handle.table())
+                .set_key(Some(placement.current_key()?))
+                .consistent_read(true)
+                .send()
+                .await
+                .map_err(|e| Error::dynamo("GetItem", self.handle.table(), e))?
+                .item
+                .map(E::from_item)
+                .transpose(),
+            found => found.map(E::from_item).transpose(),
+        }
     }
 
     /// A scatter-gather query of the base table (`index = None`) or GSI `gsiN` (`Some(N)`)

@@ -61,9 +61,9 @@ impl<E: ShardedEntity> Repo<E> {
     ///
     /// During a layout transition (`previous_n`, `legacy`) the item is settled first (an item
     /// still at its previous place is moved to its current one, so the condition sees it:
-    /// one consistent `GetItem`, plus a two-action transaction when it was there), then the
-    /// put and the guarded delete of the previous place go as one `TransactWriteItems`
-    /// (twice the write units of a `PutItem`): no copy is left at the previous place.
+    /// one consistent `GetItem`, plus the move when it was there), then the put and a check
+    /// that the previous place is empty go as one `TransactWriteItems` (twice the write units
+    /// of a `PutItem`): no copy is left at the previous place.
     ///
     /// ```no_run
     /// # use serde::{Deserialize, Serialize};
@@ -252,8 +252,9 @@ impl<E: ShardedEntity> Repo<E> {
 
     /// The one conditional write of an item: a put of the item, or a delete of its key, at
     /// the current place under `guard`. One `PutItem` or `DeleteItem`, or, with `transition`,
-    /// the same action and the guarded delete of the previous place in one
-    /// `TransactWriteItems` ([`with_previous_delete`](Self::with_previous_delete)). A failed
+    /// the put with a check that the previous place is empty (`put_in_transition`), or the
+    /// delete and the guarded delete of the previous place in one `TransactWriteItems`
+    /// ([`with_previous_delete`](Self::with_previous_delete)). A failed
     /// condition comes back as [`Sent::Refused`] with the item DynamoDB returned.
     async fn send_guarded(
         &self,
@@ -270,21 +271,19 @@ impl<E: ShardedEntity> Repo<E> {
         let (table, values) = (self.handle.table(), values_of(values));
         let refusal = ReturnValuesOnConditionCheckFailure::AllOld;
         if transition {
-            let action = TransactWriteItem::builder();
-            let action = match write {
-                Write::Put(item) => action.put(
-                    Put::builder()
-                        .table_name(table)
-                        .set_item(Some(item))
-                        .condition_expression(expression)
-                        .set_expression_attribute_names(Some(names))
-                        .set_expression_attribute_values(values)
-                        .return_values_on_condition_check_failure(refusal)
-                        .build()
-                        .map_err(build_error)?,
-                ),
-                Write::Delete(key) => action.delete(
-                    Delete::builder()
+            return match write {
+                // A put supersedes the item at the previous place, marking it (see `replace`).
+                Write::Put(item) => {
+                    let guard = Guard {
+                        expression,
+                        names,
+                        values: values.unwrap_or_default(),
+                    };
+                    // Boxed: its future holds a move's, and would make every put's as large.
+                    Box::pin(self.put_in_transition(placement, item, &guard)).await
+                }
+                Write::Delete(key) => {
+                    let delete = Delete::builder()
                         .table_name(table)
                         .set_key(Some(key))
                         .condition_expression(expression)
@@ -292,10 +291,11 @@ impl<E: ShardedEntity> Repo<E> {
                         .set_expression_attribute_values(values)
                         .return_values_on_condition_check_failure(refusal)
                         .build()
-                        .map_err(build_error)?,
-                ),
+                        .map_err(build_error)?;
+                    let delete = TransactWriteItem::builder().delete(delete).build();
+                    self.with_previous_delete(placement, delete).await
+                }
             };
-            return self.with_previous_delete(placement, action.build()).await;
         }
         let capacity = self.handle.capacity_request();
         match write {
@@ -341,7 +341,7 @@ impl<E: ShardedEntity> Repo<E> {
     }
 
     /// Sends `write` (at the item's current place) and the guarded delete of its previous
-    /// place as one `TransactWriteItems` (with a fresh idempotency token): how a write leaves
+    /// place as one `TransactWriteItems` (with a fresh idempotency token): how a delete leaves
     /// no copy behind during a transition. A refusal of `write` comes back with the item
     /// DynamoDB returned; a refusal of the delete (another entity's item at the previous
     /// place) is [`Error::KeyTakenByOtherEntity`].
@@ -356,10 +356,35 @@ impl<E: ShardedEntity> Repo<E> {
             ));
         };
         let delete = TransactWriteItem::builder().delete(delete).build();
-        let result = self.transact(vec![write, delete]).await;
+        match self.transact_pair(write, delete).await? {
+            Pair::Done => Ok(Sent::Done(None)),
+            Pair::Refused(found) => Ok(Sent::Refused(found)),
+            Pair::SecondRefused(found) => Err(self.previous_taken(&previous_key, found.as_ref())),
+        }
+    }
+
+    /// The error for an item at the previous place that is not the entity's.
+    pub(super) fn previous_taken(&self, previous_key: &Item, found: Option<&Item>) -> Error {
+        Error::KeyTakenByOtherEntity {
+            operation: "TransactWriteItems",
+            entity: E::SCHEMA.entity,
+            other: found.and_then(|f| tagged_as(E::SCHEMA, f)),
+            key: describe_key(E::SCHEMA, previous_key),
+        }
+    }
+
+    /// Sends `write` (at the item's current place) and `second` (at its previous place) as one
+    /// `TransactWriteItems` (with a fresh idempotency token), and says which condition, if
+    /// any, refused it, with the item DynamoDB returned.
+    pub(super) async fn transact_pair(
+        &self,
+        write: TransactWriteItem,
+        second: TransactWriteItem,
+    ) -> Result<Pair, Error> {
+        let result = self.transact(vec![write, second]).await;
         match result {
             // A transaction's answer carries no consumed capacity (`transact` records it).
-            Ok(_) => Ok(Sent::Done(None)),
+            Ok(_) => Ok(Pair::Done),
             Err((token, sends, e)) => match e.into_service_error() {
                 TransactWriteItemsError::TransactionCanceledException(canceled) => {
                     let reasons = canceled.cancellation_reasons();
@@ -369,15 +394,10 @@ impl<E: ShardedEntity> Repo<E> {
                             .filter(|r| r.code() == Some("ConditionalCheckFailed"))
                     };
                     if let Some(reason) = failed(0) {
-                        return Ok(Sent::Refused(reason.item().cloned()));
+                        return Ok(Pair::Refused(reason.item().cloned()));
                     }
                     if let Some(reason) = failed(1) {
-                        return Err(Error::KeyTakenByOtherEntity {
-                            operation: "TransactWriteItems",
-                            entity: E::SCHEMA.entity,
-                            other: reason.item().and_then(|f| tagged_as(E::SCHEMA, f)),
-                            key: describe_key(E::SCHEMA, &previous_key),
-                        });
+                        return Ok(Pair::SecondRefused(reason.item().cloned()));
                     }
                     Err(idempotent::sent_error(
                         self.handle.table(),
@@ -473,11 +493,15 @@ impl<E: ShardedEntity> Repo<E> {
     /// 400 KB ([`Error::ItemTooLarge`]), keys over DynamoDB's size limits
     /// ([`KeyError::KeyTooLong`]).
     ///
-    /// During a layout transition (`previous_n`, `legacy`), the put and the guarded delete of
-    /// the item's previous place go as one `TransactWriteItems` (twice the write units of a
-    /// `PutItem`), so no stale copy stays behind. A versioned entity is settled first (moved
-    /// to its current place if it is still at its previous one: one consistent `GetItem`,
-    /// plus a transaction when it was there), so its version is checked against the stored one.
+    /// During a layout transition (`previous_n`, `legacy`), the put and a check that the
+    /// item's previous place is empty go as one `TransactWriteItems` (twice the write units of
+    /// a `PutItem`), so no stale copy stays behind. When the previous place holds the item
+    /// (not yet migrated), the put supersedes it: a second transaction writes the item marked
+    /// as a replacement and marks the old copy as moved, then the old copy is deleted (see
+    /// [`TableSchema::move_attribute`](crate::keys::schema::TableSchema::move_attribute)). A
+    /// versioned entity is settled first (moved to its current place if it is still at its
+    /// previous one: one consistent `GetItem`, plus the move when it was there), so its version
+    /// is checked against the stored one.
     ///
     /// ```no_run
     /// # use sharded::{Error, Repo, ShardedEntity};
@@ -601,8 +625,8 @@ impl<E: ShardedEntity> Repo<E> {
     }
 
     /// One conditional put (see [`PutMode`]): a `PutItem`, or during a transition a `put`
-    /// with the previous place's delete in one transaction; records the write (or its
-    /// throttle) when stats are on.
+    /// with the previous place's check in one transaction (see `replace`); records the write
+    /// (or its throttle) when stats are on.
     async fn send_put(
         &self,
         entity: &E,
@@ -757,14 +781,25 @@ enum Write {
 }
 
 /// The condition of a guarded write, with the names and values it refers to.
-struct Guard {
-    expression: String,
-    names: Names,
-    values: Values,
+pub(super) struct Guard {
+    pub(super) expression: String,
+    pub(super) names: Names,
+    pub(super) values: Values,
+}
+
+/// What a transaction of a write at an item's current place and one action at its previous
+/// place came to (see `transact_pair`).
+pub(super) enum Pair {
+    /// Committed.
+    Done,
+    /// The write's own condition failed; the item DynamoDB returned, if any.
+    Refused(Option<Item>),
+    /// The condition at the previous place failed; the item DynamoDB returned, if any.
+    SecondRefused(Option<Item>),
 }
 
 /// What a guarded write came to.
-enum Sent {
+pub(super) enum Sent {
     /// Written, with the capacity the request consumed (a transaction's is recorded apart);
     /// boxed, as it is far larger than a refusal.
     Done(Option<Box<ConsumedCapacity>>),
@@ -772,7 +807,7 @@ enum Sent {
     Refused(Option<Item>),
 }
 
-fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
+pub(super) fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
     Error::InvalidTransaction(format!("a write could not be built: {e}"))
 }
 

@@ -1271,6 +1271,7 @@ mod tests {
             current_partitions: shards,
             base_keys: ("pk", Some("sk")),
             lookup: false,
+            move_attribute: crate::keys::schema::MOVE_ATTRIBUTE,
             in_previous,
         });
         plan.learned_shares = learned.map(Into::into);

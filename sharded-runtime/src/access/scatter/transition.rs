@@ -22,6 +22,11 @@
 //!   partition was read past it without it is the item. Dropping it here would lose an item
 //!   copied between the two reads.
 //!
+//! An old copy marked as moved (the table's `move_attribute`: written with its copy, or when
+//! its current place already held the item) is looked up in any query, consistently: when
+//! its current place is empty the item was deleted after its move, and the copy is dropped;
+//! otherwise the rules above decide.
+//!
 //! Items of a previous layout's partitions written before the table adopted `sharded` carry
 //! no tag: those whose keys are the entity's are recognised as it (by
 //! [`recognize`](crate::access::recognize), the rule every read and the migration follow);
@@ -32,6 +37,7 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 
+use crate::access::placement::marked_moved;
 use crate::error::Error;
 use crate::item::Item;
 
@@ -53,8 +59,11 @@ pub(crate) struct Transition {
     /// The base table's key attributes (partition key, sort key): an old copy's current key.
     pub base_keys: (&'static str, Option<&'static str>),
     /// Whether old copies are looked up at their current place (see the module docs): a GSI
-    /// query, or a query with a filter.
+    /// query, or a query with a filter. Old copies marked as moved are looked up in any query.
     pub lookup: bool,
+    /// The table's move attribute: an old copy marked `moved` in it (see
+    /// [`marked_moved`]) whose current place is empty is an item deleted after its move.
+    pub move_attribute: &'static str,
     /// Per partition of the plan, whether the previous layout has it too, on a base-table
     /// query whose layout changes (empty on a GSI, whose partitions stay where they are): where
     /// the items sit until the migration moves them, so what a top-k's first requests ask of
@@ -95,16 +104,22 @@ impl Transition {
 }
 
 /// Drops from `items` (one page) the old copies whose current place holds the item, when the
-/// plan looks old copies up (see the module docs). `stored` is the partition key attribute
-/// the stored place is read from: the base table's, also on a GSI (its items carry it).
+/// plan looks old copies up (see the module docs), and in any plan the old copies marked as
+/// moved whose current place is empty: their item was deleted after its move (the mark is
+/// written with the copy, so the copy existed when the old copy was read; it is looked up
+/// consistently, so one not yet seen by an eventually consistent read is not taken for a
+/// delete). `stored` is the partition key attribute the stored place is read from: the base
+/// table's, also on a GSI (its items carry it).
 pub(crate) async fn drop_looked_up_copies(plan: &Plan, items: &mut Vec<Item>) -> Result<(), Error> {
-    let Some(transition) = plan.transition.as_ref().filter(|t| t.lookup) else {
+    let Some(transition) = plan.transition.as_ref() else {
         return Ok(());
     };
     let (pk, _) = transition.base_keys;
+    let marked = |item: &Item| marked_moved(transition.move_attribute, item);
     let old: Vec<(usize, Item)> = items
         .iter()
         .enumerate()
+        .filter(|(_, item)| transition.lookup || marked(item))
         .filter_map(|(i, item)| {
             let stored = item.get(pk)?.as_s().ok()?;
             Some((i, transition.current_key(item, stored)?))
@@ -114,15 +129,31 @@ pub(crate) async fn drop_looked_up_copies(plan: &Plan, items: &mut Vec<Item>) ->
         return Ok(());
     }
     let keys: Vec<Item> = old.iter().map(|(_, key)| key.clone()).collect();
-    let present = present_items(plan, transition, keys).await?;
+    let mut present = present_items(plan, transition, keys, plan.consistent).await?;
+    if !plan.consistent {
+        let again: Vec<Item> = old
+            .iter()
+            .filter(|(i, key)| {
+                marked(&items[*i]) && !present.contains_key(&key_text(transition, key))
+            })
+            .map(|(_, key)| key.clone())
+            .collect();
+        if !again.is_empty() {
+            present.extend(present_items(plan, transition, again, true).await?);
+        }
+    }
     // On a GSI both copies sit in the same index partition and only the lookup can tell them
     // apart; on the base table the merge can, for a copy with the same content.
     let on_base_table = plan.index.is_none();
     let drop: HashSet<usize> = old
         .into_iter()
         .filter(|(i, key)| match present.get(&key_text(transition, key)) {
-            None => false,
-            Some(current) => !on_base_table || !same_content(&items[*i], current, pk),
+            None => marked(&items[*i]),
+            Some(current) => {
+                transition.lookup
+                    && (!on_base_table
+                        || !same_content(&items[*i], current, pk, transition.move_attribute))
+            }
         })
         .map(|(i, _)| i)
         .collect();
@@ -147,10 +178,11 @@ const LOOKUP_BATCH: usize = 100;
 const LOOKUP_ROUNDS: u32 = 8;
 
 /// Whether `current` holds what `old` holds: every attribute of the old copy but its
-/// partition key, with the same value (the migration's copy adds what the entity writes).
-fn same_content(old: &Item, current: &Item, pk: &str) -> bool {
+/// partition key and the move marker, with the same value (the migration's copy adds what the
+/// entity writes, and marks both copies).
+fn same_content(old: &Item, current: &Item, pk: &str, move_attribute: &str) -> bool {
     old.iter()
-        .filter(|(name, _)| name.as_str() != pk)
+        .filter(|(name, _)| name.as_str() != pk && name.as_str() != move_attribute)
         .all(|(name, value)| current.get(name) == Some(value))
 }
 
@@ -161,6 +193,7 @@ async fn present_items(
     plan: &Plan,
     transition: &Transition,
     keys: Vec<Item>,
+    consistent: bool,
 ) -> Result<HashMap<String, Item>, Error> {
     let (pk, sk) = transition.base_keys;
     let mut names = HashMap::from([("#pk".to_owned(), pk.to_owned())]);
@@ -196,7 +229,7 @@ async fn present_items(
                 .set_keys(Some(std::mem::take(&mut pending)))
                 .set_projection_expression(on_index.then(|| projection.clone()))
                 .set_expression_attribute_names(on_index.then(|| names.clone()))
-                .set_consistent_read(plan.consistent.then_some(true))
+                .set_consistent_read(consistent.then_some(true))
                 .build()
                 .map_err(|e| Error::InvalidQuery(format!("a transition check: {e}")))?;
             let output = plan

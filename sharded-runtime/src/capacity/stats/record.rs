@@ -25,8 +25,8 @@ pub(crate) type Answer<'a> = Result<Option<&'a ConsumedCapacity>, &'a Error>;
 
 /// Records one write of a successful transaction on its base key: DynamoDB reports a
 /// transaction's capacity per table, not per key, so its units come from the size of what
-/// it sends (the item of a put, the key of an update or a delete), twice, as a transactional
-/// write costs. A condition check writes nothing.
+/// it sends (the item of a put, the key of an update, a delete or a condition check, which
+/// DynamoDB charges as a write of the item it checks), twice, as a transactional write costs.
 pub(crate) fn transaction_write(
     stats: Option<&Arc<HotKeyStats>>,
     schema: &EntitySchema,
@@ -35,10 +35,17 @@ pub(crate) fn transaction_write(
     let Some(stats) = stats else {
         return;
     };
-    let sent = match (write.put(), write.update(), write.delete()) {
+    // A condition check is charged as a write of the item it checks.
+    let sent = match (
+        write.put(),
+        write.update(),
+        write.delete(),
+        write.condition_check(),
+    ) {
         (Some(put), ..) => put.item(),
-        (_, Some(update), _) => update.key(),
-        (.., Some(delete)) => delete.key(),
+        (_, Some(update), ..) => update.key(),
+        (_, _, Some(delete), _) => delete.key(),
+        (.., Some(check)) => check.key(),
         _ => return,
     };
     let text = |attr: &str| sent.get(attr).and_then(|v| v.as_s().ok());

@@ -1,0 +1,7 @@
+use sharded::ShardedTable;
+
+#[derive(ShardedTable)]
+#[table(pk = "PK", sk = "SK", move_attribute = "SK")]
+struct Leaderboards;
+
+fn main() {}

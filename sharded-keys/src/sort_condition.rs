@@ -345,7 +345,9 @@ fn build(
 /// key of the entity (it differs from `prefix` in a literal character): `prefix` with its last
 /// character replaced by the next one. `None` for an empty prefix or one ending in
 /// `char::MAX` (the range is then open above; the entity filter keeps the answer exact).
-fn successor(prefix: &str) -> Option<String> {
+/// The runtime's whole-key bounds and entity confinement use it too.
+#[doc(hidden)]
+pub fn successor(prefix: &str) -> Option<String> {
     let mut out = prefix.to_owned();
     let last = out.pop()?;
     let next = (last as u32 + 1..=char::MAX as u32).find_map(char::from_u32)?;

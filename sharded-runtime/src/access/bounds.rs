@@ -15,7 +15,7 @@
 use crate::access::entity::ShardedEntity;
 use crate::access::merge::SortValue;
 use crate::access::sort_condition::{
-    AttributeSort, Held, SortCondition, SortKeyCondition, TemplateSort, WholeKeyEnd,
+    successor, AttributeSort, Held, SortCondition, SortKeyCondition, TemplateSort, WholeKeyEnd,
 };
 use crate::error::{Error, KeyError};
 use crate::item::Item;
@@ -277,6 +277,15 @@ fn value_of(
     sort: &[KeyAttributeSchema],
 ) -> Result<SortValue, Error> {
     let invalid = |why: String| Error::InvalidQuery(why);
+    // A whole key of another sort key (another index's, another attribute's).
+    let wrong_sort_key = |given: &'static str| -> Error {
+        KeyError::WrongSortKey {
+            entity: entities.first().copied().unwrap_or(""),
+            expected: sort.first().map_or("", |a| a.name),
+            given,
+        }
+        .into()
+    };
     let value = |kind: ScalarType, text: String| match kind {
         ScalarType::N => SortValue::N(text),
         _ => SortValue::S(text),
@@ -318,24 +327,14 @@ fn value_of(
             let key = key.clone()?;
             match sort {
                 [one] if one.name == *attribute => Ok(value(one.kind, key)),
-                _ => Err(KeyError::WrongSortKey {
-                    entity: entities.first().copied().unwrap_or(""),
-                    expected: sort.first().map_or("", |a| a.name),
-                    given: attribute,
-                }
-                .into()),
+                _ => Err(wrong_sort_key(attribute)),
             }
         }
         BoundValue::Attributes(values) => {
             let values = values.clone()?;
             let names = values.iter().map(|(name, _)| *name);
             if !names.eq(sort.iter().map(|a| a.name)) {
-                return Err(KeyError::WrongSortKey {
-                    entity: entities.first().copied().unwrap_or(""),
-                    expected: sort.first().map_or("", |a| a.name),
-                    given: values.first().map_or("", |(name, _)| name),
-                }
-                .into());
+                return Err(wrong_sort_key(values.first().map_or("", |(name, _)| name)));
             }
             let mut values: Vec<SortValue> = values
                 .into_iter()
@@ -368,7 +367,7 @@ fn string_range(condition: &SortCondition) -> KeyRange {
     match condition {
         SortCondition::BeginsWith(prefix) => KeyRange {
             low: at(prefix, true),
-            high: next_prefix(prefix).map(|next| (SortValue::S(next), false)),
+            high: successor(prefix).map(|next| (SortValue::S(next), false)),
         },
         SortCondition::Between(low, high) => KeyRange {
             low: at(low, true),
@@ -452,29 +451,6 @@ fn attribute_condition(
         (None, None) => None,
     };
     (condition, equalities)
-}
-
-/// `prefix` with its last character replaced by the next one (`SCORE#` -> `SCORE$`): the
-/// smallest string above every string that starts with `prefix`.
-pub(crate) fn next_prefix(prefix: &str) -> Option<String> {
-    let mut chars: Vec<char> = prefix.chars().collect();
-    let last = chars.pop()?;
-    let next = (u32::from(last) + 1..=u32::from(char::MAX)).find_map(char::from_u32)?;
-    chars.push(next);
-    Some(chars.into_iter().collect())
-}
-
-/// The sort value of `item` on `sort` (one attribute, or a multi-attribute key's as a tuple).
-pub(crate) fn item_sort_value(sort: &[KeyAttributeSchema], item: &Item) -> Option<SortValue> {
-    match sort {
-        [] => None,
-        [one] => item.get(one.name).and_then(SortValue::from_attribute),
-        many => many
-            .iter()
-            .map(|a| item.get(a.name).and_then(SortValue::from_attribute))
-            .collect::<Option<Vec<_>>>()
-            .map(SortValue::Composite),
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures::{FutureExt, Stream};
 
-use crate::access::bounds::{next_prefix, Bounds, WholeSortKey};
+use crate::access::bounds::{Bounds, WholeSortKey};
 use crate::access::condition::Condition;
 use crate::access::cursor::{self, Cursor, CursorKey, Resume, ShardPosition};
 use crate::access::description::{Description, KeyShape, QueryShape};
@@ -17,7 +17,7 @@ use crate::access::options::{read_setters, ReadOptions};
 use crate::access::read_cache::{Gathered, ReadPolicy};
 use crate::access::recognize::{Depth, NotOurs};
 use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, Transition};
-use crate::access::sort_condition::{SortCondition, SortKeyCondition};
+use crate::access::sort_condition::{successor, SortCondition, SortKeyCondition};
 use crate::access::source::{
     recognize_projected, CollectionMember, QuerySource, ShardedCollection, ShardedProjection,
 };
@@ -1355,7 +1355,7 @@ fn literal_prefix(sk: SortKeySchema) -> Option<&'static str> {
 /// A range between two keys that both start with the prefix holds only keys that start with
 /// it (byte order); a one-sided range (`>`, `<`) reaches past it.
 fn confined_to_prefix(condition: Option<&SortCondition>, prefix: &str) -> bool {
-    let upper_end = next_prefix(prefix);
+    let upper_end = successor(prefix);
     let within = |key: &str| key.starts_with(prefix);
     match condition {
         Some(SortCondition::BeginsWith(p)) => within(p),

@@ -1022,6 +1022,7 @@ fn before(plan: &Plan, a: &Option<SortValue>, b: &Option<SortValue>) -> bool {
     }
 }
 
+/// The item's sort key as the merge orders it, and as a whole-key range checks it.
 fn sort_value(plan: &Plan, item: &Item) -> Option<SortValue> {
     sort_attribute_value(plan, item)
         .as_ref()

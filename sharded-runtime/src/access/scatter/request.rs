@@ -8,7 +8,6 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use futures::stream::{self, StreamExt};
 use tracing::Instrument;
 
-use crate::access::bounds::item_sort_value;
 use crate::access::condition::values_of;
 use crate::access::recognize::{keep_recognised, read_depth, Depth};
 use crate::capacity::stats::record;
@@ -204,7 +203,7 @@ pub(crate) async fn query_shard(
     );
     // And checked against a whole-key range, whose strict ends the key condition includes.
     if let Some(range) = &plan.range {
-        items.retain(|item| range.admits(item_sort_value(&plan.sort_attributes, item).as_ref()));
+        items.retain(|item| range.admits(super::sort_value(plan, item).as_ref()));
     }
     Ok(ShardPage {
         count: items.len() as u64,

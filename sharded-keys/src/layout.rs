@@ -308,7 +308,7 @@ pub fn parse_stored<'a>(
 
 /// Whether two keys of the current layout are shards of one logical key.
 pub fn same_logical_key(key: &PartitionKeySchema, a: &str, b: &str) -> bool {
-    let logical = |k| match key.sharding.shard_count() {
+    let logical = |k| match key.shard_bound() {
         Some(n) => key.suffix.split(k, n).ok().map(|(l, _)| l),
         None => Some(k),
     };
@@ -325,8 +325,50 @@ pub fn parse<'a>(
         context(entity, key),
         key.template,
         text,
-        key.sharding.shard_count().map(|n| (n, key.suffix)),
+        key.shard_bound().map(|n| (n, key.suffix)),
     )
+}
+
+/// What places one item of a [per-key](crate::schema::PerKeyLayout) partition key under any
+/// shard count: its logical key and the text its shard is the hash of (the hashed fields'
+/// canonical text, or the item's identity for `shard = "random"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardInput {
+    /// The logical partition key (the template, no shard).
+    pub logical: String,
+    /// The text whose [spec hash](crate::hash) over `n` is the item's shard.
+    pub hashed: String,
+}
+
+impl ShardInput {
+    /// The item's partition key under `n` shards spelled by `key`'s suffix: the key
+    /// [`item_key`] builds under a layout of `n` shards.
+    pub fn key_under(&self, key: &PartitionKeySchema, n: u32) -> String {
+        let mut out = String::with_capacity(self.logical.len() + 6);
+        out.push_str(&self.logical);
+        key.suffix.write(&mut out, shard_of_text(&self.hashed, n));
+        out
+    }
+}
+
+/// The [`ShardInput`] of one item of `key`: called by the generated builders of a per-key
+/// partition key.
+pub fn shard_input(
+    entity: &'static str,
+    key: &PartitionKeySchema,
+    values: &[&dyn KeyPart],
+    by: ShardBy<'_>,
+) -> Result<ShardInput, KeyError> {
+    let ctx = context(entity, key);
+    let logical = build_key(ctx, key.template, values)?;
+    let hashed = match (key.sharding, by) {
+        (Sharding::Hash { fields, .. }, ShardBy::Fields(shard_values)) => {
+            crate::template::canonical(ctx, fields, shard_values)?
+        }
+        (_, ShardBy::SortKey(sk)) => identity(&logical, Some(sk)),
+        _ => String::new(),
+    };
+    Ok(ShardInput { logical, hashed })
 }
 
 /// The partitions of index `index` of `schema`, keyed by the item's own attributes, whose
@@ -374,6 +416,50 @@ mod tests {
             entity: "Score",
             attribute: "pk",
         }
+    }
+
+    #[test]
+    fn a_shard_input_places_an_item_where_the_key_builder_of_that_layout_does(
+    ) -> Result<(), KeyError> {
+        let hashed =
+            PartitionKeySchema::new("pk", &T, Sharding::hash(&["player_id"], 1)).with_per_key(64);
+        let random = PartitionKeySchema::new("pk", &T, Sharding::random(1)).with_per_key(64);
+        let values: [&dyn KeyPart; 1] = [&"g#1"];
+        for player in ["p1", "player-1", "$x", ""] {
+            let shard_values: [&dyn KeyPart; 1] = [&player];
+            let by_fields = ShardBy::Fields(&shard_values);
+            let by_sort = ShardBy::SortKey(player);
+            let from_fields = shard_input("Score", &hashed, &values, by_fields);
+            if player.is_empty() {
+                // An empty hashed string is refused by both, alike.
+                assert!(from_fields.is_err());
+                continue;
+            }
+            let from_fields = from_fields?;
+            let from_sort = shard_input("Score", &random, &values, by_sort)?;
+            for n in [1, 2, 7, 20, 64] {
+                let layout = crate::schema::KeyLayout::steady(n);
+                assert_eq!(
+                    from_fields.key_under(&hashed, n),
+                    item_key("Score", &hashed.in_layout(layout), &values, by_fields)?
+                );
+                assert_eq!(
+                    from_sort.key_under(&random, n),
+                    item_key("Score", &random.in_layout(layout), &values, by_sort)?
+                );
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_per_key_partition_key_recognises_every_shard_up_to_its_maximum() {
+        let pk =
+            PartitionKeySchema::new("pk", &T, Sharding::hash(&["player_id"], 1)).with_per_key(40);
+        assert!(parse("Score", &pk, "GAME#g1#0").is_ok());
+        assert!(parse("Score", &pk, "GAME#g1#39").is_ok());
+        assert!(parse("Score", &pk, "GAME#g1#40").is_err());
+        assert!(same_logical_key(&pk, "GAME#g1#0", "GAME#g1#17"));
     }
 
     #[test]

@@ -173,6 +173,56 @@ pub struct PartitionKeySchema {
     /// The layout the items had before this one, while a transition is declared
     /// (`previous_n = N` or `legacy = "..."` on `#[pk]`): reads cover it too.
     pub previous: Option<PreviousLayout>,
+    /// A layout decided per logical key (`max_n` on `#[pk]`): `sharding` is the layout of
+    /// every key the table's layout directory does not list, and a listed key has its own
+    /// shard count, up to [`PerKeyLayout::max_n`].
+    pub per_key: Option<PerKeyLayout>,
+}
+
+/// A partition key whose logical keys each have their own shard count (`n = 1, max_n = 40`
+/// on `#[pk]`): cold keys keep the declared `n` (one Query, one `GetItem`), and a key that
+/// runs hot is widened online, alone, up to `max_n` shards.
+///
+/// ```
+/// use sharded::schema::{KeyLayout, KeyTemplate, PartitionKeySchema, Segment, Sharding};
+/// static T: KeyTemplate = KeyTemplate::new("GAME#{game_id}", &[Segment::literal("GAME#"), Segment::field("game_id")]);
+/// let pk = PartitionKeySchema::new("pk", &T, Sharding::hash(&["player_id"], 1)).with_per_key(40);
+/// assert_eq!(pk.per_key.map(|p| p.max_n), Some(40));
+/// // One key widened from 1 to 20, in its transition.
+/// let widened = pk.in_layout(KeyLayout::moving(20, 1));
+/// assert_eq!(widened.layout_description(), "GAME#{game_id}#<shard 0..20>, previously #<shard 0..1>");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PerKeyLayout {
+    /// The most shards one logical key may have (`max_n`).
+    pub max_n: u32,
+}
+
+/// The layout of one logical key of a [per-key](PerKeyLayout) partition key: its shard count
+/// and, while it changes, the count its items may still be under (read too, never written
+/// as the item's place).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeyLayout {
+    /// The shards the key's items are written to.
+    pub n: u32,
+    /// The shard count the key's items may still be under, while it changes.
+    pub previous: Option<u32>,
+}
+
+impl KeyLayout {
+    /// A steady layout of `n` shards.
+    pub const fn steady(n: u32) -> KeyLayout {
+        KeyLayout { n, previous: None }
+    }
+
+    /// A layout written at `n` shards whose items may still be at `previous` shards.
+    pub const fn moving(n: u32, previous: u32) -> KeyLayout {
+        KeyLayout {
+            n,
+            previous: Some(previous),
+        }
+    }
 }
 
 /// Where a logical key's items lived before the layout declared now: read (and cleaned up)
@@ -304,6 +354,47 @@ impl PartitionKeySchema {
             sharding,
             suffix: ShardSuffix::DEFAULT,
             previous: None,
+            per_key: None,
+        }
+    }
+
+    /// Each logical key has its own shard count, up to `max_n`: the declared sharding is the
+    /// default of keys the layout directory does not list ([`PerKeyLayout`]).
+    pub const fn with_per_key(mut self, max_n: u32) -> Self {
+        self.per_key = Some(PerKeyLayout { max_n });
+        self
+    }
+
+    /// The highest shard count a stored key of this partition key may have: the current
+    /// count, or `max_n` of a per-key layout. What recognition parses a stored key with.
+    ///
+    /// ```
+    /// use sharded::schema::{KeyTemplate, PartitionKeySchema, Segment, Sharding};
+    /// static T: KeyTemplate = KeyTemplate::new("G#{g}", &[Segment::literal("G#"), Segment::field("g")]);
+    /// assert_eq!(PartitionKeySchema::new("pk", &T, Sharding::random(4)).shard_bound(), Some(4));
+    /// assert_eq!(PartitionKeySchema::new("pk", &T, Sharding::random(1)).with_per_key(64).shard_bound(), Some(64));
+    /// ```
+    pub fn shard_bound(&self) -> Option<u32> {
+        match self.per_key {
+            Some(per_key) => Some(per_key.max_n),
+            None => self.sharding.shard_count(),
+        }
+    }
+
+    /// This partition key as one logical key of a per-key layout has it: `layout.n` shards
+    /// placed as declared, and, while it changes, its previous count as a transition from
+    /// `previous_n` (so reads and writes follow the transition rules of a declared one).
+    pub fn in_layout(&self, layout: KeyLayout) -> PartitionKeySchema {
+        let sharding = match self.sharding {
+            Sharding::Hash { fields, .. } => Sharding::hash(fields, layout.n),
+            Sharding::Random { .. } => Sharding::random(layout.n),
+            Sharding::Identity { .. } => Sharding::identity(layout.n),
+            Sharding::None => Sharding::None,
+        };
+        PartitionKeySchema {
+            sharding,
+            previous: layout.previous.map(PreviousLayout::shards),
+            ..*self
         }
     }
 
@@ -422,6 +513,17 @@ pub const fn same_partition_layout(a: &PartitionKeySchema, b: &PartitionKeySchem
         && shard_count(a.sharding) == shard_count(b.sharding)
         && same_suffix(&a.suffix, &b.suffix)
         && same_previous(a.previous, b.previous)
+        && same_per_key(a.per_key, b.per_key)
+}
+
+/// Whether two partition keys are both per-key with the same maximum, or neither is.
+#[doc(hidden)]
+pub const fn same_per_key(a: Option<PerKeyLayout>, b: Option<PerKeyLayout>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.max_n == b.max_n,
+        _ => false,
+    }
 }
 
 /// Whether two suffixes spell shards alike.

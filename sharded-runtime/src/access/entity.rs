@@ -77,6 +77,14 @@ pub trait ShardedEntity: Serialize + DeserializeOwned + Sized {
         Ok(None)
     }
 
+    /// What places this item under any shard count, for an entity whose layout is decided
+    /// per logical key (`max_n` on `#[pk]`): its logical key and the text its shard hashes.
+    /// `None` for every other entity. Written by the derive; not a public API.
+    #[doc(hidden)]
+    fn __shard_input(&self) -> Result<Option<layout::ShardInput>, KeyError> {
+        Ok(None)
+    }
+
     /// The key fields of the item stored under `pk` and `sk`, decoded from the keys (each
     /// only from its canonical form) and written as the attributes serde stores them as: what
     /// completes an untagged item that carries its key fields only in its keys. Written by

@@ -846,6 +846,9 @@ pub struct ItemKey<E> {
     sk: Option<String>,
     /// The partition key under the previous layout, while a transition is declared.
     previous: Option<String>,
+    /// What places the item under its logical key's own layout, for an entity whose layout
+    /// is decided per key (`pk` is then its place under the default layout).
+    shard_input: Option<crate::keys::layout::ShardInput>,
     _entity: std::marker::PhantomData<fn() -> E>,
 }
 
@@ -865,6 +868,7 @@ impl<E> Clone for ItemKey<E> {
             pk: self.pk.clone(),
             sk: self.sk.clone(),
             previous: self.previous.clone(),
+            shard_input: self.shard_input.clone(),
             _entity: std::marker::PhantomData,
         }
     }
@@ -886,6 +890,21 @@ impl<E: ShardedEntity> ItemKey<E> {
             pk: placement.pk().to_owned(),
             sk: placement.sk().map(str::to_owned),
             previous: placement.previous().map(str::to_owned),
+            shard_input: None,
+            _entity: std::marker::PhantomData,
+        }
+    }
+
+    /// The key of `E`'s item whose layout is decided per logical key (`max_n` on `#[pk]`):
+    /// what places it under any shard count, and its sort key. Called by generated code.
+    #[doc(hidden)]
+    pub fn per_key(input: crate::keys::layout::ShardInput, sk: Option<String>) -> Self {
+        let default = E::SCHEMA.pk.sharding.shard_count().unwrap_or(1);
+        ItemKey {
+            pk: input.key_under(&E::SCHEMA.pk, default),
+            sk,
+            previous: None,
+            shard_input: Some(input),
             _entity: std::marker::PhantomData,
         }
     }

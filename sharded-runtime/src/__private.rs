@@ -72,8 +72,7 @@ pub async fn get_item<E: Entity>(
     repo: &Repo<E>,
     key: Result<ItemKey<E>, KeyError>,
 ) -> Result<Option<E>, Error> {
-    let (pk, previous, sk) = key_parts(key?);
-    repo.get_in_layout(pk, previous, sk).await
+    repo.get_in_layout(&key?).await
 }
 
 /// A delete through the layout, by the item's key (`Entity::key(..)`): the previous place
@@ -82,8 +81,7 @@ pub async fn delete_item<E: Entity>(
     repo: &Repo<E>,
     key: Result<ItemKey<E>, KeyError>,
 ) -> Result<(), Error> {
-    let (pk, previous, sk) = key_parts(key?);
-    repo.delete_in_layout(pk, previous, sk).await
+    repo.delete_in_layout(&key?).await
 }
 
 /// A typed `UpdateItem` of the item with this key (`Entity::key(..)`) whose key fields are
@@ -95,6 +93,7 @@ pub fn update_item<E: Entity + GsiRewrite>(
     key_values: Vec<(&'static str, Result<AttributeValue, Error>)>,
 ) -> Update<E> {
     let key = key.map_err(Error::from).and_then(|key| {
+        let shard_input = key.shard_input().cloned();
         let (pk, previous, sk) = key_parts(key);
         let key_values = key_values
             .into_iter()
@@ -105,6 +104,7 @@ pub fn update_item<E: Entity + GsiRewrite>(
             sk,
             key_values,
             previous,
+            shard_input,
         })
     });
     Update::new(repo, key)

@@ -200,6 +200,28 @@ pub mod transaction {
     };
 }
 
+/// Per-key layouts: shard only what is hot.
+///
+/// An entity whose `#[pk]` declares `max_n` keeps every logical key at the declared `n`
+/// (`n = 1`: one Query, one `GetItem`) except the keys the table's layout directory lists,
+/// each at its own count up to `max_n`. [`Layouts`] (from `repo.layouts()`) widens or narrows
+/// one key online, while writers and readers run; [`LayoutTiming`] sets the lease every
+/// process reads the directory under (`Repo::with_layout_timing`). The protocol and its timing
+/// assumptions are in the guide's "Shard only what is hot".
+///
+/// ```
+/// use sharded::layouts::{KeyEntry, Phase};
+/// use sharded::schema::KeyLayout;
+/// let widened = KeyEntry { from: 1, to: 20, phase: Phase::Steady, since: Default::default() };
+/// assert_eq!(widened.layout(), KeyLayout::steady(20));
+/// ```
+pub mod layouts {
+    pub use crate::access::layouts::{
+        KeyEntry, KeyMigration, LayoutTiming, Layouts, Phase, DIRECTORY_MARK, DIRECTORY_PREFIX,
+    };
+    pub use crate::error::layout::LayoutError;
+}
+
 /// Time buckets (hour, day, ISO week, month) of time-bucketed partition keys (`{at:day}`):
 /// labels, arithmetic, ranges, and the times that can be bucketed.
 ///

@@ -257,7 +257,7 @@ fn physical_key(schema: &EntitySchema, record: &Record) -> PhysicalKey {
 
 /// `current` (a partition key of the current layout) without its shard.
 fn logical_pk(schema: &EntitySchema, current: &str) -> String {
-    match schema.pk.sharding.shard_count() {
+    match schema.pk.shard_bound() {
         Some(n) => schema
             .pk
             .suffix
@@ -276,8 +276,7 @@ fn shard_of(schema: &EntitySchema, pk: &str) -> (Option<u32>, bool) {
     };
     if place.current {
         let shard = key
-            .sharding
-            .shard_count()
+            .shard_bound()
             .and_then(|n| key.suffix.split(pk, n).ok())
             .map(|(_, shard)| shard);
         return (shard, false);

@@ -191,6 +191,13 @@ impl<E: ShardedEntity> Runner<E> {
     pub(super) fn new(mut migration: Migration<E>, counting: bool) -> Result<Self, MigrateError> {
         let schema = E::SCHEMA;
         let invalid = |message: String| Err(Error::InvalidQuery(message).into());
+        if schema.pk.per_key.is_some() {
+            return invalid(format!(
+                "{} has a layout per key (`max_n` on #[pk]): each key changes, and migrates, on \
+                 its own: `repo.layouts().change(key, n)`, or `sharded-cli layouts change`",
+                schema.entity
+            ));
+        }
         if schema.pk.previous.is_none() {
             return invalid(format!(
                 "{} declares no layout transition (`previous_n = N` or `legacy = \"...\"` on \

@@ -477,7 +477,7 @@ pub fn spelled_otherwise<E: ShardedEntity>(item: &Item, pk: &str, sk: Option<&st
         _ => false,
     };
     let schema = E::SCHEMA;
-    let logical = |key: &str| match schema.pk.sharding.shard_count() {
+    let logical = |key: &str| match schema.pk.shard_bound() {
         Some(n) => schema
             .pk
             .suffix

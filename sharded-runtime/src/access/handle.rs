@@ -13,11 +13,14 @@ use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use aws_sdk_dynamodb::Client;
 
 use crate::access::entity::ShardedEntity;
+use crate::access::layouts::{Directory, Snapshot};
 use crate::access::placement::Placement;
 use crate::access::read_cache::{ReadCache, Written};
 use crate::access::retry::RetryPolicy;
+use crate::access::transaction::ItemKey;
 use crate::capacity::stats::{split_shard, HotKeyStats};
 use crate::error::Error;
+use crate::keys::schema::{EntitySchema, KeyLayout};
 
 /// The concurrency of what a repository runs besides a query's fan-out (a range query's
 /// bucket window, batches, scans), unless `with_concurrency` sets it.
@@ -50,6 +53,40 @@ pub(crate) struct Handle {
     pub(crate) single_flight: bool,
     /// The age of a cached answer eventually consistent queries accept, if any.
     pub(crate) max_staleness: Option<Duration>,
+    /// The layout directories of entities whose layout is decided per key, as read (shared
+    /// by every clone).
+    pub(crate) layouts: Arc<Directory>,
+}
+
+/// The layout a builder placed one item under before sending, by the layout directory as last
+/// read: checked again when it sends ([`Handle::verify_layouts`]).
+#[derive(Debug, Clone)]
+pub(crate) struct LayoutCheck {
+    schema: &'static EntitySchema,
+    logical: String,
+    layout: KeyLayout,
+}
+
+impl LayoutCheck {
+    /// The check that `logical` of `schema` is still under `layout`.
+    pub(crate) fn new(schema: &'static EntitySchema, logical: String, layout: KeyLayout) -> Self {
+        LayoutCheck {
+            schema,
+            logical,
+            layout,
+        }
+    }
+
+    fn cached(handle: &Handle, schema: &'static EntitySchema, logical: &str) -> LayoutCheck {
+        let default = KeyLayout::steady(schema.pk.sharding.shard_count().unwrap_or(1));
+        LayoutCheck {
+            schema,
+            logical: logical.to_owned(),
+            layout: handle
+                .cached_layouts(schema)
+                .map_or(default, |layouts| layouts.layout(logical)),
+        }
+    }
 }
 
 impl Handle {
@@ -65,6 +102,115 @@ impl Handle {
             read_cache: Arc::new(ReadCache::default()),
             single_flight: true,
             max_staleness: None,
+            layouts: Arc::new(Directory::default()),
+        }
+    }
+
+    /// `schema`'s layout directory, read at most a lease ago; `None` for an entity whose
+    /// layout is the same for every key (nothing is read).
+    pub(crate) async fn layouts_of(
+        &self,
+        schema: &'static EntitySchema,
+    ) -> Result<Option<Arc<Snapshot>>, Error> {
+        if schema.pk.per_key.is_none() {
+            return Ok(None);
+        }
+        self.layouts
+            .snapshot(&self.client, &self.table, schema)
+            .await
+            .map(Some)
+    }
+
+    /// Where `entity` lives: [`Placement::of`], under its key's layout from the directory
+    /// when the entity's layout is decided per key. What every write of an entity asks.
+    pub(crate) async fn place<E: ShardedEntity>(&self, entity: &E) -> Result<Placement, Error> {
+        let input = entity.__shard_input()?;
+        match (input, self.layouts_of(E::SCHEMA).await?) {
+            (Some(input), Some(layouts)) => Ok(Placement::per_key(
+                E::SCHEMA,
+                &input,
+                layouts.layout(&input.logical),
+                entity.item_keys()?.sk,
+            )),
+            _ => Placement::of(entity),
+        }
+    }
+
+    /// `schema`'s layout directory as last read, whatever its age (`None`: not per key, or
+    /// not read yet): what a builder that places items before it sends (a transaction) uses,
+    /// with a [`LayoutCheck`] repeated when it sends.
+    pub(crate) fn cached_layouts(&self, schema: &'static EntitySchema) -> Option<Arc<Snapshot>> {
+        schema
+            .pk
+            .per_key
+            .and_then(|_| self.layouts.cached(schema.entity))
+    }
+
+    /// [`place`](Self::place) by the directory as last read, and the check to repeat at send.
+    pub(crate) fn place_cached<E: ShardedEntity>(
+        &self,
+        entity: &E,
+    ) -> Result<(Placement, Option<LayoutCheck>), Error> {
+        let Some(input) = entity
+            .__shard_input()?
+            .filter(|_| E::SCHEMA.pk.per_key.is_some())
+        else {
+            return Ok((Placement::of(entity)?, None));
+        };
+        let check = LayoutCheck::cached(self, E::SCHEMA, &input.logical);
+        let placement = Placement::per_key(E::SCHEMA, &input, check.layout, entity.item_keys()?.sk);
+        Ok((placement, Some(check)))
+    }
+
+    /// [`place_key`](Self::place_key) by the directory as last read, and the check to repeat
+    /// at send.
+    pub(crate) fn place_key_cached<E: ShardedEntity>(
+        &self,
+        key: &ItemKey<E>,
+    ) -> (Placement, Option<LayoutCheck>) {
+        match key.shard_input().filter(|_| E::SCHEMA.pk.per_key.is_some()) {
+            Some(input) => {
+                let check = LayoutCheck::cached(self, E::SCHEMA, &input.logical);
+                let sk = key.sort_key().map(str::to_owned);
+                (
+                    Placement::per_key(E::SCHEMA, input, check.layout, sk),
+                    Some(check),
+                )
+            }
+            None => (key.placement(), None),
+        }
+    }
+
+    /// Refuses a request whose items were placed under a layout that is not the directory's
+    /// now ([`LayoutError::Changed`](crate::error::layout::LayoutError::Changed)).
+    pub(crate) async fn verify_layouts(&self, checks: &[LayoutCheck]) -> Result<(), Error> {
+        for check in checks {
+            if let Some(layouts) = self.layouts_of(check.schema).await? {
+                if layouts.layout(&check.logical) != check.layout {
+                    return Err(crate::error::layout::LayoutError::Changed {
+                        entity: check.schema.entity,
+                        key: check.logical.clone(),
+                    }
+                    .into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Where the item with `key` lives (see [`place`](Self::place)).
+    pub(crate) async fn place_key<E: ShardedEntity>(
+        &self,
+        key: &ItemKey<E>,
+    ) -> Result<Placement, Error> {
+        match (key.shard_input(), self.layouts_of(E::SCHEMA).await?) {
+            (Some(input), Some(layouts)) => Ok(Placement::per_key(
+                E::SCHEMA,
+                input,
+                layouts.layout(&input.logical),
+                key.sort_key().map(str::to_owned),
+            )),
+            _ => Ok(key.placement()),
         }
     }
 
@@ -140,8 +286,13 @@ impl Handle {
     ) -> impl std::future::Future<Output = Result<T, Error>> + 'f {
         use crate::telemetry::*;
         let key = &E::SCHEMA.pk;
-        let shards = key.sharding.shard_count();
-        let split = shards.and_then(|n| split_shard(placement.pk(), n, &key.suffix));
+        let shards = placement
+            .layout()
+            .map(|layout| layout.n)
+            .or(key.sharding.shard_count());
+        let split = key
+            .shard_bound()
+            .and_then(|n| split_shard(placement.pk(), n, &key.suffix));
         let (logical_key, shard) = match split {
             Some((logical, shard)) => (logical, Some(shard)),
             None => (placement.pk(), None),

@@ -27,7 +27,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use crate::error::Error;
 use crate::item::Item;
-use crate::keys::schema::{EntitySchema, MOVE_MOVED};
+use crate::keys::layout::ShardInput;
+use crate::keys::schema::{EntitySchema, KeyLayout, MOVE_MOVED};
 
 /// Where one item of an entity lives: its partition key and sort key now, and its partition
 /// key under the previous layout while a transition is declared and that place differs.
@@ -42,9 +43,41 @@ pub struct Placement {
     /// item. A point read asks them all; a write first [settles](Self::settle) the item (finds
     /// its old copy there and moves it), so nothing is left behind.
     candidates: Vec<String>,
+    /// The layout of the item's logical key, for an entity whose layout is decided per key
+    /// (`max_n` on `#[pk]`): read from the layout directory; `pk` and `previous` are the
+    /// item's places under it.
+    layout: Option<KeyLayout>,
 }
 
 impl Placement {
+    /// The placement of an item of a per-key layout: its places under its key's `layout`
+    /// (the directory's), from what places it under any count.
+    pub(crate) fn per_key(
+        schema: &'static EntitySchema,
+        input: &ShardInput,
+        layout: KeyLayout,
+        sk: Option<String>,
+    ) -> Self {
+        let pk = input.key_under(&schema.pk, layout.n);
+        let previous = layout
+            .previous
+            .map(|n| input.key_under(&schema.pk, n))
+            .filter(|previous| *previous != pk);
+        Placement {
+            schema,
+            pk,
+            sk,
+            previous,
+            candidates: Vec::new(),
+            layout: Some(layout),
+        }
+    }
+
+    /// The layout of the item's key, for a per-key layout (see [`Placement::per_key`]).
+    pub(crate) fn layout(&self) -> Option<KeyLayout> {
+        self.layout
+    }
+
     /// The placement of the item with current partition key `pk` (and `previous`, as the
     /// generated code computes it from the key fields during a transition).
     pub(crate) fn of_key(
@@ -63,6 +96,7 @@ impl Placement {
             sk,
             previous,
             candidates,
+            layout: None,
         }
     }
 
@@ -76,6 +110,7 @@ impl Placement {
             sk,
             previous: None,
             candidates: Vec::new(),
+            layout: None,
         }
     }
 

@@ -13,10 +13,11 @@ use crate::access::cursor::{self, Cursor, CursorKey, Resume, ShardPosition};
 use crate::access::description::{Description, KeyShape, QueryShape};
 use crate::access::entity::ShardedEntity;
 use crate::access::handle::Handle;
+use crate::access::layouts::{layout_schema, Snapshot};
 use crate::access::options::{read_setters, ReadOptions};
 use crate::access::read_cache::{Gathered, ReadPolicy};
 use crate::access::recognize::{Depth, NotOurs};
-use crate::access::scatter::{self, Engine, Expiry, Plan, ShardFailure, Transition};
+use crate::access::scatter::{self, Engine, Expiry, Placement, Plan, ShardFailure, Transition};
 use crate::access::sort_condition::{successor, SortCondition, SortKeyCondition};
 use crate::access::source::{
     recognize_projected, CollectionMember, QuerySource, ShardedCollection, ShardedProjection,
@@ -27,7 +28,7 @@ use crate::error::{Error, KeyError};
 use crate::item::Item;
 use crate::keys::attribute::KeyValue;
 use crate::keys::schema::{EntitySchema, KeyAttributeSchema, ScalarType, SortKeySchema};
-use crate::keys::shards::{render_attributes, Partitions};
+use crate::keys::shards::{render_attributes, Partitions, ShardKeys};
 use crate::keys::template::Segment;
 
 /// A scatter-gather query over every shard of one logical partition key, merged by sort key.
@@ -718,19 +719,25 @@ impl<S: QuerySource, O> Query<S, O> {
 
     /// The engine's plan of this query and what its cursors are checked against. Changes
     /// nothing: the same query plans the same way every time.
-    fn plan(&self) -> Result<Planned, Error> {
-        let schema = S::LAYOUT;
+    ///
+    /// `layouts`: the layout directory of an entity whose layout is decided per key (the
+    /// queried key's partitions and transition are its entry's; see [`Query::layouts`]).
+    fn plan(&self, layouts: Option<&Arc<Snapshot>>) -> Result<Planned, Error> {
         if let Some(invalid) = &self.invalid {
             return Err(Error::InvalidQuery(invalid.clone()));
         }
-        let partitions = self.partitions.clone()?;
+        let (schema, partitions) = match layouts.filter(|_| self.index.is_none()) {
+            Some(layouts) => key_layout(S::LAYOUT, layouts, self.partitions.clone()?),
+            None => (S::LAYOUT, self.partitions.clone()?),
+        };
         let logical = partitions.logical_key().to_owned();
         // During a transition the base table's previous layout is read too, and an item copied
         // to its new shard but not yet removed from its old one comes out once (see `scatter`).
         let transition = self.index.is_none() && partitions.in_transition();
         // A GSI query of an entity in transition reads one index, where both copies of an item
         // are: old copies are checked against their current place.
-        let index_transition = self.index.is_some() && schema.pk.previous.is_some();
+        let index_transition = self.index.is_some()
+            && (schema.pk.previous.is_some() || layouts.is_some_and(|l| l.any_changing()));
         let string_sort = |sk: Option<SortKeySchema>| -> Vec<KeyAttributeSchema> {
             sk.map(|sk| KeyAttributeSchema::new(sk.attribute, ScalarType::S))
                 .into_iter()
@@ -894,7 +901,15 @@ impl<S: QuerySource, O> Query<S, O> {
             position_attributes,
             partitions: partitions.physical(pk_attribute, transition),
             transition: (transition || index_transition).then(|| Transition {
-                placement: S::placement,
+                placement: match layouts {
+                    Some(layouts) => Placement::PerKey {
+                        input: S::shard_input,
+                        key: S::LAYOUT.pk,
+                        layouts: Arc::clone(layouts),
+                        move_attribute: S::LAYOUT.move_attribute(),
+                    },
+                    None => Placement::Declared(S::placement),
+                },
                 current_partitions: partitions.current_count(),
                 base_keys: (schema.pk.attribute, schema.sk.map(|sk| sk.attribute)),
                 move_attribute: schema.move_attribute(),
@@ -958,8 +973,14 @@ impl<S: QuerySource, O> Query<S, O> {
         Some(Expiry { attribute, now })
     }
 
-    fn engine(&self, limit: Option<usize>, partial: bool) -> Result<Engine, Error> {
-        let plan = self.plan()?.plan;
+    /// The layout directory the query plans with: an entity whose layout is decided per key
+    /// reads its key's layout there (read at most a lease ago); `None` for any other.
+    async fn layouts(&self) -> Result<Option<Arc<Snapshot>>, Error> {
+        self.handle.layouts_of(S::LAYOUT).await
+    }
+
+    async fn engine(&self, limit: Option<usize>, partial: bool) -> Result<Engine, Error> {
+        let plan = self.plan(self.layouts().await?.as_ref())?.plan;
         let resume = Resume::start(plan.partitions.len());
         // A stream and a collect read the whole listing (or up to a limit, where read-ahead
         // stays off): their shards read ahead.
@@ -974,7 +995,15 @@ impl<S: QuerySource, O> Query<S, O> {
         resume: Option<Resume>,
         limit: Option<usize>,
     ) -> Result<Engine, Error> {
-        let planned = self.plan()?;
+        if S::LAYOUT.pk.per_key.is_some() {
+            return Err(Error::InvalidQuery(format!(
+                "{} has a layout per key (`max_n`): a range query over time buckets reads many \
+                 keys, each under its own layout, which is not supported; query each bucket's \
+                 key with `query`",
+                S::NAME
+            )));
+        }
+        let planned = self.plan(None)?;
         let resume = match resume {
             Some(resume) => planned.check(resume)?,
             None => Resume::start(planned.plan.partitions.len()),
@@ -1002,7 +1031,7 @@ impl<S: QuerySource, O> Query<S, O> {
     pub async fn collect_answer(self) -> Result<Answer<O>, Error> {
         let limit = self.options.limit;
         let policy = self.read_policy();
-        let planned = self.plan()?;
+        let planned = self.plan(self.layouts().await?.as_ref())?;
         let plan = planned.plan;
         // The answer depends on the description (what the cursors are bound to), on the
         // limit, and, for its requests only, on the page size.
@@ -1059,7 +1088,7 @@ impl<S: QuerySource, O> Query<S, O> {
     /// [`Partial::failures`] instead of failing the query.
     pub async fn collect_partial(self) -> Result<Partial<O>, Error> {
         let limit = self.options.limit;
-        let mut engine = self.engine(limit, true)?;
+        let mut engine = self.engine(limit, true).await?;
         let mut items = Vec::new();
         while let Some(item) = engine.next_item().await? {
             items.push((self.decode)(item)?);
@@ -1087,21 +1116,23 @@ impl<S: QuerySource, O> Query<S, O> {
     /// all. `.page_size(p)` sets the bound yourself.
     pub fn stream(mut self) -> impl Stream<Item = Result<O, Error>> + Send + 'static
     where
+        S: 'static,
         O: Send + 'static,
     {
         let limit = self.options.limit;
         if limit.is_none() && self.options.page_size.is_none() {
             self.options.page_size = Some(STREAM_PAGE_ITEMS);
         }
-        let engine = self.engine(limit, false);
         let decode = self.decode;
-        futures::stream::try_unfold(Some(engine), move |state| async move {
+        // The engine is built on the first read: planning may read the layout directory.
+        let start = Streamed::Start(Box::new(self));
+        futures::stream::try_unfold(start, move |state| async move {
             let mut engine = match state {
-                None => return Ok(None),
-                Some(engine) => engine?,
+                Streamed::Start(query) => query.engine(limit, false).await?,
+                Streamed::Reading(engine) => engine,
             };
             match engine.next_item().await? {
-                Some(item) => Ok(Some((decode(item)?, Some(Ok(engine))))),
+                Some(item) => Ok(Some((decode(item)?, Streamed::Reading(engine)))),
                 None => Ok(None),
             }
         })
@@ -1134,7 +1165,7 @@ impl<S: QuerySource, O> Query<S, O> {
     /// transition, where a migration moves items into shards that were empty.
     pub async fn page(mut self, size: usize, cursor: Option<&Cursor>) -> Result<Page<O>, Error> {
         cursor::page_size(size)?;
-        let planned = self.plan()?;
+        let planned = self.plan(self.layouts().await?.as_ref())?;
         let seal = self.options.seal.take();
         let resume = match cursor {
             Some(c) => planned.resume(c, seal.as_ref())?,
@@ -1269,7 +1300,7 @@ impl<S: QuerySource, O> Query<S, O> {
 
     /// The count of each shard, with the read units and requests it took.
     async fn count_with_cost(self) -> Result<scatter::Counted, Error> {
-        let plan = self.plan()?.plan;
+        let plan = self.plan(self.layouts().await?.as_ref())?.plan;
         if plan.transition.is_none() {
             return scatter::count_by_shard(&plan).await;
         }
@@ -1364,4 +1395,26 @@ fn confined_to_prefix(condition: Option<&SortCondition>, prefix: &str) -> bool {
         }
         _ => false,
     }
+}
+
+/// Where a streamed query stands: not planned yet, or reading.
+enum Streamed<S, O> {
+    Start(Box<Query<S, O>>),
+    Reading(Engine),
+}
+
+/// The schema and partitions of the queried key under its entry in the layout directory
+/// (an entity whose layout is decided per key): its count and, while it changes, the other
+/// count as a declared transition's previous layout.
+fn key_layout(
+    base: &'static EntitySchema,
+    layouts: &Snapshot,
+    partitions: Partitions,
+) -> (&'static EntitySchema, Partitions) {
+    let logical = partitions.logical_key().to_owned();
+    let layout = layouts.layout(&logical);
+    let suffix = base.pk.suffix;
+    let shards = |n| ShardKeys::new(logical.clone(), Some(n)).with_suffix(suffix);
+    let partitions = Partitions::new(shards(layout.n), layout.previous.map(shards));
+    (layout_schema(base, layout), partitions)
 }

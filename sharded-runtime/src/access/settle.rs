@@ -152,7 +152,7 @@ impl Placement {
             let Some(old) = self.old_copy::<E>(client, table).await? else {
                 return Ok(());
             };
-            match move_item::<E>(Store::new(client, table), &old)
+            match move_item::<E>(Store::new(client, table).in_layout(self.layout()), &old)
                 .await?
                 .outcome
             {

@@ -14,6 +14,7 @@ use crate::access::recognize::{Depth, NotOurs};
 use crate::error::foreign::ForeignReason;
 use crate::error::Error;
 use crate::item::Item;
+use crate::keys::layout::ShardInput;
 use crate::keys::schema::EntitySchema;
 
 /// What a [`Query`](crate::Query) reads: one entity, or a collection of entities sharing a
@@ -60,6 +61,13 @@ pub trait QuerySource: Sized {
         let _ = item;
         None
     }
+    /// What places `item` under any shard count, for an entity whose layout is decided per
+    /// key (see `ShardedEntity::__shard_input`); `None` otherwise.
+    #[doc(hidden)]
+    fn shard_input(item: &Item) -> Option<ShardInput> {
+        let _ = item;
+        None
+    }
 }
 
 impl<E: ShardedEntity> QuerySource for E {
@@ -77,6 +85,10 @@ impl<E: ShardedEntity> QuerySource for E {
 
     fn placement(item: &Item) -> Option<(String, Option<String>)> {
         E::__placement(item)
+    }
+
+    fn shard_input(item: &Item) -> Option<ShardInput> {
+        E::from_item(item.clone()).ok()?.__shard_input().ok()?
     }
 }
 

@@ -12,7 +12,7 @@ use aws_sdk_dynamodb::types::{
 
 use crate::access::condition::{values_of, Condition, Names, Values};
 use crate::access::entity::ShardedEntity;
-use crate::access::handle::Handle;
+use crate::access::handle::{Handle, LayoutCheck};
 use crate::access::idempotent::{self, FirstSent, TokenRequest};
 use crate::access::placement::Placement;
 use crate::access::read_cache::{ReadCache, Written};
@@ -106,15 +106,25 @@ pub struct Transaction {
     calls: usize,
     /// Items to settle before the commit (conditional actions during a transition).
     settles: Vec<PendingSettle>,
+    /// The per-key layouts items were placed under, checked again before the commit.
+    layout_checks: Vec<LayoutCheck>,
     retry: RetryPolicy,
     error: Option<Error>,
 }
 
 /// An action with what the placement of its item adds: the previous place's delete or check,
-/// and the settle to run before the commit.
+/// the settle to run before the commit, and the per-key layout it was placed under.
 struct Placed {
     actions: Vec<Action>,
     settle: Option<PendingSettle>,
+    layout_check: Option<LayoutCheck>,
+}
+
+impl Placed {
+    fn under(mut self, layout_check: Option<LayoutCheck>) -> Self {
+        self.layout_check = layout_check;
+        self
+    }
 }
 
 impl Transaction {
@@ -127,6 +137,7 @@ impl Transaction {
             added_by: Vec::new(),
             calls: 0,
             settles: Vec::new(),
+            layout_checks: Vec::new(),
             retry: RetryPolicy::default(),
             error: None,
         }
@@ -166,6 +177,7 @@ impl Transaction {
                         .extend(std::iter::repeat_n(call, placed.actions.len()));
                     self.actions.extend(placed.actions);
                     self.settles.extend(placed.settle);
+                    self.layout_checks.extend(placed.layout_check);
                 }
                 Err(e) => {
                     self.error.get_or_insert(e);
@@ -179,19 +191,14 @@ impl Transaction {
     /// During a transition, settled before the commit (see [`Transaction`]), with the guarded
     /// delete of its previous place.
     pub fn put<E: ShardedEntity + 'static>(self, entity: &E) -> Self {
-        let placed = put_action(self.handle.table(), entity, PutRule::Guarded, None);
+        let placed = put_action(&self.handle, entity, PutRule::Guarded, None);
         self.push(placed)
     }
 
     /// Puts `entity` only if `condition` holds for the stored item (and the guard). During a
     /// transition the item is settled before the commit, and its previous place deleted.
     pub fn put_if<E: ShardedEntity + 'static>(self, entity: &E, condition: Condition<E>) -> Self {
-        let placed = put_action(
-            self.handle.table(),
-            entity,
-            PutRule::Guarded,
-            Some(condition),
-        );
+        let placed = put_action(&self.handle, entity, PutRule::Guarded, Some(condition));
         self.push(placed)
     }
 
@@ -203,39 +210,43 @@ impl Transaction {
     /// guarded delete of its previous place is an extra action.
     pub fn update<E: ShardedEntity + GsiRewrite + 'static>(self, update: Update<E>) -> Self {
         let table = self.handle.table().to_owned();
-        let placed = update.build().and_then(|built| {
-            let size = request_size(
-                &built.key,
-                &[&built.expression, &built.condition],
-                &built.names,
-                &built.values,
-            );
-            let item = TransactWriteItem::builder()
-                .update(
-                    UpdateAction::builder()
-                        .table_name(&table)
-                        .set_key(Some(built.key.clone()))
-                        .update_expression(built.expression)
-                        .condition_expression(built.condition)
-                        .set_expression_attribute_names(Some(built.names))
-                        .set_expression_attribute_values(values_of(built.values))
-                        .return_values_on_condition_check_failure(
-                            ReturnValuesOnConditionCheckFailure::AllOld,
-                        )
-                        .build()
-                        .map_err(build_error)?,
-                )
-                .build();
-            let action = Action {
-                kind: "update",
-                entity: E::SCHEMA.entity,
-                schema: E::SCHEMA,
-                key: built.key,
-                size,
-                item,
-            };
-            placed::<E>(&table, action, &built.placement, Previous::Delete, true)
-        });
+        let layouts = self.handle.cached_layouts(E::SCHEMA);
+        let placed = update
+            .build_in(layouts.as_deref())
+            .and_then(|(built, layout_check)| {
+                let size = request_size(
+                    &built.key,
+                    &[&built.expression, &built.condition],
+                    &built.names,
+                    &built.values,
+                );
+                let item = TransactWriteItem::builder()
+                    .update(
+                        UpdateAction::builder()
+                            .table_name(&table)
+                            .set_key(Some(built.key.clone()))
+                            .update_expression(built.expression)
+                            .condition_expression(built.condition)
+                            .set_expression_attribute_names(Some(built.names))
+                            .set_expression_attribute_values(values_of(built.values))
+                            .return_values_on_condition_check_failure(
+                                ReturnValuesOnConditionCheckFailure::AllOld,
+                            )
+                            .build()
+                            .map_err(build_error)?,
+                    )
+                    .build();
+                let action = Action {
+                    kind: "update",
+                    entity: E::SCHEMA.entity,
+                    schema: E::SCHEMA,
+                    key: built.key,
+                    size,
+                    item,
+                };
+                placed::<E>(&table, action, &built.placement, Previous::Delete, true)
+                    .map(|placed| placed.under(layout_check))
+            });
         self.push(placed)
     }
 
@@ -243,7 +254,7 @@ impl Transaction {
     /// layout transition (`previous_n`, `legacy`) the copy at the item's previous place is
     /// deleted too, as a second action, so the item cannot come back from there.
     pub fn delete<E: ShardedEntity + 'static>(self, entity: &E) -> Self {
-        let placed = keyed_action(self.handle.table(), entity, Kind::Delete, None);
+        let placed = keyed_action(&self.handle, entity, Kind::Delete, None);
         self.push(placed)
     }
 
@@ -254,14 +265,14 @@ impl Transaction {
         entity: &E,
         condition: Condition<E>,
     ) -> Self {
-        let placed = keyed_action(self.handle.table(), entity, Kind::Delete, Some(condition));
+        let placed = keyed_action(&self.handle, entity, Kind::Delete, Some(condition));
         self.push(placed)
     }
 
     /// Requires `condition` to hold for the item `entity` identifies, without writing it.
     /// During a transition the item is settled before the commit, so the check sees it.
     pub fn check<E: ShardedEntity + 'static>(self, entity: &E, condition: Condition<E>) -> Self {
-        let placed = keyed_action(self.handle.table(), entity, Kind::Check, Some(condition));
+        let placed = keyed_action(&self.handle, entity, Kind::Check, Some(condition));
         self.push(placed)
     }
 
@@ -272,9 +283,8 @@ impl Transaction {
     /// deleted too, and `to`'s previous place must be empty (an item not yet migrated there is
     /// not replaced).
     pub fn move_item<E: ShardedEntity + 'static>(self, from: &E, to: &E) -> Self {
-        let table = self.handle.table().to_owned();
-        let delete = keyed_action(&table, from, Kind::DeleteExisting, None);
-        let put = put_action(&table, to, PutRule::New, None);
+        let delete = keyed_action(&self.handle, from, Kind::DeleteExisting, None);
+        let put = put_action(&self.handle, to, PutRule::New, None);
         self.push_call([delete, put])
     }
 
@@ -344,6 +354,7 @@ impl Transaction {
             return Err(error);
         }
         check(&self.actions, &self.added_by)?;
+        self.handle.verify_layouts(&self.layout_checks).await?;
         if !self.settles.is_empty() {
             // A settle moves an item between the places the actions name.
             let _written = writing(
@@ -616,6 +627,7 @@ fn placed<E: ShardedEntity + 'static>(
     Ok(Placed {
         actions: std::iter::once(action).chain(extra).collect(),
         settle,
+        layout_check: None,
     })
 }
 
@@ -628,14 +640,15 @@ enum PutRule {
 }
 
 fn put_action<E: ShardedEntity + 'static>(
-    table: &str,
+    handle: &Handle,
     entity: &E,
     rule: PutRule,
     condition: Option<Condition<E>>,
 ) -> Result<Placed, Error> {
+    let table = handle.table();
     let schema = E::SCHEMA;
-    let placement = Placement::of(entity)?;
-    let mut item = physical_item(entity)?;
+    let (placement, layout_check) = handle.place_cached(entity)?;
+    let mut item = physical_item(entity, &placement)?;
     // As `Repo::put`: the version read is checked and bumped, the times stamped.
     let read_version = stamp_write(schema, &mut item)?;
     let key = key_of(schema, &item);
@@ -681,7 +694,7 @@ fn put_action<E: ShardedEntity + 'static>(
         size,
         item: TransactWriteItem::builder().put(put).build(),
     };
-    placed::<E>(table, action, &placement, previous, settle)
+    placed::<E>(table, action, &placement, previous, settle).map(|p| p.under(layout_check))
 }
 
 /// A keyed action: what it does, and what it requires of the stored item.
@@ -696,13 +709,14 @@ enum Kind {
 }
 
 fn keyed_action<E: ShardedEntity + 'static>(
-    table: &str,
+    handle: &Handle,
     entity: &E,
     kind: Kind,
     condition: Option<Condition<E>>,
 ) -> Result<Placed, Error> {
+    let table = handle.table();
     let schema = E::SCHEMA;
-    let placement = Placement::of(entity)?;
+    let (placement, layout_check) = handle.place_cached(entity)?;
     let key = placement.current_key()?;
     let (mut names, mut values) = (Names::new(), Values::new());
     // Never touch another entity's item under the same key.
@@ -766,8 +780,10 @@ fn keyed_action<E: ShardedEntity + 'static>(
             } else {
                 None
             },
+            layout_check: None,
         }),
     }
+    .map(|placed| placed.under(layout_check))
 }
 
 /// What DynamoDB counts of one action towards a transaction's 4 MB: its item (a put) or key,
@@ -926,7 +942,12 @@ impl<E: ShardedEntity> ItemKey<E> {
         self.previous.as_deref()
     }
 
-    fn placement(&self) -> Placement {
+    /// What places the item under its key's layout, for a per-key layout.
+    pub(crate) fn shard_input(&self) -> Option<&crate::keys::layout::ShardInput> {
+        self.shard_input.as_ref()
+    }
+
+    pub(crate) fn placement(&self) -> Placement {
         Placement::of_key(
             E::SCHEMA,
             self.pk.clone(),
@@ -961,6 +982,8 @@ pub struct TransactGet {
     slots: Vec<(Vec<Item>, &'static EntitySchema)>,
     /// Per item, the key it was added with: what the answer finds it by.
     added: Vec<(&'static str, String, Option<String>)>,
+    /// The per-key layouts items were placed under, checked again before sending.
+    layout_checks: Vec<LayoutCheck>,
     error: Option<Error>,
 }
 
@@ -971,6 +994,7 @@ impl TransactGet {
             handle,
             slots: Vec::new(),
             added: Vec::new(),
+            layout_checks: Vec::new(),
             error: None,
         }
     }
@@ -999,7 +1023,9 @@ impl TransactGet {
     /// # Ok(()) }
     /// ```
     pub fn get<E: ShardedEntity>(mut self, key: &ItemKey<E>) -> Self {
-        let keys = match key.placement().read_keys() {
+        let (placement, layout_check) = self.handle.place_key_cached(key);
+        self.layout_checks.extend(layout_check);
+        let keys = match placement.read_keys() {
             Ok(keys) => keys,
             Err(e) => {
                 self.error.get_or_insert(e);
@@ -1031,6 +1057,7 @@ impl TransactGet {
         if let Some(error) = self.error {
             return Err(error);
         }
+        self.handle.verify_layouts(&self.layout_checks).await?;
         let gets_count: usize = self.slots.iter().map(|(keys, _)| keys.len()).sum();
         if self.slots.is_empty() || gets_count > MAX_TRANSACTION_ACTIONS {
             return Err(Error::InvalidTransaction(format!(
@@ -1233,6 +1260,7 @@ mod tests {
             sk: None,
             key_values: HashMap::new(),
             previous: None,
+            shard_input: None,
         };
         let text_field: Field<Note, String, Data> = Field::new("text");
         Update::with_handle(Arc::clone(handle), Ok(key)).set(text_field, text)

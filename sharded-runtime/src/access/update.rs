@@ -16,12 +16,14 @@ use aws_sdk_dynamodb::types::{
 
 use crate::access::condition::{values_of, Condition, Data, Field, Names, Operand, Values};
 use crate::access::entity::ShardedEntity;
-use crate::access::handle::Handle;
+use crate::access::handle::{Handle, LayoutCheck};
+use crate::access::layouts::Snapshot;
 use crate::access::placement::Placement;
 use crate::access::write_rules::{existing_entity, expect_version, stamp_update, stored_version};
 use crate::capacity::stats::record;
 use crate::error::Error;
 use crate::item::{describe_key, Item};
+use crate::keys::schema::KeyLayout;
 
 /// A field an update may change: a [`Field`] outside the primary key.
 #[diagnostic::on_unimplemented(
@@ -78,6 +80,9 @@ pub struct UpdateKey {
     pub key_values: HashMap<&'static str, AttributeValue>,
     /// The item's partition key under the previous layout, while a transition is declared.
     pub previous: Option<String>,
+    /// What places the item under its key's layout, for an entity whose layout is decided
+    /// per key (`pk` is then its place under the declared `n`).
+    pub shard_input: Option<crate::keys::layout::ShardInput>,
 }
 
 /// Rebuilds the GSI key attributes an update changes, from the stored values of the key
@@ -140,6 +145,9 @@ pub struct Update<E> {
     /// `if_version(v)`: the stored version the update expects.
     expected_version: Option<u64>,
 }
+
+/// How many times an update settles its item again when a writer a phase apart moved it.
+const SETTLE_ATTEMPTS: usize = 5;
 
 impl<E: ShardedEntity + GsiRewrite> Update<E> {
     /// An update of the item `key` names, sent through `handle` (see `Update::new`).
@@ -244,7 +252,8 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
 
     async fn run(self, returning: bool) -> Result<Option<Item>, Error> {
         let handle = Arc::clone(&self.handle);
-        let built = self.build()?;
+        let layouts = handle.layouts_of(E::SCHEMA).await?;
+        let (built, _) = self.build_in(layouts.as_deref())?;
         let placement = built.placement.clone();
         handle
             .item_operation::<E, _>("update", &placement, Self::apply(&handle, built, returning))
@@ -259,31 +268,49 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
     ) -> Result<Option<Item>, Error> {
         let schema = E::SCHEMA;
         let _written = handle.writing(&built.placement);
-        // During a transition, an item still at its previous place is moved to its current
-        // place first, so the update changes it there (instead of finding no item) and no
-        // copy stays behind.
-        built
-            .placement
-            .settle::<E>(handle.client(), handle.table())
-            .await?;
-        let result = handle
-            .client()
-            .update_item()
-            .table_name(handle.table())
-            .set_key(Some(built.key.clone()))
-            .update_expression(built.expression)
-            .condition_expression(built.condition)
-            .set_expression_attribute_names(Some(built.names))
-            .set_expression_attribute_values(values_of(built.values))
-            .return_values(if returning {
-                ReturnValue::AllNew
-            } else {
-                ReturnValue::None
-            })
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .set_return_consumed_capacity(handle.stats().map(|_| ReturnConsumedCapacity::Indexes))
-            .send()
-            .await;
+        let mut attempts = 0;
+        let result = loop {
+            // During a transition, an item still at its previous place is moved to its current
+            // place first, so the update changes it there (instead of finding no item) and no
+            // copy stays behind.
+            built
+                .placement
+                .settle::<E>(handle.client(), handle.table())
+                .await?;
+            let result = handle
+                .client()
+                .update_item()
+                .table_name(handle.table())
+                .set_key(Some(built.key.clone()))
+                .update_expression(built.expression.clone())
+                .condition_expression(built.condition.clone())
+                .set_expression_attribute_names(Some(built.names.clone()))
+                .set_expression_attribute_values(values_of(built.values.clone()))
+                .return_values(if returning {
+                    ReturnValue::AllNew
+                } else {
+                    ReturnValue::None
+                })
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
+                .set_return_consumed_capacity(
+                    handle.stats().map(|_| ReturnConsumedCapacity::Indexes),
+                )
+                .send()
+                .await;
+            // Refused because a writer a phase apart (a per-key layout changing) moved the
+            // item away between the settle and the update: settle again, update there.
+            let moved_away = matches!(
+                result.as_ref().map_err(|e| e.as_service_error()),
+                Err(Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(c)))
+                    if c.item.as_ref().is_some_and(|item| crate::access::migrate::moves::is_marked(schema, item))
+            );
+            attempts += 1;
+            if !moved_away || attempts >= SETTLE_ATTEMPTS {
+                break result;
+            }
+        };
         let consumed = result
             .as_ref()
             .ok()
@@ -331,9 +358,27 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
 
     /// The request's parts, checked: what `send` sends, and what a transaction's update
     /// action carries.
-    pub(crate) fn build(self) -> Result<BuiltUpdate, Error> {
+    ///
+    /// `layouts`: the directory a per-key layout places the item by; the layout it was
+    /// placed under comes back, for a transaction to check again before its commit.
+    pub(crate) fn build_in(
+        self,
+        layouts: Option<&Snapshot>,
+    ) -> Result<(BuiltUpdate, Option<LayoutCheck>), Error> {
         let schema = E::SCHEMA;
-        let key = self.key?;
+        let mut key = self.key?;
+        let per_key = key
+            .shard_input
+            .take()
+            .filter(|_| schema.pk.per_key.is_some())
+            .map(|input| {
+                let default = KeyLayout::steady(schema.pk.sharding.shard_count().unwrap_or(1));
+                let layout = layouts.map_or(default, |l| l.layout(&input.logical));
+                (input, layout)
+            });
+        if let Some((input, layout)) = &per_key {
+            key.pk = input.key_under(&schema.pk, layout.n);
+        }
         if self.actions.is_empty() {
             return Err(Error::InvalidUpdate(format!(
                 "an update of {} needs at least one operation (set, add, append, remove)",
@@ -423,9 +468,31 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
             let user = user.render(&mut names, &mut values)?;
             condition = format!("({condition}) AND ({user})");
         }
-        let placement = Placement::of_key(schema, key.pk, key.previous, key.sk);
+        // While a per-key layout changes, a copy marked `moved` at this place stands for an
+        // item that lives at the other one: the update must not change it (see `apply`).
+        if per_key
+            .as_ref()
+            .is_some_and(|(_, layout)| layout.previous.is_some())
+        {
+            names.insert("#mv".to_owned(), schema.move_attribute().to_owned());
+            values.insert(
+                ":moved".to_owned(),
+                AttributeValue::S(crate::keys::schema::MOVE_MOVED.to_owned()),
+            );
+            condition = format!("({condition}) AND (attribute_not_exists(#mv) OR #mv <> :moved)");
+        }
+        let (placement, layout_check) = match per_key {
+            Some((input, layout)) => (
+                Placement::per_key(schema, &input, layout, key.sk),
+                Some(LayoutCheck::new(schema, input.logical, layout)),
+            ),
+            None => (
+                Placement::of_key(schema, key.pk, key.previous, key.sk),
+                None,
+            ),
+        };
         let item_key = placement.current_key()?;
-        Ok(BuiltUpdate {
+        let built = BuiltUpdate {
             placement,
             expected_version: self.expected_version,
             key: item_key,
@@ -433,7 +500,8 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
             condition,
             names,
             values,
-        })
+        };
+        Ok((built, layout_check))
     }
 }
 

@@ -9,6 +9,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use crate::access::clock_values::now_value;
 use crate::access::condition::{Condition, Names, Values};
 use crate::access::entity::ShardedEntity;
+use crate::access::placement::Placement;
 use crate::access::recognize::untagged_is_ours_at;
 use crate::capacity::units::check_item_size;
 use crate::error::Error;
@@ -17,8 +18,19 @@ use crate::keys::schema::EntitySchema;
 
 /// The item `entity` is stored as (its fields, key attributes and entity attribute), refused
 /// before sending when over DynamoDB's 400 KB or when a key is over its size limits.
-pub(crate) fn physical_item<E: ShardedEntity>(entity: &E) -> Result<Item, Error> {
-    let item = entity.to_item()?;
+/// Written at `placement`: an entity whose layout is decided per key has its key's place
+/// there, where `to_item` has its place under the declared `n`.
+pub(crate) fn physical_item<E: ShardedEntity>(
+    entity: &E,
+    placement: &Placement,
+) -> Result<Item, Error> {
+    let mut item = entity.to_item()?;
+    if placement.layout().is_some() {
+        item.insert(
+            E::SCHEMA.pk.attribute.to_owned(),
+            AttributeValue::S(placement.pk().to_owned()),
+        );
+    }
     check_item_size(E::SCHEMA, &item)?;
     Ok(item)
 }

@@ -7,6 +7,7 @@
 
 pub(crate) mod cursor;
 pub(crate) mod foreign;
+pub(crate) mod layout;
 pub(crate) mod transaction;
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
@@ -449,6 +450,10 @@ pub enum Error {
         /// The item as stored when the condition was checked, if there was one.
         current: Option<crate::item::Item>,
     },
+    /// A per-key layout could not be read or changed ([`LayoutError`](layout::LayoutError)
+    /// says why, and what to do).
+    #[error(transparent)]
+    Layout(#[from] layout::LayoutError),
     /// `Repo::in_default_table` on an entity without `#[sharded(table = "...")]`.
     #[error("{entity} has no default table: add #[sharded(table = \"...\")] or use Repo::new(client, table)")]
     NoDefaultTable {

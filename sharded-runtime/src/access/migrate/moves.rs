@@ -53,19 +53,31 @@ use crate::access::retry::RetryPolicy;
 use crate::access::write_rules::key_of;
 use crate::capacity::units::{check_item_size, item_size, transactional_write_units, write_units};
 use crate::error::Error;
-use crate::keys::schema::{EntitySchema, MOVE_COPY, MOVE_MOVED};
+use crate::keys::schema::{EntitySchema, KeyLayout, MOVE_COPY, MOVE_MOVED};
 
-/// The table a move writes in, and the client it sends with.
+/// The table a move writes in, the client it sends with, and, for an entity whose layout is
+/// decided per key, the layout of the key whose items it moves.
 #[derive(Clone, Copy)]
 pub struct Store<'a> {
     client: &'a Client,
     table: &'a str,
+    layout: Option<KeyLayout>,
 }
 
 impl<'a> Store<'a> {
     /// Moves that send with `client` to `table`.
     pub fn new(client: &'a Client, table: &'a str) -> Self {
-        Store { client, table }
+        Store {
+            client,
+            table,
+            layout: None,
+        }
+    }
+
+    /// Moves of one key of a per-key layout: each item goes to its place under `layout`.
+    pub(crate) fn in_layout(mut self, layout: Option<KeyLayout>) -> Self {
+        self.layout = layout;
+        self
     }
 
     /// The client moves send with.
@@ -129,9 +141,21 @@ pub(crate) type MoveReport = Step<MoveOutcome>;
 /// [`recognize`](crate::access::recognize)); one whose keys are not in canonical form (a
 /// re-key the caller asked for) is read from its attributes alone.
 pub fn rebuilt<E: ShardedEntity>(old: &Item) -> Result<Item, Error> {
+    rebuilt_in::<E>(old, None)
+}
+
+/// [`rebuilt`], placed under `layout` when the entity's layout is decided per key (its key
+/// is then the item's place under that layout, not under the declared `n`).
+fn rebuilt_in<E: ShardedEntity>(old: &Item, layout: Option<KeyLayout>) -> Result<Item, Error> {
     let entity = entity_of_old::<E>(old)?;
     let mut item = old.clone();
     item.extend(entity.to_item()?);
+    if let (Some(layout), Some(input)) = (layout, entity.__shard_input()?) {
+        item.insert(
+            E::SCHEMA.pk.attribute.to_owned(),
+            AttributeValue::S(input.key_under(&E::SCHEMA.pk, layout.n)),
+        );
+    }
     Ok(item)
 }
 
@@ -287,8 +311,16 @@ pub struct Prepared {
 impl Prepared {
     /// Prepares the move of `old`, or `None` when it is already at its current place.
     pub fn of<E: ShardedEntity>(old: &Item) -> Result<Option<Prepared>, Error> {
+        Prepared::of_in::<E>(old, None)
+    }
+
+    /// [`of`](Self::of), the item placed under `layout` (see [`Store::in_layout`]).
+    fn of_in<E: ShardedEntity>(
+        old: &Item,
+        layout: Option<KeyLayout>,
+    ) -> Result<Option<Prepared>, Error> {
         let schema = E::SCHEMA;
-        let new = rebuilt::<E>(old)?;
+        let new = rebuilt_in::<E>(old, layout)?;
         let (old_key, new_key) = (key_of(schema, old), key_of(schema, &new));
         if old_key == new_key {
             return Ok(None);
@@ -310,12 +342,17 @@ impl Prepared {
         }))
     }
 
-    fn put(&self, table: &str, pk_attribute: &str) -> Result<Put, Error> {
+    fn put(&self, table: &str, schema: &EntitySchema) -> Result<Put, Error> {
         Put::builder()
             .table_name(table)
             .set_item(Some(self.new.clone()))
-            .condition_expression("attribute_not_exists(#pk)")
-            .expression_attribute_names("#pk", pk_attribute)
+            // An empty place, or one holding a copy marked `moved`, which stands for nothing
+            // (its item lives elsewhere: a key whose layout changes per key has writers a
+            // phase apart, one of which may have moved the item away from here).
+            .condition_expression("attribute_not_exists(#pk) OR #mv = :moved")
+            .expression_attribute_names("#pk", schema.pk.attribute)
+            .expression_attribute_names("#mv", schema.move_attribute())
+            .expression_attribute_values(":moved", AttributeValue::S(MOVE_MOVED.to_owned()))
             // What holds the current place, when it is taken: a newer write of the entity,
             // or something else.
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
@@ -393,7 +430,7 @@ impl Prepared {
     /// [`delete_stale`] with [`marked`].
     pub async fn send<E: ShardedEntity>(&self, repo: Store<'_>) -> Result<Sent, Error> {
         let estimate = self.transaction_units();
-        let put = self.put(repo.table(), E::SCHEMA.pk.attribute)?;
+        let put = self.put(repo.table(), E::SCHEMA)?;
         let second = mark_action(E::SCHEMA, repo.table(), &self.old_key, &self.unchanged)?;
         let request =
             TokenRequest::new(vec![TransactWriteItem::builder().put(put).build(), second])
@@ -428,7 +465,7 @@ impl Prepared {
 /// documentation). An old copy already marked is deleted without a copy.
 pub async fn move_item<E: ShardedEntity>(repo: Store<'_>, old: &Item) -> Result<MoveReport, Error> {
     let schema = E::SCHEMA;
-    let Some(prepared) = Prepared::of::<E>(old)? else {
+    let Some(prepared) = Prepared::of_in::<E>(old, repo.layout)? else {
         return Ok(Step {
             outcome: MoveOutcome::InPlace,
             write_units: 0.0,

@@ -66,8 +66,8 @@ impl<E: ShardedEntity> Repo<E> {
         let mut previous = Vec::new();
         let mut settled = Vec::new();
         for entity in entities {
-            let placement = Placement::of(entity)?;
-            puts.push(batch::Write::Put(physical_item(entity)?));
+            let placement = self.handle.place(entity).await?;
+            puts.push(batch::Write::Put(physical_item(entity, &placement)?));
             if let Some(key) = placement.previous_key()? {
                 previous.push((placement.current_key()?, key));
             }
@@ -116,7 +116,7 @@ impl<E: ShardedEntity> Repo<E> {
         let mut items = Vec::new();
         let mut unknown = Vec::new();
         for entity in entities {
-            let placement = Placement::of(entity)?;
+            let placement = self.handle.place(entity).await?;
             items.push((placement.current_key()?, placement.previous_key()?));
             if placement.previous_unknown() {
                 unknown.push(placement);

@@ -212,6 +212,49 @@ impl<E: ShardedEntity> Repo<E> {
         self
     }
 
+    /// The per-key layouts of `E` (`max_n` on `#[pk]`): the keys the directory lists, and
+    /// the steps that widen or narrow one key online (see [`Layouts`](crate::layouts::Layouts)).
+    pub fn layouts(&self) -> crate::access::layouts::Layouts<E> {
+        crate::access::layouts::Layouts::new(Arc::clone(&self.handle))
+    }
+
+    /// How long this repository uses the layout directory it read, and how long a step of a
+    /// change waits ([`LayoutTiming`](crate::layouts::LayoutTiming); 10 s and 10 s by
+    /// default). Every process of a table must use the same timing, or longer leases than the
+    /// steps wait for.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # use sharded::{layouts::LayoutTiming, Repo, ShardedEntity};
+    /// # fn demo<E: ShardedEntity>(repo: Repo<E>) -> Repo<E> {
+    /// repo.with_layout_timing(LayoutTiming::new(Duration::from_secs(5), Duration::from_secs(5)))
+    /// # }
+    /// ```
+    pub fn with_layout_timing(self, timing: crate::access::layouts::LayoutTiming) -> Self {
+        self.with_layout_clocks(
+            timing,
+            Arc::new(crate::capacity::SystemClock::new()),
+            Arc::new(crate::access::layouts::WallClock),
+        )
+    }
+
+    /// [`with_layout_timing`](Self::with_layout_timing) with the clocks leases are measured
+    /// and steps are stamped by: a test's [`ManualClock`](crate::capacity::ManualClock) for
+    /// both simulates time across processes.
+    pub fn with_layout_clocks(
+        mut self,
+        timing: crate::access::layouts::LayoutTiming,
+        lease_clock: Arc<dyn Clock>,
+        step_clock: Arc<dyn Clock>,
+    ) -> Self {
+        Arc::make_mut(&mut self.handle).layouts = Arc::new(crate::access::layouts::Directory::new(
+            timing,
+            lease_clock,
+            step_clock,
+        ));
+        self
+    }
+
     /// The same table and client, typed for another entity of the single-table design.
     pub fn for_entity<F: ShardedEntity>(&self) -> Repo<F> {
         Repo {

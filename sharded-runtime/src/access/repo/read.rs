@@ -12,7 +12,7 @@ use crate::access::placement::Placement;
 use crate::access::query::Query;
 use crate::access::range::{RangeBound, RangeQuery};
 use crate::access::scan::Scan;
-use crate::access::transaction::TransactGet;
+use crate::access::transaction::{ItemKey, TransactGet};
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
 use crate::error::{Error, KeyError};
@@ -59,6 +59,14 @@ impl<E: ShardedEntity> Repo<E> {
 
     /// One `GetItem` at the current place of `placement`, recorded when stats are on.
     async fn get_at(&self, placement: &Placement) -> Result<Option<E>, Error> {
+        self.get_stored_at(placement)
+            .await?
+            .map(E::from_item)
+            .transpose()
+    }
+
+    /// [`get_at`](Self::get_at), the item as stored.
+    async fn get_stored_at(&self, placement: &Placement) -> Result<Option<Item>, Error> {
         let key = placement.current_key()?;
         let result = self
             .handle
@@ -85,7 +93,7 @@ impl<E: ShardedEntity> Repo<E> {
             Consistency::Eventual,
             answer,
         );
-        result?.item.map(E::from_item).transpose()
+        Ok(result?.item)
     }
 
     /// Reads the item with sort key `sk` on every shard of a logical key, in one
@@ -96,7 +104,31 @@ impl<E: ShardedEntity> Repo<E> {
         shards: ShardKeys,
         sk: Option<String>,
     ) -> Result<Vec<E>, Error> {
+        // A per-key layout: the key's shards under its entry in the layout directory (both
+        // counts while it changes).
+        let shards: Vec<String> = match self.handle.layouts_of(E::SCHEMA).await? {
+            Some(layouts) => {
+                let logical = shards.logical_key().to_owned();
+                let layout = layouts.layout(&logical);
+                let suffix = E::SCHEMA.pk.suffix;
+                let mut all: Vec<String> = ShardKeys::new(logical.clone(), Some(layout.n))
+                    .with_suffix(suffix)
+                    .collect();
+                for previous in layout
+                    .previous
+                    .into_iter()
+                    .flat_map(|n| ShardKeys::new(logical.clone(), Some(n)).with_suffix(suffix))
+                {
+                    if !all.contains(&previous) {
+                        all.push(previous);
+                    }
+                }
+                all
+            }
+            None => shards.collect(),
+        };
         let keys: Vec<Item> = shards
+            .into_iter()
             .map(|pk| Placement::fixed(E::SCHEMA, pk, sk.clone()).current_key())
             .collect::<Result<_, _>>()?;
         let order: Vec<String> = keys
@@ -127,13 +159,8 @@ impl<E: ShardedEntity> Repo<E> {
     /// A point read through the layout: the item at its current place, or, when there is none
     /// and a transition is declared, at its previous place: a not-yet-migrated item is found
     /// where it is (the current copy wins).
-    pub(crate) async fn get_in_layout(
-        &self,
-        pk: String,
-        previous: Option<String>,
-        sk: Option<String>,
-    ) -> Result<Option<E>, Error> {
-        let placement = Placement::of_key(E::SCHEMA, pk, previous, sk);
+    pub(crate) async fn get_in_layout(&self, key: &ItemKey<E>) -> Result<Option<E>, Error> {
+        let placement = self.handle.place_key(key).await?;
         self.handle
             .item_operation::<E, _>("get", &placement, self.get_through_layout(&placement))
             .await
@@ -141,8 +168,32 @@ impl<E: ShardedEntity> Repo<E> {
 
     /// [`get_in_layout`](Self::get_in_layout) within its span.
     async fn get_through_layout(&self, placement: &Placement) -> Result<Option<E>, Error> {
-        if let Some(found) = self.get_at(placement).await? {
-            return Ok(Some(found));
+        match self.get_stored_at(placement).await? {
+            // While a key's layout changes per key, processes a phase apart write at either
+            // count (see `layouts`): a copy marked `moved` here had its item at the other
+            // place when it was marked, so that place (read consistently) answers.
+            Some(found) if placement.has_previous() && is_marked(E::SCHEMA, &found) => {
+                let Some(key) = placement.previous_key()? else {
+                    return Ok(None);
+                };
+                let other = self
+                    .handle
+                    .client
+                    .get_item()
+                    .table_name(self.handle.table())
+                    .set_key(Some(key))
+                    .consistent_read(true)
+                    .send()
+                    .await
+                    .map_err(|e| Error::dynamo("GetItem", self.handle.table(), e))?
+                    .item;
+                return other
+                    .filter(|item| !is_marked(E::SCHEMA, item))
+                    .map(E::from_item)
+                    .transpose();
+            }
+            Some(found) => return E::from_item(found).map(Some),
+            None => {}
         }
         if placement.previous_unknown() {
             // Any previous shard may hold it: one `BatchGetItem` of them all, the first

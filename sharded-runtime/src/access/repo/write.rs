@@ -16,7 +16,7 @@ use crate::access::entity::{is_ours, same_item, ShardedEntity};
 use crate::access::idempotent;
 use crate::access::placement::Placement;
 use crate::access::recognize::tagged_as;
-use crate::access::transaction::Transaction;
+use crate::access::transaction::{ItemKey, Transaction};
 use crate::access::update::{GsiRewrite, Update, UpdateKey};
 use crate::access::write_rules::{
     entity_guard, no_item, own_entity, physical_item, put_guard, stamp_write, stored_version,
@@ -78,7 +78,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// # Ok(()) }
     /// ```
     pub async fn put_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
-        let placement = Placement::of(entity)?;
+        let placement = self.handle.place(entity).await?;
         self.handle
             .item_operation::<E, _>(
                 "put_if",
@@ -96,7 +96,7 @@ impl<E: ShardedEntity> Repo<E> {
     ) -> Result<(), Error> {
         let _written = self.handle.writing(placement);
         self.settle(placement).await?;
-        let mut item = physical_item(entity)?;
+        let mut item = physical_item(entity, placement)?;
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
         let (mut names, mut values) = (Names::new(), Values::new());
@@ -154,7 +154,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// # Ok(()) }
     /// ```
     pub async fn delete_if(&self, entity: &E, condition: Condition<E>) -> Result<(), Error> {
-        let placement = Placement::of(entity)?;
+        let placement = self.handle.place(entity).await?;
         self.handle
             .item_operation::<E, _>("delete_if", &placement, async {
                 self.settle(&placement).await?;
@@ -510,7 +510,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// # Ok(()) }
     /// ```
     pub async fn put(&self, entity: &E) -> Result<(), Error> {
-        let placement = Placement::of(entity)?;
+        let placement = self.handle.place(entity).await?;
         self.handle
             .item_operation::<E, _>(
                 "put",
@@ -548,7 +548,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// own key's hash, so the check covers every shard it can be on: uniqueness is per logical
     /// item, not per shard.
     pub async fn put_new(&self, entity: &E) -> Result<(), Error> {
-        let placement = Placement::of(entity)?;
+        let placement = self.handle.place(entity).await?;
         self.handle
             .item_operation::<E, _>("put_new", &placement, async {
                 if placement.has_previous() {
@@ -563,7 +563,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// and writes the item at its current place only if that is empty too.
     async fn put_new_in_transition(&self, entity: &E, placement: &Placement) -> Result<(), Error> {
         let _written = self.handle.writing(placement);
-        let mut item = physical_item(entity)?;
+        let mut item = physical_item(entity, placement)?;
         stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
         let Some((_, check)) = placement.previous_vacancy(self.handle.table())? else {
@@ -640,7 +640,7 @@ impl<E: ShardedEntity> Repo<E> {
         {
             self.settle(placement).await?;
         }
-        let mut item = physical_item(entity)?;
+        let mut item = physical_item(entity, placement)?;
         // The version read (the struct's), before this write bumps it.
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
@@ -724,13 +724,8 @@ impl<E: ShardedEntity> Repo<E> {
     /// the guarded delete of the previous place in one `TransactWriteItems` (twice the write
     /// units), so the item cannot come back from its previous place (nor be copied back by a
     /// concurrent migration, whose copy checks the old copy in its own transaction).
-    pub(crate) async fn delete_in_layout(
-        &self,
-        pk: String,
-        previous: Option<String>,
-        sk: Option<String>,
-    ) -> Result<(), Error> {
-        let placement = Placement::of_key(E::SCHEMA, pk, previous, sk);
+    pub(crate) async fn delete_in_layout(&self, key: &ItemKey<E>) -> Result<(), Error> {
+        let placement = self.handle.place_key(key).await?;
         self.handle
             .item_operation::<E, _>(
                 "delete",

@@ -64,7 +64,7 @@ mod request;
 mod transition;
 
 pub(crate) use request::{count_by_shard, Counted, Expiry};
-pub(crate) use transition::Transition;
+pub(crate) use transition::{Placement, Transition};
 
 use request::{query_shard, ShardPage};
 
@@ -73,6 +73,7 @@ use crate::access::bounds::KeyRange;
 use crate::access::condition::Condition;
 use crate::access::cursor::{MergePosition, Resume, ShardPosition};
 use crate::access::merge::{HeadHeap, SortValue};
+use crate::access::placement::marked_moved;
 use crate::access::recognize::{Depth, NotOurs};
 use crate::access::sort_condition::SortCondition;
 use crate::error::foreign::Foreign;
@@ -236,6 +237,8 @@ struct ShardState {
     start: ShardPosition,
     /// Key values of the last emitted item.
     last_emitted: Option<Vec<AttributeValue>>,
+    /// The last item passed was a copy marked `moved` (skipped): it stands for nothing.
+    last_marked: bool,
     failed: bool,
     /// A request for this shard's next page is in flight.
     requested: bool,
@@ -459,6 +462,7 @@ impl Engine {
                     exhausted: at_end,
                     start,
                     last_emitted: None,
+                    last_marked: false,
                     failed: false,
                     requested: false,
                     last_page_items: 0,
@@ -526,7 +530,7 @@ impl Engine {
         if *key != position.key || shard == position.shard {
             return false;
         }
-        let Some((current, Some(previous))) = (transition.placement)(item) else {
+        let Some((current, Some(previous))) = transition.placement.place(item) else {
             return false;
         };
         self.plan.partitions[shard] == current && self.plan.partitions[position.shard] == previous
@@ -538,7 +542,7 @@ impl Engine {
         let Some(transition) = &self.plan.transition else {
             return false;
         };
-        let Some((target, _)) = (transition.placement)(item) else {
+        let Some((target, _)) = transition.placement.place(item) else {
             return false;
         };
         if self.plan.partitions[shard] == target {
@@ -558,11 +562,15 @@ impl Engine {
         let holds = |values: &[AttributeValue]| {
             !sorted || values.first().and_then(SortValue::from_attribute) == *key
         };
+        // A copy marked `moved` holds nothing: its item lives at its other place (a key whose
+        // layout changes per key is written at either count for a while; see `layouts`).
+        let marked = |item: &Item| marked_moved(transition.move_attribute, item);
         let head = state
             .buffer
             .front()
-            .is_some_and(|head| !sorted || sort_value(&self.plan, head) == *key);
+            .is_some_and(|head| !marked(head) && (!sorted || sort_value(&self.plan, head) == *key));
         let consumed = match &state.last_emitted {
+            Some(_) if state.last_marked => false,
             Some(values) => holds(values),
             None => matches!(&state.start, ShardPosition::After(values) if holds(values)),
         };
@@ -592,11 +600,19 @@ impl Engine {
                 continue;
             }
             if self.superseded(&item, shard, &key) {
-                self.shards[shard].last_emitted = Some(position_values(&self.plan, &item));
+                let marked = self
+                    .plan
+                    .transition
+                    .as_ref()
+                    .is_some_and(|t| marked_moved(t.move_attribute, &item));
+                let state = &mut self.shards[shard];
+                state.last_emitted = Some(position_values(&self.plan, &item));
+                state.last_marked = marked;
                 continue;
             }
             let state = &mut self.shards[shard];
             state.last_emitted = Some(position_values(&self.plan, &item));
+            state.last_marked = false;
             state.emitted += 1;
             self.telemetry.items_emitted += 1;
             self.position = Some(Position {
@@ -1268,7 +1284,7 @@ mod tests {
         let e = engine(shards, limit, page_size);
         let mut plan = Arc::try_unwrap(e.plan).unwrap_or_else(|_| unreachable!());
         plan.transition = Some(Transition {
-            placement: |_| None,
+            placement: transition::Placement::Declared(|_| None),
             current_partitions: shards,
             base_keys: ("pk", Some("sk")),
             lookup: false,

@@ -37,16 +37,79 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 
+use std::sync::Arc;
+
+use crate::access::layouts::Snapshot;
 use crate::access::placement::marked_moved;
 use crate::error::Error;
 use crate::item::Item;
+use crate::keys::layout::ShardInput;
+use crate::keys::schema::PartitionKeySchema;
 
 use super::Plan;
 
 /// Where an item belongs: its partition key under the current layout, and under the previous
 /// one while a transition is declared and it differs (`None` when the item is not one of the
 /// queried entities).
-pub(crate) type Placement = fn(&Item) -> Option<(String, Option<String>)>;
+#[derive(Clone)]
+pub(crate) enum Placement {
+    /// The entity's declared layout (`QuerySource::placement`).
+    Declared(fn(&Item) -> Option<(String, Option<String>)>),
+    /// A per-key layout: each item under its own key's layout in the directory.
+    PerKey {
+        /// What places an item under any count (`QuerySource::shard_input`).
+        input: fn(&Item) -> Option<ShardInput>,
+        /// The entity's partition key (its suffix spells the shards).
+        key: PartitionKeySchema,
+        /// The directory the query planned with.
+        layouts: Arc<Snapshot>,
+        /// The table's move attribute (see below).
+        move_attribute: &'static str,
+    },
+}
+
+impl Placement {
+    /// Where `item` belongs.
+    pub(crate) fn place(&self, item: &Item) -> Option<(String, Option<String>)> {
+        match self {
+            Placement::Declared(place) => place(item),
+            Placement::PerKey {
+                input,
+                key,
+                layouts,
+                move_attribute,
+            } => {
+                let input = input(item)?;
+                let layout = layouts.layout(&input.logical);
+                let current = input.key_under(key, layout.n);
+                let Some(previous) = layout
+                    .previous
+                    .map(|n| input.key_under(key, n))
+                    .filter(|previous| *previous != current)
+                else {
+                    return Some((current, None));
+                };
+                // While a key changes, processes a phase apart write at either count (see
+                // `layouts`), so a copy marked `moved` may sit at this query's current place:
+                // wherever it sits, its item lives at the other place.
+                let stored = item.get(key.attribute).and_then(|v| v.as_s().ok());
+                if marked_moved(move_attribute, item) && stored == Some(&current) {
+                    return Some((previous, Some(current)));
+                }
+                Some((current, Some(previous)))
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Placement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Placement::Declared(_) => f.write_str("Declared"),
+            Placement::PerKey { .. } => f.write_str("PerKey"),
+        }
+    }
+}
 
 /// What the engine needs to read through a layout transition: fixed for a query's lifetime.
 #[derive(Debug, Clone)]
@@ -91,7 +154,7 @@ impl Transition {
     /// place).
     fn current_key(&self, item: &Item, stored: &str) -> Option<Item> {
         let (pk, sk) = self.base_keys;
-        let (current, _) = (self.placement)(item)?;
+        let (current, _) = self.placement.place(item)?;
         if current == stored {
             return None;
         }

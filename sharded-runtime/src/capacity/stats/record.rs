@@ -237,7 +237,7 @@ fn logical(key: &str, shards: Shards) -> &str {
 
 /// The shard count and suffix of a key's layout, as stats record them.
 pub(crate) fn spelled(key: &PartitionKeySchema) -> Shards {
-    key.sharding.shard_count().map(|n| (n, key.suffix))
+    key.shard_bound().map(|n| (n, key.suffix))
 }
 
 /// The per-logical-key metrics: recorded here, where a repository with hot-key stats turns

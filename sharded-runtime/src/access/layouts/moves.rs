@@ -1,0 +1,162 @@
+//! The migration of one key whose layout changes: every item still at the previous count's
+//! shards moved to its place at the new count, with the move every transition uses (copied
+//! and marked, then the old copy deleted; see `migrate/moves`), so a writer racing it loses
+//! nothing.
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use futures::{stream, StreamExt};
+
+use super::KeyEntry;
+use crate::access::entity::{decode, recognize, ShardedEntity};
+use crate::access::handle::Handle;
+use crate::access::migrate::{move_item, MoveOutcome, Store};
+use crate::access::recognize::Depth;
+use crate::error::Error;
+use crate::item::Item;
+
+/// What one run of a key's migration did ([`Layouts::migrate`](super::Layouts::migrate)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KeyMigration {
+    /// Items read at the previous count's shards.
+    pub read: u64,
+    /// Items moved to their new place (or whose old copy was removed because the new place
+    /// held a newer write).
+    pub moved: u64,
+    /// Items whose place is the same at both counts: nothing to do.
+    pub in_place: u64,
+    /// Items there that are not the entity's: left alone.
+    pub not_ours: u64,
+    /// Items changed by a writer while they moved, or throttled: run the migration again.
+    pub left: u64,
+    /// Items whose new place holds something that is not the entity's: left where they are.
+    pub blocked: u64,
+}
+
+impl KeyMigration {
+    pub(crate) fn add(&mut self, other: &KeyMigration) {
+        self.read += other.read;
+        self.moved += other.moved;
+        self.in_place += other.in_place;
+        self.not_ours += other.not_ours;
+        self.left += other.left;
+        self.blocked += other.blocked;
+    }
+}
+
+/// How many moves run at once.
+const MOVES_IN_FLIGHT: usize = 16;
+
+/// Moves the items of logical key `key` at `entry.from` shards to their places at
+/// `entry.to`.
+pub(crate) async fn migrate_key<E: ShardedEntity>(
+    handle: &Handle,
+    key: &str,
+    entry: KeyEntry,
+) -> Result<KeyMigration, Error> {
+    let layout = entry.layout();
+    let store = Store::new(handle.client(), handle.table()).in_layout(Some(layout));
+    let mut report = KeyMigration::default();
+    for partition in previous_partitions::<E>(key, entry) {
+        let items = read_partition::<E>(handle, &partition).await?;
+        report.read += items.len() as u64;
+        let outcomes: Vec<Result<Outcome, Error>> = stream::iter(items)
+            .map(|item| {
+                let partition = &partition;
+                async move {
+                    match target::<E>(&item, entry)? {
+                        None => Ok(Outcome::NotOurs),
+                        Some(target) if target == *partition => Ok(Outcome::InPlace),
+                        Some(_) => Ok(Outcome::Moved(move_item::<E>(store, &item).await?.outcome)),
+                    }
+                }
+            })
+            .buffer_unordered(MOVES_IN_FLIGHT)
+            .collect()
+            .await;
+        for outcome in outcomes {
+            match outcome? {
+                Outcome::NotOurs => report.not_ours += 1,
+                Outcome::InPlace | Outcome::Moved(MoveOutcome::InPlace) => report.in_place += 1,
+                Outcome::Moved(MoveOutcome::Moved | MoveOutcome::Superseded) => report.moved += 1,
+                Outcome::Moved(MoveOutcome::Changed | MoveOutcome::Throttled) => report.left += 1,
+                Outcome::Moved(MoveOutcome::Occupied) => report.blocked += 1,
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// How many items of `key` are still at a previous shard that is not their place.
+pub(crate) async fn remaining<E: ShardedEntity>(
+    handle: &Handle,
+    key: &str,
+    entry: KeyEntry,
+) -> Result<u64, Error> {
+    let mut left = 0;
+    for partition in previous_partitions::<E>(key, entry) {
+        for item in read_partition::<E>(handle, &partition).await? {
+            if target::<E>(&item, entry)?.is_some_and(|target| target != partition) {
+                left += 1;
+            }
+        }
+    }
+    Ok(left)
+}
+
+enum Outcome {
+    NotOurs,
+    InPlace,
+    Moved(MoveOutcome),
+}
+
+/// The previous count's partitions of `key`.
+fn previous_partitions<E: ShardedEntity>(key: &str, entry: KeyEntry) -> Vec<String> {
+    (0..entry.from)
+        .map(|shard| {
+            let mut partition = key.to_owned();
+            E::SCHEMA.pk.suffix.write(&mut partition, shard);
+            partition
+        })
+        .collect()
+}
+
+/// The place of `item` at the new count, or `None` when it is not the entity's.
+fn target<E: ShardedEntity>(item: &Item, entry: KeyEntry) -> Result<Option<String>, Error> {
+    let mut completed = item.clone();
+    if recognize::<E>(&mut completed, Depth::Whole).is_err() {
+        return Ok(None);
+    }
+    let entity = decode::<E>(completed)?;
+    Ok(entity
+        .__shard_input()?
+        .map(|input| input.key_under(&E::SCHEMA.pk, entry.to)))
+}
+
+/// Every item of one partition, read consistently.
+async fn read_partition<E: ShardedEntity>(
+    handle: &Handle,
+    partition: &str,
+) -> Result<Vec<Item>, Error> {
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let output = handle
+            .client()
+            .query()
+            .table_name(handle.table())
+            .key_condition_expression("#pk = :pk")
+            .expression_attribute_names("#pk", E::SCHEMA.pk.attribute)
+            .expression_attribute_values(":pk", AttributeValue::S(partition.to_owned()))
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| Error::dynamo("Query", handle.table(), e))?;
+        items.extend(output.items.unwrap_or_default());
+        match output.last_evaluated_key {
+            Some(key) if !key.is_empty() => start = Some(key),
+            _ => return Ok(items),
+        }
+    }
+}

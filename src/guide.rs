@@ -15,6 +15,7 @@
 //! | export or backfill every item of an entity | [`scanning`] |
 //! | write: conditions, versions, timestamps, expiry, typed updates, transactions, exactly-once retries, the vote-counter pattern | [`writing`] |
 //! | change `n`, or shard a key that was written unsharded, while the service runs | [`changing_layout`] |
+//! | keep cold keys unsharded and widen only the hot ones, online, one key at a time | [`per_key`] |
 //! | move a table other services write onto `sharded`: its names, its shard spelling, untagged items, hand-made counters, records that are not the entity's | [`adopting`] |
 //! | find hot partitions before production, and choose `n` | [`hot_partitions`] |
 //! | run the table: the hot-key report by logical key, table caps, the ops command line | [`operating`] |
@@ -48,6 +49,9 @@ pub mod writing {}
 
 #[doc = include_str!("../docs/guide/changing_layout.md")]
 pub mod changing_layout {}
+
+#[doc = include_str!("../docs/guide/per_key.md")]
+pub mod per_key {}
 
 #[doc = include_str!("../docs/guide/adopting.md")]
 pub mod adopting {}

@@ -14,7 +14,7 @@ use crate::access::condition::{values_of, Condition, Names, Values};
 use crate::access::entity::ShardedEntity;
 use crate::access::handle::{Handle, LayoutCheck};
 use crate::access::idempotent::{self, FirstSent, TokenRequest};
-use crate::access::placement::Placement;
+use crate::access::placement::{marked_moved, Placement};
 use crate::access::read_cache::{ReadCache, Written};
 use crate::access::retry::RetryPolicy;
 use crate::access::settle::PendingSettle;
@@ -1111,11 +1111,15 @@ impl TransactGet {
         let items = self
             .slots
             .iter()
-            .map(|(keys, _)| {
+            .map(|(keys, schema)| {
                 // Every answer of the slot is taken (the next slot's follow), the current
-                // place first: its copy wins over the previous place's.
+                // place first: its copy wins over the previous place's. A copy marked `moved`
+                // stands for nothing (in this snapshot its item is at its other place, or was
+                // deleted after the move).
                 let slot: Vec<Option<Item>> = responses.by_ref().take(keys.len()).collect();
-                slot.into_iter().flatten().next()
+                slot.into_iter()
+                    .flatten()
+                    .find(|item| !marked_moved(schema.move_attribute(), item))
             })
             .collect();
         Ok(TransactGetAnswer {

@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::item::Item;
 
 /// What one run of a key's migration did ([`Layouts::migrate`](super::Layouts::migrate)).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 #[non_exhaustive]
 pub struct KeyMigration {
     /// Items read at the previous count's shards.
@@ -31,6 +31,8 @@ pub struct KeyMigration {
     pub left: u64,
     /// Items whose new place holds something that is not the entity's: left where they are.
     pub blocked: u64,
+    /// The write units the moves used (DynamoDB's consumed capacity, or an estimate).
+    pub write_units: f64,
 }
 
 impl KeyMigration {
@@ -41,6 +43,7 @@ impl KeyMigration {
         self.not_ours += other.not_ours;
         self.left += other.left;
         self.blocked += other.blocked;
+        self.write_units += other.write_units;
     }
 }
 
@@ -49,14 +52,19 @@ const MOVES_IN_FLIGHT: usize = 16;
 
 /// Moves the items of logical key `key` at `entry.from` shards to their places at
 /// `entry.to`.
+///
+/// `write_units_per_second`: the budget of the moves' writes, if any; the migration waits
+/// between pages to keep under it.
 pub(crate) async fn migrate_key<E: ShardedEntity>(
     handle: &Handle,
     key: &str,
     entry: KeyEntry,
+    write_units_per_second: Option<f64>,
 ) -> Result<KeyMigration, Error> {
     let layout = entry.layout();
     let store = Store::new(handle.client(), handle.table()).in_layout(Some(layout));
     let mut report = KeyMigration::default();
+    let started = std::time::Instant::now();
     for partition in previous_partitions::<E>(key, entry) {
         let items = read_partition::<E>(handle, &partition).await?;
         report.read += items.len() as u64;
@@ -67,7 +75,10 @@ pub(crate) async fn migrate_key<E: ShardedEntity>(
                     match target::<E>(&item, entry)? {
                         None => Ok(Outcome::NotOurs),
                         Some(target) if target == *partition => Ok(Outcome::InPlace),
-                        Some(_) => Ok(Outcome::Moved(move_item::<E>(store, &item).await?.outcome)),
+                        Some(_) => {
+                            let step = move_item::<E>(store, &item).await?;
+                            Ok(Outcome::Moved(step.outcome, step.write_units))
+                        }
                     }
                 }
             })
@@ -77,10 +88,22 @@ pub(crate) async fn migrate_key<E: ShardedEntity>(
         for outcome in outcomes {
             match outcome? {
                 Outcome::NotOurs => report.not_ours += 1,
-                Outcome::InPlace | Outcome::Moved(MoveOutcome::InPlace) => report.in_place += 1,
-                Outcome::Moved(MoveOutcome::Moved | MoveOutcome::Superseded) => report.moved += 1,
-                Outcome::Moved(MoveOutcome::Changed | MoveOutcome::Throttled) => report.left += 1,
-                Outcome::Moved(MoveOutcome::Occupied) => report.blocked += 1,
+                Outcome::InPlace => report.in_place += 1,
+                Outcome::Moved(outcome, units) => {
+                    report.write_units += units;
+                    match outcome {
+                        MoveOutcome::InPlace => report.in_place += 1,
+                        MoveOutcome::Moved | MoveOutcome::Superseded => report.moved += 1,
+                        MoveOutcome::Changed | MoveOutcome::Throttled => report.left += 1,
+                        MoveOutcome::Occupied => report.blocked += 1,
+                    }
+                }
+            }
+        }
+        if let Some(budget) = write_units_per_second.filter(|b| *b > 0.0) {
+            let due = std::time::Duration::from_secs_f64(report.write_units / budget);
+            if let Some(wait) = due.checked_sub(started.elapsed()) {
+                tokio::time::sleep(wait).await;
             }
         }
     }
@@ -107,7 +130,8 @@ pub(crate) async fn remaining<E: ShardedEntity>(
 enum Outcome {
     NotOurs,
     InPlace,
-    Moved(MoveOutcome),
+    /// What the move did, and the write units it used.
+    Moved(MoveOutcome, f64),
 }
 
 /// The previous count's partitions of `key`.

@@ -44,6 +44,7 @@ use crate::keys::template::{parse_key_with, KeyContext};
 /// ```
 pub struct Layouts<E> {
     handle: Arc<Handle>,
+    write_units_per_second: Option<f64>,
     _entity: PhantomData<fn() -> E>,
 }
 
@@ -51,8 +52,16 @@ impl<E: ShardedEntity> Layouts<E> {
     pub(crate) fn new(handle: Arc<Handle>) -> Self {
         Layouts {
             handle,
+            write_units_per_second: None,
             _entity: PhantomData,
         }
+    }
+
+    /// Keeps a key's migration under `units` write units per second (what its moves use,
+    /// copies and deletes): a hot key's partitions are busy already. Unlimited by default.
+    pub fn with_write_budget(mut self, units: f64) -> Self {
+        self.write_units_per_second = Some(units);
+        self
     }
 
     /// Every key the directory lists, read now: the keys whose count is not the declared
@@ -148,7 +157,7 @@ impl<E: ShardedEntity> Layouts<E> {
         let stored = self.stored().await?;
         let entry = self.in_phase(&stored, key, Phase::Writing, "migrate")?;
         self.waited(key, &entry, "migrate")?;
-        migrate_key::<E>(&self.handle, key, entry).await
+        migrate_key::<E>(&self.handle, key, entry, self.write_units_per_second).await
     }
 
     /// Ends the change: the key is steady at its new count (its entry removed when that is

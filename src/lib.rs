@@ -58,6 +58,7 @@
 //! | [`condition`] | the parts of typed conditions: fields, operands, sizes |
 //! | [`update`] | what typed updates accept |
 //! | [`transaction`] | all-or-nothing writes and snapshot reads (`repo.transaction()`, `repo.transact_get()`) |
+//! | [`layouts`] | per-key layouts (`max_n` on `#[pk]`): the layout directory, and widening or narrowing one key online (`repo.layouts()`) |
 //! | [`migrate`] | changing a key's layout (`previous_n`, `legacy`): the runner (`use sharded::migrate::Migrate` for `repo.migrate()`), its progress, report and checkpoints |
 //! | [`bucket`] | time buckets of time-bucketed keys (`{at:day}`) |
 //! | [`keys`] | how values become keys (`KeyPart` for your own types), the physical keys of a logical key, items |
@@ -79,7 +80,7 @@ pub use sharded_runtime::{
 };
 
 pub use sharded_runtime::{
-    bucket, condition, cursor, hash, keys, query, schema, telemetry, transaction, update,
+    bucket, condition, cursor, hash, keys, layouts, query, schema, telemetry, transaction, update,
 };
 
 // The migration runner (`sharded-ops`) with what it hands back; without the `ops` feature

@@ -13,14 +13,14 @@ use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use aws_sdk_dynamodb::Client;
 
 use crate::access::entity::ShardedEntity;
-use crate::access::layouts::{Directory, Snapshot};
+use crate::access::layouts::{Directory, KeyState, Snapshot};
 use crate::access::placement::Placement;
 use crate::access::read_cache::{ReadCache, Written};
 use crate::access::retry::RetryPolicy;
 use crate::access::transaction::ItemKey;
 use crate::capacity::stats::{split_shard, HotKeyStats};
 use crate::error::Error;
-use crate::keys::schema::{EntitySchema, KeyLayout};
+use crate::keys::schema::EntitySchema;
 
 /// The concurrency of what a repository runs besides a query's fan-out (a range query's
 /// bucket window, batches, scans), unless `with_concurrency` sets it.
@@ -64,27 +64,27 @@ pub(crate) struct Handle {
 pub(crate) struct LayoutCheck {
     schema: &'static EntitySchema,
     logical: String,
-    layout: KeyLayout,
+    state: KeyState,
 }
 
 impl LayoutCheck {
     /// The check that `logical` of `schema` is still under `layout`.
-    pub(crate) fn new(schema: &'static EntitySchema, logical: String, layout: KeyLayout) -> Self {
+    pub(crate) fn new(schema: &'static EntitySchema, logical: String, state: KeyState) -> Self {
         LayoutCheck {
             schema,
             logical,
-            layout,
+            state,
         }
     }
 
     fn cached(handle: &Handle, schema: &'static EntitySchema, logical: &str) -> LayoutCheck {
-        let default = KeyLayout::steady(schema.pk.sharding.shard_count().unwrap_or(1));
+        let default = KeyState::steady(schema.pk.sharding.shard_count().unwrap_or(1));
         LayoutCheck {
             schema,
             logical: logical.to_owned(),
-            layout: handle
+            state: handle
                 .cached_layouts(schema)
-                .map_or(default, |layouts| layouts.layout(logical)),
+                .map_or(default, |layouts| layouts.state(logical)),
         }
     }
 }
@@ -129,7 +129,7 @@ impl Handle {
             (Some(input), Some(layouts)) => Ok(Placement::per_key(
                 E::SCHEMA,
                 &input,
-                layouts.layout(&input.logical),
+                layouts.state(&input.logical),
                 entity.item_keys()?.sk,
             )),
             _ => Placement::of(entity),
@@ -158,7 +158,7 @@ impl Handle {
             return Ok((Placement::of(entity)?, None));
         };
         let check = LayoutCheck::cached(self, E::SCHEMA, &input.logical);
-        let placement = Placement::per_key(E::SCHEMA, &input, check.layout, entity.item_keys()?.sk);
+        let placement = Placement::per_key(E::SCHEMA, &input, check.state, entity.item_keys()?.sk);
         Ok((placement, Some(check)))
     }
 
@@ -173,7 +173,7 @@ impl Handle {
                 let check = LayoutCheck::cached(self, E::SCHEMA, &input.logical);
                 let sk = key.sort_key().map(str::to_owned);
                 (
-                    Placement::per_key(E::SCHEMA, input, check.layout, sk),
+                    Placement::per_key(E::SCHEMA, input, check.state, sk),
                     Some(check),
                 )
             }
@@ -186,7 +186,7 @@ impl Handle {
     pub(crate) async fn verify_layouts(&self, checks: &[LayoutCheck]) -> Result<(), Error> {
         for check in checks {
             if let Some(layouts) = self.layouts_of(check.schema).await? {
-                if layouts.layout(&check.logical) != check.layout {
+                if layouts.state(&check.logical) != check.state {
                     return Err(crate::error::layout::LayoutError::Changed {
                         entity: check.schema.entity,
                         key: check.logical.clone(),
@@ -207,7 +207,7 @@ impl Handle {
             (Some(input), Some(layouts)) => Ok(Placement::per_key(
                 E::SCHEMA,
                 input,
-                layouts.layout(&input.logical),
+                layouts.state(&input.logical),
                 key.sort_key().map(str::to_owned),
             )),
             _ => Ok(key.placement()),

@@ -25,6 +25,7 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+use crate::access::layouts::KeyState;
 use crate::error::Error;
 use crate::item::Item;
 use crate::keys::layout::ShardInput;
@@ -47,6 +48,11 @@ pub struct Placement {
     /// (`max_n` on `#[pk]`): read from the layout directory; `pk` and `previous` are the
     /// item's places under it.
     layout: Option<KeyLayout>,
+    /// The previous place's copy wins over the current place's (a per-key layout in
+    /// `reading`: the previous place is the change's target; see `layouts::KeyState`).
+    prefer_previous: bool,
+    /// A plain put checks the previous place (not in a per-key layout's `writing`).
+    put_checks_previous: bool,
 }
 
 impl Placement {
@@ -55,9 +61,10 @@ impl Placement {
     pub(crate) fn per_key(
         schema: &'static EntitySchema,
         input: &ShardInput,
-        layout: KeyLayout,
+        state: KeyState,
         sk: Option<String>,
     ) -> Self {
+        let layout = state.layout;
         let pk = input.key_under(&schema.pk, layout.n);
         let previous = layout
             .previous
@@ -70,7 +77,30 @@ impl Placement {
             previous,
             candidates: Vec::new(),
             layout: Some(layout),
+            prefer_previous: state.prefer_previous(),
+            put_checks_previous: state.put_checks_previous(),
         }
+    }
+
+    /// Whether the previous place's copy wins (see [`Placement::per_key`]).
+    pub(crate) fn prefers_previous(&self) -> bool {
+        self.prefer_previous && self.previous.is_some()
+    }
+
+    /// Whether a plain put checks the previous place in its transaction.
+    pub(crate) fn put_checks_previous(&self) -> bool {
+        self.put_checks_previous
+    }
+
+    /// The same item with its two places swapped: how a read that prefers the previous
+    /// place reads (that place first).
+    pub(crate) fn swapped(&self) -> Placement {
+        let mut swapped = self.clone();
+        if let Some(previous) = swapped.previous.take() {
+            swapped.previous = Some(std::mem::replace(&mut swapped.pk, previous));
+        }
+        swapped.prefer_previous = false;
+        swapped
     }
 
     /// The layout of the item's key, for a per-key layout (see [`Placement::per_key`]).
@@ -97,6 +127,8 @@ impl Placement {
             previous,
             candidates,
             layout: None,
+            prefer_previous: false,
+            put_checks_previous: true,
         }
     }
 
@@ -111,6 +143,8 @@ impl Placement {
             previous: None,
             candidates: Vec::new(),
             layout: None,
+            prefer_previous: false,
+            put_checks_previous: true,
         }
     }
 

@@ -27,7 +27,7 @@ use crate::error::foreign::Foreign;
 use crate::error::{Error, KeyError};
 use crate::item::Item;
 use crate::keys::attribute::KeyValue;
-use crate::keys::schema::{EntitySchema, KeyAttributeSchema, ScalarType, SortKeySchema};
+use crate::keys::schema::{EntitySchema, KeyAttributeSchema, KeyLayout, ScalarType, SortKeySchema};
 use crate::keys::shards::{render_attributes, Partitions, ShardKeys};
 use crate::keys::template::Segment;
 
@@ -1412,7 +1412,13 @@ fn key_layout(
     partitions: Partitions,
 ) -> (&'static EntitySchema, Partitions) {
     let logical = partitions.logical_key().to_owned();
-    let layout = layouts.layout(&logical);
+    let state = layouts.state(&logical);
+    // Read as the copy at the change's target wins (see `layouts::KeyState`): in `reading`
+    // the target is the previous count, so the query reads it as its current layout.
+    let layout = match state.layout.previous {
+        Some(previous) if state.prefer_previous() => KeyLayout::moving(previous, state.layout.n),
+        _ => state.layout,
+    };
     let suffix = base.pk.suffix;
     let shards = |n| ShardKeys::new(logical.clone(), Some(n)).with_suffix(suffix);
     let partitions = Partitions::new(shards(layout.n), layout.previous.map(shards));

@@ -152,10 +152,10 @@ impl Placement {
             let Some(old) = self.old_copy::<E>(client, table).await? else {
                 return Ok(());
             };
-            match move_item::<E>(Store::new(client, table).in_layout(self.layout()), &old)
-                .await?
-                .outcome
-            {
+            let store = Store::new(client, table)
+                .in_layout(self.layout())
+                .overwriting(self.prefers_previous());
+            match move_item::<E>(store, &old).await?.outcome {
                 // Occupied: the current place holds another service's item; the write that
                 // follows is refused by its guard, naming it.
                 MoveOutcome::Moved

@@ -17,13 +17,13 @@ use aws_sdk_dynamodb::types::{
 use crate::access::condition::{values_of, Condition, Data, Field, Names, Operand, Values};
 use crate::access::entity::ShardedEntity;
 use crate::access::handle::{Handle, LayoutCheck};
+use crate::access::layouts::KeyState;
 use crate::access::layouts::Snapshot;
 use crate::access::placement::Placement;
 use crate::access::write_rules::{existing_entity, expect_version, stamp_update, stored_version};
 use crate::capacity::stats::record;
 use crate::error::Error;
 use crate::item::{describe_key, Item};
-use crate::keys::schema::KeyLayout;
 
 /// A field an update may change: a [`Field`] outside the primary key.
 #[diagnostic::on_unimplemented(
@@ -372,12 +372,12 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
             .take()
             .filter(|_| schema.pk.per_key.is_some())
             .map(|input| {
-                let default = KeyLayout::steady(schema.pk.sharding.shard_count().unwrap_or(1));
-                let layout = layouts.map_or(default, |l| l.layout(&input.logical));
-                (input, layout)
+                let default = KeyState::steady(schema.pk.sharding.shard_count().unwrap_or(1));
+                let state = layouts.map_or(default, |l| l.state(&input.logical));
+                (input, state)
             });
-        if let Some((input, layout)) = &per_key {
-            key.pk = input.key_under(&schema.pk, layout.n);
+        if let Some((input, state)) = &per_key {
+            key.pk = input.key_under(&schema.pk, state.layout.n);
         }
         if self.actions.is_empty() {
             return Err(Error::InvalidUpdate(format!(
@@ -472,7 +472,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
         // item that lives at the other one: the update must not change it (see `apply`).
         if per_key
             .as_ref()
-            .is_some_and(|(_, layout)| layout.previous.is_some())
+            .is_some_and(|(_, state)| state.layout.previous.is_some())
         {
             names.insert("#mv".to_owned(), schema.move_attribute().to_owned());
             values.insert(
@@ -482,9 +482,9 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
             condition = format!("({condition}) AND (attribute_not_exists(#mv) OR #mv <> :moved)");
         }
         let (placement, layout_check) = match per_key {
-            Some((input, layout)) => (
-                Placement::per_key(schema, &input, layout, key.sk),
-                Some(LayoutCheck::new(schema, input.logical, layout)),
+            Some((input, state)) => (
+                Placement::per_key(schema, &input, state, key.sk),
+                Some(LayoutCheck::new(schema, input.logical, state)),
             ),
             None => (
                 Placement::of_key(schema, key.pk, key.previous, key.sk),

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aws_sdk_dynamodb::Client;
 
-use super::{directory_key, from_item, KeyEntry, LayoutTiming, Stored};
+use super::{directory_key, from_item, KeyEntry, KeyState, LayoutTiming, Stored};
 use crate::capacity::{Clock, SystemClock};
 use crate::error::Error;
 use crate::keys::schema::{EntitySchema, KeyLayout};
@@ -40,10 +40,15 @@ pub(crate) struct Snapshot {
 impl Snapshot {
     /// The layout of logical key `key`.
     pub(crate) fn layout(&self, key: &str) -> KeyLayout {
+        self.state(key).layout
+    }
+
+    /// How logical key `key` is written and read (see [`KeyState`]).
+    pub(crate) fn state(&self, key: &str) -> KeyState {
         self.stored
             .entries
             .get(key)
-            .map_or(KeyLayout::steady(self.default_n), KeyEntry::layout)
+            .map_or(KeyState::steady(self.default_n), KeyEntry::state)
     }
 
     /// Whether some key is read at two counts: a GSI query then checks each old copy.

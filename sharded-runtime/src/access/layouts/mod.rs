@@ -15,19 +15,19 @@
 //! older copy; half way through the lease it refreshes in the background). A change is three
 //! steps, each written to the directory, each at least *lease + margin* after the one before:
 //!
-//! | phase | the key is read at | a write goes to | and first checks/cleans |
+//! | phase | the key is read at | a put goes to | and first checks/replaces |
 //! |---|---|---|---|
 //! | steady (no entry) | `n` | `n` | - |
-//! | `reading` | `from` and `to` | `from` | `to` |
-//! | `writing` | `to` and `from` | `to` | `from` |
+//! | `reading` | `from` and `to` | `from` | a copy at `to` |
+//! | `writing` | `to` and `from` | `to` | - (deletes and conditional writes check `from`) |
 //! | migrated, then steady | `to` | `to` | - |
 //!
 //! - While one process still holds the steady layout, nobody writes at `to`: writers only
 //!   start there (`writing`) once every process reads both places (`reading` is a lease old).
-//! - Processes in `reading` and in `writing` may write at once: each write goes through the
-//!   transition rules of a declared `previous_n` (the other place checked empty or cleaned in
-//!   the same transaction), so the item has one copy whichever place a writer takes for its
-//!   own.
+//! - Where both places hold a copy, the copy at `to` wins unless it is marked `moved`
+//!   ([`KeyState`]): in `writing` a put is one `PutItem` at `to` (the hot key's writes spread
+//!   at once), and a process still in `reading` replaces (and marks) the copy at `to` with
+//!   each write at `from`, so an unmarked copy at `to` is always the newest.
 //! - The key's migration starts when `writing` is a lease old (no process writes at `from`
 //!   any more) and moves each item still at `from` to its place at `to`; the last step
 //!   removes the entry (or keeps it at `to` when `to` is not the declared `n`) once no item is
@@ -47,6 +47,7 @@ use std::time::Duration;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 pub(crate) use cache::{layout_schema, Directory, Snapshot, WallClock};
+
 pub use moves::KeyMigration;
 pub use steps::Layouts;
 
@@ -176,6 +177,52 @@ impl KeyEntry {
             Phase::Reading => KeyLayout::moving(self.from, self.to),
             Phase::Writing => KeyLayout::moving(self.to, self.from),
             Phase::Steady => KeyLayout::steady(self.to),
+        }
+    }
+}
+
+/// How a process treats one key, by the phase its directory copy says: where the key's
+/// items are written and read ([`KeyLayout`]), and which copy wins where both places hold
+/// one.
+///
+/// While a key changes, the copy at the *target* count wins (unless marked `moved`): in
+/// `writing`, plain puts go to the target without checking the previous count (so the hot
+/// key's writes spread at once, instead of each checking one hot partition), and a copy
+/// left at the previous count is older; in `reading`, writes still go to the previous count,
+/// each replacing (and marking) a copy at the target, so the target's unmarked copy is
+/// always the newest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KeyState {
+    pub layout: KeyLayout,
+    pub phase: Option<Phase>,
+}
+
+impl KeyState {
+    /// A key the directory does not list, or one steady at its count.
+    pub(crate) fn steady(n: u32) -> KeyState {
+        KeyState {
+            layout: KeyLayout::steady(n),
+            phase: None,
+        }
+    }
+
+    /// The copy at the previous place wins over the current place's (`reading`: the
+    /// previous place is the target).
+    pub(crate) fn prefer_previous(&self) -> bool {
+        self.phase == Some(Phase::Reading)
+    }
+
+    /// A plain put checks the previous place in the same transaction (not in `writing`).
+    pub(crate) fn put_checks_previous(&self) -> bool {
+        self.phase != Some(Phase::Writing)
+    }
+}
+
+impl KeyEntry {
+    pub(crate) fn state(&self) -> KeyState {
+        KeyState {
+            layout: self.layout(),
+            phase: (self.phase != Phase::Steady).then_some(self.phase),
         }
     }
 }

@@ -18,6 +18,10 @@ use crate::error::Error;
 use crate::keys::schema::KeyLayout;
 use crate::keys::template::{parse_key_with, KeyContext};
 
+/// How many times `change` migrates again when `finish` still finds items at the previous
+/// count (writes that arrived late).
+const FINISH_ATTEMPTS: usize = 5;
+
 /// The per-key layouts of entity `E` (`max_n` on `#[pk]`): what the directory lists, and the
 /// steps that widen or narrow one logical key online. From
 /// [`Repo::layouts`](crate::Repo::layouts).
@@ -207,22 +211,34 @@ impl<E: ShardedEntity> Layouts<E> {
         }
         self.sleep_until_due(&entry).await;
         let mut total = KeyMigration::default();
-        loop {
-            let run = self.migrate(key).await?;
-            total.add(&run);
-            if run.blocked > 0 {
-                return Err(LayoutError::Blocked {
-                    entity: E::SCHEMA.entity,
-                    key: key.to_owned(),
-                    blocked: run.blocked,
+        for _ in 0..FINISH_ATTEMPTS {
+            loop {
+                let run = self.migrate(key).await?;
+                total.add(&run);
+                if run.blocked > 0 {
+                    return Err(LayoutError::Blocked {
+                        entity: E::SCHEMA.entity,
+                        key: key.to_owned(),
+                        blocked: run.blocked,
+                    }
+                    .into());
                 }
-                .into());
+                if run.left == 0 {
+                    break;
+                }
+                // Items a writer changed while they moved, or throttled moves: again, a
+                // little later.
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            if run.left == 0 {
-                break;
+            match self.finish(key).await {
+                Ok(_) => return Ok(total),
+                // A write placed under `reading` that arrived late (retried by the SDK past
+                // the margin) left an item at the previous count: move it too.
+                Err(Error::Layout(LayoutError::ItemsRemain { .. })) => {
+                    tokio::time::sleep(self.handle.layouts.timing().margin).await;
+                }
+                Err(e) => return Err(e),
             }
-            // Items a writer changed while they moved, or throttled moves: again, a little later.
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
         self.finish(key).await?;
         Ok(total)

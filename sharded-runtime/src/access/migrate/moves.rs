@@ -50,7 +50,7 @@ use crate::access::idempotent::{self, FirstSent, TokenRequest};
 use crate::access::placement::marked_moved;
 use crate::access::recognize::{point_read_error, Depth, ForeignReason, NotOurs};
 use crate::access::retry::RetryPolicy;
-use crate::access::write_rules::key_of;
+use crate::access::write_rules::{entity_guard, key_of};
 use crate::capacity::units::{check_item_size, item_size, transactional_write_units, write_units};
 use crate::error::Error;
 use crate::keys::schema::{EntitySchema, KeyLayout, MOVE_COPY, MOVE_MOVED};
@@ -62,6 +62,9 @@ pub struct Store<'a> {
     client: &'a Client,
     table: &'a str,
     layout: Option<KeyLayout>,
+    /// The copy moved is newer than one of the entity at its destination, which it replaces
+    /// (a per-key layout in `reading` moving an item back from the change's target).
+    overwrite: bool,
 }
 
 impl<'a> Store<'a> {
@@ -71,7 +74,15 @@ impl<'a> Store<'a> {
             client,
             table,
             layout: None,
+            overwrite: false,
         }
+    }
+
+    /// Moves whose copy replaces an older copy of the entity at its destination (see the
+    /// field).
+    pub(crate) fn overwriting(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
+        self
     }
 
     /// Moves of one key of a per-key layout: each item goes to its place under `layout`.
@@ -342,17 +353,29 @@ impl Prepared {
         }))
     }
 
-    fn put(&self, table: &str, schema: &EntitySchema) -> Result<Put, Error> {
-        Put::builder()
-            .table_name(table)
-            .set_item(Some(self.new.clone()))
+    fn put(&self, table: &str, schema: &EntitySchema, overwrite: bool) -> Result<Put, Error> {
+        let (mut names, mut values) = (Names::new(), Values::new());
+        let condition = if overwrite {
+            // The destination may hold an older copy of the entity: replaced, as a put would.
+            entity_guard(schema, &pk_of(schema, &self.new), &mut names, &mut values)
+        } else {
             // An empty place, or one holding a copy marked `moved`, which stands for nothing
             // (its item lives elsewhere: a key whose layout changes per key has writers a
             // phase apart, one of which may have moved the item away from here).
-            .condition_expression("attribute_not_exists(#pk) OR #mv = :moved")
-            .expression_attribute_names("#pk", schema.pk.attribute)
-            .expression_attribute_names("#mv", schema.move_attribute())
-            .expression_attribute_values(":moved", AttributeValue::S(MOVE_MOVED.to_owned()))
+            names.insert("#pk".to_owned(), schema.pk.attribute.to_owned());
+            names.insert("#mv".to_owned(), schema.move_attribute().to_owned());
+            values.insert(
+                ":moved".to_owned(),
+                AttributeValue::S(MOVE_MOVED.to_owned()),
+            );
+            "attribute_not_exists(#pk) OR #mv = :moved".to_owned()
+        };
+        Put::builder()
+            .table_name(table)
+            .set_item(Some(self.new.clone()))
+            .condition_expression(condition)
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(values_of(values))
             // What holds the current place, when it is taken: a newer write of the entity,
             // or something else.
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
@@ -430,7 +453,7 @@ impl Prepared {
     /// [`delete_stale`] with [`marked`].
     pub async fn send<E: ShardedEntity>(&self, repo: Store<'_>) -> Result<Sent, Error> {
         let estimate = self.transaction_units();
-        let put = self.put(repo.table(), E::SCHEMA)?;
+        let put = self.put(repo.table(), E::SCHEMA, repo.overwrite)?;
         let second = mark_action(E::SCHEMA, repo.table(), &self.old_key, &self.unchanged)?;
         let request =
             TokenRequest::new(vec![TransactWriteItem::builder().put(put).build(), second])
@@ -841,4 +864,12 @@ mod tests {
         // DynamoDB's 4 KB bound on an expression.
         assert!(condition.len() < 4096, "{}", condition.len());
     }
+}
+
+/// The partition key of `item` as stored (empty when it has none).
+fn pk_of(schema: &EntitySchema, item: &Item) -> String {
+    item.get(schema.pk.attribute)
+        .and_then(|v| v.as_s().ok())
+        .cloned()
+        .unwrap_or_default()
 }

@@ -168,6 +168,10 @@ impl<E: ShardedEntity> Repo<E> {
 
     /// [`get_in_layout`](Self::get_in_layout) within its span.
     async fn get_through_layout(&self, placement: &Placement) -> Result<Option<E>, Error> {
+        if placement.prefers_previous() {
+            // A per-key layout in `reading`: the target's copy (the previous place) wins.
+            return Box::pin(self.get_through_layout(&placement.swapped())).await;
+        }
         match self.get_stored_at(placement).await? {
             // While a key's layout changes per key, processes a phase apart write at either
             // count (see `layouts`): a copy marked `moved` here had its item at the other

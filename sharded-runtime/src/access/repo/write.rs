@@ -702,7 +702,10 @@ impl<E: ShardedEntity> Repo<E> {
             names,
             values,
         };
-        let transition = placement.has_previous() && mode == PutMode::Replace;
+        // A per-key layout in `writing` puts at the target alone: a copy left at the previous
+        // count is older, and the target's wins (see `layouts::KeyState`).
+        let transition =
+            placement.has_previous() && placement.put_checks_previous() && mode == PutMode::Replace;
         let result = match self
             .send_guarded(placement, Write::Put(item), guard, transition)
             .await

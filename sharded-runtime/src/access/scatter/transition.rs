@@ -80,14 +80,22 @@ impl Placement {
                 move_attribute,
             } => {
                 let input = input(item)?;
-                let layout = layouts.layout(&input.logical);
-                let current = input.key_under(key, layout.n);
-                let Some(previous) = layout
+                let state = layouts.state(&input.logical);
+                let written = input.key_under(key, state.layout.n);
+                let Some(other) = state
+                    .layout
                     .previous
                     .map(|n| input.key_under(key, n))
-                    .filter(|previous| *previous != current)
+                    .filter(|other| *other != written)
                 else {
-                    return Some((current, None));
+                    return Some((written, None));
+                };
+                // The copy at the change's target wins (see `layouts::KeyState`): it is the
+                // place written in `writing`, the previous one in `reading`.
+                let (current, previous) = if state.prefer_previous() {
+                    (other, written)
+                } else {
+                    (written, other)
                 };
                 // While a key changes, processes a phase apart write at either count (see
                 // `layouts`), so a copy marked `moved` may sit at this query's current place:

@@ -14,13 +14,10 @@
 //! the median wall time. The machine has 2 cores shared with builds and with the database
 //! itself: compare rows of one run, not absolute times.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aws_sdk_dynamodb::config::interceptors::AfterDeserializationInterceptorContextRef;
-use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
-use aws_sdk_dynamodb::operation::query::QueryOutput;
 use aws_sdk_dynamodb::Client;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -29,6 +26,7 @@ use sharded_testkit::backend::unique_table_name;
 
 mod common;
 mod stats;
+use common::meter::{Meter, Metering};
 use stats::median;
 
 #[derive(ShardedEntity, Serialize, Deserialize, Clone, Debug)]
@@ -43,44 +41,6 @@ struct Score {
 const ROUNDS: usize = 5;
 const LOAD_CHUNK: usize = 500;
 const LOAD_CHUNKS_AT_ONCE: usize = 8;
-
-/// Counts `Query` responses and sums the read units they report.
-#[derive(Debug, Default)]
-struct Meter {
-    requests: AtomicU64,
-    /// Read units x 1,000, so an atomic integer holds them.
-    milli_units: AtomicU64,
-}
-
-#[derive(Debug, Clone)]
-struct Metering(Arc<Meter>);
-
-impl Intercept for Metering {
-    fn name(&self) -> &'static str {
-        "rank-bench-meter"
-    }
-
-    fn read_after_deserialization(
-        &self,
-        context: &AfterDeserializationInterceptorContextRef<'_>,
-        _components: &RuntimeComponents,
-        _cfg: &mut ConfigBag,
-    ) -> Result<(), aws_sdk_dynamodb::error::BoxError> {
-        if let Ok(output) = context.output_or_error() {
-            if let Some(query) = output.downcast_ref::<QueryOutput>() {
-                self.0.requests.fetch_add(1, Ordering::Relaxed);
-                let units = query
-                    .consumed_capacity()
-                    .and_then(|c| c.capacity_units())
-                    .unwrap_or(0.0);
-                self.0
-                    .milli_units
-                    .fetch_add((units * 1000.0).round() as u64, Ordering::Relaxed);
-            }
-        }
-        Ok(())
-    }
-}
 
 fn board(size: usize) -> Vec<Score> {
     let mut rng = common::SplitMix64::new(0x0052_414E_4B00 + size as u64);

@@ -4,6 +4,8 @@
 //! `benches/*/main.rs`); each bench includes it with `mod common;` and uses what it needs.
 #![allow(dead_code)]
 
+pub mod meter;
+
 /// SplitMix64: a tiny seeded generator, so every run benchmarks the same inputs.
 pub struct SplitMix64(u64);
 

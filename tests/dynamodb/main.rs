@@ -34,6 +34,7 @@ mod move_marks;
 mod multi_attribute_gsi;
 mod ops_cli;
 mod paging;
+mod per_key;
 mod projection;
 mod query;
 mod query_sort_key;

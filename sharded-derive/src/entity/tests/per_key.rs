@@ -1,0 +1,132 @@
+//! A layout decided per logical key (`max_n` on `#[pk]`): what is accepted and modelled, and
+//! what is refused with which message.
+
+use syn::{parse_quote, DeriveInput};
+
+use super::errors;
+use crate::entity::{parse, validate};
+use crate::internals::ctxt::Ctxt;
+
+#[test]
+fn hashed_and_random_keys_accept_max_n_above_n() {
+    for input in [
+        parse_quote! {
+            #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 1, max_n = 64)]
+            #[sk(template = "SCORE#{score}#{player_id}")]
+            struct Score { game_id: String, player_id: String, score: u64 }
+        },
+        parse_quote! {
+            #[pk(template = "ORG#{org}", shard = "random", n = 2, max_n = 64, suffix = "#{shard:02}")]
+            #[sk(template = "{at}#{id}")]
+            struct Event { org: String, at: u64, id: String }
+        },
+    ] {
+        let input: DeriveInput = input;
+        let cx = Ctxt::new();
+        let entity = parse::entity(&cx, &input).expect("parsed");
+        validate::entity(&cx, &entity);
+        cx.check().expect("no errors");
+        let pk = entity.pk.as_ref().unwrap();
+        assert_eq!(pk.max_n.as_ref().map(|m| m.value), Some(64));
+    }
+}
+
+#[test]
+fn max_n_must_widen_above_n() {
+    let same = errors(parse_quote! {
+        #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 8, max_n = 8)]
+        struct Score { game_id: String, player_id: String }
+    });
+    assert_eq!(same.len(), 1, "{same:?}");
+    assert!(
+        same[0].contains("`max_n = 8` must be above `n = 8`"),
+        "{same:?}"
+    );
+    let below = errors(parse_quote! {
+        #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 8, max_n = 4)]
+        struct Score { game_id: String, player_id: String }
+    });
+    assert!(below[0].contains("must be above `n = 8`"), "{below:?}");
+    // Without `n` (reported), a maximum of 1 widens nothing.
+    let one = errors(parse_quote! {
+        #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", max_n = 1)]
+        struct Score { game_id: String, player_id: String }
+    });
+    assert_eq!(one.len(), 2, "{one:?}");
+    assert!(one[0].contains("no shard count"), "{one:?}");
+    assert!(one[1].contains("`max_n = 1` widens no key"), "{one:?}");
+    let not_a_count = errors(parse_quote! {
+        #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 1, max_n = 99999999999)]
+        struct Score { game_id: String, player_id: String }
+    });
+    assert_eq!(not_a_count.len(), 1, "{not_a_count:?}");
+    assert!(
+        not_a_count[0].contains("`max_n` must be a whole number of shards"),
+        "{not_a_count:?}"
+    );
+    // `n = 0` is the shard count's own error, once.
+    let zero = errors(parse_quote! {
+        #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 0, max_n = 8)]
+        struct Score { game_id: String, player_id: String }
+    });
+    assert_eq!(zero.len(), 1, "{zero:?}");
+    assert!(zero[0].contains("0 shards"), "{zero:?}");
+}
+
+#[test]
+fn max_n_needs_a_shard_expression_that_places_items_under_any_count() {
+    let unsharded = errors(parse_quote! {
+        #[pk(template = "USER#{user_id}", max_n = 64)]
+        struct User { user_id: String }
+    });
+    assert_eq!(unsharded.len(), 1, "{unsharded:?}");
+    assert!(
+        unsharded[0].contains("no shard expression")
+            && unsharded[0].contains("`shard = \"hash(field)\"`"),
+        "{unsharded:?}"
+    );
+    // A refused shard expression is reported once, as itself.
+    let invalid = errors(parse_quote! {
+        #[pk(template = "GAME#{game_id}", shard = "hsh(player_id)", n = 1, max_n = 64)]
+        struct Score { game_id: String, player_id: String }
+    });
+    assert_eq!(invalid.len(), 1, "{invalid:?}");
+    assert!(invalid[0].contains("did you mean `hash`"), "{invalid:?}");
+}
+
+#[test]
+fn max_n_and_a_declared_transition_are_one_or_the_other() {
+    let resharding = errors(parse_quote! {
+        #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 2, previous_n = 1, max_n = 64)]
+        struct Score { game_id: String, player_id: String }
+    });
+    assert_eq!(resharding.len(), 1, "{resharding:?}");
+    assert!(
+        resharding[0].contains("`max_n` and `previous_n` on one key")
+            && resharding[0].contains("key by key; declare one or the other"),
+        "{resharding:?}"
+    );
+    let adopting = errors(parse_quote! {
+        #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 1, max_n = 64, legacy = "GAME#{game_id}")]
+        struct Score { game_id: String, player_id: String }
+    });
+    assert_eq!(adopting.len(), 1, "{adopting:?}");
+    assert!(
+        adopting[0].contains("`max_n` and `legacy` on one key"),
+        "{adopting:?}"
+    );
+}
+
+#[test]
+fn max_n_is_refused_on_an_index() {
+    let errs = errors(parse_quote! {
+        #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 1)]
+        #[sk(template = "SCORE#{score}")]
+        #[gsi1(pk = "PLAYER#{player_id}", shard = 4, max_n = 16)]
+        #[gsi2(pk = [game_id], sk = [score], shard = 4, max_n = 16)]
+        struct Score { game_id: String, player_id: String, score: u64 }
+    });
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(errs[0].contains("not on #[gsi1]"), "{errs:?}");
+    assert!(errs[1].contains("not on #[gsi2]"), "{errs:?}");
+}

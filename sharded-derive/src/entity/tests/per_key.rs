@@ -1,14 +1,15 @@
-//! A layout decided per logical key (`max_n` on `#[pk]`): what is accepted and modelled, and
-//! what is refused with which message.
+//! A layout decided per logical key (`max_n` on `#[pk]`): what is accepted and modelled, what
+//! is refused with which message, and what the expansion adds (only for such an entity).
 
 use syn::{parse_quote, DeriveInput};
 
-use super::errors;
+use super::{errors, generated};
+use crate::entity::resolve::resolve;
 use crate::entity::{parse, validate};
 use crate::internals::ctxt::Ctxt;
 
 #[test]
-fn hashed_and_random_keys_accept_max_n_above_n() {
+fn hashed_and_random_keys_accept_max_n_above_n_and_resolve_it() {
     for input in [
         parse_quote! {
             #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 1, max_n = 64)]
@@ -28,6 +29,10 @@ fn hashed_and_random_keys_accept_max_n_above_n() {
         cx.check().expect("no errors");
         let pk = entity.pk.as_ref().unwrap();
         assert_eq!(pk.max_n.as_ref().map(|m| m.value), Some(64));
+        let resolved = resolve(&entity);
+        let rpk = resolved.pk.as_ref().unwrap();
+        assert_eq!(rpk.max_n, Some(64));
+        assert_eq!(rpk.shard_bound(), 64);
     }
 }
 
@@ -129,4 +134,51 @@ fn max_n_is_refused_on_an_index() {
     assert_eq!(errs.len(), 2, "{errs:?}");
     assert!(errs[0].contains("not on #[gsi1]"), "{errs:?}");
     assert!(errs[1].contains("not on #[gsi2]"), "{errs:?}");
+}
+
+#[test]
+fn a_per_key_entity_generates_its_schema_maximum_and_shard_input() {
+    let out = generated(quote::quote! {
+        #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 1, max_n = 64, suffix = "#{shard:02}")]
+        #[sk(template = "SCORE#{score}#{player_id}")]
+        struct Score { game_id: String, player_id: String, score: u64 }
+    });
+    assert!(out.contains(".with_per_key(64u32)"), "{out}");
+    // The maximum and the suffix's width are checked against the runtime's facts.
+    assert!(out.contains("assert_shard_count(64u32)"), "{out}");
+    assert!(out.contains("assert_suffix_fits("), "{out}");
+    assert!(out.contains(",64u32);"), "{out}");
+    assert!(out.contains("fn__shard_input(&self)"), "{out}");
+    assert!(out.contains("pubfn__pk_shard_input("), "{out}");
+    assert!(
+        out.contains("layout::shard_input(\"Score\",&__SCHEMA.pk,"),
+        "{out}"
+    );
+    assert!(out.contains("ItemKey::per_key(Self::__pk_shard_input(game_id,player_id)?,__sk)"));
+    assert!(!out.contains("ItemKey::in_layout"), "{out}");
+    let random = generated(quote::quote! {
+        #[pk(template = "ORG#{org}", shard = "random", n = 1, max_n = 8)]
+        #[sk(template = "{at}#{id}")]
+        struct Event { org: String, at: u64, id: String }
+    });
+    assert!(random.contains("ShardBy::SortKey(&__sk)"), "{random}");
+    assert!(random.contains("fn__shard_input(&self)"), "{random}");
+}
+
+#[test]
+fn an_entity_without_max_n_generates_nothing_of_it() {
+    let out = generated(quote::quote! {
+        #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10, previous_n = 5)]
+        #[sk(template = "SCORE#{score}#{player_id}")]
+        struct Score { game_id: String, player_id: String, score: u64 }
+    });
+    for absent in [
+        "with_per_key",
+        "__shard_input",
+        "shard_input(",
+        "ItemKey::per_key",
+    ] {
+        assert!(!out.contains(absent), "{absent}: {out}");
+    }
+    assert!(out.contains("ItemKey::in_layout"), "{out}");
 }

@@ -154,6 +154,7 @@ fn expand(c: &Collection) -> TokenStream {
         })
     });
     let first_schema = schema(first_ty);
+    let per_key_checks = c.members.iter().map(|m| per_key_member(rt, ident, m));
     let checks = c.members.iter().enumerate().skip(1).map(|(i, m)| {
         let ty = m.ty;
         let span = ty.span();
@@ -218,7 +219,32 @@ fn expand(c: &Collection) -> TokenStream {
             }
 
             #(#memberships)*
+            #(#per_key_checks)*
             #(#checks)*
+        };
+    }
+}
+
+/// Refuses, at the member's type, a member whose layout is decided per logical key (`max_n`
+/// on its #[pk]): a collection reads one layout for every member, the default, and would miss
+/// the items of a widened key.
+fn per_key_member(rt: &TokenStream, collection: &Ident, member: &Member) -> TokenStream {
+    let ty = member.ty;
+    let written = quote!(#ty).to_string().replace(' ', "");
+    let message = format!(
+        "the member `{written}` of `{collection}` decides its layout per logical key (`max_n` \
+         on its #[pk]), and a collection reads one layout for all its members, so it would miss \
+         the items of a widened key: query `{written}` on its own (`{written}::query`), or remove \
+         `max_n` from its #[pk] and give it the `n` of the other members"
+    )
+    // A format string: the message is shown as written.
+    .replace('{', "{{")
+    .replace('}', "}}");
+    let span = ty.span();
+    let rt_here = respan(rt, span);
+    quote_spanned! {span=>
+        const _: () = if <#ty as #rt_here::ShardedEntity>::SCHEMA.pk.per_key.is_some() {
+            ::core::panic!(#message)
         };
     }
 }

@@ -85,6 +85,11 @@
 //!   point lookup knows its shard. At least one hashed field must not be in the template.
 //! - `shard = "random"`: a random shard per write (counters, append-only logs).
 //! - `n`: the shard count, 1 to 1,000. The physical key is `<template>#<shard>`.
+//! - `max_n = 64`: the layout is decided per logical key (with `shard = "hash(..)"` or
+//!   `"random"`): cold keys keep `n` shards (`n = 1` is allowed, spelled `GAME#g1#0`), one key
+//!   that runs hot is widened online, alone, up to `max_n` (above `n`, at most 1,000), and the
+//!   table's layout directory lists the widened keys. `pk(..)` gives the place under the
+//!   default `n`. Not with `previous_n`/`legacy`, on an index, or in a collection.
 //! - `single_partition = "why"`: the explicit opt-in for a constant, unsharded key (otherwise
 //!   refused as a hot partition).
 //! - `query = "query_game"`: the name of the generated query function (default `query`).

@@ -162,6 +162,9 @@ pub struct PartitionKey {
     pub shard: Sp<Shard>,
     /// The shard count: `n = 10`, or the literal of a GSI's `shard = 4`.
     pub n: Option<Sp<u32>>,
+    /// `max_n = 64` (base table only): the layout is decided per logical key, `n` being the
+    /// default of every key and `max_n` the most one key may be widened to.
+    pub max_n: Option<Sp<u32>>,
     /// `single_partition = "why"`: the explicit opt-in to an unsharded constant key.
     pub single_partition: Option<LitStr>,
     /// `query = "name"`: the generated query function's name.

@@ -118,8 +118,12 @@ pub struct RPartition<'a> {
     pub suffix: Option<&'a LitStr>,
     pub template: RTemplate<'a>,
     pub shard: RShard<'a>,
-    /// The shard count (1 when unsharded; what was written otherwise).
+    /// The shard count (1 when unsharded; what was written otherwise): with `max_n`, the
+    /// default of every logical key.
     pub n: u32,
+    /// `max_n = ..` (base table only): the layout is decided per logical key, up to this many
+    /// shards for one key.
+    pub max_n: Option<u32>,
     /// The query function: `query`, `query_gsi1`, or `query = "..."`.
     pub query: Ident,
     /// The previous layout, while a transition is declared.
@@ -142,6 +146,11 @@ pub enum RPrevious<'a> {
 impl<'a> RPartition<'a> {
     pub fn sharded(&self) -> bool {
         !matches!(self.shard, RShard::None)
+    }
+
+    /// The highest shard count a key may have: `max_n` of a per-key layout, else `n`.
+    pub fn shard_bound(&self) -> u32 {
+        self.max_n.unwrap_or(self.n)
     }
 
     /// The template fields, then the hash fields that are not in the template: the
@@ -405,6 +414,7 @@ fn partition<'a>(entity: &'a Entity, pk: &'a PartitionKey, gsi: Option<u8>) -> R
         template: template(entity, &pk.template),
         shard,
         n,
+        max_n: pk.max_n.as_ref().map(|max_n| max_n.value),
         query,
         previous,
     }

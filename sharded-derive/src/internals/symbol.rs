@@ -16,6 +16,9 @@ pub const QUERY: &str = "query";
 pub const PREVIOUS_N: &str = "previous_n";
 /// `legacy = "GAME#{game_id}"`: the unsharded key a table's existing items are under.
 pub const LEGACY: &str = "legacy";
+/// `max_n = 64`: the layout is decided per logical key, `n` the default of every key and
+/// `max_n` the most one key may be widened to.
+pub const MAX_N: &str = "max_n";
 /// `suffix = "#SHARD_{shard}"`: how the shard is spelled after the logical key.
 pub const SUFFIX: &str = "suffix";
 /// `previous_suffix = "#SHARD_{shard}"`: the previous layout's spelling.
@@ -35,6 +38,7 @@ pub const PK_KEYS: &[&str] = &[
     TEMPLATE,
     SHARD,
     N,
+    MAX_N,
     SUFFIX,
     SINGLE_PARTITION,
     QUERY,

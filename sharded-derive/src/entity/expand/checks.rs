@@ -43,7 +43,8 @@ pub(super) fn type_assertions(cx: &Ctx) -> TokenStream {
     quote!(#(#checks)* #(#buckets)* #facts)
 }
 
-/// Checks against facts the runtime owns (the shard maximum, the entity attribute's name),
+/// Checks against facts the runtime owns (the shard maximum, which bounds `n`, `previous_n`
+/// and `max_n` alike, and the entity attribute's name),
 /// evaluated by the compiler in `const` items spanned at the user's tokens: the derive holds
 /// no copy of either value, so the two can never disagree.
 fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
@@ -58,6 +59,7 @@ fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
             Some(Previous::Shards { n, .. }) => Some(n),
             _ => None,
         }))
+        .chain(entity.pk.iter().filter_map(|pk| pk.max_n.as_ref()))
         .map(|n| {
             let value = n.value;
             let rt = respan(rt, n.span);
@@ -77,13 +79,13 @@ fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
             const _: () = #rt::assert_not_written_by_sharded(__TABLE, __WRITTEN, #field, #name, #how, #fix);
         }
     });
-    // A zero-padded suffix must hold every shard.
+    // A zero-padded suffix must hold every shard (up to `max_n` of a per-key layout).
     let suffixes = cx
         .r
         .pk
         .iter()
         .chain(cx.r.gsis.iter().map(|g| &g.pk))
-        .filter_map(|pk| Some((pk.suffix?, pk.n)))
+        .filter_map(|pk| Some((pk.suffix?, pk.shard_bound())))
         .map(|(suffix, n)| {
             let checked = respan(rt, suffix.span());
             quote_spanned! {suffix.span()=>

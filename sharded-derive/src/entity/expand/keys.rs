@@ -139,8 +139,9 @@ impl PartitionFns<'_, '_> {
                 let shard_params = cx.params(fields.iter().copied());
                 let doc = format!(
                     "Builds the physical partition key `{source}{shard_form}` of `{entity_ident}`; the shard is \
-                     `hash({}) mod {n}` (see `sharded::hash`).",
-                    names.join(", ")
+                     `hash({}) mod {n}` (see `sharded::hash`).{}",
+                    names.join(", "),
+                    per_key_note(pk),
                 );
                 let shard_doc = format!(
                     "The shard (`0..{n}`) that `hash({}) mod {n}` gives these values.",
@@ -167,7 +168,8 @@ impl PartitionFns<'_, '_> {
                 let doc = format!(
                     "Builds the physical partition key `{source}{shard_form}` of one `{entity_ident}`: the shard \
                      (`0..{n}`) is the spec hash of the item's logical key and sort key (`shard = \"random\"`), \
-                     so items spread evenly and one item is always on the same shard."
+                     so items spread evenly and one item is always on the same shard.{}",
+                    per_key_note(pk),
                 );
                 let sort_key = random_sort_key(cx, sk_fields);
                 let body = cx.body(quote! {
@@ -269,6 +271,20 @@ impl PartitionFns<'_, '_> {
                 #body
             }
         }
+    }
+}
+
+/// For the docs of a key whose layout is decided per logical key (`max_n`): what its builder
+/// gives is the place under the default `n`.
+fn per_key_note(pk: &RPartition) -> String {
+    match pk.max_n {
+        Some(max_n) => format!(
+            " This is the item's place under the default layout of `n = {}` shards: a logical \
+             key the table's layout directory lists as widened has its own count, up to \
+             `max_n = {max_n}`.",
+            pk.n
+        ),
+        None => String::new(),
     }
 }
 

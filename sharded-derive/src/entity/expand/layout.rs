@@ -1,5 +1,6 @@
 //! The base table's layout and its transitions: `pk_partitions` (every partition a logical
-//! key's items may be in) and, while `previous_n` or `legacy` is declared, `pk_previous`.
+//! key's items may be in), while `previous_n` or `legacy` is declared `pk_previous`, and for a
+//! layout decided per logical key (`max_n`) `__pk_shard_input`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -47,23 +48,16 @@ pub(super) fn layout_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
             #body
         }
     };
+    out.extend(shard_input_method(cx, pk));
     let Some(previous) = &pk.previous else {
         return out;
     };
     let params = cx.params(pk.physical_args());
     // What places the item under the previous layout: the current sharding's input for a
     // previous shard count; nothing for an unsharded legacy key.
-    let (sort_key, shard_by) = match (previous, &pk.shard) {
-        (RPrevious::Shards { .. }, RShard::Hash(fields)) => {
-            let shard_values = cx.values(fields.iter().copied());
-            (quote!(), quote!(#rt::ShardBy::Fields(#shard_values)))
-        }
-        (RPrevious::Shards { .. }, RShard::Random(sk_fields)) => (
-            random_sort_key(cx, sk_fields),
-            quote!(#rt::ShardBy::SortKey(&__sk)),
-        ),
-        // A legacy key, or (refused by validation) a previous count on an unsharded key.
-        _ => (quote!(), quote!(#rt::ShardBy::Unsharded)),
+    let (sort_key, shard_by) = match previous {
+        RPrevious::Shards { .. } => shard_by(cx, &pk.shard),
+        RPrevious::Legacy(_) => (quote!(), quote!(#rt::ShardBy::Unsharded)),
     };
     let previous_doc = format!(
         "The partition key one `{entity_ident}` had under the previous layout, while the \
@@ -84,4 +78,47 @@ pub(super) fn layout_methods(cx: &Ctx, pk: &RPartition) -> TokenStream {
         }
     });
     out
+}
+
+/// What an item's shard is computed from, as the runtime's `ShardBy`, and the statement that
+/// builds the sort key it may borrow (`__sk`): the hashed fields, the item's identity for
+/// random shards, nothing for an unsharded key (or, refused by validation, a previous count
+/// or a per-key layout on one).
+fn shard_by(cx: &Ctx, shard: &RShard) -> (TokenStream, TokenStream) {
+    let rt = cx.rt;
+    match shard {
+        RShard::Hash(fields) => {
+            let shard_values = cx.values(fields.iter().copied());
+            (quote!(), quote!(#rt::ShardBy::Fields(#shard_values)))
+        }
+        RShard::Random(sk_fields) => (
+            random_sort_key(cx, sk_fields),
+            quote!(#rt::ShardBy::SortKey(&__sk)),
+        ),
+        _ => (quote!(), quote!(#rt::ShardBy::Unsharded)),
+    }
+}
+
+/// `__pk_shard_input`, for a layout decided per logical key (`max_n`): what places one item
+/// under any shard count of its key, read by `key` and `ShardedEntity::__shard_input`. Hidden:
+/// where a widened key's items are is the runtime's layout directory's to say.
+fn shard_input_method(cx: &Ctx, pk: &RPartition) -> TokenStream {
+    if pk.max_n.is_none() {
+        return TokenStream::new();
+    }
+    let rt = cx.rt;
+    let entity_name = &cx.r.entity_name;
+    let params = cx.params(pk.physical_args());
+    let template_values = cx.template_values(&pk.template);
+    let (sort_key, shard_by) = shard_by(cx, &pk.shard);
+    let body = cx.body(quote! {
+        #sort_key
+        #rt::layout::shard_input(#entity_name, &__SCHEMA.pk, #template_values, #shard_by)
+    });
+    quote! {
+        #[doc(hidden)]
+        pub fn __pk_shard_input(#(#params),*) -> #rt::Result<#rt::layout::ShardInput, #rt::KeyError> {
+            #body
+        }
+    }
 }

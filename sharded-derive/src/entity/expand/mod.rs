@@ -117,6 +117,19 @@ fn impls(cx: &Ctx) -> TokenStream {
         }
         _ => TokenStream::new(),
     };
+    let shard_input = match &r.pk {
+        Some(pk) if pk.max_n.is_some() => {
+            let args = cx.self_args(pk.physical_args());
+            let body = cx
+                .body(quote!(Self::__pk_shard_input(#(#args),*).map(::core::option::Option::Some)));
+            quote! {
+                fn __shard_input(&self) -> #rt::Result<::core::option::Option<#rt::layout::ShardInput>, #rt::KeyError> {
+                    #body
+                }
+            }
+        }
+        _ => TokenStream::new(),
+    };
     let schema = if cx.fallback {
         quote!(&#rt::FALLBACK_SCHEMA)
     } else {
@@ -137,6 +150,7 @@ fn impls(cx: &Ctx) -> TokenStream {
             }
 
             #previous_pk
+            #shard_input
             #key_attributes
         }
 

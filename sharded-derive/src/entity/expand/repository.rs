@@ -108,9 +108,16 @@ fn key_and_update(cx: &Ctx, pk: &RPartition, item: &ItemArgs) -> TokenStream {
          `set`, `set_if_absent`, `add`, `append`, `remove` with fields of \
          `{ident}::fields()`, then `send()` (see `sharded::Update`)."
     );
+    // A per-key layout (`max_n`): the key carries what places the item under its logical
+    // key's own layout, which the runtime looks up.
+    let item_key = if pk.max_n.is_some() {
+        quote!(#rt::ItemKey::per_key(Self::__pk_shard_input(#(#pk_args),*)?, __sk))
+    } else {
+        quote!(#rt::ItemKey::in_layout(Self::pk(#(#pk_args),*)?, #previous_expr, __sk))
+    };
     let key_body = cx.body(quote! {
         let __sk = #sk_expr;
-        ::core::result::Result::Ok(#rt::ItemKey::in_layout(Self::pk(#(#pk_args),*)?, #previous_expr, __sk))
+        ::core::result::Result::Ok(#item_key)
     });
     let key_doc = format!(
         "The primary key of one `{ident}`, on the shard its key gives (and, during a declared \

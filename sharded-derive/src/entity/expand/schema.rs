@@ -53,6 +53,10 @@ pub(super) fn schema_static(cx: &Ctx, pk: &RPartition) -> TokenStream {
             quote!(#pk_schema.with_previous(#rt::PreviousLayout::legacy(&__PK_LEGACY_TEMPLATE)))
         }
     };
+    let pk_schema = match pk.max_n {
+        Some(max_n) => quote!(#pk_schema.with_per_key(#max_n)),
+        None => pk_schema,
+    };
     let sk_schema = match &r.sk {
         Some(sk) => {
             let attr = cx.key_attr(sk.attribute);

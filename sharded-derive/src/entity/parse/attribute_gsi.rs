@@ -62,6 +62,10 @@ pub(super) fn attribute_gsi(cx: &Ctxt, attr: &Attribute, number: u8) -> Option<A
     let (mut pk, mut sk, mut shard, mut shard_attribute, mut query, mut index) =
         (None, None, None, None, None, None);
     let result = attr.parse_nested_meta(|meta| {
+        if meta.path.is_ident(MAX_N) {
+            cx.syn_error(super::keys::max_n_on_index(&meta, &name));
+            return skip(&meta);
+        }
         let Some(key) = accepted_key(cx, &meta, &name, ATTRIBUTE_GSI_KEYS)? else {
             return Ok(());
         };

@@ -19,6 +19,7 @@ struct RawPartition {
     template: Option<LitStr>,
     shard: Option<Lit>,
     n: Option<syn::LitInt>,
+    max_n: Option<syn::LitInt>,
     single_partition: Option<LitStr>,
     query: Option<LitStr>,
     index: Option<LitStr>,
@@ -50,6 +51,10 @@ fn read_partition(
             )));
             return skip(&meta);
         }
+        if name != PK && meta.path.is_ident(MAX_N) {
+            cx.syn_error(max_n_on_index(&meta, name));
+            return skip(&meta);
+        }
         let Some(key) = accepted_key(cx, &meta, name, allowed)? else {
             return Ok(());
         };
@@ -70,6 +75,10 @@ fn read_partition(
             N => {
                 let v = meta.value()?.parse()?;
                 set_once(cx, &meta, name, &mut raw.n, v);
+            }
+            MAX_N => {
+                let v = meta.value()?.parse()?;
+                set_once(cx, &meta, name, &mut raw.max_n, v);
             }
             SINGLE_PARTITION => {
                 let v = meta.value()?.parse()?;
@@ -115,6 +124,16 @@ fn read_partition(
     }
 }
 
+/// `max_n` on an index: a per-key layout places the base table's items, and an index key,
+/// rewritten by every put, has one shard count for all its keys.
+pub(super) fn max_n_on_index(meta: &syn::meta::ParseNestedMeta, name: &str) -> syn::Error {
+    meta.error(format!(
+        "`max_n` is declared on the base table's #[pk], not on #[{name}]: a layout decided per \
+         logical key places the table's items, and an index key is rewritten by every put; \
+         remove `max_n` and give #[{name}] the shard count its writes need (`shard = N`)"
+    ))
+}
+
 pub(super) fn partition_key(
     cx: &Ctxt,
     attr: &Attribute,
@@ -153,6 +172,20 @@ fn partition_from_raw(
                 cx.error_spanned_by(
                     lit,
                     "`n` must be a whole number of shards: at least 1, at most `sharded::schema::MAX_SHARDS`",
+                );
+                None
+            }
+        });
+    let max_n = raw
+        .max_n
+        .as_ref()
+        .and_then(|lit| match lit.base10_parse::<u32>() {
+            Ok(v) => Some(Sp::new(v, lit.span())),
+            Err(_) => {
+                cx.error_spanned_by(
+                    lit,
+                    "`max_n` must be a whole number of shards, the most one logical key may be \
+                     widened to: above `n`, at most `sharded::schema::MAX_SHARDS`, e.g. `max_n = 64`",
                 );
                 None
             }
@@ -268,6 +301,7 @@ fn partition_from_raw(
         template: template?,
         shard,
         n,
+        max_n,
         single_partition: raw.single_partition,
         query,
         previous,

@@ -7,6 +7,7 @@ use syn::DeriveInput;
 use crate::entity::{parse, validate};
 use crate::internals::ctxt::Ctxt;
 
+mod per_key;
 mod resolution;
 mod validation;
 

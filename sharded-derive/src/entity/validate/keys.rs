@@ -147,6 +147,65 @@ pub(super) fn transition(cx: &Ctxt, entity: &Entity, pk: &PartitionKey) {
     }
 }
 
+/// `max_n`: a layout decided per logical key. Its shard expression must place an item under
+/// any count up to the maximum (a hash of fields, or the item's identity), the maximum must
+/// widen something, and the key's layout changes key by key online, so it declares no
+/// transition of the whole key as well. (The maximum's upper bound is the runtime's fact,
+/// checked in the expansion.)
+pub(super) fn per_key(cx: &Ctxt, pk: &PartitionKey) {
+    let Some(max_n) = &pk.max_n else { return };
+    match &pk.shard.value {
+        Shard::Hash(_) | Shard::Random => {}
+        // Reported where the shard expression was read.
+        Shard::Invalid { .. } => {}
+        Shard::None | Shard::Identity => cx.error_at(
+            max_n.span,
+            format!(
+                "`max_n = {}` widens a hot key by spreading its items over more shards, and this \
+                 key has no shard expression that places an item under any count: add \
+                 `shard = \"hash(field)\"` (a field that varies within the key) or \
+                 `shard = \"random\"`, with `n = 1`, or remove `max_n`",
+                max_n.value
+            ),
+        ),
+    }
+    if let Some(previous) = &pk.previous {
+        let declared = match previous {
+            Previous::Shards { .. } => "previous_n",
+            Previous::Legacy(_) => "legacy",
+        };
+        cx.error_at(
+            max_n.span,
+            format!(
+                "`max_n` and `{declared}` on one key: a per-key layout changes online, key by \
+                 key; declare one or the other: finish the `{declared}` migration and remove it, \
+                 then add `max_n`"
+            ),
+        );
+    }
+    match &pk.n {
+        // `n = 0` is reported by `partition_key`.
+        Some(n) if n.value >= 1 && max_n.value <= n.value => cx.error_at(
+            max_n.span,
+            format!(
+                "`max_n = {}` must be above `n = {}`: `n` is the shard count every key has until \
+                 it is widened, `max_n` the most one key may be widened to; raise `max_n` (or \
+                 lower `n`, e.g. `n = 1`), or remove `max_n` for one shard count for all keys",
+                max_n.value, n.value
+            ),
+        ),
+        _ if max_n.value < 2 => cx.error_at(
+            max_n.span,
+            format!(
+                "`max_n = {}` widens no key: it is the most shards one logical key may be \
+                 widened to, at least 2 and above `n`, e.g. `n = 1, max_n = 64`",
+                max_n.value
+            ),
+        ),
+        _ => {}
+    }
+}
+
 pub(super) fn partition_key(cx: &Ctxt, entity: &Entity, key: &PartitionKey, name: &str) {
     template_fields(cx, entity, &key.template);
     match &key.shard.value {

@@ -15,7 +15,7 @@ mod keys;
 use fields::{attribute_clashes, counters, field_roles, key_field_types, template_fields};
 pub(crate) use fields::{is_counter_name, serde_fix};
 use keys::{
-    attribute_gsi, base_key_not_hot, gsi_not_hot, partition_key, random_needs_item_key,
+    attribute_gsi, base_key_not_hot, gsi_not_hot, partition_key, per_key, random_needs_item_key,
     suffix_needs_shards, time_buckets, transition,
 };
 
@@ -30,6 +30,7 @@ pub fn entity(cx: &Ctxt, entity: &Entity) {
     base_key_not_hot(cx, pk);
     random_needs_item_key(cx, entity, pk);
     transition(cx, entity, pk);
+    per_key(cx, pk);
     if let Some(sk) = &entity.sk {
         template_fields(cx, entity, &sk.template);
     }

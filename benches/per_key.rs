@@ -76,7 +76,7 @@ struct Fixed20 {
 
 const GAMES: usize = 1_000;
 const SCORES: usize = 120;
-const ROUNDS: usize = 15;
+const ROUNDS: usize = 31;
 const LIMITS: PerKeyLimits = PerKeyLimits {
     write_units_per_second: 100.0,
     read_units_per_second: 15.0,
@@ -195,18 +195,12 @@ async fn main() {
         )
     };
     let timing = LayoutTiming::new(Duration::from_millis(500), Duration::from_millis(500));
-    let (per_key_table, unsharded_table, fixed_table) = (
-        unique_table_name("bench-perkey"),
-        unique_table_name("bench-unsharded"),
-        unique_table_name("bench-fixed20"),
-    );
+    let per_key_table = unique_table_name("bench-perkey");
     let per_key_repo: Repo<PerKey> =
         Repo::new(metered(), &per_key_table).with_layout_timing(timing);
-    let unsharded: Repo<Unsharded> = Repo::new(metered(), &unsharded_table);
-    let fixed: Repo<Fixed20> = Repo::new(metered(), &fixed_table);
+    let unsharded: Repo<Unsharded> = per_key_repo.for_entity();
+    let fixed: Repo<Fixed20> = per_key_repo.for_entity();
     per_key_repo.create_table().await.expect("create table");
-    unsharded.create_table().await.expect("create table");
-    fixed.create_table().await.expect("create table");
 
     let load_started = Instant::now();
     let games: Vec<String> = (0..GAMES).map(|g| format!("g{g:04}")).collect();
@@ -232,13 +226,17 @@ async fn main() {
     .await;
     load(
         &fixed,
-        ["viral", cold]
+        [("fixed-viral", "viral"), ("fixed-cold", cold)]
             .iter()
-            .flat_map(|g| (0..SCORES).map(move |p| score(g, p)))
-            .map(|(game_id, player_id, score)| Fixed20 {
-                game_id,
-                player_id,
-                score,
+            .flat_map(|&(id, game)| {
+                (0..SCORES).map(move |p| {
+                    let (_, player_id, score) = score(game, p);
+                    Fixed20 {
+                        game_id: id.to_owned(),
+                        player_id,
+                        score,
+                    }
+                })
             })
             .collect(),
     )
@@ -294,9 +292,9 @@ async fn main() {
             match at {
                 0 => top100(&meter, side, Unsharded::query(&unsharded, cold)).await,
                 1 => top100(&meter, side, PerKey::query(&per_key_repo, cold)).await,
-                2 => top100(&meter, side, Fixed20::query(&fixed, cold)).await,
+                2 => top100(&meter, side, Fixed20::query(&fixed, "fixed-cold")).await,
                 3 => top100(&meter, side, PerKey::query(&per_key_repo, "viral")).await,
-                _ => top100(&meter, side, Fixed20::query(&fixed, "viral")).await,
+                _ => top100(&meter, side, Fixed20::query(&fixed, "fixed-viral")).await,
             }
         }
     }

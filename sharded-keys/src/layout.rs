@@ -185,14 +185,15 @@ pub fn identity_shard(key: &PartitionKeySchema, identity: &str) -> u32 {
 }
 
 /// The physical key of a logical key on an explicit shard; [`KeyError::ShardOutOfRange`] past
-/// the current shard count.
+/// the current shard count (past `max_n` for a per-key layout, whose widened keys have more
+/// shards than the declared `n`).
 pub fn key_on_shard(
     entity: &'static str,
     key: &PartitionKeySchema,
     values: &[&dyn KeyPart],
     shard: u32,
 ) -> Result<String, KeyError> {
-    let n = key.sharding.shard_count().unwrap_or(1);
+    let n = key.shard_bound().unwrap_or(1);
     build_key_on_shard(
         context(entity, key),
         key.template,

@@ -68,6 +68,11 @@ impl<E: ShardedEntity> Repo<E> {
         for entity in entities {
             let placement = self.handle.place(entity).await?;
             puts.push(batch::Write::Put(physical_item(entity, &placement)?));
+            // A per-key layout in `writing` puts at the target alone, as `put` does: a copy
+            // left at the previous count is older, and the target's wins.
+            if !placement.put_checks_previous() {
+                continue;
+            }
             if let Some(key) = placement.previous_key()? {
                 previous.push((placement.current_key()?, key));
             }

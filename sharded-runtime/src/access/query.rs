@@ -1398,6 +1398,9 @@ fn confined_to_prefix(condition: Option<&SortCondition>, prefix: &str) -> bool {
 }
 
 /// Where a streamed query stands: not planned yet, or reading.
+// Unboxed: the state moves once per item read, and a box per item would cost more than the
+// size difference does.
+#[allow(clippy::large_enum_variant)]
 enum Streamed<S, O> {
     Start(Box<Query<S, O>>),
     Reading(Engine),

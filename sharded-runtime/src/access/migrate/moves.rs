@@ -795,6 +795,14 @@ async fn put_back(repo: Store<'_>, schema: &EntitySchema, deleted: Item) -> Resu
     }
 }
 
+/// The partition key of `item` as stored (empty when it has none).
+fn pk_of(schema: &EntitySchema, item: &Item) -> String {
+    item.get(schema.pk.attribute)
+        .and_then(|v| v.as_s().ok())
+        .cloned()
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -864,12 +872,4 @@ mod tests {
         // DynamoDB's 4 KB bound on an expression.
         assert!(condition.len() < 4096, "{}", condition.len());
     }
-}
-
-/// The partition key of `item` as stored (empty when it has none).
-fn pk_of(schema: &EntitySchema, item: &Item) -> String {
-    item.get(schema.pk.attribute)
-        .and_then(|v| v.as_s().ok())
-        .cloned()
-        .unwrap_or_default()
 }

@@ -51,10 +51,13 @@ use super::Plan;
 /// Where an item belongs: its partition key under the current layout, and under the previous
 /// one while a transition is declared and it differs (`None` when the item is not one of the
 /// queried entities).
+/// Where an item belongs, by its entity's declared layout (`QuerySource::placement`).
+pub(crate) type DeclaredPlacement = fn(&Item) -> Option<(String, Option<String>)>;
+
 #[derive(Clone)]
 pub(crate) enum Placement {
-    /// The entity's declared layout (`QuerySource::placement`).
-    Declared(fn(&Item) -> Option<(String, Option<String>)>),
+    /// The entity's declared layout.
+    Declared(DeclaredPlacement),
     /// A per-key layout: each item under its own key's layout in the directory.
     PerKey {
         /// What places an item under any count (`QuerySource::shard_input`).

@@ -225,6 +225,9 @@ async fn narrowing_back_to_the_declared_n_removes_the_entry() {
     let back = repo.layouts().change("GAME#g", 1).await.unwrap();
     assert!(back.moved > 0);
     assert!(repo.layouts().entries().await.unwrap().is_empty());
+    // Run again, a change that finished does nothing.
+    let again = repo.layouts().change("GAME#g", 1).await.unwrap();
+    assert_eq!((again.read, again.moved), (0, 0));
     assert_eq!(
         stored_partitions(&repo, "g").await,
         BTreeSet::from(["GAME#g#0".to_owned()])

@@ -198,11 +198,17 @@ impl<E: ShardedEntity> Layouts<E> {
 
     /// Changes `key` to `to` shards online: every step, each when it may run (sleeping in
     /// between), the migration run until nothing is left. Resumes a change to `to` that
-    /// stopped half way. Returns what the migration did.
+    /// stopped half way, and does nothing for a key already at `to`. Returns what the
+    /// migration did.
     pub async fn change(&self, key: &str, to: u32) -> Result<KeyMigration, Error> {
         self.check_key(key)?;
         let mut entry = match self.entries().await?.get(key).copied() {
             Some(entry) if entry.phase != Phase::Steady && entry.to == to => entry,
+            // Already there (a change that finished, run again): nothing to do.
+            Some(entry) if entry.phase == Phase::Steady && entry.to == to => {
+                return Ok(KeyMigration::default())
+            }
+            None if to == self.default_n() => return Ok(KeyMigration::default()),
             _ => self.begin(key, to).await?,
         };
         if entry.phase == Phase::Reading {

@@ -194,7 +194,7 @@ impl<E: ShardedEntity> Runner<E> {
         if schema.pk.per_key.is_some() {
             return invalid(format!(
                 "{} has a layout per key (`max_n` on #[pk]): each key changes, and migrates, on \
-                 its own: `repo.layouts().change(key, n)`, or `sharded-cli layouts change`",
+                 its own: `repo.layouts().change(key, n)`, or the ops command line's `layouts change`",
                 schema.entity
             ));
         }

@@ -258,6 +258,7 @@ impl LayoutPolicy {
 /// half-changed by a stop: the steps go on in the background). A change cut short anyway
 /// (the process ends) resumes with `repo.layouts().change(key, to)`.
 #[derive(Debug)]
+#[must_use = "the policy stops when its task is dropped: keep it while the policy should run"]
 pub struct PolicyTask {
     looks: tokio::task::JoinHandle<()>,
 }

@@ -64,7 +64,7 @@
 //! | [`keys`] | how values become keys (`KeyPart` for your own types), the physical keys of a logical key, items |
 //! | [`hash`] | the shard hash specification, with test vectors and a reference implementation |
 //! | [`schema`] | the static description of an entity's keys; table definitions |
-//! | [`capacity`] | item size and units, per-key limits, the hot-key report, the shard planner |
+//! | [`capacity`] | item size and units, per-key limits, the hot-key report, the shard planner, the layout policy that widens hot keys on its own |
 //! | `streams` (feature `streams`) | stream records read back as typed changes of an entity, layout moves told apart, totals kept from the stream exactly once |
 //! | [`telemetry`] | the names of the spans (OpenTelemetry's DynamoDB attributes) and metrics (`metrics` facade) the library emits |
 #![forbid(unsafe_code)]
@@ -115,12 +115,18 @@ pub mod capacity {
     //! - **Table caps**: [`TableCaps`] reads a table's warm throughput, on-demand maximum and
     //!   provisioned capacity (`DescribeTable`) and names the `UpdateTable` a load needs.
     //! - **The planner**: [`plan`] turns a peak load into a shard count, showing its arithmetic.
+    //! - **The layout policy**: [`LayoutPolicy`] widens a per-key entity's hot keys (`max_n`)
+    //!   to the planner's count and narrows them back once cold, on its own once started
+    //!   ([`LayoutPolicy::run`]). It lives here, not in [`layouts`](crate::layouts), because it
+    //!   is the operator's (`ops`): it reads the collector's load and the planner's arithmetic,
+    //!   while `layouts` is what every service runs on each request.
     //! - **Time**: [`Clock`], so rates can be tested with a [`ManualClock`].
     //!
     //! The units, limits, the collector and clocks are what a service runs (`sharded-runtime`);
-    //! the report, recordings, table caps and the planner are the operator's (`sharded-ops`, the
-    //! default feature `ops`): a service built with `default-features = false` still records
-    //! with [`HotKeyStats`] and leaves the rest out of its build.
+    //! the report, recordings, table caps, the planner and the layout policy are the
+    //! operator's (`sharded-ops`, the default feature `ops`): a service built with
+    //! `default-features = false` still records with [`HotKeyStats`] and leaves the rest out
+    //! of its build.
     //!
     //! ```
     //! use sharded::capacity::{plan, PlanInput};

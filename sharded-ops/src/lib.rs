@@ -12,7 +12,8 @@
 //! **What such a service leaves out, and keeps.** Of `sharded::capacity` it leaves out the
 //! hot-key report (`HotKeyReport`, its flags, advice and rollup by logical key, and
 //! `ReportHotKeys`, which gives the collector its `stats.report()`), recordings (`Recording`,
-//! Contributor Insights' rule reports), `TableCaps` and the shard planner (`plan`). It keeps
+//! Contributor Insights' rule reports), `TableCaps`, the shard planner (`plan`) and the layout
+//! policy (`LayoutPolicy`). It keeps
 //! what it runs on each request: units, `PerKeyLimits`, clocks and the collector `HotKeyStats`
 //! (`Repo::with_stats` records into it). A service that prints the report of its collector,
 //! or saves a recording of it for the command line, turns the feature on.

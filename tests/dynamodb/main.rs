@@ -25,6 +25,7 @@ mod interop;
 mod key_size;
 mod keys;
 mod layout;
+mod layout_policy;
 mod lifecycle;
 mod limits;
 mod lost_responses;

@@ -14,6 +14,8 @@
 //! - **Table caps**: [`TableCaps`] reads a table's warm throughput, on-demand maximum and
 //!   provisioned capacity (`DescribeTable`) and names the `UpdateTable` a load needs.
 //! - **The planner**: [`plan`] turns a peak load into a shard count, showing its arithmetic.
+//! - **The layout policy**: [`LayoutPolicy`] widens a per-key entity's hot keys to the
+//!   planner's count and narrows them back once cold, on its own, once started.
 //!
 //! ```
 //! use sharded::capacity::{plan, PlanInput};
@@ -24,12 +26,14 @@
 
 mod format;
 mod planner;
+mod policy;
 mod report;
 mod table_caps;
 
 pub use planner::{
     plan, GsiLoad, KeyPlan, PlanError, PlanInput, PlanWarning, ShardPlan, DEFAULT_HEADROOM,
 };
+pub use policy::{LayoutPolicy, PolicyError, PolicyTask};
 pub use report::{
     Advice, HotKeyFlag, HotKeyPattern, HotKeyReport, InsightRule, KeyActivity, LoadSummary,
     LogicalKeyReport, RecordedKey, RecordedSecond, Recording, RecordingError, ReportHotKeys,

@@ -19,9 +19,13 @@
 //! [`Repo::new`](crate::Repo::new) adds to the client, so every request the runtime sends is
 //! covered, whatever operation sends it.
 //!
+//! **Events.** The layout policy (`sharded::capacity::LayoutPolicy`) records each decision
+//! as a [`LAYOUT_POLICY_EVENT`] event.
+//!
 //! **Metrics.** [`OPERATION_DURATION`] (seconds, per request), [`REQUEST_UNITS`],
 //! [`THROTTLES`] (by reason), [`FAN_OUT_WIDTH`], [`MERGE_WASTE`],
-//! [`CURSOR_RESUME_REQUESTS`], [`MIGRATION_ITEMS`], [`FOREIGN_ITEMS`] (by reason), and, per
+//! [`CURSOR_RESUME_REQUESTS`], [`MIGRATION_ITEMS`], [`FOREIGN_ITEMS`] (by reason),
+//! [`LAYOUT_DECISIONS`] (the layout policy's, by decision), and, per
 //! logical key, [`KEY_UNITS`] and
 //! [`KEY_THROTTLES`].
 //!

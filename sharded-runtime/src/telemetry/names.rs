@@ -28,6 +28,14 @@ pub const TRANSACTION_SPAN: &str = "sharded.transaction";
 /// The span of one migration run (`repo.migrate()..run()`).
 pub const MIGRATION_SPAN: &str = "sharded.migration";
 
+// ---- Events ----
+
+/// The event of each decision of the layout policy (`sharded::capacity::LayoutPolicy`), and
+/// of each end of a change it started: with [`ENTITY`], [`LOGICAL_KEY`], [`DECISION`],
+/// [`FROM_SHARDS`], [`TO_SHARDS`], [`LOAD`] and [`THRESHOLD`] (and [`ERROR_MESSAGE`] when a
+/// change failed). Its name and target.
+pub const LAYOUT_POLICY_EVENT: &str = "sharded.layout_policy";
+
 // ---- OpenTelemetry attributes (span fields and metric labels) ----
 
 /// `"aws.dynamodb"`, on every request span and duration sample.
@@ -98,6 +106,23 @@ pub const OUTCOME: &str = "sharded.outcome";
 /// `not_canonical`, `unreadable`: `query::ForeignReason::label`), a metric label.
 pub const FOREIGN_REASON: &str = "sharded.foreign_reason";
 
+/// What the layout policy decided for a key (`widen`, `narrow`, `resume`, `changing`,
+/// `at_max`, `count_holds`) or how a change it started ended (`changed`, `failed`), or
+/// `unread` when a look could not read the layout directory: an event field and a metric
+/// label.
+pub const DECISION: &str = "sharded.decision";
+/// The shard count a key had when the layout policy decided.
+pub const FROM_SHARDS: &str = "sharded.from_shards";
+/// The shard count the layout policy changes a key to (its count, when left alone).
+pub const TO_SHARDS: &str = "sharded.to_shards";
+/// The write units per second a layout policy decision measured: the busiest physical
+/// key's peak second to widen, the logical key's to narrow.
+pub const LOAD: &str = "sharded.load_units_per_sec";
+/// What the layout policy compared [`LOAD`] with, in write units per second.
+pub const THRESHOLD: &str = "sharded.threshold_units_per_sec";
+/// What went wrong, in words (a failed change of the layout policy).
+pub const ERROR_MESSAGE: &str = "sharded.error";
+
 // ---- Metrics ----
 
 /// Histogram, seconds: the duration of each DynamoDB request (one SDK call, its retries
@@ -131,3 +156,6 @@ pub const MIGRATION_ITEMS: &str = "sharded.migration.items";
 /// alone by the migration, never returned as the entity. Labels: [`ENTITY`],
 /// [`FOREIGN_REASON`].
 pub const FOREIGN_ITEMS: &str = "sharded.foreign_items";
+/// Counter: the layout policy's decisions and the ends of the changes it started. Labels:
+/// [`ENTITY`], [`DECISION`].
+pub const LAYOUT_DECISIONS: &str = "sharded.layout_policy.decisions";

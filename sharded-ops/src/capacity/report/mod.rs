@@ -281,6 +281,15 @@ impl HotKeyReport {
     }
 }
 
+/// The report of `stats` and its clock's time when it was made: what the layout policy
+/// reads at each look.
+pub(crate) fn report_at(stats: &HotKeyStats) -> (HotKeyReport, Duration) {
+    stats.__window(|window| {
+        let now = window.now;
+        (report(window), now)
+    })
+}
+
 /// A physical key redacted: the logical part hashed, a shard suffix kept.
 fn redact_key(salt: &str, key: &str, shards: Option<(u32, ShardSuffix)>) -> String {
     match shards.and_then(|(n, suffix)| Some((split_shard(key, n, &suffix)?, suffix))) {

@@ -944,7 +944,8 @@ impl<S: QuerySource, O> Query<S, O> {
             stats: self.handle.stats().cloned(),
             learned_shares: None,
             shards: match index {
-                None => record::spelled(&schema.pk),
+                // A per-key layout's schema has the queried key's count.
+                None => record::spelled_base(S::LAYOUT, schema.pk.sharding.shard_count()),
                 Some(name) => schema
                     .gsis
                     .iter()

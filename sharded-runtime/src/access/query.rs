@@ -1129,7 +1129,7 @@ impl<S: QuerySource, O> Query<S, O> {
         let start = Streamed::Start(Box::new(self));
         futures::stream::try_unfold(start, move |state| async move {
             let mut engine = match state {
-                Streamed::Start(query) => query.engine(limit, false).await?,
+                Streamed::Start(query) => Box::new(query.engine(limit, false).await?),
                 Streamed::Reading(engine) => engine,
             };
             match engine.next_item().await? {
@@ -1401,7 +1401,7 @@ fn confined_to_prefix(condition: Option<&SortCondition>, prefix: &str) -> bool {
 /// Where a streamed query stands: not planned yet, or reading.
 enum Streamed<S, O> {
     Start(Box<Query<S, O>>),
-    Reading(Engine),
+    Reading(Box<Engine>),
 }
 
 /// The schema and partitions of the queried key under its entry in the layout directory

@@ -373,8 +373,14 @@ mod tests {
             .table(Capacity::builder().capacity_units(3.0).build())
             .global_secondary_indexes("gsi1", Capacity::builder().capacity_units(2.0).build())
             .build();
-        write(Some(&stats), &SCHEMA, &item("G#0", 10), Ok(Some(&consumed)));
-        write(Some(&stats), &SCHEMA, &item("G#1", 2_000), Ok(None));
+        write(
+            Some(&stats),
+            &SCHEMA,
+            None,
+            &item("G#0", 10),
+            Ok(Some(&consumed)),
+        );
+        write(Some(&stats), &SCHEMA, None, &item("G#1", 2_000), Ok(None));
         let units = |index, k| key(&stats, index, k).map(|k| k.write_units);
         assert_eq!(units(None, "G#0"), Some(3.0));
         assert_eq!(units(None, "G#1"), Some(2.0), "2,000 B -> 2 write units");
@@ -405,7 +411,13 @@ mod tests {
                 ),
             ),
         };
-        write(Some(&stats), &SCHEMA, &item("G#0", 10), Err(&throttled));
+        write(
+            Some(&stats),
+            &SCHEMA,
+            None,
+            &item("G#0", 10),
+            Err(&throttled),
+        );
         read(
             Some(&stats),
             None,

@@ -10,11 +10,14 @@
 //!     --endpoint-url http://127.0.0.1:8000 --write-units-per-second 300 \
 //!     --checkpoint migrate.checkpoint          # add --resume to continue after a stop
 //! cargo run --example ops -- remaining --entity Score --table leaderboard
+//! cargo run --example ops -- layouts change --entity Play --table leaderboard \
+//!     --key PLAYS#viral --n 8                   # one hot game widened online
+//! cargo run --example ops -- layouts show --entity Play --table leaderboard
 //! ```
 //!
 //! Region, credentials and endpoint come from the standard AWS configuration chain unless
 //! `--region`, `--profile` or `--endpoint-url` say otherwise. Exit codes: 0 done, 1 failed,
-//! 2 bad input (nothing changed), 3 work remains.
+//! 2 bad input (nothing changed), 3 work remains, 4 a layout step came too early.
 
 use serde::{Deserialize, Serialize};
 use sharded::ShardedEntity;
@@ -50,9 +53,26 @@ struct PersonalBest {
     score: u64,
 }
 
+/// A game's plays: every game one partition (n = 1) until one goes viral, then
+/// `layouts change` widens that game alone, online, up to 64 shards.
+#[derive(ShardedEntity, Serialize, Deserialize)]
+#[pk(
+    template = "PLAYS#{game_id}",
+    shard = "hash(player_id)",
+    n = 1,
+    max_n = 64
+)]
+#[sk(template = "PLAY#{player_id}#{at}")]
+struct Play {
+    game_id: String,
+    player_id: String,
+    at: u64,
+}
+
 fn main() -> std::process::ExitCode {
     sharded_cli::Ops::new("ops")
         .entity::<Score>()
         .entity::<PersonalBest>()
+        .entity::<Play>()
         .run()
 }

@@ -1,12 +1,15 @@
 //! The command line's arguments, named as the AWS CLI names them.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use sharded::layouts::LayoutTiming;
 
 #[derive(Parser, Debug)]
 #[command(
-    about = "Operate DynamoDB tables written with sharded: plan, describe, report, migrate",
+    about = "Operate DynamoDB tables written with sharded: plan, describe, report, migrate, \
+             change a hot key's layout",
     version
 )]
 pub(crate) struct Cli {
@@ -70,6 +73,10 @@ pub(crate) enum Command {
     Report(ReportArgs),
     /// Move an entity's items to their current layout.
     Migrate(MigrateArgs),
+    /// Per-key layouts (`max_n` on #[pk]): list the keys whose shard count is their own,
+    /// change one key's count online, or run one step of a change.
+    #[command(subcommand)]
+    Layouts(LayoutsCommand),
     /// Count an entity's items still at their previous layout's place.
     Remaining {
         /// The entity (as `describe` lists it).
@@ -183,4 +190,103 @@ pub(crate) struct MigrateArgs {
     /// listed.
     #[arg(long)]
     pub(crate) rekey_non_canonical: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum LayoutsCommand {
+    /// The layout directory: each listed key, its counts, phase and since when.
+    Show {
+        #[command(flatten)]
+        target: LayoutTarget,
+    },
+    /// Change KEY to N shards online: every step, each when it may run; run it again after a
+    /// stop and it continues.
+    Change {
+        #[command(flatten)]
+        target: LayoutTarget,
+        #[command(flatten)]
+        key: KeyArg,
+        /// The shard count to change to (1 to the entity's `max_n`; its declared `n` narrows
+        /// the key back and removes its entry).
+        #[arg(long)]
+        n: u32,
+        /// Write units per second the key's migration may use (unlimited by default).
+        #[arg(long)]
+        write_units_per_second: Option<f64>,
+    },
+    /// Step 1: start changing KEY to N shards (`reading`: both counts read, the current one
+    /// written).
+    Begin {
+        #[command(flatten)]
+        target: LayoutTarget,
+        #[command(flatten)]
+        key: KeyArg,
+        /// The shard count to change to.
+        #[arg(long)]
+        n: u32,
+    },
+    /// Step 2, a lease and a margin after `begin`: writes go to the new count (`writing`).
+    Advance {
+        #[command(flatten)]
+        target: LayoutTarget,
+        #[command(flatten)]
+        key: KeyArg,
+    },
+    /// Step 3, a lease and a margin after `advance`: move the key's items left at the
+    /// previous count (run again until it reports none left).
+    Migrate {
+        #[command(flatten)]
+        target: LayoutTarget,
+        #[command(flatten)]
+        key: KeyArg,
+        /// Write units per second the migration may use (unlimited by default).
+        #[arg(long)]
+        write_units_per_second: Option<f64>,
+    },
+    /// Step 4: the key is steady at its new count (its entry removed at the declared `n`).
+    Finish {
+        #[command(flatten)]
+        target: LayoutTarget,
+        #[command(flatten)]
+        key: KeyArg,
+    },
+}
+
+/// The entity and table a `layouts` subcommand works on, and the timing of its steps.
+#[derive(Args, Debug)]
+pub(crate) struct LayoutTarget {
+    /// The entity (as `describe` lists it); its #[pk] declares `max_n`.
+    #[arg(long)]
+    pub(crate) entity: String,
+    /// The table.
+    #[arg(long)]
+    pub(crate) table: String,
+    /// The services' layout lease in milliseconds (`LayoutTiming::lease`): a step waits
+    /// lease + margin after the previous one. Give what the services run with.
+    #[arg(long, value_name = "MS", default_value_t = millis(LayoutTiming::default().lease))]
+    pub(crate) lease_ms: u64,
+    /// The margin in milliseconds a step waits beyond the lease (`LayoutTiming::margin`).
+    #[arg(long, value_name = "MS", default_value_t = millis(LayoutTiming::default().margin))]
+    pub(crate) margin_ms: u64,
+}
+
+impl LayoutTarget {
+    pub(crate) fn timing(&self) -> LayoutTiming {
+        LayoutTiming::new(
+            Duration::from_millis(self.lease_ms),
+            Duration::from_millis(self.margin_ms),
+        )
+    }
+}
+
+/// The logical key a step changes.
+#[derive(Args, Debug)]
+pub(crate) struct KeyArg {
+    /// The logical key: the partition key's template without its shard (`GAME#g1`).
+    #[arg(long)]
+    pub(crate) key: String,
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

@@ -12,10 +12,12 @@ use sharded::migrate::{Checkpoint, MigrateError};
 use sharded::schema::{EntitySchema, TableDefinition};
 use sharded::Error;
 
-use crate::args::{AwsArgs, Cli, Command, MigrateArgs, Output, PlanArgs, ReportArgs, Rule};
-use crate::entities::{find, EntityOps, MigrateOptions};
-use crate::output::{create_table_json, describe_entity};
-use crate::{Failure, EXIT_INCOMPLETE, EXIT_OK};
+use crate::args::{
+    AwsArgs, Cli, Command, LayoutsCommand, MigrateArgs, Output, PlanArgs, ReportArgs, Rule,
+};
+use crate::entities::{find, EntityOps, LayoutOptions, LayoutOutcome, LayoutStep, MigrateOptions};
+use crate::output::{create_table_json, describe_entity, print_layout_outcome};
+use crate::{Failure, EXIT_INCOMPLETE, EXIT_OK, EXIT_TOO_EARLY};
 
 pub(crate) async fn run(entities: &[Box<dyn EntityOps>], cli: Cli) -> Result<u8, Failure> {
     let output = cli.output;
@@ -29,6 +31,7 @@ pub(crate) async fn run(entities: &[Box<dyn EntityOps>], cli: Cli) -> Result<u8,
         } => describe(entities, output, entity, &table, create_table_input),
         Command::Report(args) => report(&cli.aws, output, args).await,
         Command::Migrate(args) => migrate(entities, &cli.aws, output, args).await,
+        Command::Layouts(command) => layouts(entities, &cli.aws, output, command).await,
         Command::Remaining { entity, table } => {
             let entity = find(entities, &entity)?;
             let client = client(&cli.aws).await;
@@ -559,4 +562,127 @@ async fn migrate(
         }
     }
     Ok(code)
+}
+
+/// `layouts show|change|begin|advance|migrate|finish`: one entity's layout directory, through
+/// the runtime's `Layouts` with the services' timing.
+async fn layouts(
+    entities: &[Box<dyn EntityOps>],
+    aws: &AwsArgs,
+    output: Output,
+    command: LayoutsCommand,
+) -> Result<u8, Failure> {
+    let (target, step, budget) = match command {
+        LayoutsCommand::Show { target } => (target, LayoutStep::Show, None),
+        LayoutsCommand::Change {
+            target,
+            key,
+            n,
+            write_units_per_second,
+        } => (
+            target,
+            LayoutStep::Change { key: key.key, n },
+            write_units_per_second,
+        ),
+        LayoutsCommand::Begin { target, key, n } => {
+            (target, LayoutStep::Begin { key: key.key, n }, None)
+        }
+        LayoutsCommand::Advance { target, key } => {
+            (target, LayoutStep::Advance { key: key.key }, None)
+        }
+        LayoutsCommand::Migrate {
+            target,
+            key,
+            write_units_per_second,
+        } => (
+            target,
+            LayoutStep::Migrate { key: key.key },
+            write_units_per_second,
+        ),
+        LayoutsCommand::Finish { target, key } => {
+            (target, LayoutStep::Finish { key: key.key }, None)
+        }
+    };
+    let entity = find(entities, &target.entity)?;
+    if budget.is_some_and(|units| !(units.is_finite() && units > 0.0)) {
+        return Err(Failure::usage(
+            "--write-units-per-second must be a number above 0 (leave it out for no budget)",
+        ));
+    }
+    let timing = target.timing();
+    if let LayoutStep::Change { key, n } = &step {
+        // On stderr, so that `--output json` prints one document.
+        eprintln!(
+            "changing `{key}` of {} to {n} shards: each step waits lease + margin = {:?}; \
+             stopped, run this again and it continues",
+            target.entity,
+            timing.step_wait()
+        );
+    }
+    let named = match &step {
+        LayoutStep::Show => None,
+        LayoutStep::Change { key, .. }
+        | LayoutStep::Begin { key, .. }
+        | LayoutStep::Advance { key }
+        | LayoutStep::Migrate { key }
+        | LayoutStep::Finish { key } => Some(key.clone()),
+    };
+    let options = LayoutOptions {
+        timing,
+        write_units_per_second: budget,
+    };
+    let client = client(aws).await;
+    let outcome = entity
+        .layouts(client, target.table.clone(), options, step)
+        .await
+        .map_err(|e| layout_failure(&target, named.as_deref(), e))?;
+    print_layout_outcome(output, entity.schema(), &target, named.as_deref(), &outcome);
+    Ok(match outcome {
+        LayoutOutcome::Moved(moved) if moved.left > 0 || moved.blocked > 0 => EXIT_INCOMPLETE,
+        _ => EXIT_OK,
+    })
+}
+
+/// The exit code of a refused or failed layout step: a step that does not follow, a key or
+/// count the entity refuses: usage (nothing changed); a step that must wait: too early;
+/// items left behind: incomplete; the rest (DynamoDB, a directory written at the same time):
+/// failed.
+fn layout_failure(target: &crate::args::LayoutTarget, key: Option<&str>, error: Error) -> Failure {
+    use sharded::layouts::LayoutError;
+    let Error::Layout(refusal) = &error else {
+        return dynamo_failure(&target.table, error);
+    };
+    let code = match refusal {
+        LayoutError::NotPerKey { .. }
+        | LayoutError::NotALogicalKey { .. }
+        | LayoutError::OutOfRange { .. }
+        | LayoutError::CannotBegin { .. }
+        | LayoutError::WrongPhase { .. } => crate::EXIT_USAGE,
+        LayoutError::TooEarly { .. } => EXIT_TOO_EARLY,
+        LayoutError::ItemsRemain { .. } | LayoutError::Blocked { .. } => EXIT_INCOMPLETE,
+        _ => crate::EXIT_FAILED,
+    };
+    let mut message = error.to_string();
+    let (entity, table) = (&target.entity, &target.table);
+    let next = match refusal {
+        LayoutError::WrongPhase { phase, .. } => match *phase {
+            "reading" => Some("advance"),
+            "writing" => Some("migrate"),
+            _ => Some("begin --n <N>"),
+        },
+        LayoutError::ItemsRemain { .. } => Some("migrate"),
+        _ => None,
+    };
+    if let (Some(next), Some(key)) = (next, key) {
+        message.push_str(&format!(
+            " (here: `layouts {next} --entity {entity} --table {table} --key {key}`)"
+        ));
+    }
+    if let LayoutError::TooEarly { wait, .. } = refusal {
+        message.push_str(&format!(
+            "; run it again in {:.1}s (or run `layouts change`, which waits)",
+            wait.as_secs_f64()
+        ));
+    }
+    Failure { code, message }
 }

@@ -1,14 +1,16 @@
 //! The entities a command line was built with, behind one object-safe trait, so subcommands
 //! can pick one by name at run time.
 
+use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use sharded::aws_sdk_dynamodb::Client;
+use sharded::layouts::{KeyEntry, KeyMigration, LayoutTiming};
 use sharded::migrate::{Checkpoint, Migrate, MigrateError, Progress, Remaining, Report};
-use sharded::schema::EntitySchema;
-use sharded::{Repo, ShardedEntity};
+use sharded::schema::{EntitySchema, KeyLayout};
+use sharded::{Error, Repo, ShardedEntity};
 
 /// How a migration runs, from the command line's flags.
 pub(crate) struct MigrateOptions {
@@ -19,6 +21,35 @@ pub(crate) struct MigrateOptions {
     pub(crate) rekey_non_canonical: bool,
     pub(crate) on_progress: Arc<dyn Fn(&Progress) + Send + Sync>,
     pub(crate) on_checkpoint: Arc<dyn Fn(&Checkpoint) + Send + Sync>,
+}
+
+/// What a `layouts` subcommand asks of an entity's layout directory.
+pub(crate) enum LayoutStep {
+    Show,
+    Change { key: String, n: u32 },
+    Begin { key: String, n: u32 },
+    Advance { key: String },
+    Migrate { key: String },
+    Finish { key: String },
+}
+
+/// What a [`LayoutStep`] did.
+pub(crate) enum LayoutOutcome {
+    /// The directory's entries (`Show`).
+    Entries(BTreeMap<String, KeyEntry>),
+    /// The key's entry after the step (`Begin`, `Advance`).
+    Entry(KeyEntry),
+    /// What the key's migration moved (`Change`, `Migrate`).
+    Moved(KeyMigration),
+    /// The key's layout after it (`Finish`).
+    Steady(KeyLayout),
+}
+
+/// How a `layouts` subcommand's repository runs: the services' timing, and the budget of a
+/// key's migration.
+pub(crate) struct LayoutOptions {
+    pub(crate) timing: LayoutTiming,
+    pub(crate) write_units_per_second: Option<f64>,
 }
 
 /// What the subcommands do with one entity.
@@ -37,6 +68,14 @@ pub(crate) trait EntityOps: Send + Sync {
         client: Client,
         table: String,
     ) -> BoxFuture<'static, Result<Remaining, MigrateError>>;
+
+    fn layouts(
+        &self,
+        client: Client,
+        table: String,
+        options: LayoutOptions,
+        step: LayoutStep,
+    ) -> BoxFuture<'static, Result<LayoutOutcome, Error>>;
 }
 
 pub(crate) struct Registered<E>(PhantomData<fn() -> E>);
@@ -94,6 +133,32 @@ impl<E: ShardedEntity> EntityOps for Registered<E> {
         Box::pin(async move {
             let repo: Repo<E> = Repo::new(client, table);
             repo.migration_remaining().await
+        })
+    }
+
+    fn layouts(
+        &self,
+        client: Client,
+        table: String,
+        options: LayoutOptions,
+        step: LayoutStep,
+    ) -> BoxFuture<'static, Result<LayoutOutcome, Error>> {
+        Box::pin(async move {
+            let repo: Repo<E> = Repo::new(client, table).with_layout_timing(options.timing);
+            let mut layouts = repo.layouts();
+            if let Some(units) = options.write_units_per_second {
+                layouts = layouts.with_write_budget(units);
+            }
+            Ok(match step {
+                LayoutStep::Show => LayoutOutcome::Entries(layouts.entries().await?),
+                LayoutStep::Change { key, n } => {
+                    LayoutOutcome::Moved(layouts.change(&key, n).await?)
+                }
+                LayoutStep::Begin { key, n } => LayoutOutcome::Entry(layouts.begin(&key, n).await?),
+                LayoutStep::Advance { key } => LayoutOutcome::Entry(layouts.advance(&key).await?),
+                LayoutStep::Migrate { key } => LayoutOutcome::Moved(layouts.migrate(&key).await?),
+                LayoutStep::Finish { key } => LayoutOutcome::Steady(layouts.finish(&key).await?),
+            })
         })
     }
 }

@@ -27,12 +27,23 @@
 //! | `report` | the hot-key report from a recording (`stats.recording()`), a saved Contributor Insights rule report, or `--live`: the table's own rule read from CloudWatch over the last minutes (feature `cloudwatch`) |
 //! | `migrate` | moves an entity's items to their current layout: a progress bar, a write budget, a checkpoint file and `--resume` |
 //! | `remaining` | how many items are still at the previous layout's place |
+//! | `layouts show` | an entity's layout directory (`max_n` on `#[pk]`): each key with a count of its own, `from`, `to`, `phase`, `since` |
+//! | `layouts change` | changes one key to `--n` shards online (every step, each when it may run; the key's migration under `--write-units-per-second`); run again after a stop, it continues |
+//! | `layouts begin`, `advance`, `migrate`, `finish` | one step of a key's change each |
+//!
+//! The `layouts` subcommands wait a lease and a margin between steps: give them the
+//! services' `LayoutTiming` with `--lease-ms` and `--margin-ms` (defaults: those of
+//! `LayoutTiming::default()`).
 //!
 //! Exit codes scripts can trust: [`EXIT_OK`] (0), [`EXIT_FAILED`] (1: the command could not
-//! do its work, e.g. the endpoint is unreachable), [`EXIT_USAGE`] (2: bad arguments, an
-//! unknown entity, an unreadable file, migration settings or a checkpoint the migration
-//! refuses; nothing was changed), [`EXIT_INCOMPLETE`] (3: a migration finished with items it
-//! could not move or stopped on a read that failed, or `remaining` found items left).
+//! do its work, e.g. the endpoint is unreachable, or another change of the layout directory
+//! was written at the same time), [`EXIT_USAGE`] (2: bad arguments, an unknown entity, an
+//! unreadable file, migration settings or a checkpoint the migration refuses, a layout step
+//! out of order, a key that is not the entity's or a count above `max_n`; nothing was
+//! changed), [`EXIT_INCOMPLETE`] (3: a migration finished with items it could not move or
+//! stopped on a read that failed, `remaining` found items left, or a key's layout step left
+//! items behind), [`EXIT_TOO_EARLY`] (4: a layout step before the previous one is a lease and
+//! a margin old; nothing was changed, the message says how long to wait).
 //!
 //! A migration's checkpoint never passes an item it could not move: after exit 3, its JSON
 //! says `"complete": false`, and `migrate --checkpoint FILE --resume` reads the pages of the
@@ -68,8 +79,14 @@ pub const EXIT_USAGE: u8 = 2;
 /// Work remains: a migration finished with items it could not move (its checkpoint stops
 /// before them, so `--resume` retries them) or stopped on a read that failed after the SDK's
 /// retries (stderr says `stopped: ..`; its checkpoint holds where to resume), or `remaining`
-/// counted items still at their previous place.
+/// counted items still at their previous place; a key's layout step left items behind
+/// (`layouts migrate` reports some left: run it again; `layouts finish` found items at the
+/// previous count: run `layouts migrate`).
 pub const EXIT_INCOMPLETE: u8 = 3;
+/// A layout step came too early: the previous step is not yet a lease and a margin old, so a
+/// process may still use the layout it replaced. Nothing was changed; the message says how
+/// long to wait (`layouts change` waits by itself).
+pub const EXIT_TOO_EARLY: u8 = 4;
 
 /// An ops command line over a set of entities: name them with [`entity`](Self::entity), then
 /// [`run`](Self::run) it from `main`.
@@ -87,7 +104,7 @@ impl Ops {
         }
     }
 
-    /// Adds an entity: `describe`, `migrate` and `remaining` take its name
+    /// Adds an entity: `describe`, `migrate`, `remaining` and `layouts` take its name
     /// (`--entity Score`, the value of `#[sharded(entity = "..")]` or the struct's name).
     pub fn entity<E: ShardedEntity + 'static>(mut self) -> Self {
         self.entities.push(Box::new(Registered::<E>::new()));

@@ -1,5 +1,5 @@
 //! What `describe` prints: an entity's layout as data, and the `CreateTable` input a table
-//! needs, in the AWS CLI's `--cli-input-json` form.
+//! needs, in the AWS CLI's `--cli-input-json` form; what the `layouts` subcommands print.
 
 use serde_json::{json, Value};
 use sharded::schema::{
@@ -110,4 +110,131 @@ pub(crate) fn create_table_json(definition: &TableDefinition, table: &str) -> Va
             .collect();
     }
     input
+}
+
+/// Prints what a `layouts` subcommand did, as JSON or for people.
+pub(crate) fn print_layout_outcome(
+    output: crate::args::Output,
+    schema: &EntitySchema,
+    target: &crate::args::LayoutTarget,
+    key: Option<&str>,
+    outcome: &crate::entities::LayoutOutcome,
+) {
+    use crate::entities::LayoutOutcome;
+    let entity = schema.entity;
+    let declared_n = schema.pk.sharding.shard_count().unwrap_or(1);
+    let max_n = schema.pk.per_key.map(|p| p.max_n);
+    let key = key.unwrap_or_default();
+    let wait = target.timing().step_wait();
+    let json = match outcome {
+        LayoutOutcome::Entries(entries) => json!({
+            "entity": entity,
+            "table": target.table,
+            "declared_n": declared_n,
+            "max_n": max_n,
+            "keys": entries.iter().map(|(key, e)| entry_json(key, e)).collect::<Vec<_>>(),
+        }),
+        LayoutOutcome::Entry(e) => {
+            let mut json = entry_json(key, e);
+            json["entity"] = json!(entity);
+            json["next"] = json!(next_step(e.phase));
+            json["next_in_seconds"] = json!(wait.as_secs_f64());
+            json
+        }
+        LayoutOutcome::Moved(m) => json!({
+            "entity": entity, "key": key, "read": m.read, "moved": m.moved,
+            "in_place": m.in_place, "not_ours": m.not_ours, "left": m.left,
+            "blocked": m.blocked, "write_units": m.write_units,
+        }),
+        LayoutOutcome::Steady(layout) => json!({
+            "entity": entity, "key": key, "n": layout.n, "phase": "steady",
+            "listed": layout.n != declared_n,
+        }),
+    };
+    if output == crate::args::Output::Json {
+        println!("{json:#}");
+        return;
+    }
+    match outcome {
+        LayoutOutcome::Entries(entries) if entries.is_empty() => println!(
+            "no key of {entity} has a layout of its own: every key has the declared n = \
+             {declared_n}"
+        ),
+        LayoutOutcome::Entries(entries) => {
+            println!(
+                "{:<32} {:>5} {:>5} {:<8} SINCE",
+                "KEY", "FROM", "TO", "PHASE"
+            );
+            for (key, e) in entries {
+                println!(
+                    "{key:<32} {:>5} {:>5} {:<8} {}",
+                    e.from,
+                    e.to,
+                    phase_name(e.phase),
+                    age(e.since)
+                );
+            }
+        }
+        LayoutOutcome::Entry(e) => println!(
+            "`{key}` of {entity} is {}, from {} to {} shards; next: `layouts {}` in {wait:?} \
+             (lease + margin)",
+            phase_name(e.phase),
+            e.from,
+            e.to,
+            next_step(e.phase)
+        ),
+        LayoutOutcome::Moved(m) => {
+            println!(
+                "`{key}` of {entity}: {} item(s) read at the previous count, {} moved, {} in \
+                 place, {} left, {} blocked, {:.1} write units",
+                m.read, m.moved, m.in_place, m.left, m.blocked, m.write_units
+            );
+            if m.left > 0 {
+                println!("items changed while they moved or were throttled: run it again");
+            }
+        }
+        LayoutOutcome::Steady(layout) => {
+            println!("`{key}` of {entity} is steady at {} shards", layout.n)
+        }
+    }
+}
+
+fn entry_json(key: &str, e: &sharded::layouts::KeyEntry) -> Value {
+    json!({
+        "key": key,
+        "from": e.from,
+        "to": e.to,
+        "phase": phase_name(e.phase),
+        "since": e.since.as_secs_f64(),
+    })
+}
+
+fn phase_name(phase: sharded::layouts::Phase) -> &'static str {
+    use sharded::layouts::Phase;
+    match phase {
+        Phase::Reading => "reading",
+        Phase::Writing => "writing",
+        Phase::Steady => "steady",
+    }
+}
+
+/// The step that follows `phase`.
+fn next_step(phase: sharded::layouts::Phase) -> &'static str {
+    use sharded::layouts::Phase;
+    match phase {
+        Phase::Reading => "advance",
+        Phase::Writing => "migrate",
+        Phase::Steady => "begin",
+    }
+}
+
+/// How long ago `since` (a wall-clock time, as the directory stores it) was.
+fn age(since: std::time::Duration) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    match now.checked_sub(since) {
+        Some(ago) => format!("{}s ago", ago.as_secs()),
+        None => "just now".to_owned(),
+    }
 }

@@ -27,7 +27,9 @@ pub use crate::access::scan::MAX_SEGMENTS;
 pub use crate::access::write_rules::key_of;
 pub use crate::capacity::budget::UnitBudget;
 pub use crate::capacity::stats::split_shard;
-pub use crate::capacity::stats::window::{Bucket, ItemsWritten, KeyEntry, State, Window, BASE};
+pub use crate::capacity::stats::window::{
+    Bucket, ItemsWritten, KeyEntry, PerKeyOrigin, State, Window, BASE,
+};
 pub use crate::item::describe_key;
 pub use crate::token::{
     decode as decode_token, encode as encode_token, verify_checksum, Malformed, Reader, Writer,

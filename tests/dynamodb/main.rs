@@ -36,6 +36,7 @@ mod multi_attribute_gsi;
 mod ops_cli;
 mod paging;
 mod per_key;
+mod per_key_report;
 mod projection;
 mod query;
 mod query_sort_key;

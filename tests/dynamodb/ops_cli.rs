@@ -812,3 +812,200 @@ async fn lost_answers_neither_lose_nor_duplicate_an_item() {
     assert_eq!(found, expected, "{left} moved, none lost or doubled");
     let _ = std::fs::remove_dir_all(checkpoint.parent().unwrap());
 }
+
+/// The example's `Play`: one partition per game until one is widened (`layouts change`).
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone)]
+#[pk(
+    template = "PLAYS#{game_id}",
+    shard = "hash(player_id)",
+    n = 1,
+    max_n = 64
+)]
+#[sk(template = "PLAY#{player_id}#{at}")]
+#[sharded(entity = "Play")]
+struct Play {
+    game_id: String,
+    player_id: String,
+    at: u64,
+}
+
+/// The partitions of game `game`'s items as stored.
+async fn play_partitions(repo: &Repo<Play>, game: &str) -> std::collections::BTreeSet<String> {
+    crate::support::raw_scan(repo.client(), repo.table())
+        .await
+        .into_iter()
+        .filter_map(|item| match item.get("pk") {
+            Some(AttributeValue::S(pk)) if pk.starts_with(&format!("PLAYS#{game}#")) => {
+                Some(pk.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// `ops layouts <step> --entity Play --table <table> <more>` with a short lease, so that a
+/// change takes a second.
+async fn layouts(step: &str, table: &str, more: &[&str]) -> Run {
+    let mut args = vec![
+        "layouts",
+        step,
+        "--entity",
+        "Play",
+        "--table",
+        table,
+        "--lease-ms",
+        "150",
+        "--margin-ms",
+        "100",
+    ];
+    args.extend_from_slice(more);
+    ops(&args).await
+}
+
+#[tokio::test]
+async fn layouts_change_widens_one_key_and_narrows_it_back_step_by_step() {
+    let table = unique_table_name("ops_layouts");
+    let repo: Repo<Play> = Repo::new(client().await, table.clone());
+    repo.create_table().await.unwrap();
+    for p in 0..60 {
+        for game in ["viral", "quiet"] {
+            let play = Play {
+                game_id: game.into(),
+                player_id: format!("p{p}"),
+                at: p,
+            };
+            repo.put(&play).await.unwrap();
+        }
+    }
+    let shown = layouts("show", &table, &["--output", "json"]).await;
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert_eq!(json(&shown)["keys"], serde_json::json!([]));
+    assert_eq!(json(&shown)["max_n"], 64);
+
+    // Widened online, in one command.
+    let key = ["--key", "PLAYS#viral"];
+    let changed = layouts(
+        "change",
+        &table,
+        &[&key[..], &["--n", "8", "--output", "json"]].concat(),
+    )
+    .await;
+    assert_eq!(changed.code, 0, "{}", changed.stderr);
+    assert_eq!(json(&changed)["read"], 60, "{}", changed.stdout);
+    assert!(json(&changed)["moved"].as_u64().unwrap() > 0);
+    assert_eq!(json(&changed)["left"], 0);
+    let viral = play_partitions(&repo, "viral").await;
+    assert!(viral.len() > 1, "the key's items spread: {viral:?}");
+    let shard = |pk: &String| pk.rsplit('#').next().and_then(|s| s.parse::<u32>().ok());
+    assert!(
+        viral.iter().all(|pk| shard(pk).is_some_and(|s| s < 8)),
+        "{viral:?}"
+    );
+    assert_eq!(
+        play_partitions(&repo, "quiet").await,
+        ["PLAYS#quiet#0".to_owned()].into(),
+        "the other key stays at n = 1"
+    );
+    let shown = layouts("show", &table, &["--output", "json"]).await;
+    let entry = &json(&shown)["keys"][0];
+    assert_eq!(
+        (&entry["key"], &entry["from"], &entry["to"], &entry["phase"]),
+        (
+            &serde_json::json!("PLAYS#viral"),
+            &serde_json::json!(1),
+            &serde_json::json!(8),
+            &serde_json::json!("steady")
+        )
+    );
+    let text = layouts("show", &table, &[]).await;
+    assert!(text.stdout.contains("PLAYS#viral"), "{}", text.stdout);
+
+    // Narrowed back, one step at a time: a step out of order, or too early, changes nothing.
+    let out_of_order = layouts("advance", &table, &key).await;
+    assert_eq!(out_of_order.code, 2, "{}", out_of_order.stderr);
+    assert!(
+        out_of_order.stderr.contains("start a change with `begin`")
+            && out_of_order
+                .stderr
+                .contains("`layouts begin --n <N> --entity Play"),
+        "{}",
+        out_of_order.stderr
+    );
+    let begun = layouts("begin", &table, &[&key[..], &["--n", "1"]].concat()).await;
+    assert_eq!(begun.code, 0, "{}", begun.stderr);
+    assert!(
+        begun
+            .stdout
+            .contains("reading, from 8 to 1 shards; next: `layouts advance`"),
+        "{}",
+        begun.stdout
+    );
+    let skipped = layouts("migrate", &table, &key).await;
+    assert_eq!(skipped.code, 2, "{}", skipped.stderr);
+    assert!(
+        skipped.stderr.contains("the next step is `advance`"),
+        "{}",
+        skipped.stderr
+    );
+    // A process whose services run a one-minute lease must wait.
+    let early = ops(&[
+        "layouts",
+        "advance",
+        "--entity",
+        "Play",
+        "--table",
+        &table,
+        "--key",
+        "PLAYS#viral",
+        "--lease-ms",
+        "60000",
+    ])
+    .await;
+    assert_eq!(early.code, 4, "too early: {}", early.stderr);
+    assert!(early.stderr.contains("run it again in"), "{}", early.stderr);
+    // `change` to the same count continues the change begun.
+    let resumed = layouts("change", &table, &[&key[..], &["--n", "1"]].concat()).await;
+    assert_eq!(resumed.code, 0, "{}", resumed.stderr);
+    let shown = layouts("show", &table, &["--output", "json"]).await;
+    assert_eq!(
+        json(&shown)["keys"],
+        serde_json::json!([]),
+        "the entry is removed"
+    );
+    assert_eq!(
+        play_partitions(&repo, "viral").await,
+        ["PLAYS#viral#0".to_owned()].into()
+    );
+
+    // Refused before any change: a key that is not the template's, an unknown entity, an
+    // entity with one layout, a count above max_n.
+    let not_a_key = layouts("change", &table, &["--key", "GAME#viral", "--n", "2"]).await;
+    assert_eq!(not_a_key.code, 2, "{}", not_a_key.stderr);
+    assert!(
+        not_a_key.stderr.contains("no logical key of Play"),
+        "{}",
+        not_a_key.stderr
+    );
+    let too_many = layouts("begin", &table, &[&key[..], &["--n", "65"]].concat()).await;
+    assert_eq!(too_many.code, 2, "{}", too_many.stderr);
+    let unknown = ops(&["layouts", "show", "--entity", "Nope", "--table", &table]).await;
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains("unknown entity `Nope`"),
+        "{}",
+        unknown.stderr
+    );
+    let one_layout = ops(&["layouts", "show", "--entity", "Score", "--table", &table]).await;
+    assert_eq!(one_layout.code, 2, "{}", one_layout.stderr);
+    assert!(
+        one_layout.stderr.contains("declare `max_n`"),
+        "{}",
+        one_layout.stderr
+    );
+    let shown = layouts("show", &table, &["--output", "json"]).await;
+    assert_eq!(
+        json(&shown)["keys"],
+        serde_json::json!([]),
+        "nothing changed"
+    );
+}

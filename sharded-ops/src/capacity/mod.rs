@@ -36,7 +36,7 @@ pub use planner::{
 pub use policy::{LayoutPolicy, PolicyError, PolicyTask};
 pub use report::{
     Advice, HotKeyFlag, HotKeyPattern, HotKeyReport, InsightRule, KeyActivity, LoadSummary,
-    LogicalKeyReport, RecordedKey, RecordedSecond, Recording, RecordingError, ReportHotKeys,
-    ShardSpread, ThrottleCount,
+    LogicalKeyReport, PerKeyEntity, RecordedKey, RecordedSecond, Recording, RecordingError,
+    ReportHotKeys, ShardSpread, ThrottleCount,
 };
 pub use table_caps::TableCaps;

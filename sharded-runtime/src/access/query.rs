@@ -944,7 +944,8 @@ impl<S: QuerySource, O> Query<S, O> {
             stats: self.handle.stats().cloned(),
             learned_shares: None,
             shards: match index {
-                None => record::spelled(&schema.pk),
+                // A per-key layout's schema has the queried key's count.
+                None => record::spelled_base(S::LAYOUT, schema.pk.sharding.shard_count()),
                 Some(name) => schema
                     .gsis
                     .iter()
@@ -1128,7 +1129,7 @@ impl<S: QuerySource, O> Query<S, O> {
         let start = Streamed::Start(Box::new(self));
         futures::stream::try_unfold(start, move |state| async move {
             let mut engine = match state {
-                Streamed::Start(query) => query.engine(limit, false).await?,
+                Streamed::Start(query) => Box::new(query.engine(limit, false).await?),
                 Streamed::Reading(engine) => engine,
             };
             match engine.next_item().await? {
@@ -1397,13 +1398,11 @@ fn confined_to_prefix(condition: Option<&SortCondition>, prefix: &str) -> bool {
     }
 }
 
-/// Where a streamed query stands: not planned yet, or reading.
-// Unboxed: the state moves once per item read, and a box per item would cost more than the
-// size difference does.
-#[allow(clippy::large_enum_variant)]
+/// Where a streamed query stands: not planned yet, or reading (the engine boxed once, when
+/// the stream starts: the state moves once per item read).
 enum Streamed<S, O> {
     Start(Box<Query<S, O>>),
-    Reading(Engine),
+    Reading(Box<Engine>),
 }
 
 /// The schema and partitions of the queried key under its entry in the layout directory

@@ -352,7 +352,8 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
         // Recorded with its key (the item it changes is not sent): the units come from
         // DynamoDB's answer, a throttle from its reasons.
         let answer = outcome.as_ref().map(|_| consumed.as_ref());
-        record::write(handle.stats(), schema, &built.key, answer);
+        let count = built.placement.layout().map(|l| l.n);
+        record::write(handle.stats(), schema, count, &built.key, answer);
         outcome
     }
 

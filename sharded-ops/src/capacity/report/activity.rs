@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use serde::Serialize;
 use sharded_keys::suffix::ShardSuffix;
+use sharded_runtime::__ops::PerKeyOrigin;
 
 /// One partition key's traffic in the window.
 ///
@@ -34,6 +36,8 @@ pub struct KeyActivity {
     pub key: String,
     /// The shard count of its logical key, as last recorded.
     pub shards: Option<u32>,
+    /// The per-key layout the key belongs to, when its entity's layout is decided per key.
+    pub per_key: Option<PerKeyEntity>,
     /// How the key spells its shard after the logical key (`#{shard}` unless its entity
     /// declares another suffix).
     pub suffix: ShardSuffix,
@@ -55,4 +59,45 @@ pub struct KeyActivity {
     pub read_utilization: f64,
     /// Throttled requests in the window, by reason.
     pub throttles: BTreeMap<String, u64>,
+}
+
+impl KeyActivity {
+    /// The count a shard of this key is split off below: `max_n` for a per-key layout (its
+    /// count changes, its shards stay below it), else its shard count.
+    pub(super) fn split_bound(&self) -> Option<u32> {
+        self.per_key.as_ref().map(|p| p.max_n).or(self.shards)
+    }
+}
+
+/// The entity whose layout is decided per key (`max_n` on `#[pk]`) a key belongs to: what
+/// the report needs to name the change that widens or narrows the key.
+///
+/// ```
+/// use sharded::capacity::PerKeyEntity;
+/// let score = PerKeyEntity { entity: "Score".to_owned(), declared_n: 1, max_n: 64 };
+/// assert_eq!(score.capped(100), 64);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PerKeyEntity {
+    /// The entity's name (`Score`).
+    pub entity: String,
+    /// The declared `n`: the count of every key its layout directory does not list.
+    pub declared_n: u32,
+    /// The most shards one key may have.
+    pub max_n: u32,
+}
+
+impl PerKeyEntity {
+    /// `n` within what one key of this entity may have (`1..=max_n`).
+    pub fn capped(&self, n: u32) -> u32 {
+        n.clamp(1, self.max_n.max(1))
+    }
+
+    pub(super) fn of(origin: PerKeyOrigin) -> Self {
+        PerKeyEntity {
+            entity: origin.entity.to_owned(),
+            declared_n: origin.declared_n,
+            max_n: origin.max_n,
+        }
+    }
 }

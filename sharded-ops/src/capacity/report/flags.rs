@@ -144,10 +144,13 @@ impl<'a> Traffic<'a> {
     ) -> Self {
         let mut groups: BTreeMap<_, ShardGroup<'a>> = BTreeMap::new();
         for k in keys {
-            if let Some((logical, shard)) = k.shards.and_then(|n| split_shard(&k.key, n, &k.suffix))
-            {
+            let split = k
+                .split_bound()
+                .and_then(|n| split_shard(&k.key, n, &k.suffix));
+            if let Some((logical, shard)) = split {
                 let group = groups.entry((k.index.as_deref(), logical)).or_default();
-                group.n = group.n.max(k.shards.unwrap_or(0));
+                // A per-key count the recording did not know: at least the shards seen.
+                group.n = group.n.max(k.shards.unwrap_or(shard + 1));
                 group.shards.push((shard, k));
             }
         }
@@ -161,7 +164,7 @@ impl<'a> Traffic<'a> {
 
     /// The logical key `k` is a shard of, if it is one.
     fn group_of(&self, k: &'a KeyActivity) -> Option<&ShardGroup<'a>> {
-        let (logical, _) = split_shard(&k.key, k.shards?, &k.suffix)?;
+        let (logical, _) = split_shard(&k.key, k.split_bound()?, &k.suffix)?;
         self.groups.get(&(k.index.as_deref(), logical))
     }
 }

@@ -10,12 +10,13 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::activity::PerKeyEntity;
 use crate::capacity::planner::{per_shard_budget, shards_for, DEFAULT_HEADROOM};
 use crate::capacity::table_caps::TableCaps;
 use sharded_keys::bucket::{Bucket, Granularity};
 use sharded_keys::schema::MAX_SHARDS;
 use sharded_runtime::__ops::split_shard;
-use sharded_runtime::__ops::{ItemsWritten, KeyEntry, State, BASE};
+use sharded_runtime::__ops::{ItemsWritten, KeyEntry, PerKeyOrigin, State, BASE};
 use sharded_runtime::capacity::HotKeyThresholds;
 use sharded_runtime::capacity::PerKeyLimits;
 
@@ -52,8 +53,12 @@ pub struct LogicalKeyReport {
     pub index: Option<String>,
     /// The logical key: the partition key without its shard suffix.
     pub logical_key: String,
-    /// Its shard count, if it was recorded as sharded.
+    /// Its shard count, if it was recorded as sharded: for a key of a per-key layout, the
+    /// key's own count (from the layout directory), as most recently recorded.
     pub shards: Option<u32>,
+    /// The per-key layout it belongs to, when its entity's layout is decided per key: the
+    /// advice then names the change (`layouts change`) that widens or narrows this key.
+    pub per_key: Option<PerKeyEntity>,
     /// How many of its physical keys had traffic in the window.
     pub physical_keys: u32,
     /// Its writes.
@@ -181,7 +186,7 @@ pub(super) fn roll_up(
     for (index, entries) in &state.indexes {
         for (key, entry) in entries {
             let split = entry
-                .shards
+                .split_bound()
                 .and_then(|n| split_shard(key, n, &entry.suffix));
             let (logical, shard) = match split {
                 Some((logical, shard)) => (logical, Some(shard)),
@@ -189,7 +194,7 @@ pub(super) fn roll_up(
             };
             let group = groups.entry((index.as_str(), logical)).or_default();
             if shard.is_some() {
-                group.shards = group.shards.max(entry.shards);
+                group.count(entry);
             }
             group.keys.push((shard, entry));
         }
@@ -216,11 +221,28 @@ pub(super) fn roll_up(
 /// The physical keys of one logical key.
 #[derive(Default)]
 struct Group<'a> {
+    /// Its shard count as most recently recorded, and the second it was recorded in.
     shards: Option<u32>,
+    counted_at: u64,
+    per_key: Option<PerKeyOrigin>,
     keys: Vec<(Option<u32>, &'a KeyEntry)>,
 }
 
 impl Group<'_> {
+    /// Counts `entry`'s shard count: the newest recording wins, as a per-key key's count
+    /// changes while the window still holds its shards under the previous count (the
+    /// largest count of one second, for a layout declared once).
+    fn count(&mut self, entry: &KeyEntry) {
+        self.per_key = self.per_key.or(entry.per_key);
+        let Some(n) = entry.shards else { return };
+        let at = entry.buckets.back().map_or(0, |b| b.second);
+        if self.shards.is_none() || at > self.counted_at {
+            (self.shards, self.counted_at) = (Some(n), at);
+        } else if at == self.counted_at {
+            self.shards = self.shards.max(Some(n));
+        }
+    }
+
     fn report(
         &self,
         index: Option<String>,
@@ -251,6 +273,7 @@ impl Group<'_> {
             index,
             logical_key: logical.to_owned(),
             shards: self.shards,
+            per_key: self.per_key.map(PerKeyEntity::of),
             physical_keys: self.keys.len() as u32,
             write,
             read,
@@ -341,13 +364,17 @@ impl Group<'_> {
         let n = self.shards.filter(|n| *n <= MAX_SHARDS)? as usize;
         let mut per_shard = vec![0.0; n];
         for (shard, entry) in &self.keys {
-            let Some(shard) = shard else { continue };
+            // A shard at or past the count is the previous layout's (a per-key key that
+            // was narrowed): its load is in the key's totals, not in this spread.
+            let Some(shard) = shard.filter(|s| (*s as usize) < n) else {
+                continue;
+            };
             let units: f64 = entry
                 .buckets
                 .iter()
                 .map(|b| if by_writes { b.write } else { b.read })
                 .sum();
-            per_shard[*shard as usize] += units;
+            per_shard[shard as usize] += units;
         }
         let mean = per_shard.iter().sum::<f64>() / n as f64;
         if mean <= 0.0 {
@@ -452,7 +479,22 @@ pub(super) fn advise(
         None => "#[pk(..)]".to_owned(),
         Some(index) => format!("#[{index}(..)]"),
     };
+    // A key of a per-key layout changes online, on its own: the advice names the command.
+    let per_key = row.per_key.as_ref().filter(|_| row.index.is_none());
     let mut advice = match row.pattern {
+        HotKeyPattern::NotHot
+            if per_key.is_some_and(|p| current > p.declared_n && needed <= p.declared_n) =>
+        {
+            let declared = per_key.map_or(1, |p| p.declared_n);
+            Advice {
+                action: format!(
+                    "widened to {current} shards and cold now: narrow it back to the declared \
+                     n = {declared} online: {}",
+                    change_command(row, declared)
+                ),
+                ..shard_to(declared)
+            }
+        }
         HotKeyPattern::NotHot => Advice {
             action: "nothing to do".to_owned(),
             ..shard_to(current)
@@ -491,7 +533,28 @@ pub(super) fn advise(
         HotKeyPattern::SustainedHotKey
             if row.write.peak_utilization >= row.read.peak_utilization =>
         {
-            let action = if needed > current {
+            let action = if let Some(per_key) = per_key.filter(|_| needed > current) {
+                let n = per_key.capped(needed);
+                let mut action = format!(
+                    "widen it online to {n} shards (now {current}): {}",
+                    change_command(row, n)
+                );
+                if needed > n {
+                    action.push_str(&format!(
+                        "; it needs {needed}, above max_n = {}: raise max_n or give the key \
+                         more cardinality",
+                        per_key.max_n
+                    ));
+                }
+                return finish(
+                    Advice {
+                        action,
+                        ..shard_to(n)
+                    },
+                    row,
+                    caps,
+                );
+            } else if needed > current {
                 format!("shard the key: {where_} with n = {needed} (now {current})")
             } else {
                 format!(
@@ -518,9 +581,28 @@ pub(super) fn advise(
             .action
             .push_str(" (above the maximum of 1,000 shards: give the key more cardinality)");
     }
+    finish(advice, row, caps)
+}
+
+/// `advice` with the table's capacity gap, if the table's caps are known.
+fn finish(mut advice: Advice, row: &LogicalKeyReport, caps: Option<&TableCaps>) -> Advice {
     advice.table_gap =
         caps.and_then(|caps| caps.gap(row.write.peak_units_per_sec, row.read.peak_units_per_sec));
     advice
+}
+
+/// The command that changes a per-key key's count to `n`, on the ops command line and in
+/// code.
+fn change_command(row: &LogicalKeyReport, n: u32) -> String {
+    let entity = row
+        .per_key
+        .as_ref()
+        .map_or("<Entity>", |p| p.entity.as_str());
+    let key = &row.logical_key;
+    format!(
+        "`<ops> layouts change --entity {entity} --table <table> --key {key} --n {n}` \
+         (or `repo.layouts().change(\"{key}\", {n})`)"
+    )
 }
 
 /// What a throttling reason means, and what fixes it.

@@ -25,7 +25,7 @@ use sharded_runtime::capacity::{HotKeyStats, PerKeyLimits};
 use crate::capacity::format::{fmt_num, percent};
 use crate::capacity::table_caps::TableCaps;
 
-pub use activity::KeyActivity;
+pub use activity::{KeyActivity, PerKeyEntity};
 pub use flags::HotKeyFlag;
 pub use logical::{
     Advice, HotKeyPattern, LoadSummary, LogicalKeyReport, ShardSpread, ThrottleCount,
@@ -194,18 +194,18 @@ impl HotKeyReport {
         let shards: BTreeMap<String, (Option<u32>, ShardSuffix)> = self
             .keys
             .iter()
-            .map(|k| (k.key.clone(), (k.shards, k.suffix)))
+            .map(|k| (k.key.clone(), (k.split_bound(), k.suffix)))
             .collect();
         for flag in &mut self.flags {
             flag.redact_keys(|key, n| {
                 let known = shards.get(key).copied();
                 let suffix = known.map_or(ShardSuffix::DEFAULT, |(_, s)| s);
-                let n = n.or_else(|| known.and_then(|(n, _)| n));
+                let n = known.and_then(|(n, _)| n).or(n);
                 redact_key(salt, key, n.map(|n| (n, suffix)))
             });
         }
         for k in &mut self.keys {
-            k.key = redact_key(salt, &k.key, k.shards.map(|n| (n, k.suffix)));
+            k.key = redact_key(salt, &k.key, k.split_bound().map(|n| (n, k.suffix)));
         }
         for row in &mut self.logical_keys {
             row.logical_key = hashed(salt, &row.logical_key);
@@ -462,6 +462,7 @@ fn activities(state: &State, seconds: f64, limits: PerKeyLimits) -> Vec<KeyActiv
                 index: index.clone(),
                 key: key.clone(),
                 shards: entry.shards,
+                per_key: entry.per_key.map(PerKeyEntity::of),
                 suffix: entry.suffix,
                 write_units: 0.0,
                 read_units: 0.0,

@@ -84,7 +84,7 @@ impl<E: ShardedEntity> Repo<E> {
             .await
             .map_err(|e| Error::dynamo("GetItem", self.handle.table(), e));
         let answer = result.as_ref().map(|o| o.consumed_capacity.as_ref());
-        let shards = record::spelled(&E::SCHEMA.pk);
+        let shards = record::spelled_base(E::SCHEMA, placement.layout().map(|l| l.n));
         record::read(
             self.stats(),
             None,

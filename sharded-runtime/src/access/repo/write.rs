@@ -127,6 +127,7 @@ impl<E: ShardedEntity> Repo<E> {
             record::write(
                 self.stats(),
                 E::SCHEMA,
+                placement.layout().map(|l| l.n),
                 item,
                 result.as_ref().map(Option::as_ref),
             );
@@ -243,6 +244,7 @@ impl<E: ShardedEntity> Repo<E> {
             record::write(
                 self.stats(),
                 E::SCHEMA,
+                placement.layout().map(|l| l.n),
                 key,
                 result.as_ref().map(Option::as_ref),
             );
@@ -718,7 +720,8 @@ impl<E: ShardedEntity> Repo<E> {
         // as for `put_if`; recording the put again would count it twice.
         if let (Some(item), Some(_), false) = (&kept, &self.handle.stats, transition) {
             let answer = result.as_ref().map(Option::as_ref);
-            record::write(self.stats(), E::SCHEMA, item, answer);
+            let count = placement.layout().map(|l| l.n);
+            record::write(self.stats(), E::SCHEMA, count, item, answer);
         }
         result.map(drop)
     }

@@ -1192,7 +1192,11 @@ mod tests {
             page_size,
             concurrency: 32,
             stats: None,
-            shards: Some((shards as u32, crate::keys::suffix::ShardSuffix::DEFAULT)),
+            shards: Some(crate::capacity::stats::window::Spelling {
+                n: Some(shards as u32),
+                suffix: crate::keys::suffix::ShardSuffix::DEFAULT,
+                per_key: None,
+            }),
             learned_shares: None,
         };
         Engine::new(plan, Resume::start(shards), limit, false)

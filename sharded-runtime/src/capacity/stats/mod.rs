@@ -45,12 +45,16 @@ use crate::capacity::clock::{Clock, SystemClock};
 use crate::capacity::limits::PerKeyLimits;
 use window::{Bucket, KeyEntry, State, Window};
 
-/// A key's shard count and how it spells its shard, when it is a shard of a logical key.
-pub(crate) type Shards = Option<(u32, crate::keys::suffix::ShardSuffix)>;
+/// How a key spells its shard, when it is a shard of a logical key.
+pub(crate) type Shards = Option<window::Spelling>;
 
 /// The shards of a key recorded through the public API: `#{shard}`-suffixed.
 fn default_spelling(shards: Option<u32>) -> Shards {
-    shards.map(|n| (n, crate::keys::suffix::ShardSuffix::DEFAULT))
+    shards.map(|n| window::Spelling {
+        n: Some(n),
+        suffix: crate::keys::suffix::ShardSuffix::DEFAULT,
+        per_key: None,
+    })
 }
 
 /// `(logical key, shard)` of a physical key `<logical><suffix>` of a key with `n` shards.

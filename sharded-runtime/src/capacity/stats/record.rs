@@ -11,6 +11,7 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::{AttributeValue, ConsumedCapacity, TransactWriteItem};
 
 use crate::capacity::stats::split_shard;
+use crate::capacity::stats::window::{PerKeyOrigin, Spelling};
 use crate::capacity::stats::{HotKeyStats, Shards, Side};
 use crate::capacity::units::{item_size, read_units, write_units, Consistency};
 use crate::error::{Error, UNPROCESSED_ITEMS};
@@ -53,7 +54,9 @@ pub(crate) fn transaction_write(
         return;
     };
     let units = 2.0 * write_units(item_size(sent) as u64) as f64;
-    let shards = spelled(&schema.pk);
+    // A transaction's action does not carry its key's layout: a per-key count stays as
+    // the key's other requests recorded it.
+    let shards = spelled_base(schema, None);
     let sort_key = schema.sk.as_ref().and_then(|sk| text(sk.attribute));
     let item = item_identity(key, sort_key.map(String::as_str));
     stats.record_spelled(Side::Write, None, key, units, shards, Some(item));
@@ -62,9 +65,12 @@ pub(crate) fn transaction_write(
 
 /// Records a write of `item` (an item of `schema`) on its base key and each GSI key it has,
 /// or, on a throttling error, a throttle on the base key or the GSI key the reason names.
+/// `count`: the shard count of the item's logical key under its per-key layout, when the
+/// write was placed by it (`Placement::layout`).
 pub(crate) fn write(
     stats: Option<&Arc<HotKeyStats>>,
     schema: &EntitySchema,
+    count: Option<u32>,
     item: &Item,
     answer: Answer<'_>,
 ) {
@@ -86,7 +92,10 @@ pub(crate) fn write(
                 };
                 if let Some(key) = key {
                     let index = gsi.map(|g| g.index_name);
-                    let shards = spelled(pk);
+                    let shards = match gsi {
+                        None => spelled_base(schema, count),
+                        Some(_) => spelled(pk),
+                    };
                     stats.record_throttle_spelled(index, &key, &reason, shards);
                     key_throttle(index, &key, shards, &reason);
                 }
@@ -99,7 +108,7 @@ pub(crate) fn write(
         let units = consumed
             .and_then(|c| c.table.as_ref())
             .and_then(|t| t.capacity_units);
-        let shards = spelled(&schema.pk);
+        let shards = spelled_base(schema, count);
         let sort_key = schema.sk.as_ref().and_then(|sk| text(sk.attribute));
         let item_id = item_identity(&key, sort_key.as_deref());
         stats.record_spelled(
@@ -211,7 +220,7 @@ pub(crate) fn batch_writes(
         ),
         _ => (Vec::new(), false),
     };
-    let shards = spelled(&schema.pk);
+    let shards = spelled_base(schema, None);
     for item in items {
         let key = describe_key(schema, item);
         match (&key.pk, unprocessed.contains(&key)) {
@@ -220,7 +229,7 @@ pub(crate) fn batch_writes(
                 key_throttle(None, pk, shards, UNPROCESSED_ITEMS);
             }
             (_, true) => {}
-            _ => write(Some(stats), schema, item, Ok(None)),
+            _ => write(Some(stats), schema, None, item, Ok(None)),
         }
     }
 }
@@ -231,13 +240,40 @@ const WRITE: &str = "write";
 /// The logical key of physical key `key` (the shard suffix stripped when it has `shards`).
 fn logical(key: &str, shards: Shards) -> &str {
     shards
-        .and_then(|(n, suffix)| split_shard(key, n, &suffix))
+        .and_then(|s| {
+            let bound = s.per_key.map(|p| p.max_n).or(s.n)?;
+            split_shard(key, bound, &s.suffix)
+        })
         .map_or(key, |(logical, _)| logical)
 }
 
-/// The shard count and suffix of a key's layout, as stats record them.
+/// The shard count and suffix of a key's declared layout, as stats record them (a GSI's key,
+/// or the base key of an entity whose layout is not decided per key).
 pub(crate) fn spelled(key: &PartitionKeySchema) -> Shards {
-    key.shard_bound().map(|n| (n, key.suffix))
+    key.sharding.shard_count().map(|n| Spelling {
+        n: Some(n),
+        suffix: key.suffix,
+        per_key: None,
+    })
+}
+
+/// The spelling of `entity`'s base key: for a per-key layout, `count` is the logical key's
+/// count under its layout (`None` when the request did not read it) and the key is split
+/// below `max_n`; otherwise the declared count.
+pub(crate) fn spelled_base(entity: &EntitySchema, count: Option<u32>) -> Shards {
+    let key = &entity.pk;
+    match key.per_key {
+        Some(per_key) => Some(Spelling {
+            n: count,
+            suffix: key.suffix,
+            per_key: Some(PerKeyOrigin {
+                entity: entity.entity,
+                declared_n: key.sharding.shard_count().unwrap_or(1),
+                max_n: per_key.max_n,
+            }),
+        }),
+        None => spelled(key),
+    }
 }
 
 /// The per-logical-key metrics: recorded here, where a repository with hot-key stats turns
@@ -337,8 +373,14 @@ mod tests {
             .table(Capacity::builder().capacity_units(3.0).build())
             .global_secondary_indexes("gsi1", Capacity::builder().capacity_units(2.0).build())
             .build();
-        write(Some(&stats), &SCHEMA, &item("G#0", 10), Ok(Some(&consumed)));
-        write(Some(&stats), &SCHEMA, &item("G#1", 2_000), Ok(None));
+        write(
+            Some(&stats),
+            &SCHEMA,
+            None,
+            &item("G#0", 10),
+            Ok(Some(&consumed)),
+        );
+        write(Some(&stats), &SCHEMA, None, &item("G#1", 2_000), Ok(None));
         let units = |index, k| key(&stats, index, k).map(|k| k.write_units);
         assert_eq!(units(None, "G#0"), Some(3.0));
         assert_eq!(units(None, "G#1"), Some(2.0), "2,000 B -> 2 write units");
@@ -369,12 +411,18 @@ mod tests {
                 ),
             ),
         };
-        write(Some(&stats), &SCHEMA, &item("G#0", 10), Err(&throttled));
+        write(
+            Some(&stats),
+            &SCHEMA,
+            None,
+            &item("G#0", 10),
+            Err(&throttled),
+        );
         read(
             Some(&stats),
             None,
             "G#2",
-            Some((4, crate::keys::suffix::ShardSuffix::DEFAULT)),
+            spelled(&SCHEMA.pk),
             Consistency::Strong,
             Err(&throttled),
         );
@@ -411,7 +459,7 @@ mod tests {
             Some(&stats),
             None,
             "G#0",
-            Some((4, crate::keys::suffix::ShardSuffix::DEFAULT)),
+            spelled(&SCHEMA.pk),
             Consistency::Eventual,
             Ok(None),
         );

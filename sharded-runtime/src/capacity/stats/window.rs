@@ -89,11 +89,39 @@ impl ItemsWritten {
     }
 }
 
+/// How a recorded key spells its shard: what [`State::add`] needs to roll the key up under
+/// its logical key.
+#[derive(Debug, Clone, Copy)]
+pub struct Spelling {
+    /// The shard count of its logical key, when the recording knows it (a per-key layout's
+    /// count is its key's, from the layout directory; a write that does not read it, a
+    /// transaction's, leaves it unknown).
+    pub n: Option<u32>,
+    /// How the key spells its shard after the logical key.
+    pub suffix: ShardSuffix,
+    /// For an entity whose layout is decided per key, what the report needs to name the
+    /// change: a shard below its `max_n` is split off whatever the key's count.
+    pub per_key: Option<PerKeyOrigin>,
+}
+
+/// The per-key layout a recorded key belongs to (`max_n` on `#[pk]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerKeyOrigin {
+    /// The entity's name (`Score`).
+    pub entity: &'static str,
+    /// The declared `n`: the count of every key the layout directory does not list.
+    pub declared_n: u32,
+    /// The most shards one of its keys may have.
+    pub max_n: u32,
+}
+
 /// One key's traffic in the window, oldest second first.
 #[derive(Debug, Default)]
 pub struct KeyEntry {
     /// The shard count of its logical key, as last recorded.
     pub shards: Option<u32>,
+    /// The per-key layout it belongs to, if its entity's layout is decided per key.
+    pub per_key: Option<PerKeyOrigin>,
     /// How the key spells its shard (`#{shard}` unless its entity declares another).
     pub suffix: ShardSuffix,
     /// Since the key entered the window (not pruned per second: one item hot for part of
@@ -104,6 +132,12 @@ pub struct KeyEntry {
 }
 
 impl KeyEntry {
+    /// The count a shard of this key is split off below: `max_n` for a per-key layout (a
+    /// key's count changes, its shards stay below it), else its shard count.
+    pub fn split_bound(&self) -> Option<u32> {
+        self.per_key.map(|p| p.max_n).or(self.shards)
+    }
+
     /// Drops buckets older than the window: the bucket of second `s` (traffic in `[s, s+1)`)
     /// counts while `s >= now - window`, so a window read at a whole second holds exactly
     /// the last `window` seconds.
@@ -146,7 +180,7 @@ impl State {
         &mut self,
         index: Option<&str>,
         key: &str,
-        shards: Option<(u32, ShardSuffix)>,
+        shards: Option<Spelling>,
         (now_sec, window_secs): (u64, u64),
         apply: impl FnOnce(&mut KeyEntry, &mut Bucket),
     ) {
@@ -155,9 +189,10 @@ impl State {
         }
         with_slot(&mut self.indexes, index.unwrap_or(BASE), |keys| {
             with_slot(keys, key, |entry| {
-                if let Some((n, suffix)) = shards {
-                    entry.shards = Some(n);
-                    entry.suffix = suffix;
+                if let Some(spelling) = shards {
+                    entry.shards = spelling.n.or(entry.shards);
+                    entry.suffix = spelling.suffix;
+                    entry.per_key = spelling.per_key;
                 }
                 entry.prune(now_sec, window_secs);
                 // A clock that went backwards adds to the newest bucket.

@@ -1,7 +1,10 @@
 //! The migration of one key whose layout changes: every item still at the previous count's
 //! shards moved to its place at the new count, with the move every transition uses (copied
 //! and marked, then the old copy deleted; see `migrate/moves`), so a writer racing it loses
-//! nothing.
+//! nothing. As the migration runner does, the old copies of a page are deleted a moment
+//! ([`DELETE_DELAY`]) after the page's copies: a query reads the key's partitions at slightly
+//! different instants, and an item copied and deleted between its reads of the new place and
+//! of the old one would be in neither; copied first and deleted later, it is in one.
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures::{stream, StreamExt};
@@ -9,7 +12,9 @@ use futures::{stream, StreamExt};
 use super::KeyEntry;
 use crate::access::entity::{decode, recognize, ShardedEntity};
 use crate::access::handle::Handle;
+use crate::access::migrate::moves::{delete_stale, is_marked, marked, Prepared, Sent};
 use crate::access::migrate::{move_item, MoveOutcome, Store};
+use crate::keys::schema::KeyLayout;
 use crate::access::recognize::Depth;
 use crate::error::Error;
 use crate::item::Item;
@@ -50,6 +55,10 @@ impl KeyMigration {
 /// How many moves run at once.
 const MOVES_IN_FLIGHT: usize = 16;
 
+/// How long an old copy stays after its item was copied (see the module docs): the runner's
+/// default too.
+pub(crate) const DELETE_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Moves the items of logical key `key` at `entry.from` shards to their places at
 /// `entry.to`.
 ///
@@ -75,18 +84,20 @@ pub(crate) async fn migrate_key<E: ShardedEntity>(
                     match target::<E>(&item, entry)? {
                         None => Ok(Outcome::NotOurs),
                         Some(target) if target == *partition => Ok(Outcome::InPlace),
-                        Some(_) => {
-                            let step = move_item::<E>(store, &item).await?;
-                            Ok(Outcome::Moved(step.outcome, step.write_units))
-                        }
+                        Some(_) => copy::<E>(store, layout, item).await,
                     }
                 }
             })
             .buffer_unordered(MOVES_IN_FLIGHT)
             .collect()
             .await;
+        let mut copied = Vec::new();
         for outcome in outcomes {
             match outcome? {
+                Outcome::Copied(old, units) => {
+                    report.write_units += units;
+                    copied.push(old);
+                }
                 Outcome::NotOurs => report.not_ours += 1,
                 Outcome::InPlace => report.in_place += 1,
                 Outcome::Moved(outcome, units) => {
@@ -100,6 +111,16 @@ pub(crate) async fn migrate_key<E: ShardedEntity>(
                 }
             }
         }
+        if !copied.is_empty() {
+            tokio::time::sleep(DELETE_DELAY).await;
+        }
+        for old in copied {
+            // Copied: the item is at its new place whatever the delete meets (an old copy a
+            // writer changed since stays, marked, and reads take the new place's).
+            let deleted = delete_stale::<E>(store, &marked(E::SCHEMA, &old)).await?;
+            report.write_units += deleted.write_units;
+            report.moved += 1;
+        }
         if let Some(budget) = write_units_per_second.filter(|b| *b > 0.0) {
             let due = std::time::Duration::from_secs_f64(report.write_units / budget);
             if let Some(wait) = due.checked_sub(started.elapsed()) {
@@ -108,6 +129,25 @@ pub(crate) async fn migrate_key<E: ShardedEntity>(
         }
     }
     Ok(report)
+}
+
+/// Copies `old` to its place under `layout` and marks it, leaving its delete for later; a
+/// copy refused (its new place taken, the old copy changed, a throttle) is the whole move
+/// instead, whose outcome says what happened.
+async fn copy<E: ShardedEntity>(
+    store: Store<'_>,
+    layout: KeyLayout,
+    old: Item,
+) -> Result<Outcome, Error> {
+    if !is_marked(E::SCHEMA, &old) {
+        if let Some(prepared) = Prepared::of_in::<E>(&old, Some(layout))? {
+            if let Sent::Done(units) = prepared.send::<E>(store).await? {
+                return Ok(Outcome::Copied(old, units));
+            }
+        }
+    }
+    let step = move_item::<E>(store, &old).await?;
+    Ok(Outcome::Moved(step.outcome, step.write_units))
 }
 
 /// How many items of `key` are still at a previous shard that is not their place.
@@ -130,6 +170,8 @@ pub(crate) async fn remaining<E: ShardedEntity>(
 enum Outcome {
     NotOurs,
     InPlace,
+    /// Copied and marked, the old copy (as read) still to delete; the write units used.
+    Copied(Item, f64),
     /// What the move did, and the write units it used.
     Moved(MoveOutcome, f64),
 }

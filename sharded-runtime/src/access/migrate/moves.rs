@@ -326,7 +326,7 @@ impl Prepared {
     }
 
     /// [`of`](Self::of), the item placed under `layout` (see [`Store::in_layout`]).
-    fn of_in<E: ShardedEntity>(
+    pub(crate) fn of_in<E: ShardedEntity>(
         old: &Item,
         layout: Option<KeyLayout>,
     ) -> Result<Option<Prepared>, Error> {

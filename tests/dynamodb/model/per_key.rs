@@ -273,6 +273,9 @@ fn view(entries: &BTreeMap<String, KeyEntry>, key: &str) -> KeyView {
     })
 }
 
+/// A transaction as built: its actions, and the view of each key it was placed under.
+type Built = (Vec<TxAction>, Vec<(String, KeyView)>);
+
 /// The reference: the items, the directory, and what each process read of it and when.
 #[derive(Debug, Clone, Default)]
 struct Model {
@@ -285,7 +288,7 @@ struct Model {
     /// step it wrote).
     caches: [Option<(BTreeMap<String, KeyEntry>, Duration)>; PROCESSES],
     /// Per process: the transaction it built, with the view of each key it placed under.
-    pending: [Option<(Vec<TxAction>, Vec<(String, KeyView)>)>; PROCESSES],
+    pending: [Option<Built>; PROCESSES],
 }
 
 impl Model {

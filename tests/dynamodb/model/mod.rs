@@ -11,6 +11,7 @@
 //! | `ops` | the operations and their seeded, weighted generator |
 //! | `exec` | one sequence on its own table: each operation sent, its answer compared, every read checked |
 //! | `shrink` | delta debugging of a failing sequence |
+//! | `per_key` | per-key layouts (`max_n`) under stale directory caches: three processes with their own copy of the directory on one simulated clock, writes, reads, clock moves and the steps of a key's change (each tried whether due or not), every answer and every process's reads the model's; its own generator, model, executor and minimizer |
 //! | `concurrent` | three writers that check their own results, the legacy service during an adoption, and the migration runner (growing, shrinking, adopting) against a paging reader |
 //!
 //! **What a sequence does.** Point writes (`put`, `put_new`, `put_if`, a versioned `put`,
@@ -125,6 +126,7 @@ mod exec;
 mod gsis;
 mod layouts;
 mod ops;
+mod per_key;
 mod reference;
 mod shrink;
 

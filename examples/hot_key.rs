@@ -199,8 +199,7 @@ async fn main() -> Result<(), Error> {
     let done = Arc::new(AtomicBool::new(false));
     // Another process: its own directory cache, its reads not metered (the point is what they
     // return, not their throttles).
-    let other: Repo<Score> =
-        Repo::new(backend.client().await, &table).with_layout_timing(timing);
+    let other: Repo<Score> = Repo::new(backend.client().await, &table).with_layout_timing(timing);
     let reader = tokio::spawn(check_top_100(
         other,
         Arc::clone(&written),

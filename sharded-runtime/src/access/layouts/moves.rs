@@ -14,10 +14,10 @@ use crate::access::entity::{decode, recognize, ShardedEntity};
 use crate::access::handle::Handle;
 use crate::access::migrate::moves::{delete_stale, is_marked, marked, Prepared, Sent};
 use crate::access::migrate::{move_item, MoveOutcome, Store};
-use crate::keys::schema::KeyLayout;
 use crate::access::recognize::Depth;
 use crate::error::Error;
 use crate::item::Item;
+use crate::keys::schema::KeyLayout;
 
 /// What one run of a key's migration did ([`Layouts::migrate`](super::Layouts::migrate)).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

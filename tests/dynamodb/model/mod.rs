@@ -356,8 +356,30 @@ fn listing(ops: &[Op]) -> String {
         .join("\n")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn random_sequences_agree_with_the_model() {
+/// The sequences' futures nest every operation of the repository, a deep state machine in a
+/// debug build: they run on a thread with room for it (a test thread has 2 MiB), polled there
+/// by `block_on` (the runtime's workers only run what the repository spawns).
+#[test]
+fn random_sequences_agree_with_the_model() {
+    let run = || {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime")
+            .block_on(random_sequences())
+    };
+    let sequences = std::thread::Builder::new()
+        .name("model sequences".into())
+        .stack_size(64 << 20)
+        .spawn(run)
+        .expect("a thread for the sequences");
+    if let Err(panic) = sequences.join() {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+async fn random_sequences() {
     let started = Instant::now();
     let seeds = seeds();
     let steps = env("SHARDED_MODEL_STEPS").unwrap_or(DEFAULT_STEPS);

@@ -1079,42 +1079,17 @@ async fn replay(ops: &[Op]) -> Result<(), (usize, Failure)> {
     Ok(())
 }
 
-/// Delta debugging (as `shrink.rs`): drop chunks of operations, replay each candidate on a
-/// fresh table, keep the shortest that fails the same check.
+/// The shortest sequence that fails the same check, by the model's delta debugging
+/// (`shrink::delta_debug`), each candidate replayed on a fresh table.
 async fn minimize(failed: &Failed, budget: Duration) -> (Vec<Op>, usize) {
-    let deadline = Instant::now() + budget;
-    let mut ops = failed.ops[..failed.step].to_vec();
-    let (mut replays, mut chunks) = (0, 2usize);
-    while ops.len() >= 2 && Instant::now() < deadline {
-        let size = ops.len().div_ceil(chunks);
-        let mut reduced = false;
-        for start in (0..ops.len()).step_by(size) {
-            if Instant::now() >= deadline {
-                break;
-            }
-            let candidate: Vec<Op> = ops[..start]
-                .iter()
-                .chain(&ops[(start + size).min(ops.len())..])
-                .copied()
-                .collect();
-            replays += 1;
-            if let Err((step, f)) = replay(&candidate).await {
-                if f.check == failed.failure.check {
-                    ops = candidate[..step].to_vec();
-                    chunks = (chunks - 1).max(2);
-                    reduced = true;
-                    break;
-                }
-            }
+    let ops = failed.ops[..failed.step].to_vec();
+    super::shrink::delta_debug(ops, budget, |candidate| async move {
+        match replay(&candidate).await {
+            Err((step, f)) if f.check == failed.failure.check => Some(step),
+            _ => None,
         }
-        if !reduced {
-            if chunks >= ops.len() {
-                break;
-            }
-            chunks = (chunks * 2).min(ops.len());
-        }
-    }
-    (ops, replays)
+    })
+    .await
 }
 
 fn listing(ops: &[Op]) -> String {

@@ -8,8 +8,28 @@ use super::{replay, Failed};
 
 /// The shortest sequence found within `budget` that still fails `failed.check`.
 pub async fn minimize(failed: &Failed, budget: Duration) -> (Vec<Op>, usize) {
+    let ops = failed.ops[..failed.step].to_vec();
+    delta_debug(ops, budget, |candidate| async move {
+        still_fails(failed, &candidate).await
+    })
+    .await
+}
+
+/// Delta debugging over any sequence: drops chunks of `ops`, asks `fails` of each candidate
+/// (the 1-based step at which it still fails the same way, so `candidate[..step]` fails),
+/// and keeps the shortest found within `budget`; with the number of replays. What the
+/// per-key model minimizes with too.
+pub async fn delta_debug<T, F, Fut>(
+    mut ops: Vec<T>,
+    budget: Duration,
+    mut fails: F,
+) -> (Vec<T>, usize)
+where
+    T: Clone,
+    F: FnMut(Vec<T>) -> Fut,
+    Fut: std::future::Future<Output = Option<usize>>,
+{
     let deadline = Instant::now() + budget;
-    let mut ops: Vec<Op> = failed.ops[..failed.step].to_vec();
     let mut replays = 0;
     let mut chunks = 2usize;
     while ops.len() >= 2 && Instant::now() < deadline {
@@ -19,13 +39,13 @@ pub async fn minimize(failed: &Failed, budget: Duration) -> (Vec<Op>, usize) {
             if Instant::now() >= deadline {
                 break;
             }
-            let candidate: Vec<Op> = ops[..start]
+            let candidate: Vec<T> = ops[..start]
                 .iter()
                 .chain(&ops[(start + size).min(ops.len())..])
                 .cloned()
                 .collect();
             replays += 1;
-            if let Some(step) = still_fails(failed, &candidate).await {
+            if let Some(step) = fails(candidate.clone()).await {
                 ops = candidate[..step].to_vec();
                 chunks = (chunks - 1).max(2);
                 reduced = true;

@@ -6,8 +6,10 @@
 //! ```text
 //! u8      version (1)
 //! str     table, entity, layout (the entity's layout description when it was taken)
-//! u8      scope: 0 = the table (segments), 1 = one logical key (partitions)
+//! u8      scope: 0 = the table (segments), 1 = one logical key (partitions),
+//!         2 = a unit of the table's segments
 //! [scope 1] str logical key
+//! [scope 2] u32 BE first segment, u32 BE total segments (the parts are the unit's segments)
 //! u32 BE  parts, then per part:
 //!         [scope 1] str partition key
 //!         u8 0 = not started, 1 = done, 2 = after a key: u8 attributes, then per attribute
@@ -80,6 +82,14 @@ pub struct CheckpointError(pub(crate) String);
 pub(crate) enum Scope {
     /// The whole table, in this many scan segments (one position each).
     Table,
+    /// The segments `first..first + positions` of a scan of the table in `total` segments:
+    /// one unit of a migration cut into units (one position per segment of the unit).
+    Segments {
+        /// The unit's first segment.
+        first: u32,
+        /// The scan's `TotalSegments`.
+        total: u32,
+    },
     /// The partitions of one logical key (one position each).
     Key {
         /// The logical key.
@@ -121,6 +131,12 @@ impl Checkpoint {
         let partitions = match &self.scope {
             Scope::Table => {
                 out.u8(0);
+                None
+            }
+            Scope::Segments { first, total } => {
+                out.u8(2);
+                out.u32(*first);
+                out.u32(*total);
                 None
             }
             Scope::Key {
@@ -187,9 +203,10 @@ impl Checkpoint {
         let table = r.str().map_err(read)?;
         let entity = r.str().map_err(read)?;
         let layout = r.str().map_err(read)?;
-        let keyed = match r.u8().map_err(read)? {
-            0 => None,
-            1 => Some(r.str().map_err(read)?),
+        let (keyed, segments) = match r.u8().map_err(read)? {
+            0 => (None, None),
+            1 => (Some(r.str().map_err(read)?), None),
+            2 => (None, Some((r.u32().map_err(read)?, r.u32().map_err(read)?))),
             _ => return Err(invalid("an unknown scope")),
         };
         let count = r.u32().map_err(read)? as usize;
@@ -219,12 +236,22 @@ impl Checkpoint {
             });
         }
         r.finish().map_err(read)?;
-        let scope = match keyed {
-            None => Scope::Table,
-            Some(logical) => Scope::Key {
+        let scope = match (keyed, segments) {
+            (Some(logical), _) => Scope::Key {
                 logical,
                 partitions,
             },
+            (None, Some((first, total))) => {
+                let fits = u32::try_from(positions.len())
+                    .ok()
+                    .and_then(|count| first.checked_add(count))
+                    .is_some_and(|end| end <= total);
+                if !fits {
+                    return Err(invalid("a unit's segments beyond the scan's total"));
+                }
+                Scope::Segments { first, total }
+            }
+            (None, None) => Scope::Table,
         };
         Ok(Checkpoint {
             table,
@@ -334,7 +361,9 @@ mod tests {
             entity: "Score".into(),
             layout: "GAME#{game_id}#<shard 0..20>, previously #<shard 0..10>".into(),
             positions: match &scope {
-                Scope::Table => vec![Position::Start, Position::After(after), Position::Done],
+                Scope::Table | Scope::Segments { .. } => {
+                    vec![Position::Start, Position::After(after), Position::Done]
+                }
                 Scope::Key { partitions, .. } => partitions
                     .iter()
                     .map(|_| Position::After(after.clone()))
@@ -348,6 +377,10 @@ mod tests {
     fn tokens_read_back_as_they_were() {
         for scope in [
             Scope::Table,
+            Scope::Segments {
+                first: 4,
+                total: 16,
+            },
             Scope::Key {
                 logical: "GAME#g1".into(),
                 partitions: vec!["GAME#g1#0".into(), "GAME#g1".into()],

@@ -12,8 +12,10 @@ use sharded_runtime::{Repo, ShardedEntity};
 
 use super::checkpoint::Checkpoint;
 use super::error::MigrateError;
+use super::records::{plan_status, PlanStatus};
 use super::remaining::Remaining;
 use super::report::Progress;
+use super::units::{Estimate, Plan, Unit};
 
 /// Write units per second a migration uses unless told otherwise: half of what one partition
 /// key takes (DynamoDB's 1,000), so even a migration whose every write lands on one key (the
@@ -107,6 +109,10 @@ pub struct Migration<E> {
     pub(super) on_progress: Option<ProgressHook>,
     pub(super) on_checkpoint: Option<CheckpointHook>,
     pub(super) resume: Option<Checkpoint>,
+    /// The unit run, recorded in the table (`unit`).
+    pub(super) unit: Option<Unit>,
+    /// A unit read from its start whatever its record says (`from_start`).
+    pub(super) from_start: bool,
 }
 
 impl<E> std::fmt::Debug for Migration<E> {
@@ -120,6 +126,8 @@ impl<E> std::fmt::Debug for Migration<E> {
             .field("max_attempts", &self.max_attempts)
             .field("rekey", &self.rekey)
             .field("resume", &self.resume.as_ref().map(|c| c.to_token()))
+            .field("unit", &self.unit.as_ref().map(|u| u.to_string()))
+            .field("from_start", &self.from_start)
             .finish_non_exhaustive()
     }
 }
@@ -137,6 +145,8 @@ impl<E: ShardedEntity> Migration<E> {
             on_progress: None,
             on_checkpoint: None,
             resume: None,
+            unit: None,
+            from_start: false,
         }
     }
 
@@ -362,6 +372,150 @@ impl<E: ShardedEntity> Migration<E> {
     pub fn resume_from(mut self, checkpoint: Checkpoint) -> Self {
         self.resume = Some(checkpoint);
         self
+    }
+
+    /// Runs one unit of a migration cut into units ([`plan`](Self::plan)): its segments of
+    /// the plan's scan, or its key's partitions. Any process can run any unit, in any order,
+    /// at once with others (the same move rules as a migration's segments in one process).
+    ///
+    /// The unit's progress is recorded in the table (one item of the migration's own,
+    /// replaced at most every second and when the run stops), so:
+    /// - a run **resumes** from the unit's record when it has one of this layout (a worker
+    ///   killed mid-unit, run again, goes on where its last record was; what it read since is
+    ///   read again, and moving is idempotent); [`resume_from`](Self::resume_from) overrides
+    ///   it, [`from_start`](Self::from_start) ignores it;
+    /// - a unit run again **after it completed reads nothing** and changes nothing;
+    /// - [`status`](Self::status) says which units are done or failed, wherever they ran.
+    ///
+    /// Give it the plan's share of the budget
+    /// ([`Plan::unit_write_units_per_second`]): that, not this, keeps the fleet within the
+    /// migration's budget. A unit's segment count is the plan's (a different
+    /// [`segments`](Self::segments) is refused), and a key unit is [`only`](Self::only) its
+    /// key (both at once are refused).
+    ///
+    /// ```no_run
+    /// use sharded::migrate::{Migrate, Unit};
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>, plan: &sharded::migrate::Plan) -> Result<(), sharded::migrate::MigrateError> {
+    /// // The unit this worker was handed, e.g. from the orchestrator's input.
+    /// let unit: Unit = "4..8/16".parse()?;
+    /// let report = repo
+    ///     .migrate()
+    ///     .unit(unit)
+    ///     .write_units_per_second(plan.unit_write_units_per_second())
+    ///     .run()
+    ///     .await?;
+    /// println!("{}", report.progress);
+    /// # Ok(()) }
+    /// ```
+    pub fn unit(mut self, unit: Unit) -> Self {
+        self.unit = Some(unit);
+        self
+    }
+
+    /// Reads the [`unit`](Self::unit) from its start even if its record says it is done or
+    /// where it stopped: to read it again (what is in place is skipped; the record's counts
+    /// go on adding up).
+    ///
+    /// ```no_run
+    /// # use sharded::migrate::{Migrate, Unit};
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::migrate::MigrateError> {
+    /// repo.migrate().unit("0..4/16".parse()?).from_start().run().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn from_start(mut self) -> Self {
+        self.from_start = true;
+        self
+    }
+
+    /// Cuts this migration into `units` units over its [`segments`](Self::segments) (the
+    /// scan's `TotalSegments`; 4 by default, so set it: a large table wants hundreds), to
+    /// run at most `workers` at once within this migration's
+    /// [`write_units_per_second`](Self::write_units_per_second) together. One
+    /// `DescribeTable` gives the [`Estimate`] (items, average size, units per move, the
+    /// duration at the budget). Settings that cannot run are refused here, before any
+    /// unit runs.
+    ///
+    /// ```no_run
+    /// use sharded::migrate::Migrate;
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::migrate::MigrateError> {
+    /// let plan = repo
+    ///     .migrate()
+    ///     .segments(256)
+    ///     .write_units_per_second(4_000.0)
+    ///     .plan(64, 16)
+    ///     .await?;
+    /// println!("{} units at {} WCU/s each", plan.units.len(), plan.unit_write_units_per_second());
+    /// if let Some(estimate) = plan.estimate {
+    ///     println!("about {:.0} hours", estimate.seconds / 3600.0);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn plan(self, units: u32, workers: u32) -> Result<Plan, MigrateError> {
+        let schema = E::SCHEMA;
+        // The settings a run would refuse are refused now: a plan that cannot run is no plan.
+        let total = self.options.segments.unwrap_or(DEFAULT_SEGMENTS);
+        let checked = Migration {
+            options: self.options,
+            on_progress: None,
+            on_checkpoint: None,
+            resume: None,
+            unit: None,
+            only: None,
+            ..self
+        };
+        let write_units_per_second = checked.write_units_per_second;
+        let repo = checked.repo.clone();
+        super::runner::Runner::new(checked, true)?;
+        let plan = Plan::new(
+            repo.table(),
+            schema.entity,
+            schema.pk.layout_description(),
+            total,
+            units,
+            workers,
+            write_units_per_second,
+        )?;
+        let described = repo
+            .client()
+            .describe_table()
+            .table_name(repo.table())
+            .send()
+            .await
+            .map_err(|e| sharded_runtime::__ops::dynamo_error("DescribeTable", repo.table(), e))?;
+        let Some(table) = described.table else {
+            return Ok(plan);
+        };
+        let items = table.item_count.unwrap_or(0).max(0) as u64;
+        let bytes = table.table_size_bytes.unwrap_or(0).max(0) as u64;
+        let average = bytes.checked_div(items).unwrap_or(0);
+        Ok(plan.with_estimate(Estimate::new(items, average, write_units_per_second)))
+    }
+
+    /// Where each unit of `plan` is, from the units' records in the table (one
+    /// `BatchGetItem` per 100 units), wherever they ran: done, failed (with how many items),
+    /// started, or not started. See [`PlanStatus`].
+    ///
+    /// ```no_run
+    /// use sharded::migrate::Migrate;
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>, plan: &sharded::migrate::Plan) -> Result<(), sharded::migrate::MigrateError> {
+    /// let status = repo.migrate().status(plan).await?;
+    /// if status.is_complete() && repo.migration_remaining().await? == 0 {
+    ///     println!("the layout declaration can be removed");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn status(self, plan: &Plan) -> Result<PlanStatus, MigrateError> {
+        if plan.table != self.repo.table() {
+            return Err(MigrateError::Failed(sharded_runtime::Error::InvalidQuery(
+                format!(
+                    "this plan is of table `{}`, not `{}`: ask the status of the table the plan \
+                 was made for",
+                    plan.table,
+                    self.repo.table()
+                ),
+            )));
+        }
+        plan_status(self.repo.client(), E::SCHEMA, plan).await
     }
 }
 

@@ -40,6 +40,8 @@
 // | `classify` | what an item read is to a migration: the entity's to move, tag or leave, another record, or an item that is not the entity's, left alone |
 // | `steps` | the runner's own writes: the copy that starts a move in two steps, the tag of an item in place |
 // | `remaining` | [`Remaining`], what is left to move, counted without moving |
+// | `units` | [`Unit`] and [`Plan`]: a migration cut into units any process runs, the fleet's budget, the estimate |
+// | `records` | each unit's checkpoint and counts, recorded in the table; [`PlanStatus`] read from them |
 //
 // One item's move (also what a write during a transition does first) and what an item read
 // is to a migration, which every read and write must agree with, are the runtime's (reached
@@ -51,15 +53,19 @@ mod error;
 mod metrics;
 mod migration;
 mod pages;
+mod records;
 mod remaining;
 mod report;
 mod resume;
 mod retry;
 mod runner;
 mod steps;
+mod units;
 
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use error::MigrateError;
 pub use migration::{Migrate, Migration};
+pub use records::{PlanStatus, UnitProgress, UnitState, UnitStatus};
 pub use remaining::Remaining;
 pub use report::{Failure, Progress, Rekeyed, Report};
+pub use units::{Estimate, Plan, Unit};

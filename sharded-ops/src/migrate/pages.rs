@@ -12,8 +12,9 @@ use sharded_runtime::Error;
 /// What the migration reads, one position per part.
 #[derive(Debug, Clone)]
 pub(crate) enum Parts {
-    /// A parallel scan of the table in this many segments.
-    Segments(u32),
+    /// The segments `first..first + count` of a parallel scan of the table in `total`
+    /// segments (the whole scan: `first` 0, `count` = `total`).
+    Segments { first: u32, count: u32, total: u32 },
     /// One Query per partition key.
     Partitions(Vec<String>),
 }
@@ -21,7 +22,7 @@ pub(crate) enum Parts {
 impl Parts {
     pub(crate) fn len(&self) -> usize {
         match self {
-            Parts::Segments(n) => *n as usize,
+            Parts::Segments { count, .. } => *count as usize,
             Parts::Partitions(keys) => keys.len(),
         }
     }
@@ -88,14 +89,16 @@ impl PageSource {
             )])
         });
         let (items, next, capacity, examined) = match &self.parts {
-            Parts::Segments(segments) => {
+            Parts::Segments { first, total, .. } => {
+                // Within `total`: the unit was checked against it.
+                let segment = first + part as u32;
                 let output = self
                     .client
                     .scan()
                     .table_name(&self.table)
                     // Both fit in i32: the settings allow at most MAX_SEGMENTS segments.
-                    .segment(part as i32)
-                    .total_segments(*segments as i32)
+                    .segment(segment as i32)
+                    .total_segments(*total as i32)
                     .set_filter_expression(filter)
                     .set_expression_attribute_names(names)
                     .set_expression_attribute_values(values)
@@ -110,8 +113,8 @@ impl PageSource {
                             return error;
                         }
                         Error::SegmentFailed {
-                            segment: part as u32,
-                            segments: *segments,
+                            segment,
+                            segments: *total,
                             table: self.table.clone(),
                             source: Box::new(error),
                         }

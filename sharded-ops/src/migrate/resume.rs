@@ -24,12 +24,20 @@ pub(super) fn check_resume(
     if resume.layout != base.layout {
         return differs("the layout", &resume.layout, &base.layout);
     }
-    let describe = |scope: &Scope| match scope {
+    let describe = |scope: &Scope, parts: usize| match scope {
         Scope::Table => "the whole table".to_owned(),
+        Scope::Segments { first, total } => format!(
+            "the unit {}",
+            super::units::segments_id(*first, first.saturating_add(parts as u32), *total)
+        ),
         Scope::Key { logical, .. } => format!("only({logical})"),
     };
     if resume.scope != base.scope {
-        return differs("scope", &describe(&resume.scope), &describe(&base.scope));
+        return differs(
+            "scope",
+            &describe(&resume.scope, resume.positions.len()),
+            &describe(&base.scope, parts),
+        );
     }
     if resume.positions.len() != parts {
         return Err(MigrateError::InvalidCheckpoint(format!(

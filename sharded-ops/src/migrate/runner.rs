@@ -34,11 +34,13 @@ use super::migration::{
     DEFAULT_SEGMENTS,
 };
 use super::pages::{PageSource, Parts};
+use super::records::{now_ms, read_record, write_record, UnitProgress, UnitRecord, RECORD_EVERY};
 use super::remaining::Remaining;
 use super::report::{Failure, Progress, Rekeyed, Report};
 use super::resume::check_resume;
 use super::retry::{backoff, retriable};
 use super::steps::{copy_item, estimated_units, tag_in_place, CopyOutcome, TagOutcome};
+use super::units::{Unit, UnitScope};
 
 /// How many failures (and items left alone, and items re-keyed) a report lists; more are
 /// counted, not kept.
@@ -112,8 +114,21 @@ impl<E: ShardedEntity> Migration<E> {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn run(self) -> Result<Report, MigrateError> {
-        Runner::new(self, false)?.run().await
+    pub async fn run(mut self) -> Result<Report, MigrateError> {
+        let mut earlier = None;
+        if let Some(unit) = &self.unit {
+            let record =
+                read_record(self.repo.client(), self.repo.table(), E::SCHEMA, unit).await?;
+            if let Some(record) = record {
+                if self.resume.is_none() && !self.from_start {
+                    self.resume = Some(record.checkpoint);
+                }
+                earlier = Some(record.progress);
+            }
+        }
+        let mut runner = Runner::new(self, false)?;
+        runner.earlier = earlier;
+        runner.run().await
     }
 
     /// Counts the items of the previous layout left: those not at their current place (what
@@ -159,6 +174,14 @@ pub(super) struct Runner<E> {
     /// The checkpoint's fixed part; its positions live in `state`.
     base: Checkpoint,
     state: Mutex<State>,
+    /// The unit run, whose progress is recorded in the table.
+    unit: Option<Unit>,
+    /// What the unit's earlier runs recorded, which this run's counts add to.
+    earlier: Option<UnitProgress>,
+    /// When this run started, on the machine's wall clock (a unit's first run records it).
+    started_at_ms: u64,
+    /// When the unit's record was last written (`None`: not yet by this run).
+    recorded: Mutex<Option<tokio::time::Instant>>,
 }
 
 struct State {
@@ -245,8 +268,62 @@ impl<E: ShardedEntity> Runner<E> {
         }
         let layout = schema.pk.layout_description();
         let resume = migration.resume.take();
-        let (scope, parts) = match &migration.only {
-            None => {
+        if let Some(unit) = &migration.unit {
+            if migration.only.is_some() {
+                return invalid(format!(
+                    "unit({unit}) with only(..): a unit is its own scope; run the key's unit                      (Unit::key) or `only`, not both"
+                ));
+            }
+            if let UnitScope::Key { logical, .. } = &unit.scope {
+                let ctx = KeyContext {
+                    entity: schema.entity,
+                    attribute: schema.pk.attribute,
+                };
+                if parse_key(ctx, schema.pk.template, logical, None).is_err() {
+                    return invalid(format!(
+                        "unit({unit}): not a logical key of {} (template `{}`); make it with \
+                         Unit::key({}::pk_partitions(..))",
+                        schema.entity, schema.pk.template.source, schema.entity
+                    ));
+                }
+            }
+        }
+        let unit_segments = migration.unit.as_ref().and_then(|unit| match unit.scope {
+            UnitScope::Segments { first, end, total } => Some((first, end, total)),
+            UnitScope::Key { .. } => None,
+        });
+        let unit_partitions = migration.unit.as_ref().and_then(|unit| match &unit.scope {
+            UnitScope::Key {
+                logical,
+                partitions,
+            } => Some((logical.clone(), partitions.clone())),
+            UnitScope::Segments { .. } => None,
+        });
+        let (scope, parts) = match (&migration.only, unit_segments, unit_partitions) {
+            (_, Some((first, end, total)), _) => {
+                if let Some(asked) = migration.options.segments.filter(|n| *n != total) {
+                    return invalid(format!(
+                        "segments({asked}) for the unit {}: a unit's scan has its plan's                          {total} segments; drop .segments(..) or set it to {total}",
+                        migration.unit.as_ref().map(Unit::to_string).unwrap_or_default()
+                    ));
+                }
+                (
+                    Scope::Segments { first, total },
+                    Parts::Segments {
+                        first,
+                        count: end - first,
+                        total,
+                    },
+                )
+            }
+            (_, None, Some((logical, keys))) => (
+                Scope::Key {
+                    logical,
+                    partitions: keys.clone(),
+                },
+                Parts::Partitions(keys),
+            ),
+            (None, None, None) => {
                 let segments = match (migration.options.segments, &resume) {
                     (Some(n), _) => n,
                     // Resuming: the checkpoint's segment count, unless one was asked for.
@@ -261,9 +338,16 @@ impl<E: ShardedEntity> Runner<E> {
                          segments; choose a count in that range"
                     ));
                 }
-                (Scope::Table, Parts::Segments(segments))
+                (
+                    Scope::Table,
+                    Parts::Segments {
+                        first: 0,
+                        count: segments,
+                        total: segments,
+                    },
+                )
             }
-            Some(partitions) => {
+            (Some(partitions), None, None) => {
                 let logical = partitions.logical_key().to_owned();
                 let ctx = KeyContext {
                     entity: schema.entity,
@@ -339,6 +423,10 @@ impl<E: ShardedEntity> Runner<E> {
             started,
             on_progress: migration.on_progress,
             on_checkpoint: migration.on_checkpoint,
+            unit: migration.unit,
+            earlier: None,
+            started_at_ms: now_ms(),
+            recorded: Mutex::new(None),
             base,
             state: Mutex::new(State {
                 progress: Progress::default(),
@@ -383,7 +471,19 @@ impl<E: ShardedEntity> Runner<E> {
                 { ITEMS_READ } = tracing::field::Empty,
             )
         };
-        let result = __ops::within(span.clone(), self.parts(false)).await;
+        // A unit whose record says it is done reads nothing, and leaves its record as it is:
+        // run twice, it changes nothing.
+        let already_done = self
+            .state()
+            .positions
+            .iter()
+            .all(|p| matches!(p, Position::Done));
+        let mut result = __ops::within(span.clone(), self.parts(false)).await;
+        if !already_done {
+            if let Err(error) = self.record(true).await {
+                result = result.and(Err(error));
+            }
+        }
         self.emit_progress();
         let report = {
             let state = self.state();
@@ -452,6 +552,9 @@ impl<E: ShardedEntity> Runner<E> {
                 Some(finished) = finishing.next(), if !finishing.is_empty() => {
                     let end: PageEnd = finished?;
                     self.reached(part, end, counting);
+                    if !counting {
+                        self.record(false).await?;
+                    }
                 }
                 read = async {
                     match reading.as_mut() {
@@ -915,6 +1018,54 @@ impl<E: ShardedEntity> Runner<E> {
         }
         drop(state);
         self.emit_progress();
+    }
+
+    /// Replaces the unit's record in the table, if this run is a unit's: when one is due
+    /// (at most every [`RECORD_EVERY`]), or `now`. Its write is charged to the budget.
+    async fn record(&self, now: bool) -> Result<(), Error> {
+        let Some(unit) = &self.unit else {
+            return Ok(());
+        };
+        {
+            let mut last = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+            let due = now || last.is_none_or(|at| at.elapsed() >= RECORD_EVERY);
+            if !due {
+                return Ok(());
+            }
+            *last = Some(tokio::time::Instant::now());
+        }
+        let record = {
+            let state = self.state();
+            let earlier = self.earlier.unwrap_or_default();
+            let p = &state.progress;
+            UnitRecord {
+                checkpoint: self.checkpoint(&state),
+                progress: UnitProgress {
+                    scanned: earlier.scanned + p.scanned,
+                    moved: earlier.moved + p.moved,
+                    failed: p.failed,
+                    write_units: earlier.write_units + p.write_units,
+                    elapsed: earlier.elapsed + self.clock.now().saturating_sub(self.started),
+                    runs: earlier.runs + 1,
+                    started_at_ms: match earlier.runs {
+                        0 => self.started_at_ms,
+                        _ => earlier.started_at_ms,
+                    },
+                    updated_at_ms: now_ms(),
+                },
+            }
+        };
+        let reserved = self.reserve(1.0).await;
+        let written = write_record(
+            self.repo.client(),
+            self.repo.table(),
+            E::SCHEMA,
+            unit,
+            &record,
+        )
+        .await;
+        self.settle(reserved, *written.as_ref().unwrap_or(&0.0));
+        written.map(|_| ())
     }
 
     fn checkpoint(&self, state: &State) -> Checkpoint {

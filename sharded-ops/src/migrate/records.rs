@@ -1,0 +1,391 @@
+//! Where each unit of a migration is, recorded in the table itself, so completion is a fact
+//! the table answers whichever machine ran the unit: [`PlanStatus`], [`UnitStatus`],
+//! [`UnitState`].
+//!
+//! A unit's record is one item of the migration's own, in the entity's table: partition
+//! `_sharded#migration#<Entity>#<unit id>` (sort key `_sharded#migration` when the table has
+//! one), tagged `_sharded#migration` where the table tags items, so no query, scan or
+//! migration of any entity takes it for one of its items. It holds the unit's checkpoint
+//! token and its counts, and is replaced (last writer wins) at most every second while the
+//! unit runs and when it stops.
+
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
+use aws_sdk_dynamodb::Client;
+
+use sharded_runtime::__ops::dynamo_error;
+use sharded_runtime::keys::Item;
+use sharded_runtime::schema::EntitySchema;
+use sharded_runtime::Error;
+
+use super::checkpoint::Checkpoint;
+use super::error::MigrateError;
+use super::units::{Plan, Unit};
+
+/// The partition key prefix of a unit's record (the entity's name and the unit's id follow).
+pub(crate) const RECORD_PREFIX: &str = "_sharded#migration#";
+
+/// The sort key of a unit's record, in a table with a sort key; also its tag.
+pub(crate) const RECORD_MARK: &str = "_sharded#migration";
+
+/// How often a running unit replaces its record at most (and always when it stops): a unit
+/// killed in between resumes from a checkpoint at most this old, reading again what it read
+/// since (moving is idempotent).
+pub(crate) const RECORD_EVERY: Duration = Duration::from_secs(1);
+
+/// What a unit's runs did, added up over every run of it (but `failed` and `complete`, which
+/// are its last run's).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[non_exhaustive]
+pub struct UnitProgress {
+    /// Items of the entity read.
+    pub scanned: u64,
+    /// Items moved to their current place.
+    pub moved: u64,
+    /// Items its last run could not move (they stay at their previous place; run the unit
+    /// again).
+    pub failed: u64,
+    /// Write units spent.
+    pub write_units: f64,
+    /// Time spent running, over every run.
+    pub elapsed: Duration,
+    /// How many runs recorded it.
+    pub runs: u32,
+    /// When its first run started, in milliseconds since the Unix epoch (the machine's clock).
+    pub started_at_ms: u64,
+    /// When it was last recorded, in milliseconds since the Unix epoch.
+    pub updated_at_ms: u64,
+}
+
+/// A unit's record as stored: its checkpoint and its counts.
+#[derive(Debug, Clone)]
+pub(crate) struct UnitRecord {
+    pub checkpoint: Checkpoint,
+    pub progress: UnitProgress,
+}
+
+/// Where a unit of a plan is, from its record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UnitState {
+    /// No record of this migration's layout: not run yet (or run under another layout).
+    NotStarted,
+    /// Started, not read to the end: running, or stopped (run it again: it resumes).
+    Started,
+    /// Read to the end, every item dealt with.
+    Done,
+    /// Read to the end, with items its last run could not move: run it again.
+    Failed {
+        /// Items not moved.
+        items: u64,
+    },
+}
+
+/// One unit of a plan, and where it is.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct UnitStatus {
+    /// The unit.
+    pub unit: Unit,
+    /// Where it is.
+    pub state: UnitState,
+    /// What its runs did, if it has a record.
+    pub progress: Option<UnitProgress>,
+}
+
+/// Where every unit of a [`Plan`] is, from their records in the table
+/// ([`Migration::status`](super::Migration::status)).
+///
+/// ```no_run
+/// use sharded::migrate::{Migrate, UnitState};
+/// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>, plan: &sharded::migrate::Plan) -> Result<(), sharded::migrate::MigrateError> {
+/// let status = repo.migrate().status(plan).await?;
+/// for unit in &status.units {
+///     if let UnitState::Failed { items } = unit.state {
+///         eprintln!("{}: {items} items not moved, run it again", unit.unit);
+///     }
+/// }
+/// if status.is_complete() {
+///     println!("every unit done: check `remaining`, then remove the declaration");
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PlanStatus {
+    /// Each unit of the plan, in the plan's order.
+    pub units: Vec<UnitStatus>,
+}
+
+impl PlanStatus {
+    /// How many units are in `state`.
+    ///
+    /// ```
+    /// # fn demo(status: &sharded::migrate::PlanStatus) {
+    /// use sharded::migrate::UnitState;
+    /// println!("{} of {} done", status.count(|s| s == UnitState::Done), status.units.len());
+    /// # }
+    /// ```
+    pub fn count(&self, state: impl Fn(UnitState) -> bool) -> usize {
+        self.units.iter().filter(|u| state(u.state)).count()
+    }
+
+    /// Whether every unit read its segments to the end and moved every item it read. Items
+    /// an old-layout writer put behind a unit after it passed (a service not yet redeployed)
+    /// are not in any record: [`remaining`](super::Migration::remaining) counts them, and at
+    /// `remaining == 0` too the layout declaration can be removed.
+    ///
+    /// ```
+    /// # fn demo(status: &sharded::migrate::PlanStatus) {
+    /// if !status.is_complete() {
+    ///     println!("units left to run");
+    /// }
+    /// # }
+    /// ```
+    pub fn is_complete(&self) -> bool {
+        self.units.iter().all(|u| u.state == UnitState::Done)
+    }
+
+    /// The fleet's counts: every unit's record added up.
+    ///
+    /// ```
+    /// # fn demo(status: &sharded::migrate::PlanStatus) {
+    /// println!("{} moved", status.total().moved);
+    /// # }
+    /// ```
+    pub fn total(&self) -> UnitProgress {
+        let mut total = UnitProgress::default();
+        for p in self.units.iter().filter_map(|u| u.progress) {
+            total.scanned += p.scanned;
+            total.moved += p.moved;
+            total.failed += p.failed;
+            total.write_units += p.write_units;
+            total.elapsed += p.elapsed;
+            total.runs += p.runs;
+            if total.started_at_ms == 0 || p.started_at_ms < total.started_at_ms {
+                total.started_at_ms = p.started_at_ms;
+            }
+            total.updated_at_ms = total.updated_at_ms.max(p.updated_at_ms);
+        }
+        total
+    }
+}
+
+/// Milliseconds since the Unix epoch on this machine's clock.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis().try_into().unwrap_or(u64::MAX))
+}
+
+/// The primary key of `unit`'s record.
+fn record_key(schema: &EntitySchema, unit: &Unit) -> Item {
+    let mut key = Item::from([(
+        schema.pk.attribute.to_owned(),
+        AttributeValue::S(format!("{RECORD_PREFIX}{}#{unit}", schema.entity)),
+    )]);
+    if let Some(sk) = schema.sk {
+        key.insert(
+            sk.attribute.to_owned(),
+            AttributeValue::S(RECORD_MARK.to_owned()),
+        );
+    }
+    key
+}
+
+fn record_item(schema: &EntitySchema, unit: &Unit, record: &UnitRecord) -> Item {
+    let mut item = record_key(schema, unit);
+    if let Some(tag) = schema.tag_attribute() {
+        item.insert(tag.to_owned(), AttributeValue::S(RECORD_MARK.to_owned()));
+    }
+    let number = |n: String| AttributeValue::N(n);
+    let p = &record.progress;
+    item.extend([
+        (
+            "checkpoint".to_owned(),
+            AttributeValue::S(record.checkpoint.to_token()),
+        ),
+        ("unit".to_owned(), AttributeValue::S(unit.to_string())),
+        (
+            "complete".to_owned(),
+            AttributeValue::Bool(record.checkpoint.is_complete()),
+        ),
+        ("scanned".to_owned(), number(p.scanned.to_string())),
+        ("moved".to_owned(), number(p.moved.to_string())),
+        ("failed".to_owned(), number(p.failed.to_string())),
+        ("write_units".to_owned(), number(p.write_units.to_string())),
+        (
+            "elapsed_ms".to_owned(),
+            number(p.elapsed.as_millis().to_string()),
+        ),
+        ("runs".to_owned(), number(p.runs.to_string())),
+        ("started_ms".to_owned(), number(p.started_at_ms.to_string())),
+        ("updated_ms".to_owned(), number(p.updated_at_ms.to_string())),
+    ]);
+    item
+}
+
+/// Reads a record back; `None` for one that is not a record this release can read (it is
+/// then run again from the start, which is safe: moving is idempotent).
+fn from_item(item: &Item) -> Option<UnitRecord> {
+    let checkpoint = item
+        .get("checkpoint")?
+        .as_s()
+        .ok()?
+        .parse::<Checkpoint>()
+        .ok()?;
+    let number = |name: &str| -> Option<f64> { item.get(name)?.as_n().ok()?.parse().ok() };
+    let whole = |name: &str| number(name).map_or(0, |n| n.max(0.0) as u64);
+    Some(UnitRecord {
+        checkpoint,
+        progress: UnitProgress {
+            scanned: whole("scanned"),
+            moved: whole("moved"),
+            failed: whole("failed"),
+            write_units: number("write_units").unwrap_or(0.0),
+            elapsed: Duration::from_millis(whole("elapsed_ms")),
+            runs: whole("runs").try_into().unwrap_or(u32::MAX),
+            started_at_ms: whole("started_ms"),
+            updated_at_ms: whole("updated_ms"),
+        },
+    })
+}
+
+/// The record of `unit`, if there is one of this layout (strongly consistent: a worker
+/// resuming a unit another just stopped sees its last record).
+pub(crate) async fn read_record(
+    client: &Client,
+    table: &str,
+    schema: &EntitySchema,
+    unit: &Unit,
+) -> Result<Option<UnitRecord>, Error> {
+    let output = client
+        .get_item()
+        .table_name(table)
+        .set_key(Some(record_key(schema, unit)))
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(|e| dynamo_error("GetItem", table, e))?;
+    let layout = schema.pk.layout_description();
+    Ok(output
+        .item
+        .as_ref()
+        .and_then(from_item)
+        .filter(|record| record.checkpoint.layout == layout))
+}
+
+/// Replaces `unit`'s record; returns the write units it used.
+pub(crate) async fn write_record(
+    client: &Client,
+    table: &str,
+    schema: &EntitySchema,
+    unit: &Unit,
+    record: &UnitRecord,
+) -> Result<f64, Error> {
+    let output = client
+        .put_item()
+        .table_name(table)
+        .set_item(Some(record_item(schema, unit, record)))
+        .return_consumed_capacity(aws_sdk_dynamodb::types::ReturnConsumedCapacity::Total)
+        .send()
+        .await
+        .map_err(|e| dynamo_error("PutItem", table, e))?;
+    Ok(output
+        .consumed_capacity
+        .and_then(|c| c.capacity_units)
+        .unwrap_or(1.0))
+}
+
+/// Where each unit of `plan` is, from the records in the table (`BatchGetItem`, strongly
+/// consistent, 100 keys a request, unprocessed keys asked again).
+pub(crate) async fn plan_status(
+    client: &Client,
+    schema: &EntitySchema,
+    plan: &Plan,
+) -> Result<PlanStatus, MigrateError> {
+    let table = plan.table.as_str();
+    let layout = schema.pk.layout_description();
+    if plan.entity != schema.entity || plan.layout != layout {
+        return Err(MigrateError::Failed(Error::InvalidQuery(format!(
+            "this plan is of entity `{}` with layout `{}`, not `{}` with `{layout}`: ask the \
+             status with the entity (and declaration) the plan was made for, or make a new plan",
+            plan.entity, plan.layout, schema.entity
+        ))));
+    }
+    let mut found: HashMap<String, UnitRecord> = HashMap::new();
+    let pk = schema.pk.attribute;
+    for chunk in plan.units.chunks(100) {
+        let mut keys: Vec<Item> = chunk.iter().map(|u| record_key(schema, u)).collect();
+        // Unprocessed keys are asked again, a little later each time, a bounded number of
+        // times: a status that cannot be read says so rather than guessing.
+        for attempt in 0..10u32 {
+            if keys.is_empty() {
+                break;
+            }
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(50 << attempt.min(5))).await;
+            }
+            let request = KeysAndAttributes::builder()
+                .set_keys(Some(keys.clone()))
+                .consistent_read(true)
+                .build()
+                .map_err(|e| Error::InvalidQuery(format!("status request: {e}")))?;
+            let output = client
+                .batch_get_item()
+                .request_items(table, request)
+                .send()
+                .await
+                .map_err(|e| dynamo_error("BatchGetItem", table, e))?;
+            for item in output
+                .responses
+                .unwrap_or_default()
+                .remove(table)
+                .unwrap_or_default()
+            {
+                if let (Some(AttributeValue::S(key)), Some(record)) =
+                    (item.get(pk), from_item(&item))
+                {
+                    found.insert(key.clone(), record);
+                }
+            }
+            keys = output
+                .unprocessed_keys
+                .unwrap_or_default()
+                .remove(table)
+                .map(|k| k.keys)
+                .unwrap_or_default();
+        }
+        if !keys.is_empty() {
+            return Err(MigrateError::Failed(Error::InvalidQuery(format!(
+                "table `{table}`: DynamoDB left {} unit records unread after 10 attempts \
+                 (throttled): ask again later",
+                keys.len()
+            ))));
+        }
+    }
+    let units = plan
+        .units
+        .iter()
+        .map(|unit| {
+            let key = format!("{RECORD_PREFIX}{}#{unit}", schema.entity);
+            let record = found.get(&key).filter(|r| r.checkpoint.layout == layout);
+            let state = match record {
+                None => UnitState::NotStarted,
+                Some(r) if r.checkpoint.is_complete() => UnitState::Done,
+                Some(r) if r.progress.failed > 0 => UnitState::Failed {
+                    items: r.progress.failed,
+                },
+                Some(_) => UnitState::Started,
+            };
+            UnitStatus {
+                unit: unit.clone(),
+                state,
+                progress: record.map(|r| r.progress),
+            }
+        })
+        .collect();
+    Ok(PlanStatus { units })
+}

@@ -21,6 +21,8 @@ use sharded_testkit::history::History;
 
 use crate::support::{faulty_client, page_to_end, raw_scan, repo};
 
+mod units;
+
 /// An item of the test's model: (score, player), the sort key's order.
 type Key = (u64, String);
 

@@ -14,6 +14,8 @@ use sharded_testkit::proxy::FaultProxy;
 
 use crate::support::{client, local};
 
+mod fleet;
+
 /// The example's `Score` before its 10 -> 20 transition: what the table held.
 #[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone)]
 #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 10)]

@@ -752,6 +752,7 @@ impl Run {
                     | Op::Complete { .. }
                     | Op::MigratePartial { .. }
                     | Op::MigrateResume { .. }
+                    | Op::MigrateUnit { .. }
                     | Op::Sweep
                     | Op::LegacyPut { .. }
             );
@@ -961,6 +962,24 @@ impl Run {
                     self.resume::<L::Doc>(*only).await?;
                 } else {
                     self.resume::<L::Item>(*only).await?;
+                }
+                Ok(Outcome::Ok)
+            }
+            Op::MigrateUnit {
+                doc,
+                unit,
+                of,
+                fresh,
+                twice,
+            } => {
+                // Run twice: the second run finds the unit done and reads nothing.
+                let runs = [Some(*fresh), twice.then_some(false)];
+                for fresh in runs.into_iter().flatten() {
+                    if *doc {
+                        self.migrate_unit::<L::Doc>(*unit, *of, fresh).await?;
+                    } else {
+                        self.migrate_unit::<L::Item>(*unit, *of, fresh).await?;
+                    }
                 }
                 Ok(Outcome::Ok)
             }
@@ -1506,6 +1525,11 @@ impl Run {
                 planted.push(item);
                 continue;
             }
+            // The migration units' records are the library's own, not the entities'.
+            if matches!(item.get(self.flavour.pk()), Some(V::S(pk)) if pk.starts_with("_sharded#migration#"))
+            {
+                continue;
+            }
             // The counter's items are not the entities'.
             if matches!(item.get(self.flavour.pk()), Some(V::S(pk)) if pk.starts_with(COUNTER_KEY))
             {
@@ -1699,6 +1723,70 @@ impl Run {
                 Err(e) => fail("migration", format!("a partial run failed: {e}")),
             },
             () = notify.notified() => Ok(()),
+        }
+    }
+
+    /// Unit `index` of the migration of `E` cut into `of` units of a scan in 4 segments, run
+    /// to its end (from its start when `fresh`): a unit its record says is done, run again,
+    /// reads nothing; after the run, the record says it is done.
+    async fn migrate_unit<E: ModelEntity>(
+        &self,
+        index: u8,
+        of: u8,
+        fresh: bool,
+    ) -> Result<(), Failure> {
+        let repo = self.repo::<E>();
+        let plan = match repo
+            .migrate()
+            .segments(4)
+            .write_units_per_second(100_000.0)
+            .plan(of.into(), 1)
+            .await
+        {
+            Ok(plan) => plan,
+            Err(e) => return fail("Migration::plan", format!("{of} units of 4: {e}")),
+        };
+        let Some(unit) = plan.units.get(usize::from(index)).cloned() else {
+            return fail(
+                "Migration::plan",
+                format!(
+                    "{of} units of 4 segments, no unit {index}: {:?}",
+                    plan.units
+                ),
+            );
+        };
+        let state = |status: Result<migrate::PlanStatus, migrate::MigrateError>| {
+            status.map(|s| s.units[usize::from(index)].state)
+        };
+        let before = state(repo.migrate().status(&plan).await);
+        let mut migration = repo
+            .migrate()
+            .unit(unit.clone())
+            .delete_delay(Duration::from_millis(20))
+            .max_attempts(3)
+            .write_units_per_second(plan.unit_write_units_per_second());
+        if fresh {
+            migration = migration.from_start();
+        }
+        let report = match migration.run().await {
+            Ok(report) => report,
+            Err(e) => return fail("Migration::unit", format!("unit {unit} failed: {e}")),
+        };
+        if matches!(before, Ok(migrate::UnitState::Done)) && !fresh && report.progress.scanned > 0 {
+            return fail(
+                "Migration::unit",
+                format!(
+                    "unit {unit} was done and run again: it read {} items ({})",
+                    report.progress.scanned, report.progress
+                ),
+            );
+        }
+        match state(repo.migrate().status(&plan).await) {
+            Ok(migrate::UnitState::Done) => Ok(()),
+            other => fail(
+                "Migration::status",
+                format!("unit {unit} after a run to its end (was {before:?}): {other:?}"),
+            ),
         }
     }
 

@@ -187,6 +187,18 @@ pub enum Op {
         doc: bool,
         only: Option<u8>,
     },
+    /// One unit of the migration of the items (of the docs when `doc`) cut into `of` units of
+    /// a scan in 4 segments (`Migration::plan`), run to its end (`Migration::unit`), from its
+    /// start when `fresh`, and run again at once when `twice`: units run in any order, a unit
+    /// run twice. A unit done before and run again (not `fresh`) reads nothing; after a run
+    /// the unit is done (`status`).
+    MigrateUnit {
+        doc: bool,
+        unit: u8,
+        of: u8,
+        fresh: bool,
+        twice: bool,
+    },
     /// The migration run to its end, then the transition's declaration removed; with
     /// `rekey`, asked to re-key the items stored under a key not in canonical form
     /// (`Migration::rekey_non_canonical`), as the planted `I#9 9` record is.
@@ -605,9 +617,10 @@ impl Generator {
             }
             Op::Faulted { op, .. } => self.allowed(model, op),
             Op::TransactGet(_) => !transition || g.transact_get_during_transition,
-            Op::MigratePartial { .. } | Op::MigrateResume { .. } | Op::Complete { .. } => {
-                !model.paging || g.paging_across_migration
-            }
+            Op::MigratePartial { .. }
+            | Op::MigrateResume { .. }
+            | Op::MigrateUnit { .. }
+            | Op::Complete { .. } => !model.paging || g.paging_across_migration,
             _ => true,
         }
     }
@@ -720,16 +733,26 @@ impl Generator {
                 }
             }
             79..=89 if model.paging => Op::PageNext,
-            90..=92 if model.phase.transition() => Op::MigratePartial {
+            90..=91 if model.phase.transition() => Op::MigratePartial {
                 items: self.rng.u8(1..6),
                 only: (self.rng.u8(..3) == 0).then(|| self.rng.u8(..2)),
                 checkpointed: self.rng.bool(),
             },
+            92 | 95 if model.phase.transition() => {
+                let of = self.rng.u8(1..=4);
+                Op::MigrateUnit {
+                    doc: self.rng.bool(),
+                    unit: self.rng.u8(..of),
+                    of,
+                    fresh: self.rng.u8(..4) == 0,
+                    twice: self.rng.bool(),
+                }
+            }
             93..=94 if model.phase.transition() => Op::MigrateResume {
                 doc: self.rng.bool(),
                 only: (self.rng.u8(..3) == 0).then(|| self.rng.u8(..2)),
             },
-            95..=96 if model.phase.transition() => Op::Complete {
+            96 if model.phase.transition() => Op::Complete {
                 rekey: self.rng.bool(),
             },
             95..=99 if !model.phase.transition() => Op::Declare,

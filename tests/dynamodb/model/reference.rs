@@ -335,7 +335,7 @@ impl Model {
                 }
                 (Outcome::Ok, vec![])
             }
-            Op::MigratePartial { .. } | Op::MigrateResume { .. } => {
+            Op::MigratePartial { .. } | Op::MigrateResume { .. } | Op::MigrateUnit { .. } => {
                 if !self.phase.transition() {
                     return (Outcome::Skipped, vec![]);
                 }

@@ -1,0 +1,215 @@
+//! A migration cut into units (`Migration::plan`, `unit`, `status`): units run out of order,
+//! a unit killed part-way and run again (resuming from its record in the table), a unit run
+//! twice, a key's unit, and what is refused.
+
+use std::sync::Arc;
+
+use sharded::migrate::{Migrate, MigrateError, Plan, Unit, UnitState};
+use sharded::{Error, Repo};
+
+use super::{assert_settled_scores, initial, seed_legacy, Adopted, GAME};
+use crate::support::{raw_scan, repo};
+
+/// The unit records of the table: items whose partition key starts with the records' prefix.
+async fn records(repo: &Repo<Adopted>) -> usize {
+    raw_scan(repo.client(), repo.table())
+        .await
+        .iter()
+        .filter(|item| {
+            item.get("pk")
+                .and_then(|v| v.as_s().ok())
+                .is_some_and(|pk| pk.starts_with("_sharded#migration#Score#"))
+        })
+        .count()
+}
+
+async fn plan(repo: &Repo<Adopted>, total: u32, units: u32) -> Plan {
+    repo.migrate()
+        .segments(total)
+        .write_units_per_second(2_000.0)
+        .plan(units, units.min(2))
+        .await
+        .expect("a plan")
+}
+
+#[tokio::test]
+async fn units_run_out_of_order_move_everything_once_and_a_second_run_changes_nothing() {
+    let repo: Repo<Adopted> = repo("units-order").await;
+    let scores = initial(160);
+    seed_legacy(repo.client(), repo.table(), GAME, &scores).await;
+    for other in ["g2", "g3", "g4"] {
+        seed_legacy(repo.client(), repo.table(), other, &initial(20)).await;
+    }
+    let plan = plan(&repo, 8, 4).await;
+    assert_eq!(plan.units.len(), 4);
+    assert_eq!(plan.unit_write_units_per_second(), 1_000.0);
+    let estimate = plan.estimate.expect("DescribeTable gave an estimate");
+    assert!(estimate.write_units_per_move >= 3.0, "{estimate:?}");
+
+    let status = repo.migrate().status(&plan).await.unwrap();
+    assert_eq!(status.count(|s| s == UnitState::NotStarted), 4);
+    assert!(!status.is_complete());
+
+    // Out of order: the last unit first, the second last.
+    let mut moved = 0;
+    for i in [3, 0, 2, 1] {
+        let report = repo
+            .migrate()
+            .unit(plan.units[i].clone())
+            .write_units_per_second(plan.unit_write_units_per_second())
+            .run()
+            .await
+            .unwrap_or_else(|e| panic!("unit {}: {e}", plan.units[i]));
+        assert!(report.checkpoint.is_complete());
+        moved += report.progress.moved;
+        let status = repo.migrate().status(&plan).await.unwrap();
+        assert_eq!(status.units[i].state, UnitState::Done, "{status:?}");
+    }
+    // Every score of every game moved once: the units' segments cover the table once.
+    assert_eq!(moved, 160 + 3 * 20);
+    let status = repo.migrate().status(&plan).await.unwrap();
+    assert!(status.is_complete(), "{status:?}");
+    assert_eq!(status.total().moved, moved);
+    assert!(status.total().write_units > 0.0);
+    assert_eq!(repo.migration_remaining().await.unwrap(), 0);
+    assert_eq!(records(&repo).await, 4);
+    assert_settled_scores(&repo, &scores).await;
+
+    // Run twice: a done unit reads nothing and leaves its record as it was.
+    let before = raw_scan(repo.client(), repo.table()).await;
+    for unit in &plan.units {
+        let again = repo.migrate().unit(unit.clone()).run().await.unwrap();
+        assert_eq!(again.progress.scanned, 0, "{unit}: {}", again.progress);
+        assert_eq!(again.progress.write_units, 0.0);
+    }
+    let after = raw_scan(repo.client(), repo.table()).await;
+    assert_eq!(before.len(), after.len());
+    assert!(
+        before.iter().all(|item| after.contains(item)),
+        "nothing changed"
+    );
+    // From the start: read again, nothing to move.
+    let again = repo
+        .migrate()
+        .unit(plan.units[1].clone())
+        .from_start()
+        .run()
+        .await
+        .unwrap();
+    assert!(again.progress.scanned > 0);
+    assert_eq!(again.progress.moved, 0, "{}", again.progress);
+    let status = repo.migrate().status(&plan).await.unwrap();
+    assert_eq!(status.units[1].progress.map(|p| p.runs), Some(2));
+    assert_settled_scores(&repo, &scores).await;
+}
+
+#[tokio::test]
+async fn a_unit_killed_part_way_resumes_from_its_record() {
+    let repo: Repo<Adopted> = repo("units-kill").await;
+    let scores = initial(300);
+    seed_legacy(repo.client(), repo.table(), GAME, &scores).await;
+    // One segment in one unit, so the whole game is the unit's.
+    let plan = plan(&repo, 1, 1).await;
+    let unit = plan.units[0].clone();
+    let kill = Arc::new(tokio::sync::Notify::new());
+    let killer = kill.clone();
+    let first = repo
+        .migrate()
+        .unit(unit.clone())
+        .page_size(10)
+        .concurrency(2)
+        // Slow enough that records (every second) come before the kill.
+        .write_units_per_second(300.0)
+        .on_progress(move |p| {
+            if p.moved >= 120 {
+                killer.notify_one();
+            }
+        })
+        .run();
+    tokio::select! {
+        result = first => panic!("the unit finished before it was killed: {result:?}"),
+        () = kill.notified() => {}
+    }
+    let status = repo.migrate().status(&plan).await.unwrap();
+    assert_eq!(status.units[0].state, UnitState::Started, "{status:?}");
+    let recorded = status.units[0].progress.expect("a record").moved;
+    assert!(recorded > 0 && recorded < 300, "recorded {recorded}");
+
+    let resumed = repo
+        .migrate()
+        .unit(unit.clone())
+        .page_size(10)
+        .run()
+        .await
+        .unwrap();
+    assert!(
+        resumed.progress.moved < 300 && resumed.progress.scanned < 300,
+        "resumed from the record, not from the start: {}",
+        resumed.progress
+    );
+    let status = repo.migrate().status(&plan).await.unwrap();
+    assert!(status.is_complete(), "{status:?}");
+    let p = status.units[0].progress.unwrap();
+    assert_eq!(p.runs, 2);
+    // The record adds the runs up: what the killed run recorded, and the run again's moves
+    // (items the killed run moved after its last record are found in place, not moved).
+    assert!(
+        p.moved > recorded && p.moved <= 300 && p.moved == recorded + resumed.progress.moved,
+        "{p:?}, recorded {recorded} before the kill, {} moved after",
+        resumed.progress.moved
+    );
+    assert_eq!(repo.migration_remaining().await.unwrap(), 0);
+    assert_settled_scores(&repo, &scores).await;
+}
+
+#[tokio::test]
+async fn a_key_unit_moves_one_key_and_records_it() {
+    let repo: Repo<Adopted> = repo("units-key").await;
+    let scores = initial(40);
+    seed_legacy(repo.client(), repo.table(), GAME, &scores).await;
+    seed_legacy(repo.client(), repo.table(), "g2", &initial(10)).await;
+    let unit = Unit::key(Adopted::pk_partitions(GAME).unwrap()).unwrap();
+    assert_eq!(unit.to_string(), "key:GAME#g1");
+    let report = repo.migrate().unit(unit.clone()).run().await.unwrap();
+    assert_eq!(report.progress.moved, 40);
+    // g2 is another key's: still at its previous place.
+    assert_eq!(repo.migration_remaining().await.unwrap(), 10);
+    let again = repo.migrate().unit(unit).run().await.unwrap();
+    assert_eq!(again.progress.scanned, 0);
+    assert_eq!(records(&repo).await, 1);
+    assert_settled_scores(&repo, &scores).await;
+}
+
+#[tokio::test]
+async fn what_a_unit_cannot_run_is_refused_before_any_request() {
+    let repo: Repo<Adopted> = repo("units-refused").await;
+    fn refused<T: std::fmt::Debug>(result: Result<T, MigrateError>) -> String {
+        match result {
+            Err(MigrateError::Failed(Error::InvalidQuery(why))) => why,
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+    let unit: Unit = "0..2/8".parse().unwrap();
+    let why = refused(repo.migrate().unit(unit.clone()).segments(4).run().await);
+    assert!(why.contains("8 segments"), "{why}");
+    let why = refused(
+        repo.migrate()
+            .unit(unit)
+            .only(Adopted::pk_partitions(GAME).unwrap())
+            .run()
+            .await,
+    );
+    assert!(why.contains("not both"), "{why}");
+    let why = refused(repo.migrate().segments(4).plan(5, 1).await);
+    assert!(why.contains("5 units of 4 segments"), "{why}");
+    let why = refused(repo.migrate().segments(4).plan(2, 3).await);
+    assert!(why.contains("3 workers for 2 units"), "{why}");
+    let why = refused(repo.migrate().segments(0).plan(1, 1).await);
+    assert!(why.contains("segments(0)"), "{why}");
+    // A plan of another table is not this one's status.
+    let other = Plan::new("elsewhere", "Score", "L", 4, 2, 1, 100.0).unwrap();
+    let why = refused(repo.migrate().status(&other).await);
+    assert!(why.contains("elsewhere"), "{why}");
+    // Nothing was written: no record.
+    assert_eq!(records(&repo).await, 0);
+}

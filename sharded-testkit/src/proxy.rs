@@ -23,6 +23,7 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use tokio::sync::oneshot;
 
+use crate::emulator::KeyLimitEmulator;
 use crate::faults::Faults;
 use crate::intercept::{Intercept, Next};
 
@@ -67,6 +68,31 @@ impl FaultProxy {
     /// thread cannot be started.
     pub fn start(upstream: &str, faults: &Faults) -> io::Result<FaultProxy> {
         serve(upstream, faults.clone())
+    }
+
+    /// Starts a proxy to `upstream` whose requests go through `emulator`'s per-key limits
+    /// (a clone of the handle: its meters and counts are shared), so processes pointed at it
+    /// meet DynamoDB's limits together, as a fleet of workers on one table does.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use sharded::capacity::PerKeyLimits;
+    /// use sharded_testkit::backend::Backend;
+    /// use sharded_testkit::emulator::KeyLimitEmulator;
+    /// use sharded_testkit::proxy::FaultProxy;
+    ///
+    /// let backend = Backend::shared().await?;
+    /// let emulator = KeyLimitEmulator::new(PerKeyLimits::DYNAMODB);
+    /// let proxy = FaultProxy::start_emulating(backend.endpoint(), &emulator)?;
+    /// println!("workers go to {}; {} throttled", proxy.endpoint(), emulator.counts().throttled);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_emulating(upstream: &str, emulator: &KeyLimitEmulator) -> io::Result<FaultProxy> {
+        serve(upstream, emulator.clone())
     }
 
     /// The proxy's endpoint, `http://127.0.0.1:<port>`.

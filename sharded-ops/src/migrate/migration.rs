@@ -488,7 +488,9 @@ impl<E: ShardedEntity> Migration<E> {
         let items = table.item_count.unwrap_or(0).max(0) as u64;
         let bytes = table.table_size_bytes.unwrap_or(0).max(0) as u64;
         let average = bytes.checked_div(items).unwrap_or(0);
-        Ok(plan.with_estimate(Estimate::new(items, average, write_units_per_second)))
+        let estimate = Estimate::new(items, average, write_units_per_second)
+            .moving(super::units::moving_share(&schema.pk));
+        Ok(plan.with_estimate(estimate))
     }
 
     /// Where each unit of `plan` is, from the units' records in the table (one

@@ -209,8 +209,9 @@ impl<'de> serde::Deserialize<'de> for Unit {
 }
 
 /// What a migration is expected to take, from `DescribeTable` (refreshed by DynamoDB about
-/// every six hours): every item of the table is assumed to move, so a table shared with
-/// other entities, or partly migrated, takes less.
+/// every six hours) and the layouts: every item of the table is assumed to be the entity's
+/// and not yet migrated, so a table shared with other entities, or partly migrated, takes
+/// less.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct Estimate {
@@ -218,10 +219,14 @@ pub struct Estimate {
     pub items: u64,
     /// Their average size in bytes (`TableSizeBytes / ItemCount`).
     pub average_item_bytes: u64,
+    /// The share of the items expected to move (the others are already where the current
+    /// layout puts them): from 10 to 20 hashed shards, half; from a legacy key, all.
+    pub moving: f64,
     /// Write units one move costs: the copy (a transaction: the put, and the mark of the old
     /// copy) and the delete of the old copy.
     pub write_units_per_move: f64,
-    /// Seconds at the plan's budget: items x units per move / write units per second.
+    /// Seconds at the plan's budget: items x moving x units per move / write units per
+    /// second.
     pub seconds: f64,
 }
 
@@ -240,17 +245,84 @@ impl Estimate {
         // of the old copy), each charged twice as a transactional write; the delete is one.
         let copy = 2 * transactional_write_units(average_item_bytes);
         let write_units_per_move = (copy + write_units(average_item_bytes)) as f64;
-        let seconds = if write_units_per_second.is_finite() && write_units_per_second > 0.0 {
-            items as f64 * write_units_per_move / write_units_per_second
-        } else {
-            0.0
-        };
         Estimate {
             items,
             average_item_bytes,
+            moving: 1.0,
             write_units_per_move,
-            seconds,
+            seconds: 0.0,
         }
+        .at(write_units_per_second)
+    }
+
+    /// The estimate with `share` of the items moving (0 to 1; see [`moving`](Self::moving)).
+    ///
+    /// ```
+    /// use sharded::migrate::Estimate;
+    /// let all = Estimate::new(1_000, 200, 100.0);
+    /// assert_eq!(all.moving(0.5).seconds, all.seconds / 2.0);
+    /// ```
+    pub fn moving(mut self, share: f64) -> Estimate {
+        self.moving = if share.is_nan() {
+            1.0
+        } else {
+            share.clamp(0.0, 1.0)
+        };
+        let rate = if self.seconds > 0.0 {
+            self.items as f64 * self.write_units_per_move / self.seconds
+        } else {
+            0.0
+        };
+        self.at(rate)
+    }
+
+    fn at(mut self, write_units_per_second: f64) -> Estimate {
+        let units = self.items as f64 * self.moving * self.write_units_per_move;
+        self.seconds = if write_units_per_second.is_finite() && write_units_per_second > 0.0 {
+            units / write_units_per_second
+        } else {
+            0.0
+        };
+        self
+    }
+}
+
+/// The share of an entity's items a migration to `pk`'s current layout moves, the items
+/// spread evenly: an item stays where its previous partition key is its current one.
+/// - from a legacy key, or a previous layout spelled with another suffix: all of them;
+/// - from `m` shards placed by the current rule to `n`: those whose hash gives another shard
+///   (`h mod m != h mod n`), counted over `lcm(m, n)` residues: 10 -> 20, a half;
+/// - from `m` shards of unknown placement: all but those that happen to sit on their shard.
+pub(crate) fn moving_share(pk: &sharded_runtime::schema::PartitionKeySchema) -> f64 {
+    use sharded_runtime::schema::{PreviousLayout, PreviousPlacement};
+    let n = u64::from(pk.sharding.shard_count().unwrap_or(1).max(1));
+    match pk.previous {
+        None => 0.0,
+        Some(PreviousLayout::Legacy { .. }) => 1.0,
+        Some(PreviousLayout::Shards { .. }) if pk.previous_suffix() != pk.suffix => 1.0,
+        Some(PreviousLayout::Shards {
+            n: m, placement, ..
+        }) => {
+            let m = u64::from(m.max(1));
+            match placement {
+                PreviousPlacement::Unknown => 1.0 - (n.min(m) as f64) / ((n * m) as f64),
+                _ => {
+                    let lcm = n / gcd(n, m) * m;
+                    let same = (0..lcm).filter(|r| r % n == r % m).count();
+                    1.0 - same as f64 / lcm as f64
+                }
+            }
+        }
+        // A layout of a later release: assume everything moves.
+        Some(_) => 1.0,
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
 
@@ -409,6 +481,27 @@ mod tests {
         let json = serde_json::to_string(&plan).unwrap();
         assert!(json.contains("\"4..8/16\""), "{json}");
         assert_eq!(serde_json::from_str::<Plan>(&json).unwrap(), plan);
+    }
+
+    #[test]
+    fn the_moving_share_counts_the_hashes_that_change_shard() {
+        use sharded_runtime::schema::{
+            KeyTemplate, PartitionKeySchema, PreviousLayout, PreviousPlacement, Segment, Sharding,
+        };
+        static T: KeyTemplate =
+            KeyTemplate::new("G#{g}", &[Segment::literal("G#"), Segment::field("g")]);
+        static L: KeyTemplate =
+            KeyTemplate::new("G#{g}", &[Segment::literal("G#"), Segment::field("g")]);
+        let pk = |n: u32, previous: PreviousLayout| {
+            PartitionKeySchema::new("pk", &T, Sharding::hash(&["p"], n)).with_previous(previous)
+        };
+        let share = |schema: PartitionKeySchema| moving_share(&schema);
+        assert_eq!(share(pk(20, PreviousLayout::shards(10))), 0.5);
+        // 10 -> 3: h mod 3 == h mod 10 for 3 of every 30 residues (0, 1, 2).
+        assert!((share(pk(3, PreviousLayout::shards(10))) - 0.9).abs() < 1e-9);
+        assert_eq!(share(pk(10, PreviousLayout::legacy(&L))), 1.0);
+        let unknown = PreviousLayout::shards(4).with_placement(PreviousPlacement::Unknown);
+        assert!((share(pk(8, unknown)) - (1.0 - 4.0 / 32.0)).abs() < 1e-9);
     }
 
     #[test]

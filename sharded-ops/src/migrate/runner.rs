@@ -114,20 +114,20 @@ impl<E: ShardedEntity> Migration<E> {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn run(mut self) -> Result<Report, MigrateError> {
-        let mut earlier = None;
-        if let Some(unit) = &self.unit {
+    pub async fn run(self) -> Result<Report, MigrateError> {
+        // Settings are checked before any request, the unit's record read after.
+        let resumes_from_record = self.resume.is_none() && !self.from_start;
+        let mut runner = Runner::new(self, false)?;
+        if let Some(unit) = &runner.unit {
             let record =
-                read_record(self.repo.client(), self.repo.table(), E::SCHEMA, unit).await?;
+                read_record(runner.repo.client(), runner.repo.table(), E::SCHEMA, unit).await?;
             if let Some(record) = record {
-                if self.resume.is_none() && !self.from_start {
-                    self.resume = Some(record.checkpoint);
+                if resumes_from_record {
+                    runner.resume(record.checkpoint)?;
                 }
-                earlier = Some(record.progress);
+                runner.earlier = Some(record.progress);
             }
         }
-        let mut runner = Runner::new(self, false)?;
-        runner.earlier = earlier;
         runner.run().await
     }
 
@@ -440,6 +440,14 @@ impl<E: ShardedEntity> Runner<E> {
                 reported: Progress::default(),
             }),
         })
+    }
+
+    /// Goes on from `checkpoint` (a unit's record) instead of from the start.
+    fn resume(&mut self, checkpoint: Checkpoint) -> Result<(), MigrateError> {
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        check_resume(&self.base, &checkpoint, state.positions.len())?;
+        state.positions = checkpoint.positions;
+        Ok(())
     }
 
     fn state(&self) -> MutexGuard<'_, State> {

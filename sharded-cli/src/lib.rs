@@ -65,6 +65,8 @@ mod commands;
 mod entities;
 #[cfg(feature = "cloudwatch")]
 mod live;
+#[cfg(test)]
+mod orchestrator_files;
 mod output;
 mod units;
 

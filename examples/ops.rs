@@ -10,6 +10,12 @@
 //!     --endpoint-url http://127.0.0.1:8000 --write-units-per-second 300 \
 //!     --checkpoint migrate.checkpoint          # add --resume to continue after a stop
 //! cargo run --example ops -- remaining --entity Score --table leaderboard
+//! cargo run --example ops -- migrate --entity Score --table leaderboard --segments 64 \
+//!     --write-units-per-second 2000 --plan --units 16 --workers 4 > plan.json   # units
+//! cargo run --example ops -- migrate --entity Score --table leaderboard \
+//!     --plan-file plan.json --unit-index 3                # one unit, anywhere, any order
+//! cargo run --example ops -- remaining --entity Score --table leaderboard \
+//!     --plan-file plan.json                               # which units are done; removable?
 //! cargo run --example ops -- layouts change --entity Play --table leaderboard \
 //!     --key PLAYS#viral --n 8                   # one hot game widened online
 //! cargo run --example ops -- layouts show --entity Play --table leaderboard

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use sharded::layouts::LayoutTiming;
+use sharded::migrate::{MigrateError, Unit};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -77,15 +78,31 @@ pub(crate) enum Command {
     /// change one key's count online, or run one step of a change.
     #[command(subcommand)]
     Layouts(LayoutsCommand),
-    /// Count an entity's items still at their previous layout's place.
-    Remaining {
-        /// The entity (as `describe` lists it).
-        #[arg(long)]
-        entity: String,
-        /// The table.
-        #[arg(long)]
-        table: String,
-    },
+    /// Count an entity's items still at their previous layout's place; with a plan, also
+    /// where each of its units is, and whether the layout declaration can be removed.
+    Remaining(RemainingArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct RemainingArgs {
+    /// The entity (as `describe` lists it).
+    #[arg(long)]
+    pub(crate) entity: String,
+    /// The table.
+    #[arg(long)]
+    pub(crate) table: String,
+    /// A plan `migrate --plan` printed: say where each of its units is (from their records in
+    /// the table) before counting what is left.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["segments", "units"])]
+    pub(crate) plan_file: Option<PathBuf>,
+    /// With --units, instead of --plan-file: the plan's segment count (`total_segments`), for
+    /// an orchestrator's last step that has the plan's numbers but not its file.
+    #[arg(long, requires = "units")]
+    pub(crate) segments: Option<u32>,
+    /// With --segments: the plan's unit count (its units are cut from the two as
+    /// `migrate --plan` cut them).
+    #[arg(long, requires = "segments")]
+    pub(crate) units: Option<u32>,
 }
 
 #[derive(Args, Debug)]
@@ -160,6 +177,7 @@ pub(crate) enum Rule {
 }
 
 #[derive(Args, Debug)]
+#[command(group(ArgGroup::new("one_unit").args(["unit", "plan_file"])))]
 pub(crate) struct MigrateArgs {
     /// The entity (as `describe` lists it).
     #[arg(long)]
@@ -190,6 +208,42 @@ pub(crate) struct MigrateArgs {
     /// listed.
     #[arg(long)]
     pub(crate) rekey_non_canonical: bool,
+    /// Print the migration cut into units (JSON, whatever --output), each with the command
+    /// line that runs it, and the estimate; run nothing. --segments is the scan's
+    /// TotalSegments, --write-units-per-second the budget of the whole fleet.
+    #[arg(long, conflicts_with_all = ["checkpoint", "resume", "unit", "plan_file", "from_start"])]
+    pub(crate) plan: bool,
+    /// With --plan: how many units (1 to the segment count; default: one per segment).
+    #[arg(long, requires = "plan")]
+    pub(crate) units: Option<u32>,
+    /// With --plan: the most units run at once, which share the budget (1 to the unit
+    /// count; default: the unit count).
+    #[arg(long, requires = "plan")]
+    pub(crate) workers: Option<u32>,
+    /// Run one unit of a plan (`4..8/16`: segments 4 to 7 of a scan in 16), as `--plan`
+    /// prints it; give it the plan's share of the budget. Its progress is recorded in the
+    /// table: run again, it resumes; done, it reads nothing.
+    #[arg(long, value_name = "UNIT", value_parser = parse_unit, conflicts_with = "plan_file")]
+    pub(crate) unit: Option<Unit>,
+    /// Run unit --unit-index of this plan (as `--plan` printed it), at the plan's share of
+    /// the budget unless --write-units-per-second says otherwise: for a Kubernetes indexed
+    /// Job (`$(JOB_COMPLETION_INDEX)`).
+    #[arg(long, value_name = "FILE", requires = "unit_index")]
+    pub(crate) plan_file: Option<PathBuf>,
+    /// With --plan-file: the unit's index in the plan (from 0).
+    #[arg(long, value_name = "INDEX", requires = "plan_file")]
+    pub(crate) unit_index: Option<usize>,
+    /// With --unit or --plan-file: read the unit from its start, whatever its record says.
+    #[arg(long, requires = "one_unit")]
+    pub(crate) from_start: bool,
+}
+
+/// A unit id as the library reads it; a bad one is a usage error with the library's message.
+fn parse_unit(id: &str) -> Result<Unit, String> {
+    id.parse::<Unit>().map_err(|e| match e {
+        MigrateError::Failed(sharded::Error::InvalidQuery(why)) => why,
+        other => other.to_string(),
+    })
 }
 
 #[derive(Subcommand, Debug)]

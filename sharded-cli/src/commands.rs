@@ -8,12 +8,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use sharded::aws_sdk_dynamodb::Client;
 use sharded::capacity::{plan, InsightRule, PerKeyLimits, PlanInput, Recording, TableCaps};
-use sharded::migrate::{Checkpoint, MigrateError};
+use sharded::migrate::{Checkpoint, MigrateError, Unit};
 use sharded::schema::{EntitySchema, TableDefinition};
 use sharded::Error;
 
 use crate::args::{
-    AwsArgs, Cli, Command, LayoutsCommand, MigrateArgs, Output, PlanArgs, ReportArgs, Rule,
+    AwsArgs, Cli, Command, LayoutsCommand, MigrateArgs, Output, PlanArgs, RemainingArgs,
+    ReportArgs, Rule,
 };
 use crate::entities::{find, EntityOps, LayoutOptions, LayoutOutcome, LayoutStep, MigrateOptions};
 use crate::output::{create_table_json, describe_entity, print_layout_outcome};
@@ -32,48 +33,60 @@ pub(crate) async fn run(entities: &[Box<dyn EntityOps>], cli: Cli) -> Result<u8,
         Command::Report(args) => report(&cli.aws, output, args).await,
         Command::Migrate(args) => migrate(entities, &cli.aws, output, args).await,
         Command::Layouts(command) => layouts(entities, &cli.aws, output, command).await,
-        Command::Remaining { entity, table } => {
-            let entity = find(entities, &entity)?;
-            let client = client(&cli.aws).await;
-            let left = entity
-                .remaining(client, table.clone())
-                .await
-                .map_err(|e| migration_failure(&table, e, &[]))?;
-            match output {
-                Output::Json => println!(
-                    "{}",
-                    json!({
-                        "table": table,
-                        "remaining": left.items,
-                        "left_alone": left.left_alone.count,
-                        "left_alone_examples": left
-                            .left_alone
-                            .examples
-                            .iter()
-                            .map(|f| json!({ "key": f.key.to_string(), "reason": f.reason.to_string() }))
-                            .collect::<Vec<_>>(),
-                    })
-                ),
-                Output::Table => {
-                    println!(
-                        "{} items of {} still at their previous place",
-                        left.items,
-                        entity.schema().entity
-                    );
-                    if left.left_alone.count > 0 {
-                        println!(
-                            "{} items in its partitions are not the entity's and stay where they are:",
-                            left.left_alone.count
-                        );
-                        for item in &left.left_alone.examples {
-                            println!("  {}: {}", item.key, item.reason);
-                        }
-                    }
+        Command::Remaining(args) => remaining(entities, &cli.aws, output, args).await,
+    }
+}
+
+/// `remaining`: what is left at the previous layout's place; with a plan, where each unit is.
+async fn remaining(
+    entities: &[Box<dyn EntityOps>],
+    aws: &AwsArgs,
+    output: Output,
+    args: RemainingArgs,
+) -> Result<u8, Failure> {
+    let entity = find(entities, &args.entity)?;
+    let client = client(aws).await;
+    if args.plan_file.is_some() || args.segments.is_some() {
+        return crate::units::remaining_with_plan(entity, client, output, &args).await;
+    }
+    let table = args.table;
+    let left = entity
+        .remaining(client, table.clone())
+        .await
+        .map_err(|e| migration_failure(&table, e, &[]))?;
+    match output {
+        Output::Json => println!(
+            "{}",
+            json!({
+                "table": table,
+                "remaining": left.items,
+                "left_alone": left.left_alone.count,
+                "left_alone_examples": left
+                    .left_alone
+                    .examples
+                    .iter()
+                    .map(|f| json!({ "key": f.key.to_string(), "reason": f.reason.to_string() }))
+                    .collect::<Vec<_>>(),
+            })
+        ),
+        Output::Table => {
+            println!(
+                "{} items of {} still at their previous place",
+                left.items,
+                entity.schema().entity
+            );
+            if left.left_alone.count > 0 {
+                println!(
+                    "{} items in its partitions are not the entity's and stay where they are:",
+                    left.left_alone.count
+                );
+                for item in &left.left_alone.examples {
+                    println!("  {}: {}", item.key, item.reason);
                 }
             }
-            Ok(if left == 0 { EXIT_OK } else { EXIT_INCOMPLETE })
         }
     }
+    Ok(if left == 0 { EXIT_OK } else { EXIT_INCOMPLETE })
 }
 
 /// A client from the standard AWS configuration chain, with the flags on top. Connecting
@@ -120,7 +133,7 @@ fn dynamo_failure(table: &str, error: Error) -> Failure {
 /// migration: `InvalidQuery`, `InvalidCheckpoint`) is bad input, [`EXIT_USAGE`](crate::EXIT_USAGE),
 /// its message followed by the flags behind it (`given`, as typed) and what to do; anything
 /// else is a failure of the work.
-fn migration_failure(table: &str, error: MigrateError, given: &[String]) -> Failure {
+pub(crate) fn migration_failure(table: &str, error: MigrateError, given: &[String]) -> Failure {
     let refused = |why: String, what_to_do: &str| {
         let given = if given.is_empty() {
             String::new()
@@ -345,8 +358,14 @@ async fn report(aws: &AwsArgs, output: Output, args: ReportArgs) -> Result<u8, F
 
 /// A bar over the table's item count when `DescribeTable` gives one (a migration examines
 /// every item of the table once), else a spinner: the count is DynamoDB's estimate, refreshed
-/// every six hours or so, and free, where an exact total would cost a second full scan.
-async fn progress_bar(client: &Client, table: &str) -> ProgressBar {
+/// every six hours or so, and free, where an exact total would cost a second full scan. A
+/// unit of segments examines its share of the segments: about as large a share of the items.
+async fn progress_bar(client: &Client, table: &str, unit: Option<&Unit>) -> ProgressBar {
+    let share =
+        |count: i64| match unit.and_then(|u| Some((u.segment_range()?, u.total_segments()?))) {
+            Some((range, total)) => count * i64::from(range.end - range.start) / i64::from(total),
+            None => count,
+        };
     let item_count = client
         .describe_table()
         .table_name(table)
@@ -354,6 +373,7 @@ async fn progress_bar(client: &Client, table: &str) -> ProgressBar {
         .await
         .ok()
         .and_then(|d| d.table?.item_count)
+        .map(share)
         .filter(|&count| count > 0);
     let (bar, template) = match item_count {
         Some(count) => (
@@ -407,7 +427,7 @@ async fn live_recording(
     ))
 }
 
-fn read(path: &Path) -> Result<String, Failure> {
+pub(crate) fn read(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path)
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))
 }
@@ -446,6 +466,26 @@ async fn migrate(
     args: MigrateArgs,
 ) -> Result<u8, Failure> {
     let entity = find(entities, &args.entity)?;
+    if args.plan {
+        return crate::units::print_plan(entity, client(aws).await, &args).await;
+    }
+    let given = given_flags(&args);
+    let mut args = args;
+    // A unit of a plan file runs at the plan's share of the budget unless the flag says
+    // otherwise; the plan is checked against the entity and table before any request.
+    let unit = match (&args.unit, &args.plan_file, args.unit_index) {
+        (Some(unit), _, _) => Some(unit.clone()),
+        (None, Some(path), Some(index)) => {
+            let plan = crate::units::read_plan(path)?;
+            crate::units::check_plan(&plan, entity.schema(), &args.table, path)?;
+            let unit = crate::units::unit_at(&plan, index, path)?;
+            args.write_units_per_second = args
+                .write_units_per_second
+                .or(Some(plan.unit_write_units_per_second()));
+            Some(unit)
+        }
+        _ => None,
+    };
     // Everything the flags name is checked before the first request: a corrupt checkpoint
     // here, settings and a checkpoint of another migration by the runtime (`given` names the
     // flags behind them in its refusal).
@@ -456,12 +496,11 @@ async fn migrate(
         ),
         _ => None,
     };
-    let given = given_flags(&args);
     let client = client(aws).await;
     let bar = if args.quiet || output == Output::Json {
         ProgressBar::hidden()
     } else {
-        progress_bar(&client, &args.table).await
+        progress_bar(&client, &args.table, unit.as_ref()).await
     };
     let shown = bar.clone();
     let checkpoint_path = args.checkpoint.clone();
@@ -473,6 +512,8 @@ async fn migrate(
         segments: args.segments,
         resume_from,
         rekey_non_canonical: args.rekey_non_canonical,
+        unit: unit.clone(),
+        from_start: args.from_start,
         on_progress: Arc::new(move |p| {
             if let Some(total) = shown.length() {
                 // The item count is an estimate: a table that grew since it was taken
@@ -525,7 +566,7 @@ async fn migrate(
     match output {
         Output::Json => {
             let p = &report.progress;
-            let json = json!({
+            let mut json = json!({
                 "table": args.table,
                 "entity": entity.schema().entity,
                 "scanned": p.scanned, "examined": p.examined, "moved": p.moved, "superseded": p.superseded,
@@ -538,9 +579,23 @@ async fn migrate(
                 "left_alone_items": report.left_alone.iter().map(|f| json!({"key": f.key.to_string(), "reason": f.reason.to_string(), "why": f.reason.label()})).collect::<Vec<_>>(),
                 "rekeyed": report.rekeyed.iter().map(|r| json!({"from": r.from.to_string(), "to": r.to.to_string()})).collect::<Vec<_>>(),
             });
+            if let (Some(unit), Some(object)) = (&unit, json.as_object_mut()) {
+                object.insert("unit".to_owned(), json!(unit.to_string()));
+            }
             println!("{json:#}");
         }
         Output::Table => {
+            if let Some(unit) = &unit {
+                println!(
+                    "unit {unit} of {}: {}",
+                    entity.schema().entity,
+                    if report.checkpoint.is_complete() {
+                        "read to the end (recorded in the table)"
+                    } else {
+                        "not read to the end (recorded in the table: run it again to resume)"
+                    }
+                );
+            }
             println!("{}", report.progress);
             for failure in &report.failed {
                 println!("not moved: {}: {}", failure.key, failure.reason);

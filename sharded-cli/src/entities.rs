@@ -8,7 +8,9 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use sharded::aws_sdk_dynamodb::Client;
 use sharded::layouts::{KeyEntry, KeyMigration, LayoutTiming};
-use sharded::migrate::{Checkpoint, Migrate, MigrateError, Progress, Remaining, Report};
+use sharded::migrate::{
+    Checkpoint, Migrate, MigrateError, Plan, PlanStatus, Progress, Remaining, Report, Unit,
+};
 use sharded::schema::{EntitySchema, KeyLayout};
 use sharded::{Error, Repo, ShardedEntity};
 
@@ -19,8 +21,21 @@ pub(crate) struct MigrateOptions {
     pub(crate) segments: Option<u32>,
     pub(crate) resume_from: Option<Checkpoint>,
     pub(crate) rekey_non_canonical: bool,
+    /// One unit of a plan, recorded in the table (`Migration::unit`).
+    pub(crate) unit: Option<Unit>,
+    /// The unit read from its start whatever its record says (`Migration::from_start`).
+    pub(crate) from_start: bool,
     pub(crate) on_progress: Arc<dyn Fn(&Progress) + Send + Sync>,
     pub(crate) on_checkpoint: Arc<dyn Fn(&Checkpoint) + Send + Sync>,
+}
+
+/// How `migrate --plan` cuts a migration: the scan's segments, the fleet's budget, the units
+/// and how many run at once.
+pub(crate) struct PlanOptions {
+    pub(crate) segments: Option<u32>,
+    pub(crate) write_units_per_second: Option<f64>,
+    pub(crate) units: u32,
+    pub(crate) workers: u32,
 }
 
 /// What a `layouts` subcommand asks of an entity's layout directory.
@@ -69,6 +84,22 @@ pub(crate) trait EntityOps: Send + Sync {
         table: String,
     ) -> BoxFuture<'static, Result<Remaining, MigrateError>>;
 
+    /// The migration cut into units (`Migration::plan`), with its estimate.
+    fn plan(
+        &self,
+        client: Client,
+        table: String,
+        options: PlanOptions,
+    ) -> BoxFuture<'static, Result<Plan, MigrateError>>;
+
+    /// Where each unit of `plan` is, from the units' records in the table.
+    fn status(
+        &self,
+        client: Client,
+        table: String,
+        plan: Plan,
+    ) -> BoxFuture<'static, Result<PlanStatus, MigrateError>>;
+
     fn layouts(
         &self,
         client: Client,
@@ -115,6 +146,12 @@ impl<E: ShardedEntity> EntityOps for Registered<E> {
             if options.rekey_non_canonical {
                 migration = migration.rekey_non_canonical();
             }
+            if let Some(unit) = options.unit {
+                migration = migration.unit(unit);
+            }
+            if options.from_start {
+                migration = migration.from_start();
+            }
             let progress = options.on_progress;
             let checkpoint = options.on_checkpoint;
             migration
@@ -133,6 +170,37 @@ impl<E: ShardedEntity> EntityOps for Registered<E> {
         Box::pin(async move {
             let repo: Repo<E> = Repo::new(client, table);
             repo.migration_remaining().await
+        })
+    }
+
+    fn plan(
+        &self,
+        client: Client,
+        table: String,
+        options: PlanOptions,
+    ) -> BoxFuture<'static, Result<Plan, MigrateError>> {
+        Box::pin(async move {
+            let repo: Repo<E> = Repo::new(client, table);
+            let mut migration = repo.migrate();
+            if let Some(segments) = options.segments {
+                migration = migration.segments(segments);
+            }
+            if let Some(w) = options.write_units_per_second {
+                migration = migration.write_units_per_second(w);
+            }
+            migration.plan(options.units, options.workers).await
+        })
+    }
+
+    fn status(
+        &self,
+        client: Client,
+        table: String,
+        plan: Plan,
+    ) -> BoxFuture<'static, Result<PlanStatus, MigrateError>> {
+        Box::pin(async move {
+            let repo: Repo<E> = Repo::new(client, table);
+            repo.migrate().status(&plan).await
         })
     }
 

@@ -1011,3 +1011,390 @@ async fn layouts_change_widens_one_key_and_narrows_it_back_step_by_step() {
         "nothing changed"
     );
 }
+
+/// `ops migrate --plan` through the local DynamoDB: its JSON (the plan, printed whatever
+/// `--output`) and stderr's summary.
+async fn plan_of(table: &str, more: &[&str]) -> Run {
+    let mut args = vec![
+        "migrate",
+        "--entity",
+        "Score",
+        "--table",
+        table,
+        "--segments",
+        "8",
+        "--write-units-per-second",
+        "400",
+        "--plan",
+    ];
+    args.extend_from_slice(more);
+    ops(&args).await
+}
+
+/// `ops remaining --plan-file plan --output json`: its exit code and JSON.
+async fn remaining_of_plan(table: &str, plan: &std::path::Path) -> (i32, serde_json::Value) {
+    let run = ops(&[
+        "remaining",
+        "--entity",
+        "Score",
+        "--table",
+        table,
+        "--plan-file",
+        plan.to_str().unwrap(),
+        "--output",
+        "json",
+    ])
+    .await;
+    (run.code, json(&run))
+}
+
+/// Each score exactly once in the raw table, at its place on the 20-shard layout (the units'
+/// records, the migration's own items, aside).
+async fn assert_each_score_once_at_its_current_place(
+    after: &Repo<ScoreOn20>,
+    scores: &[ScoreOn10],
+) {
+    let mut found: Vec<(String, String)> = crate::support::raw_scan(after.client(), after.table())
+        .await
+        .iter()
+        .map(|item| {
+            let s = |name: &str| item[name].as_s().unwrap().clone();
+            (s("pk"), s("sk"))
+        })
+        .filter(|(pk, _)| !pk.starts_with("_sharded#"))
+        .collect();
+    found.sort();
+    let mut expected: Vec<(String, String)> = scores
+        .iter()
+        .map(|s| {
+            let keys = ScoreOn20 {
+                game_id: s.game_id.clone(),
+                player_id: s.player_id.clone(),
+                score: s.score,
+            }
+            .item_keys()
+            .unwrap();
+            (keys.pk, keys.sk.unwrap())
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(found, expected, "each score once, at its current place");
+}
+
+/// Issue 29, items 3 and 4: `migrate --plan` cuts the scan into units an orchestrator maps
+/// over (each with its command line, at its share of the budget, with the estimate); the
+/// units run in any order, each as its own process (`--unit`, or `--plan-file --unit-index`
+/// as a Kubernetes indexed Job runs them), a unit run again reads nothing, and `remaining
+/// --plan-file` says from the units' records in the table which are done and whether the
+/// declaration can be removed.
+#[tokio::test]
+async fn a_plan_s_units_run_in_any_order_and_remaining_says_when_the_declaration_can_go() {
+    let (after, scores, left) = scores_on_ten("ops-units").await;
+    let table = after.table().to_owned();
+
+    let planned = plan_of(&table, &["--units", "4", "--workers", "2"]).await;
+    assert_eq!(planned.code, 0, "{}", planned.stderr);
+    let plan = json(&planned);
+    assert_eq!(plan["table"], table.as_str());
+    assert_eq!(plan["entity"], "Score");
+    assert_eq!(plan["total_segments"], 8);
+    assert_eq!(plan["workers"], 2);
+    assert_eq!(plan["write_units_per_second"], 400.0);
+    assert_eq!(
+        plan["unit_write_units_per_second"], 200.0,
+        "the budget over workers"
+    );
+    assert!(
+        plan["estimate"]["items"].as_u64().unwrap() >= scores.len() as u64,
+        "DescribeTable counts the scores: {plan:#}"
+    );
+    assert!(
+        plan["estimate"]["seconds"].as_f64().unwrap() > 0.0,
+        "{plan:#}"
+    );
+    assert!(
+        planned
+            .stderr
+            .contains("4 units of 8 segments, at most 2 at once"),
+        "{}",
+        planned.stderr
+    );
+    let units = plan["units"].as_array().unwrap();
+    assert_eq!(units.len(), 4);
+    // Together the units cover segments 0..8 exactly once.
+    let mut next = 0;
+    for (index, unit) in units.iter().enumerate() {
+        assert_eq!(unit["index"], index);
+        let id: sharded::migrate::Unit = unit["unit"].as_str().unwrap().parse().unwrap();
+        let range = id.segment_range().unwrap();
+        assert_eq!(
+            (range.start, id.total_segments()),
+            (next, Some(8)),
+            "{plan:#}"
+        );
+        next = range.end;
+        let args: Vec<&str> = unit["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        let id = id.to_string();
+        let expected = [
+            "migrate",
+            "--entity",
+            "Score",
+            "--table",
+            &table,
+            "--unit",
+            &id,
+            "--write-units-per-second",
+            "200",
+        ];
+        assert_eq!(args, expected);
+    }
+    assert_eq!(next, 8);
+    let plan_file = checkpoint_file("ops-units-plan", "plan.json");
+    std::fs::write(&plan_file, &planned.stdout).unwrap();
+
+    // Before any unit ran: none started, the declaration stays.
+    let (code, before) = remaining_of_plan(&table, &plan_file).await;
+    assert_eq!(code, 3, "{before:#}");
+    assert_eq!(before["not_started"], 4, "{before:#}");
+    assert_eq!(before["done"], 0);
+    assert_eq!(before["remaining"], left);
+    assert_eq!(before["removable"], false);
+    assert_eq!(before["units"][0]["state"], "not_started");
+
+    // The units out of order, each a process of its own: as an orchestrator runs the
+    // printed command lines, and one as an indexed Job does, from the plan file.
+    let unit_args = |i: usize| -> Vec<String> {
+        units[i]["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_owned())
+            .chain(["--quiet", "--output", "json"].map(str::to_owned))
+            .collect()
+    };
+    let mut moved = 0;
+    for i in [2, 0, 3] {
+        let args = unit_args(i);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = ops(&args).await;
+        assert_eq!(run.code, 0, "unit {i}: {}\n{}", run.stdout, run.stderr);
+        let m = json(&run);
+        assert_eq!(m["unit"], units[i]["unit"]);
+        assert_eq!(m["complete"], true);
+        moved += m["moved"].as_u64().unwrap();
+    }
+    let partway = remaining_of_plan(&table, &plan_file).await;
+    assert_eq!(partway.0, 3, "one unit to go: {:#}", partway.1);
+    assert_eq!(
+        (partway.1["done"].clone(), partway.1["not_started"].clone()),
+        (3.into(), 1.into())
+    );
+    assert_eq!(partway.1["units"][1]["state"], "not_started");
+    assert_eq!(partway.1["units"][2]["state"], "done");
+
+    let indexed = ops(&[
+        "migrate",
+        "--entity",
+        "Score",
+        "--table",
+        &table,
+        "--plan-file",
+        plan_file.to_str().unwrap(),
+        "--unit-index",
+        "1",
+        "--quiet",
+        "--output",
+        "json",
+    ])
+    .await;
+    assert_eq!(indexed.code, 0, "{}\n{}", indexed.stdout, indexed.stderr);
+    let m = json(&indexed);
+    assert_eq!(m["unit"], "2..4/8");
+    moved += m["moved"].as_u64().unwrap();
+    assert_eq!(
+        moved, left,
+        "every item to move was moved by exactly one unit"
+    );
+
+    // A unit run again after it completed reads nothing and changes nothing.
+    let args = unit_args(2);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let again = ops(&args).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let m = json(&again);
+    assert_eq!(
+        (m["scanned"].clone(), m["moved"].clone()),
+        (0.into(), 0.into())
+    );
+
+    let (code, done) = remaining_of_plan(&table, &plan_file).await;
+    assert_eq!(code, 0, "every unit done, nothing left: {done:#}");
+    assert_eq!(done["done"], 4);
+    assert_eq!(done["remaining"], 0);
+    assert_eq!(done["removable"], true);
+    let total_moved: u64 = done["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["moved"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total_moved, left, "the records add up to what moved");
+    let text = ops(&[
+        "remaining",
+        "--entity",
+        "Score",
+        "--table",
+        &table,
+        "--plan-file",
+        plan_file.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(text.code, 0);
+    assert!(text.stdout.contains("4 units: 4 done"), "{}", text.stdout);
+    assert!(text.stdout.contains("can be removed"), "{}", text.stdout);
+    // The same answer from the plan's numbers, as a Step Functions' last step asks it.
+    let numbers = ops(&[
+        "remaining",
+        "--entity",
+        "Score",
+        "--table",
+        &table,
+        "--segments",
+        "8",
+        "--units",
+        "4",
+        "--output",
+        "json",
+    ])
+    .await;
+    assert_eq!(numbers.code, 0, "{}", numbers.stderr);
+    assert_eq!(json(&numbers)["done"], 4);
+
+    assert_each_score_once_at_its_current_place(&after, &scores).await;
+    let all = ScoreOn20::query(&after, "g1").collect().await.unwrap();
+    assert_eq!(all.len(), scores.len(), "every score read exactly once");
+    let _ = std::fs::remove_dir_all(plan_file.parent().unwrap());
+}
+
+/// A unit id that is not one, an index beyond the plan, a plan of another table or entity
+/// and a plan that cannot be cut exit 2 saying what to do, having changed nothing.
+#[tokio::test]
+async fn bad_units_indexes_and_plans_exit_2_saying_what_to_do() {
+    let (after, _, left) = scores_on_ten("ops-bad-units").await;
+    let table = after.table().to_owned();
+    let migrate = |more: &[&str]| {
+        let mut args = vec!["migrate", "--entity", "Score", "--table", &table, "--quiet"];
+        args.extend_from_slice(more);
+        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let run = |args: Vec<String>| async move {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ops(&args).await
+    };
+    for (unit, says) in [
+        ("8..4/16", "a non-empty range of segments"),
+        ("0..17/16", "within 0..16"),
+        (
+            "nonsense",
+            "`first..end/total`, as `migrate --plan` prints it",
+        ),
+    ] {
+        let bad = run(migrate(&["--unit", unit])).await;
+        assert_eq!(bad.code, 2, "{unit}: {}", bad.stderr);
+        assert!(bad.stderr.contains(says), "{unit}: {}", bad.stderr);
+    }
+
+    for (more, says) in [
+        (&["--units", "0"][..], "use 1 to 8 units"),
+        (&["--units", "9"][..], "use 1 to 8 units"),
+        (
+            &["--units", "4", "--workers", "5"][..],
+            "use 1 to 4 workers",
+        ),
+    ] {
+        let bad = plan_of(&table, more).await;
+        assert_eq!(bad.code, 2, "{more:?}: {}", bad.stderr);
+        assert!(bad.stderr.contains(says), "{more:?}: {}", bad.stderr);
+        assert!(bad.stdout.is_empty(), "no plan printed: {}", bad.stdout);
+    }
+
+    let planned = plan_of(&table, &["--units", "4"]).await;
+    assert_eq!(planned.code, 0, "{}", planned.stderr);
+    assert_eq!(
+        json(&planned)["workers"],
+        4,
+        "--workers defaults to the unit count"
+    );
+    let plan_file = checkpoint_file("ops-bad-units-plan", "plan.json");
+    std::fs::write(&plan_file, &planned.stdout).unwrap();
+    let plan_arg = plan_file.to_str().unwrap();
+    let out_of_range = run(migrate(&["--plan-file", plan_arg, "--unit-index", "4"])).await;
+    assert_eq!(out_of_range.code, 2, "{}", out_of_range.stderr);
+    for part in ["--unit-index 4", "indexes 0 to 3", "`completions`"] {
+        assert!(
+            out_of_range.stderr.contains(part),
+            "lacks {part}: {}",
+            out_of_range.stderr
+        );
+    }
+    let other_table = ops(&[
+        "migrate",
+        "--entity",
+        "Score",
+        "--table",
+        "another-table",
+        "--plan-file",
+        plan_arg,
+        "--unit-index",
+        "0",
+    ])
+    .await;
+    assert_eq!(other_table.code, 2, "{}", other_table.stderr);
+    assert!(
+        other_table
+            .stderr
+            .contains("give the --table it was made for"),
+        "{}",
+        other_table.stderr
+    );
+    let other_entity = ops(&[
+        "remaining",
+        "--entity",
+        "PersonalBest",
+        "--table",
+        &table,
+        "--plan-file",
+        plan_arg,
+    ])
+    .await;
+    assert_eq!(other_entity.code, 2, "{}", other_entity.stderr);
+    assert!(
+        other_entity.stderr.contains("not `PersonalBest`"),
+        "{}",
+        other_entity.stderr
+    );
+    std::fs::write(&plan_file, "{\"units\": 3}").unwrap();
+    let not_a_plan = run(migrate(&["--plan-file", plan_arg, "--unit-index", "0"])).await;
+    assert_eq!(not_a_plan.code, 2, "{}", not_a_plan.stderr);
+    assert!(
+        not_a_plan
+            .stderr
+            .contains("not a plan `migrate --plan` printed"),
+        "{}",
+        not_a_plan.stderr
+    );
+    let with_plan = run(migrate(&["--unit", "0..2/8", "--plan"])).await;
+    assert_eq!(with_plan.code, 2, "--unit and --plan: {}", with_plan.stderr);
+
+    assert_eq!(
+        after.migration_remaining().await.unwrap(),
+        left,
+        "nothing moved"
+    );
+    let _ = std::fs::remove_dir_all(plan_file.parent().unwrap());
+}

@@ -220,7 +220,9 @@ pub struct Estimate {
     /// Their average size in bytes (`TableSizeBytes / ItemCount`).
     pub average_item_bytes: u64,
     /// The share of the items expected to move (the others are already where the current
-    /// layout puts them): from 10 to 20 hashed shards, half; from a legacy key, all.
+    /// layout puts them): from 10 to 20 hashed shards, half; from a legacy key, all (and 1
+    /// when a plan written without it is read back).
+    #[serde(default = "all_of_them")]
     pub moving: f64,
     /// Write units one move costs: the copy (a transaction: the put, and the mark of the old
     /// copy) and the delete of the old copy.
@@ -285,6 +287,10 @@ impl Estimate {
         };
         self
     }
+}
+
+fn all_of_them() -> f64 {
+    1.0
 }
 
 /// The share of an entity's items a migration to `pk`'s current layout moves, the items

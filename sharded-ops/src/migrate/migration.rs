@@ -489,6 +489,7 @@ impl<E: ShardedEntity> Migration<E> {
         let bytes = table.table_size_bytes.unwrap_or(0).max(0) as u64;
         let average = bytes.checked_div(items).unwrap_or(0);
         let estimate = Estimate::new(items, average, write_units_per_second)
+            .indexes(schema.gsis.len())
             .moving(super::units::moving_share(&schema.pk));
         Ok(plan.with_estimate(estimate))
     }

@@ -224,8 +224,9 @@ pub struct Estimate {
     /// when a plan written without it is read back).
     #[serde(default = "all_of_them")]
     pub moving: f64,
-    /// Write units one move costs: the copy (a transaction: the put, and the mark of the old
-    /// copy) and the delete of the old copy.
+    /// Write units one move costs on DynamoDB: the copy (a transaction: the put, and the mark
+    /// of the old copy) and the delete of the old copy, and each of these again on every GSI
+    /// (see [`indexes`](Self::indexes)).
     pub write_units_per_move: f64,
     /// Seconds at the plan's budget: items x moving x units per move / write units per
     /// second.
@@ -257,6 +258,38 @@ impl Estimate {
         .at(write_units_per_second)
     }
 
+    /// The estimate for an entity with `indexes` GSIs: each write of a move (the copy's
+    /// put, the old copy's mark, its delete) also writes each index entry, one write unit per
+    /// KB more each (a sparse index the item is not in costs nothing: then this overestimates).
+    ///
+    /// ```
+    /// use sharded::migrate::Estimate;
+    /// let e = Estimate::new(1_000, 300, 100.0).indexes(1);
+    /// assert_eq!(e.write_units_per_move, 8.0);
+    /// assert_eq!(e.seconds, 80.0);
+    /// ```
+    pub fn indexes(self, indexes: usize) -> Estimate {
+        let rate = self.rate();
+        let bytes = self.average_item_bytes;
+        let copy = 2 * transactional_write_units(bytes);
+        let per_index = 3 * write_units(bytes);
+        Estimate {
+            write_units_per_move: (copy + write_units(bytes) + indexes as u64 * per_index) as f64,
+            ..self
+        }
+        .at(rate)
+    }
+
+    /// The write units per second the estimate's duration was computed at.
+    fn rate(&self) -> f64 {
+        let units = self.items as f64 * self.moving * self.write_units_per_move;
+        if self.seconds > 0.0 {
+            units / self.seconds
+        } else {
+            0.0
+        }
+    }
+
     /// The estimate with `share` of the items moving (0 to 1; see [`moving`](Self::moving)).
     ///
     /// ```
@@ -265,15 +298,11 @@ impl Estimate {
     /// assert_eq!(all.moving(0.5).seconds, all.seconds / 2.0);
     /// ```
     pub fn moving(mut self, share: f64) -> Estimate {
+        let rate = self.rate();
         self.moving = if share.is_nan() {
             1.0
         } else {
             share.clamp(0.0, 1.0)
-        };
-        let rate = if self.seconds > 0.0 {
-            self.items as f64 * self.write_units_per_move / self.seconds
-        } else {
-            0.0
         };
         self.at(rate)
     }

@@ -12,10 +12,9 @@ use sharded_runtime::{Repo, ShardedEntity};
 
 use super::checkpoint::Checkpoint;
 use super::error::MigrateError;
-use super::records::{plan_status, PlanStatus};
 use super::remaining::Remaining;
 use super::report::Progress;
-use super::units::{Estimate, Plan, Unit};
+use super::units::Unit;
 
 /// Write units per second a migration uses unless told otherwise: half of what one partition
 /// key takes (DynamoDB's 1,000), so even a migration whose every write lands on one key (the
@@ -425,100 +424,6 @@ impl<E: ShardedEntity> Migration<E> {
     pub fn from_start(mut self) -> Self {
         self.from_start = true;
         self
-    }
-
-    /// Cuts this migration into `units` units over its [`segments`](Self::segments) (the
-    /// scan's `TotalSegments`; 4 by default, so set it: a large table wants hundreds), to
-    /// run at most `workers` at once within this migration's
-    /// [`write_units_per_second`](Self::write_units_per_second) together. One
-    /// `DescribeTable` gives the [`Estimate`] (items, average size, units per move, the
-    /// duration at the budget). Settings that cannot run are refused here, before any
-    /// unit runs.
-    ///
-    /// ```no_run
-    /// use sharded::migrate::Migrate;
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::migrate::MigrateError> {
-    /// let plan = repo
-    ///     .migrate()
-    ///     .segments(256)
-    ///     .write_units_per_second(4_000.0)
-    ///     .plan(64, 16)
-    ///     .await?;
-    /// println!("{} units at {} WCU/s each", plan.units.len(), plan.unit_write_units_per_second());
-    /// if let Some(estimate) = plan.estimate {
-    ///     println!("about {:.0} hours", estimate.seconds / 3600.0);
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn plan(self, units: u32, workers: u32) -> Result<Plan, MigrateError> {
-        let schema = E::SCHEMA;
-        // The settings a run would refuse are refused now: a plan that cannot run is no plan.
-        let total = self.options.segments.unwrap_or(DEFAULT_SEGMENTS);
-        let checked = Migration {
-            options: self.options,
-            on_progress: None,
-            on_checkpoint: None,
-            resume: None,
-            unit: None,
-            only: None,
-            ..self
-        };
-        let write_units_per_second = checked.write_units_per_second;
-        let repo = checked.repo.clone();
-        super::runner::Runner::new(checked, true)?;
-        let plan = Plan::new(
-            repo.table(),
-            schema.entity,
-            schema.pk.layout_description(),
-            total,
-            units,
-            workers,
-            write_units_per_second,
-        )?;
-        let described = repo
-            .client()
-            .describe_table()
-            .table_name(repo.table())
-            .send()
-            .await
-            .map_err(|e| sharded_runtime::__ops::dynamo_error("DescribeTable", repo.table(), e))?;
-        let Some(table) = described.table else {
-            return Ok(plan);
-        };
-        let items = table.item_count.unwrap_or(0).max(0) as u64;
-        let bytes = table.table_size_bytes.unwrap_or(0).max(0) as u64;
-        let average = bytes.checked_div(items).unwrap_or(0);
-        let estimate = Estimate::new(items, average, write_units_per_second)
-            .indexes(schema.gsis.len())
-            .moving(super::units::moving_share(&schema.pk));
-        Ok(plan.with_estimate(estimate))
-    }
-
-    /// Where each unit of `plan` is, from the units' records in the table (one
-    /// `BatchGetItem` per 100 units), wherever they ran: done, failed (with how many items),
-    /// started, or not started. See [`PlanStatus`].
-    ///
-    /// ```no_run
-    /// use sharded::migrate::Migrate;
-    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>, plan: &sharded::migrate::Plan) -> Result<(), sharded::migrate::MigrateError> {
-    /// let status = repo.migrate().status(plan).await?;
-    /// if status.is_complete() && repo.migration_remaining().await? == 0 {
-    ///     println!("the layout declaration can be removed");
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn status(self, plan: &Plan) -> Result<PlanStatus, MigrateError> {
-        if plan.table != self.repo.table() {
-            return Err(MigrateError::Failed(sharded_runtime::Error::InvalidQuery(
-                format!(
-                    "this plan is of table `{}`, not `{}`: ask the status of the table the plan \
-                 was made for",
-                    plan.table,
-                    self.repo.table()
-                ),
-            )));
-        }
-        plan_status(self.repo.client(), E::SCHEMA, plan).await
     }
 }
 

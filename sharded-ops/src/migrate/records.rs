@@ -18,10 +18,11 @@ use aws_sdk_dynamodb::Client;
 use sharded_runtime::__ops::dynamo_error;
 use sharded_runtime::keys::Item;
 use sharded_runtime::schema::EntitySchema;
-use sharded_runtime::Error;
+use sharded_runtime::{Error, ShardedEntity};
 
 use super::checkpoint::Checkpoint;
 use super::error::MigrateError;
+use super::migration::Migration;
 use super::units::{Plan, Unit};
 
 /// The partition key prefix of a unit's record (the entity's name and the unit's id follow).
@@ -388,4 +389,34 @@ pub(crate) async fn plan_status(
         })
         .collect();
     Ok(PlanStatus { units })
+}
+
+/// The status entry point, here beside the records so the builder's file needs nothing of them.
+impl<E: ShardedEntity> Migration<E> {
+    /// Where each unit of `plan` is, from the units' records in the table (one
+    /// `BatchGetItem` per 100 units), wherever they ran: done, failed (with how many items),
+    /// started, or not started. See [`PlanStatus`].
+    ///
+    /// ```no_run
+    /// use sharded::migrate::Migrate;
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>, plan: &sharded::migrate::Plan) -> Result<(), sharded::migrate::MigrateError> {
+    /// let status = repo.migrate().status(plan).await?;
+    /// if status.is_complete() && repo.migration_remaining().await? == 0 {
+    ///     println!("the layout declaration can be removed");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn status(self, plan: &Plan) -> Result<PlanStatus, MigrateError> {
+        if plan.table != self.repo.table() {
+            return Err(MigrateError::Failed(sharded_runtime::Error::InvalidQuery(
+                format!(
+                    "this plan is of table `{}`, not `{}`: ask the status of the table the plan \
+                 was made for",
+                    plan.table,
+                    self.repo.table()
+                ),
+            )));
+        }
+        plan_status(self.repo.client(), E::SCHEMA, plan).await
+    }
 }

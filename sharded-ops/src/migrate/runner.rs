@@ -40,7 +40,7 @@ use super::report::{Failure, Progress, Rekeyed, Report};
 use super::resume::check_resume;
 use super::retry::{backoff, retriable};
 use super::steps::{copy_item, estimated_units, tag_in_place, CopyOutcome, TagOutcome};
-use super::units::{Unit, UnitScope};
+use super::units::{moving_share, Estimate, Plan, Unit, UnitScope};
 
 /// How many failures (and items left alone, and items re-keyed) a report lists; more are
 /// counted, not kept.
@@ -153,6 +153,73 @@ impl<E: ShardedEntity> Migration<E> {
     /// ```
     pub async fn remaining(self) -> Result<Remaining, MigrateError> {
         Runner::new(self, true)?.count_remaining().await
+    }
+
+    /// Cuts this migration into `units` units over its [`segments`](Self::segments) (the
+    /// scan's `TotalSegments`; 4 by default, so set it: a large table wants hundreds), to
+    /// run at most `workers` at once within this migration's
+    /// [`write_units_per_second`](Self::write_units_per_second) together. One
+    /// `DescribeTable` gives the [`Estimate`] (items, average size, units per move, the
+    /// duration at the budget). Settings that cannot run are refused here, before any
+    /// unit runs.
+    ///
+    /// ```no_run
+    /// use sharded::migrate::Migrate;
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>) -> Result<(), sharded::migrate::MigrateError> {
+    /// let plan = repo
+    ///     .migrate()
+    ///     .segments(256)
+    ///     .write_units_per_second(4_000.0)
+    ///     .plan(64, 16)
+    ///     .await?;
+    /// println!("{} units at {} WCU/s each", plan.units.len(), plan.unit_write_units_per_second());
+    /// if let Some(estimate) = plan.estimate {
+    ///     println!("about {:.0} hours", estimate.seconds / 3600.0);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn plan(self, units: u32, workers: u32) -> Result<Plan, MigrateError> {
+        let schema = E::SCHEMA;
+        // The settings a run would refuse are refused now: a plan that cannot run is no plan.
+        let total = self.options.segments.unwrap_or(DEFAULT_SEGMENTS);
+        let checked = Migration {
+            options: self.options,
+            on_progress: None,
+            on_checkpoint: None,
+            resume: None,
+            unit: None,
+            only: None,
+            ..self
+        };
+        let write_units_per_second = checked.write_units_per_second;
+        let repo = checked.repo.clone();
+        Runner::new(checked, true)?;
+        let plan = Plan::new(
+            repo.table(),
+            schema.entity,
+            schema.pk.layout_description(),
+            total,
+            units,
+            workers,
+            write_units_per_second,
+        )?;
+        let described = repo
+            .client()
+            .describe_table()
+            .table_name(repo.table())
+            .send()
+            .await
+            .map_err(|e| sharded_runtime::__ops::dynamo_error("DescribeTable", repo.table(), e))?;
+        let Some(table) = described.table else {
+            return Ok(plan);
+        };
+        let items = table.item_count.unwrap_or(0).max(0) as u64;
+        let bytes = table.table_size_bytes.unwrap_or(0).max(0) as u64;
+        let average = bytes.checked_div(items).unwrap_or(0);
+        let estimate = Estimate::new(items, average, write_units_per_second)
+            .indexes(schema.gsis.len())
+            .moving(moving_share(&schema.pk));
+        Ok(plan.with_estimate(estimate))
     }
 }
 

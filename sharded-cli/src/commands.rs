@@ -17,6 +17,7 @@ use crate::args::{
     ReportArgs, Rule,
 };
 use crate::entities::{find, EntityOps, LayoutOptions, LayoutOutcome, LayoutStep, MigrateOptions};
+use crate::failures::{dynamo_failure, migration_failure, read};
 use crate::output::{create_table_json, describe_entity, print_layout_outcome};
 use crate::{Failure, EXIT_INCOMPLETE, EXIT_OK, EXIT_TOO_EARLY};
 
@@ -122,42 +123,6 @@ async fn table_caps(aws: &AwsArgs, table: &str) -> Result<TableCaps, Failure> {
     TableCaps::describe(&client(aws).await, table)
         .await
         .map_err(|e| dynamo_failure(table, e))
-}
-
-fn dynamo_failure(table: &str, error: Error) -> Failure {
-    Failure::failed(format!("table `{table}`: {error}"))
-}
-
-/// Why `migrate` or `remaining` stopped. What the runner refuses before it sends any request
-/// (settings that cannot run, an entity with no transition, a checkpoint of another
-/// migration: `InvalidQuery`, `InvalidCheckpoint`) is bad input, [`EXIT_USAGE`](crate::EXIT_USAGE),
-/// its message followed by the flags behind it (`given`, as typed) and what to do; anything
-/// else is a failure of the work.
-pub(crate) fn migration_failure(table: &str, error: MigrateError, given: &[String]) -> Failure {
-    let refused = |why: String, what_to_do: &str| {
-        let given = if given.is_empty() {
-            String::new()
-        } else {
-            format!(" (given: {})", given.join(" "))
-        };
-        Failure::usage(format!(
-            "table `{table}`: refused before any request, nothing was changed: \
-             {why}{given}; {what_to_do}"
-        ))
-    };
-    match error {
-        MigrateError::Failed(Error::InvalidQuery(why)) => refused(
-            why,
-            "change the setting it names, or leave its flag out for the default",
-        ),
-        MigrateError::InvalidCheckpoint(why) => refused(
-            why,
-            "give --checkpoint the file this migration wrote, or leave out --resume to start \
-             from the beginning",
-        ),
-        MigrateError::Failed(other) => dynamo_failure(table, other),
-        other => Failure::failed(format!("table `{table}`: {other}")),
-    }
 }
 
 #[cfg(feature = "local")]
@@ -425,11 +390,6 @@ async fn live_recording(
         "this command line was built without the `cloudwatch` feature of sharded-cli, which \
          --live needs: report from a file with --recording or --contributor-insights",
     ))
-}
-
-pub(crate) fn read(path: &Path) -> Result<String, Failure> {
-    std::fs::read_to_string(path)
-        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))
 }
 
 /// The flags of `args` the runtime checks before a run, as typed: what a refusal points at.

@@ -63,6 +63,7 @@
 mod args;
 mod commands;
 mod entities;
+mod failures;
 #[cfg(feature = "cloudwatch")]
 mod live;
 #[cfg(test)]

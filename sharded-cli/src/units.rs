@@ -83,7 +83,7 @@ pub(crate) fn plan_from_json(mut json: Value) -> Result<Plan, String> {
 
 /// The plan in the file at `path`, as `migrate --plan` printed it.
 pub(crate) fn read_plan(path: &Path) -> Result<Plan, Failure> {
-    let text = crate::commands::read(path)?;
+    let text = crate::failures::read(path)?;
     let json: Value = serde_json::from_str(&text).map_err(|e| {
         Failure::usage(format!(
             "{}: not JSON ({e}); give the file `migrate --plan` printed",
@@ -159,7 +159,7 @@ pub(crate) async fn print_plan(
              give the fleet's budget as a number",
         ));
     }
-    let refused = |e| crate::commands::migration_failure(&table, e, &plan_flags(args));
+    let refused = |e| crate::failures::migration_failure(&table, e, &plan_flags(args));
     let options = |units, workers| PlanOptions {
         segments: args.segments,
         write_units_per_second: args.write_units_per_second,
@@ -293,7 +293,7 @@ pub(crate) async fn remaining_with_plan(
             1.0,
         )
         .map_err(|e| {
-            crate::commands::migration_failure(
+            crate::failures::migration_failure(
                 &table,
                 e,
                 &[format!("--segments {segments} --units {units}")],
@@ -308,11 +308,11 @@ pub(crate) async fn remaining_with_plan(
     let status = entity
         .status(client.clone(), table.clone(), plan)
         .await
-        .map_err(|e| crate::commands::migration_failure(&table, e, &[]))?;
+        .map_err(|e| crate::failures::migration_failure(&table, e, &[]))?;
     let left = entity
         .remaining(client, table.clone())
         .await
-        .map_err(|e| crate::commands::migration_failure(&table, e, &[]))?;
+        .map_err(|e| crate::failures::migration_failure(&table, e, &[]))?;
     let removable = status.is_complete() && left == 0;
     match output {
         Output::Json => println!(

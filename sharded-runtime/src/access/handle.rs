@@ -13,11 +13,11 @@ use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use aws_sdk_dynamodb::Client;
 
 use crate::access::entity::ShardedEntity;
+use crate::access::item_key::ItemKey;
 use crate::access::layouts::{Directory, KeyState, Snapshot};
 use crate::access::placement::Placement;
 use crate::access::read_cache::{ReadCache, Written};
 use crate::access::retry::RetryPolicy;
-use crate::access::transaction::ItemKey;
 use crate::capacity::stats::{split_shard, HotKeyStats};
 use crate::error::Error;
 use crate::keys::schema::EntitySchema;

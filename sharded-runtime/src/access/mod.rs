@@ -50,6 +50,7 @@ pub(crate) mod description;
 pub(crate) mod entity;
 pub(crate) mod handle;
 pub(crate) mod idempotent;
+pub(crate) mod item_key;
 pub(crate) mod layouts;
 pub(crate) mod merge;
 pub(crate) mod migrate;

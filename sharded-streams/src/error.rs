@@ -1,7 +1,5 @@
 //! What can go wrong reading a stream record or folding it into a total.
 
-use crate::sequence::SequenceNumber;
-
 /// A stream record that cannot be read: a field every DynamoDB stream record carries is
 /// missing or malformed. Nothing of it is guessed; the record is reported as it is.
 ///
@@ -46,41 +44,6 @@ pub enum RecordError {
         /// The attribute (its top-level name).
         attribute: String,
     },
-}
-
-/// Why a total could not be brought up to a stream record: the record and every later one
-/// of the batch were not applied, and must be delivered again (a Lambda reports the record's
-/// sequence number as the batch's item failure, so it is redelivered from there).
-///
-/// ```no_run
-/// # async fn demo(total: sharded_streams::Total, records: Vec<sharded_streams::Record>) {
-/// match total.fold_count::<Score>(&records).await {
-///     Ok(folded) => println!("{} applied, {} already applied", folded.applied, folded.repeated),
-///     Err(stopped) => eprintln!("redeliver from {}: {}", stopped.sequence_number, stopped.error),
-/// }
-/// # }
-/// # #[derive(serde::Serialize, serde::Deserialize, sharded::ShardedEntity)]
-/// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 4)]
-/// # #[sk(template = "SCORE#{player_id}")]
-/// # struct Score { game_id: String, player_id: String }
-/// ```
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "the total was brought up to the record before {sequence_number} ({applied} applied, \
-     {repeated} already applied): {error}"
-)]
-#[non_exhaustive]
-pub struct Stopped {
-    /// The records applied before it (each exactly once).
-    pub applied: usize,
-    /// The records before it that the total had already applied (a repeated delivery).
-    pub repeated: usize,
-    /// The index in the batch of the record that was not applied.
-    pub index: usize,
-    /// Its sequence number: where delivery must start again.
-    pub sequence_number: SequenceNumber,
-    /// Why.
-    pub error: FoldError,
 }
 
 /// Why one record was not folded into a total.

@@ -61,7 +61,7 @@ pub use change::{
     NEEDED_VIEW_TYPE,
 };
 pub use decode::decode;
-pub use error::{FoldError, RecordError, Stopped};
+pub use error::{FoldError, RecordError};
 pub use record::{EventName, Record};
 pub use sequence::{SequenceNumber, MAX_SEQUENCE_DIGITS};
-pub use total::{Applied, Folded, Total};
+pub use total::{Applied, Folded, Stopped, Total};

@@ -11,7 +11,7 @@ use sharded_runtime::ShardedCounter;
 
 use crate::change::{ChangeKind, Decoded};
 use crate::decode::{decode, has_images};
-use crate::error::{FoldError, Stopped};
+use crate::error::FoldError;
 use crate::record::Record;
 use crate::sequence::SequenceNumber;
 
@@ -424,4 +424,39 @@ mod tests {
         assert_eq!(count(&AttributeValue::N("1.5".into())), None);
         assert_eq!(count(&AttributeValue::S("3".into())), None);
     }
+}
+
+/// Why a total could not be brought up to a stream record: the record and every later one
+/// of the batch were not applied, and must be delivered again (a Lambda reports the record's
+/// sequence number as the batch's item failure, so it is redelivered from there).
+///
+/// ```no_run
+/// # async fn demo(total: sharded_streams::Total, records: Vec<sharded_streams::Record>) {
+/// match total.fold_count::<Score>(&records).await {
+///     Ok(folded) => println!("{} applied, {} already applied", folded.applied, folded.repeated),
+///     Err(stopped) => eprintln!("redeliver from {}: {}", stopped.sequence_number, stopped.error),
+/// }
+/// # }
+/// # #[derive(serde::Serialize, serde::Deserialize, sharded::ShardedEntity)]
+/// # #[pk(template = "GAME#{game_id}", shard = "hash(player_id)", n = 4)]
+/// # #[sk(template = "SCORE#{player_id}")]
+/// # struct Score { game_id: String, player_id: String }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the total was brought up to the record before {sequence_number} ({applied} applied, \
+     {repeated} already applied): {error}"
+)]
+#[non_exhaustive]
+pub struct Stopped {
+    /// The records applied before it (each exactly once).
+    pub applied: usize,
+    /// The records before it that the total had already applied (a repeated delivery).
+    pub repeated: usize,
+    /// The index in the batch of the record that was not applied.
+    pub index: usize,
+    /// Its sequence number: where delivery must start again.
+    pub sequence_number: SequenceNumber,
+    /// Why.
+    pub error: FoldError,
 }

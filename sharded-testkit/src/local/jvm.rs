@@ -458,7 +458,9 @@ mod tests {
         let port = listener.local_addr()?.port();
         assert_eq!(listener_owned_by(std::process::id(), port), Some(true));
         drop(listener);
-        assert_eq!(listener_owned_by(std::process::id(), port), None);
+        // No longer ours: nobody listens, or (the port freed at once) another process's
+        // listener took it, as a parallel test or DynamoDB Local may.
+        assert_ne!(listener_owned_by(std::process::id(), port), Some(true));
         Ok(())
     }
 

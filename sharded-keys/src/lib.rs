@@ -60,6 +60,8 @@ pub mod const_str;
 pub mod encoding;
 #[doc(hidden)]
 pub mod error;
+#[doc(hidden)]
+pub mod generated;
 pub mod hash;
 #[doc(hidden)]
 pub mod item_keys;

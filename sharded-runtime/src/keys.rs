@@ -19,8 +19,8 @@
 
 pub use crate::item::Item;
 pub(crate) use sharded_keys::{
-    attribute, bucket, checks, encoding, error, hash, layout, schema, shards, sort_condition,
-    suffix, template,
+    attribute, bucket, checks, encoding, error, generated, hash, layout, schema, shards,
+    sort_condition, suffix, template,
 };
 #[doc(inline)]
 pub use sharded_keys::{

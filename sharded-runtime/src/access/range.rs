@@ -48,8 +48,9 @@ use crate::error::foreign::Foreign;
 use crate::error::{Error, KeyError};
 use crate::item::Item;
 use crate::keys::bucket::Granularity;
-use crate::keys::bucket::{buckets_in_range, Bucket, BucketError, BucketRange, BucketTime};
+use crate::keys::bucket::{buckets_in_range, Bucket, BucketRange};
 use crate::keys::encoding::{KeyPart, KeyPartError};
+use crate::keys::generated::RangeBound;
 use crate::keys::schema::{PartitionKeySchema, PreviousLayout, ShardSuffix, SortKeySchema};
 use crate::keys::shards::{Partitions, ShardKeys};
 use crate::keys::template::{build_around_bucket, build_key_prefix, KeyContext, Segment};
@@ -115,33 +116,6 @@ pub struct RangeQuery<E> {
     range: Result<Range, Error>,
     /// Limit, order, page size, consistency, cursor seal: the settings `Query` shares.
     options: ReadOptions,
-}
-
-/// One bound of a range query: the instant, as epoch seconds and nanoseconds, and the bound's
-/// encoding as a sort-key value. Built by generated code; no stability promise.
-#[doc(hidden)]
-pub struct RangeBound {
-    seconds: Result<(i64, u32), BucketError>,
-    key: Result<String, KeyPartError>,
-}
-
-impl RangeBound {
-    /// The bound `time` (whose sub-second part is `subsec_nanos`), written as a key by `part`.
-    pub fn new(time: &dyn BucketTime, subsec_nanos: u32, part: &dyn KeyPart) -> RangeBound {
-        let mut key = String::new();
-        RangeBound {
-            seconds: time.epoch_seconds().map(|s| (s, subsec_nanos)),
-            key: part.write_key(&mut key).map(|()| key),
-        }
-    }
-
-    /// A bound that cannot be used, with the reason (only after compilation already failed).
-    pub fn invalid(reason: &'static str) -> RangeBound {
-        RangeBound {
-            seconds: Ok((0, 0)),
-            key: Err(KeyPartError::invalid(reason)),
-        }
-    }
 }
 
 /// A key part that is already encoded.
@@ -279,8 +253,9 @@ impl Range {
                     reason,
                 })
             };
-            let seconds = b.seconds.map_err(|e| unencodable(e.to_string()))?;
-            let key = b.key.map_err(|e| match e {
+            let (seconds, key) = b.into_parts();
+            let seconds = seconds.map_err(|e| unencodable(e.to_string()))?;
+            let key = key.map_err(|e| match e {
                 KeyPartError::Empty => Error::Key(KeyError::EmptyValue {
                     entity: schema.entity,
                     attribute: sk.attribute,

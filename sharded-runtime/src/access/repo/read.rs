@@ -10,7 +10,7 @@ use crate::access::entity::ShardedEntity;
 use crate::access::migrate::moves::is_marked;
 use crate::access::placement::Placement;
 use crate::access::query::Query;
-use crate::access::range::{RangeBound, RangeQuery};
+use crate::access::range::RangeQuery;
 use crate::access::scan::Scan;
 use crate::access::transaction::{ItemKey, TransactGet};
 use crate::capacity::stats::record;
@@ -18,6 +18,7 @@ use crate::capacity::units::Consistency;
 use crate::error::{Error, KeyError};
 use crate::item::Item;
 use crate::keys::encoding::KeyPart;
+use crate::keys::generated::RangeBound;
 use crate::keys::shards::{Partitions, ShardKeys};
 
 use super::Repo;

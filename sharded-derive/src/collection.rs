@@ -226,25 +226,16 @@ fn expand(c: &Collection) -> TokenStream {
 }
 
 /// Refuses, at the member's type, a member whose layout is decided per logical key (`max_n`
-/// on its #[pk]): a collection reads one layout for every member, the default, and would miss
-/// the items of a widened key.
+/// on its #[pk]); the check and its message are `assert_member_not_per_key`'s.
 fn per_key_member(rt: &TokenStream, collection: &Ident, member: &Member) -> TokenStream {
     let ty = member.ty;
     let written = quote!(#ty).to_string().replace(' ', "");
-    let message = format!(
-        "the member `{written}` of `{collection}` decides its layout per logical key (`max_n` \
-         on its #[pk]), and a collection reads one layout for all its members, so it would miss \
-         the items of a widened key: query `{written}` on its own (`{written}::query`), or remove \
-         `max_n` from its #[pk] and give it the `n` of the other members"
-    )
-    // A format string: the message is shown as written.
-    .replace('{', "{{")
-    .replace('}', "}}");
+    let collection = collection.to_string();
     let span = ty.span();
     let rt_here = respan(rt, span);
     quote_spanned! {span=>
-        const _: () = if <#ty as #rt_here::ShardedEntity>::SCHEMA.pk.per_key.is_some() {
-            ::core::panic!(#message)
-        };
+        const _: () = #rt_here::assert_member_not_per_key(
+            <#ty as #rt_here::ShardedEntity>::SCHEMA, #written, #collection,
+        );
     }
 }

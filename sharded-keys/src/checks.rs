@@ -274,6 +274,33 @@ pub const fn assert_collection_member(first: &EntitySchema, member: &EntitySchem
     }
 }
 
+/// Fails compilation when a collection's member decides its layout per logical key (`max_n`
+/// on its #[pk]): a collection reads one layout for every member, the default, and would
+/// miss the items of a widened key. `member` and `collection` are the types as written; the
+/// derive spans the call at the member's type.
+pub const fn assert_member_not_per_key(schema: &EntitySchema, member: &str, collection: &str) {
+    if schema.pk.per_key.is_some() {
+        let message = ConstMessage::new()
+            .push("the member `")
+            .push(member)
+            .push("` of `")
+            .push(collection)
+            .push(
+                "` decides its layout per logical key (`max_n` on its #[pk]), and a collection \
+                 reads one layout for all its members, so it would miss the items of a widened \
+                 key: query `",
+            )
+            .push(member)
+            .push("` on its own (`")
+            .push(member)
+            .push(
+                "::query`), or remove `max_n` from its #[pk] and give it the `n` of the other \
+                 members",
+            );
+        panic!("{}", message.as_str());
+    }
+}
+
 /// Fails compilation when two members share an entity name; [`assert_collection_member`]
 /// asks it about the first member, the derive about every later pair.
 pub const fn assert_distinct_entities(earlier: &EntitySchema, member: &EntitySchema) {

@@ -21,4 +21,5 @@
 #![warn(missing_docs)]
 
 pub mod capacity;
+pub mod layouts;
 pub mod migrate;

@@ -27,7 +27,7 @@ use aws_sdk_dynamodb::Client;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use sharded::capacity::PerKeyLimits;
-use sharded::layouts::LayoutTiming;
+use sharded::layouts::{ChangeLayout, LayoutTiming};
 use sharded::{Query, Repo, ShardedEntity};
 use sharded_testkit::backend::unique_table_name;
 use sharded_testkit::emulator::KeyLimitEmulator;

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use sharded::capacity::{plan, HotKeyStats, PerKeyLimits, PlanInput, ReportHotKeys};
-use sharded::layouts::LayoutTiming;
+use sharded::layouts::{ChangeLayout, LayoutTiming};
 use sharded::{Error, Repo, ShardedEntity};
 use sharded_testkit::backend::{unique_table_name, Backend};
 use sharded_testkit::emulator::KeyLimitEmulator;

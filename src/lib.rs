@@ -58,7 +58,7 @@
 //! | [`condition`] | the parts of typed conditions: fields, operands, sizes |
 //! | [`update`] | what typed updates accept |
 //! | [`transaction`] | all-or-nothing writes and snapshot reads (`repo.transaction()`, `repo.transact_get()`) |
-//! | [`layouts`] | per-key layouts (`max_n` on `#[pk]`): the layout directory, and widening or narrowing one key online (`repo.layouts()`) |
+//! | [`layouts`] | per-key layouts (`max_n` on `#[pk]`): the layout directory (`repo.layouts()`), and widening or narrowing one key online (`use sharded::layouts::ChangeLayout`) |
 //! | [`migrate`] | changing a key's layout (`previous_n`, `legacy`): the runner (`use sharded::migrate::Migrate` for `repo.migrate()`), its progress, report and checkpoints |
 //! | [`bucket`] | time buckets of time-bucketed keys (`{at:day}`) |
 //! | [`keys`] | how values become keys (`KeyPart` for your own types), the physical keys of a logical key, items |
@@ -80,7 +80,7 @@ pub use sharded_runtime::{
 };
 
 pub use sharded_runtime::{
-    bucket, condition, cursor, hash, keys, layouts, query, schema, telemetry, transaction, update,
+    bucket, condition, cursor, hash, keys, query, schema, telemetry, transaction, update,
 };
 
 // The migration runner (`sharded-ops`) with what it hands back; without the `ops` feature
@@ -141,6 +141,39 @@ pub mod capacity {
     #[cfg(feature = "ops")]
     #[doc(inline)]
     pub use sharded_ops::capacity::*;
+}
+
+pub mod layouts {
+    //! Per-key layouts: shard only what is hot.
+    //!
+    //! An entity whose `#[pk]` declares `max_n` keeps every logical key at the declared `n`
+    //! (`n = 1`: one Query, one `GetItem`) except the keys the table's layout directory lists,
+    //! each at its own count up to `max_n`. The protocol and its timing assumptions are in the
+    //! guide's [Shard only what is hot](crate::guide::per_key).
+    //!
+    //! - **What every service runs**: the directory, read under a lease ([`LayoutTiming`],
+    //!   `Repo::with_layout_timing`), and what it lists: [`Layouts`] from `repo.layouts()`,
+    //!   with [`entries`](Layouts::entries) and [`layout`](Layouts::layout); a directory entry
+    //!   is a [`KeyEntry`] in a [`Phase`].
+    //! - **What an operator runs**: the steps that widen or narrow one key online,
+    //!   [`ChangeLayout`] (`begin`, `advance`, `migrate`, `finish`, and `change`, which runs them
+    //!   all), and what a key's migration did, [`KeyMigration`]. They are `sharded-ops`' (the
+    //!   default feature `ops`): `repo.layouts()` gains them where `ChangeLayout` is imported,
+    //!   and a service built with `default-features = false` does not compile them.
+    //!
+    //! ```
+    //! use sharded::layouts::{KeyEntry, Phase};
+    //! use sharded::schema::KeyLayout;
+    //! let widened = KeyEntry { from: 1, to: 20, phase: Phase::Steady, since: Default::default() };
+    //! assert_eq!(widened.layout(), KeyLayout::steady(20));
+    //! ```
+
+    #[doc(inline)]
+    pub use sharded_runtime::layouts::*;
+
+    #[cfg(feature = "ops")]
+    #[doc(inline)]
+    pub use sharded_ops::layouts::*;
 }
 
 /// The AWS SDK for DynamoDB, at the version [`Repo`] is built on: build the `Client` you give

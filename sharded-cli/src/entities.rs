@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use sharded::aws_sdk_dynamodb::Client;
-use sharded::layouts::{KeyEntry, KeyMigration, LayoutTiming};
+use sharded::layouts::{ChangeLayout, KeyEntry, KeyMigration, LayoutTiming};
 use sharded::migrate::{
     Checkpoint, Migrate, MigrateError, Plan, PlanStatus, Progress, Remaining, Report, Unit,
 };

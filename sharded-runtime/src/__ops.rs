@@ -6,8 +6,16 @@
 //! Kept small on purpose: the rules a migration shares with every read and write (which
 //! items are the entity's, how one item moves, the guards its writes carry) stay here,
 //! written once; the runner above them (scan, pacing, retries, checkpoints, counts, what an
-//! item read is to it, its copy and its tag in place) is `sharded-ops`'.
+//! item read is to it, its copy and its tag in place) is `sharded-ops`'. So are the steps of
+//! a per-key layout change (`sharded-ops`' `layouts`): they read and write the directory's
+//! item, whose format every process reads and is therefore here, and reach a
+//! [`Layouts`](crate::layouts::Layouts)' handle through [`LayoutsParts`].
 
+use std::time::Duration;
+
+use aws_sdk_dynamodb::Client;
+
+use crate::access::handle::Handle;
 use crate::error::foreign::{ForeignItem, ForeignReason};
 use crate::error::Error;
 use crate::item::ItemKeyDisplay;
@@ -16,6 +24,9 @@ use crate::item::ItemKeyDisplay;
 /// `read_units_per_second`), for a builder with a field `options: ScanOptions`.
 pub use crate::__scan_setters as scan_setters;
 pub use crate::access::entity::{decode, recognize, spelled_otherwise};
+pub use crate::access::layouts::{
+    check_key, declared_n, max_n, stored as stored_directory, to_item, Stored as StoredDirectory,
+};
 pub use crate::access::migrate::moves::{
     delete_stale, is_marked, is_throttling_code, marked, move_item, rebuilt, refused, reported,
     throttled_or, DeleteOutcome, Holder, MoveOutcome, Prepared, Sent, Step, Store, Unchanged,
@@ -75,4 +86,64 @@ where
 /// Whether `error` says the table does not exist (nothing the runner retries).
 pub fn is_missing_table(error: &Error) -> bool {
     error.is_missing_table()
+}
+
+/// What the steps of a layout change (`sharded-ops`) use of a [`Layouts`](crate::layouts::Layouts):
+/// its table, the directory's clock, timing and cache, and the write budget of a key's
+/// migration.
+#[derive(Clone, Copy)]
+pub struct LayoutsParts<'a> {
+    handle: &'a Handle,
+    /// The write units per second a key's migration keeps under (`None`: unlimited).
+    pub write_units_per_second: Option<f64>,
+}
+
+/// The parts of `layouts` its steps use.
+pub fn layouts_parts<E>(layouts: &crate::layouts::Layouts<E>) -> LayoutsParts<'_> {
+    LayoutsParts {
+        handle: layouts.handle(),
+        write_units_per_second: layouts.write_budget(),
+    }
+}
+
+/// `layouts`, its key migrations kept under `units` write units per second (`None`:
+/// unlimited).
+pub fn with_write_budget<E>(
+    layouts: crate::layouts::Layouts<E>,
+    units: Option<f64>,
+) -> crate::layouts::Layouts<E> {
+    layouts.with_write_budget(units)
+}
+
+impl LayoutsParts<'_> {
+    /// The client the repository sends with.
+    pub fn client(&self) -> &Client {
+        self.handle.client()
+    }
+
+    /// The repository's table.
+    pub fn table(&self) -> &str {
+        self.handle.table()
+    }
+
+    /// The wall-clock time steps are stamped and checked with.
+    pub fn step_now(&self) -> Duration {
+        self.handle.layouts.step_now()
+    }
+
+    /// The lease and margin this repository reads the directory under.
+    pub fn timing(&self) -> crate::layouts::LayoutTiming {
+        self.handle.layouts.timing()
+    }
+
+    /// Forgets what this repository read of `entity`'s directory: its next request reads it
+    /// again, so a step this process wrote is seen at once.
+    pub fn forget(&self, entity: &'static str) {
+        self.handle.layouts.forget(entity);
+    }
+}
+
+/// How the directory item spells `phase`.
+pub fn phase_name(phase: crate::layouts::Phase) -> &'static str {
+    phase.name()
 }

@@ -204,10 +204,12 @@ pub mod transaction {
 ///
 /// An entity whose `#[pk]` declares `max_n` keeps every logical key at the declared `n`
 /// (`n = 1`: one Query, one `GetItem`) except the keys the table's layout directory lists,
-/// each at its own count up to `max_n`. [`Layouts`] (from `repo.layouts()`) widens or narrows
-/// one key online, while writers and readers run; [`LayoutTiming`] sets the lease every
-/// process reads the directory under (`Repo::with_layout_timing`). The protocol and its timing
-/// assumptions are in the guide's "Shard only what is hot".
+/// each at its own count up to `max_n`. [`Layouts`] (from `repo.layouts()`) reads what the
+/// directory lists; [`LayoutTiming`] sets the lease every process reads the directory under
+/// (`Repo::with_layout_timing`). Widening or narrowing one key online is the operator's:
+/// `sharded-ops`' `layouts::ChangeLayout` (`sharded::layouts::ChangeLayout` under the facade's
+/// feature `ops`). The protocol and its timing assumptions are in the guide's "Shard only what
+/// is hot".
 ///
 /// ```
 /// use sharded::layouts::{KeyEntry, Phase};
@@ -217,7 +219,7 @@ pub mod transaction {
 /// ```
 pub mod layouts {
     pub use crate::access::layouts::{
-        KeyEntry, KeyMigration, LayoutTiming, Layouts, Phase, DIRECTORY_MARK, DIRECTORY_PREFIX,
+        KeyEntry, LayoutTiming, Layouts, Phase, DIRECTORY_MARK, DIRECTORY_PREFIX,
     };
     pub use crate::error::layout::LayoutError;
 }

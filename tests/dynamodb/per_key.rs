@@ -10,7 +10,7 @@ use std::time::Duration;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
 use sharded::capacity::ManualClock;
-use sharded::layouts::{LayoutError, LayoutTiming, Phase};
+use sharded::layouts::{ChangeLayout, LayoutError, LayoutTiming, Phase};
 use sharded::schema::KeyLayout;
 use sharded::{Error, Repo, ShardedEntity};
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use sharded::capacity::{
     HotKeyPattern, HotKeyStats, LogicalKeyReport, ManualClock, PerKeyLimits, ReportHotKeys,
 };
-use sharded::layouts::LayoutTiming;
+use sharded::layouts::{ChangeLayout, LayoutTiming};
 use sharded::{Repo, ShardedEntity};
 
 use crate::support::repo;

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use sharded::capacity::ManualClock;
-use sharded::layouts::{KeyEntry, LayoutError, LayoutTiming, Phase};
+use sharded::layouts::{ChangeLayout, KeyEntry, LayoutError, LayoutTiming, Phase};
 use sharded::schema::KeyLayout;
 use sharded::transaction::Transaction;
 use sharded::{Error, Repo, ShardedEntity};

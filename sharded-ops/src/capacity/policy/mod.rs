@@ -31,7 +31,7 @@ use crate::capacity::planner::DEFAULT_HEADROOM;
 ///   `narrow_below` x the limit) for `narrow_after`: narrows it back to the declared `n`;
 /// - **changing** already (here or in another process): leaves it alone.
 ///
-/// A change is [`Layouts::change`](sharded_runtime::layouts::Layouts::change) run in the
+/// A change is [`ChangeLayout::change`](crate::layouts::ChangeLayout::change) run in the
 /// background, one per key at a time; one that fails is resumed at the next look. Every
 /// decision is a `tracing` event and a count in a metric (`sharded::telemetry`'s
 /// `LAYOUT_POLICY_EVENT` and `LAYOUT_DECISIONS`).
@@ -152,7 +152,7 @@ impl LayoutPolicy {
     }
 
     /// Keeps each change's migration under `units` write units per second
-    /// ([`Layouts::with_write_budget`](sharded_runtime::layouts::Layouts::with_write_budget)).
+    /// ([`ChangeLayout::with_write_budget`](crate::layouts::ChangeLayout::with_write_budget)).
     pub fn with_migration_write_units(mut self, units: f64) -> Self {
         self.migration_write_units = Some(units);
         self
@@ -256,7 +256,7 @@ impl LayoutPolicy {
 ///
 /// Stopping ends the looks; a change already started runs to its end (a key is never left
 /// half-changed by a stop: the steps go on in the background). A change cut short anyway
-/// (the process ends) resumes with `repo.layouts().change(key, to)`.
+/// (the process ends) resumes with `repo.layouts().change(key, to)` (`ChangeLayout::change`).
 #[derive(Debug)]
 #[must_use = "the policy stops when its task is dropped: keep it while the policy should run"]
 pub struct PolicyTask {

@@ -16,6 +16,7 @@ use sharded_runtime::{Repo, ShardedEntity};
 use super::decide::{decide, Decision, KeyLoad, Memory, Observed};
 use super::LayoutPolicy;
 use crate::capacity::report::{report_at, HotKeyReport};
+use crate::layouts::ChangeLayout;
 
 /// The changes this process runs, and those of its changes that failed (with their target).
 #[derive(Default)]

@@ -1,6 +1,8 @@
 //! Per-key layouts (`max_n` on `#[pk]`): the layout directory that lists the keys whose shard
-//! count is not the declared `n`, how a process caches it, and the steps that change one key
-//! online.
+//! count is not the declared `n`, how a process caches it, and what any process reads of it
+//! ([`Layouts`]). The steps that change one key online are the operator's: `sharded-ops`'
+//! `layouts` (`ChangeLayout`), which reaches the directory's item and the handle through
+//! `__ops`; the protocol they follow is here, because every read and write obeys it.
 //!
 //! The directory is one item per entity, in the entity's own table: partition
 //! `_sharded#layouts#<Entity>` (sort key `_sharded#layouts` when the table has one), tagged
@@ -38,8 +40,7 @@
 //! difference between the wall clocks of the machines that run the steps.
 
 mod cache;
-mod moves;
-mod steps;
+mod read;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -48,8 +49,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 pub(crate) use cache::{layout_schema, Directory, Snapshot, WallClock};
 
-pub use moves::KeyMigration;
-pub use steps::Layouts;
+pub use read::{check_key, declared_n, max_n, stored, Layouts};
 
 use crate::error::layout::LayoutError;
 use crate::item::Item;
@@ -129,7 +129,8 @@ pub enum Phase {
 }
 
 impl Phase {
-    fn name(self) -> &'static str {
+    /// The phase as the directory item spells it.
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Phase::Reading => "reading",
             Phase::Writing => "writing",
@@ -229,8 +230,10 @@ impl KeyEntry {
 
 /// The directory as stored: its entries and revision (0: no item yet).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Stored {
+pub struct Stored {
+    /// Every key listed, with its entry.
     pub entries: BTreeMap<String, KeyEntry>,
+    /// What every write of the directory is conditioned on, and raises by one.
     pub revision: u64,
 }
 
@@ -250,7 +253,7 @@ pub(crate) fn directory_key(schema: &EntitySchema) -> Item {
 }
 
 /// The directory item holding `stored` (its revision as given).
-pub(crate) fn to_item(schema: &EntitySchema, stored: &Stored) -> Item {
+pub fn to_item(schema: &EntitySchema, stored: &Stored) -> Item {
     let mut item = directory_key(schema);
     if let Some(tag) = schema.tag_attribute() {
         item.insert(tag.to_owned(), AttributeValue::S(DIRECTORY_MARK.to_owned()));

@@ -86,7 +86,7 @@ impl<'a> Store<'a> {
     }
 
     /// Moves of one key of a per-key layout: each item goes to its place under `layout`.
-    pub(crate) fn in_layout(mut self, layout: Option<KeyLayout>) -> Self {
+    pub fn in_layout(mut self, layout: Option<KeyLayout>) -> Self {
         self.layout = layout;
         self
     }
@@ -326,7 +326,7 @@ impl Prepared {
     }
 
     /// [`of`](Self::of), the item placed under `layout` (see [`Store::in_layout`]).
-    pub(crate) fn of_in<E: ShardedEntity>(
+    pub fn of_in<E: ShardedEntity>(
         old: &Item,
         layout: Option<KeyLayout>,
     ) -> Result<Option<Prepared>, Error> {

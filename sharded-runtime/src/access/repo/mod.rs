@@ -212,8 +212,9 @@ impl<E: ShardedEntity> Repo<E> {
         self
     }
 
-    /// The per-key layouts of `E` (`max_n` on `#[pk]`): the keys the directory lists, and
-    /// the steps that widen or narrow one key online (see [`Layouts`](crate::layouts::Layouts)).
+    /// The per-key layouts of `E` (`max_n` on `#[pk]`): the keys the directory lists (see
+    /// [`Layouts`](crate::layouts::Layouts)); with the operator's `ChangeLayout` in scope
+    /// (`sharded::layouts::ChangeLayout`), the steps that widen or narrow one key online.
     pub fn layouts(&self) -> crate::access::layouts::Layouts<E> {
         crate::access::layouts::Layouts::new(Arc::clone(&self.handle))
     }

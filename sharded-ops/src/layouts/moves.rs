@@ -1,6 +1,6 @@
 //! The migration of one key whose layout changes: every item still at the previous count's
 //! shards moved to its place at the new count, with the move every transition uses (copied
-//! and marked, then the old copy deleted; see `migrate/moves`), so a writer racing it loses
+//! and marked, then the old copy deleted; the runtime's, through `__ops`), so a writer racing it loses
 //! nothing. As the migration runner does, the old copies of a page are deleted a moment
 //! ([`DELETE_DELAY`]) after the page's copies: a query reads the key's partitions at slightly
 //! different instants, and an item copied and deleted between its reads of the new place and
@@ -8,18 +8,28 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures::{stream, StreamExt};
+use sharded_runtime::__ops::{
+    decode, delete_stale, dynamo_error, is_marked, marked, move_item, recognize, Depth,
+    LayoutsParts, MoveOutcome, Prepared, Sent, Store,
+};
+use sharded_runtime::keys::Item;
+use sharded_runtime::layouts::KeyEntry;
+use sharded_runtime::schema::KeyLayout;
+use sharded_runtime::{Error, ShardedEntity};
 
-use super::KeyEntry;
-use crate::access::entity::{decode, recognize, ShardedEntity};
-use crate::access::handle::Handle;
-use crate::access::migrate::moves::{delete_stale, is_marked, marked, Prepared, Sent};
-use crate::access::migrate::{move_item, MoveOutcome, Store};
-use crate::access::recognize::Depth;
-use crate::error::Error;
-use crate::item::Item;
-use crate::keys::schema::KeyLayout;
-
-/// What one run of a key's migration did ([`Layouts::migrate`](super::Layouts::migrate)).
+/// What one run of a key's migration did ([`ChangeLayout::migrate`](super::ChangeLayout::migrate),
+/// and [`ChangeLayout::change`](super::ChangeLayout::change), the runs of a change added up).
+///
+/// ```no_run
+/// # use sharded::{Error, Repo, ShardedEntity};
+/// use sharded::layouts::{ChangeLayout, KeyMigration};
+/// # async fn demo<E: ShardedEntity>(repo: Repo<E>) -> Result<(), Error> {
+/// let run: KeyMigration = repo.layouts().migrate("GAME#g1").await?;
+/// if run.left > 0 {
+///     println!("{} items changed while they moved: run it again", run.left);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 #[non_exhaustive]
 pub struct KeyMigration {
@@ -57,25 +67,24 @@ const MOVES_IN_FLIGHT: usize = 16;
 
 /// How long an old copy stays after its item was copied (see the module docs): the runner's
 /// default too.
-pub(crate) const DELETE_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
+const DELETE_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Moves the items of logical key `key` at `entry.from` shards to their places at
 /// `entry.to`.
 ///
-/// `write_units_per_second`: the budget of the moves' writes, if any; the migration waits
-/// between pages to keep under it.
-pub(crate) async fn migrate_key<E: ShardedEntity>(
-    handle: &Handle,
+/// `parts.write_units_per_second`: the budget of the moves' writes, if any; the migration
+/// waits between pages to keep under it.
+pub(super) async fn migrate_key<E: ShardedEntity>(
+    parts: LayoutsParts<'_>,
     key: &str,
     entry: KeyEntry,
-    write_units_per_second: Option<f64>,
 ) -> Result<KeyMigration, Error> {
     let layout = entry.layout();
-    let store = Store::new(handle.client(), handle.table()).in_layout(Some(layout));
+    let store = Store::new(parts.client(), parts.table()).in_layout(Some(layout));
     let mut report = KeyMigration::default();
     let started = std::time::Instant::now();
     for partition in previous_partitions::<E>(key, entry) {
-        let items = read_partition::<E>(handle, &partition).await?;
+        let items = read_partition::<E>(parts, &partition).await?;
         report.read += items.len() as u64;
         let outcomes: Vec<Result<Outcome, Error>> = stream::iter(items)
             .map(|item| {
@@ -121,7 +130,7 @@ pub(crate) async fn migrate_key<E: ShardedEntity>(
             report.write_units += deleted.write_units;
             report.moved += 1;
         }
-        if let Some(budget) = write_units_per_second.filter(|b| *b > 0.0) {
+        if let Some(budget) = parts.write_units_per_second.filter(|b| *b > 0.0) {
             let due = std::time::Duration::from_secs_f64(report.write_units / budget);
             if let Some(wait) = due.checked_sub(started.elapsed()) {
                 tokio::time::sleep(wait).await;
@@ -151,14 +160,14 @@ async fn copy<E: ShardedEntity>(
 }
 
 /// How many items of `key` are still at a previous shard that is not their place.
-pub(crate) async fn remaining<E: ShardedEntity>(
-    handle: &Handle,
+pub(super) async fn remaining<E: ShardedEntity>(
+    parts: LayoutsParts<'_>,
     key: &str,
     entry: KeyEntry,
 ) -> Result<u64, Error> {
     let mut left = 0;
     for partition in previous_partitions::<E>(key, entry) {
-        for item in read_partition::<E>(handle, &partition).await? {
+        for item in read_partition::<E>(parts, &partition).await? {
             if target::<E>(&item, entry)?.is_some_and(|target| target != partition) {
                 left += 1;
             }
@@ -201,16 +210,16 @@ fn target<E: ShardedEntity>(item: &Item, entry: KeyEntry) -> Result<Option<Strin
 
 /// Every item of one partition, read consistently.
 async fn read_partition<E: ShardedEntity>(
-    handle: &Handle,
+    parts: LayoutsParts<'_>,
     partition: &str,
 ) -> Result<Vec<Item>, Error> {
     let mut items = Vec::new();
     let mut start = None;
     loop {
-        let output = handle
+        let output = parts
             .client()
             .query()
-            .table_name(handle.table())
+            .table_name(parts.table())
             .key_condition_expression("#pk = :pk")
             .expression_attribute_names("#pk", E::SCHEMA.pk.attribute)
             .expression_attribute_values(":pk", AttributeValue::S(partition.to_owned()))
@@ -218,7 +227,7 @@ async fn read_partition<E: ShardedEntity>(
             .set_exclusive_start_key(start)
             .send()
             .await
-            .map_err(|e| Error::dynamo("Query", handle.table(), e))?;
+            .map_err(|e| dynamo_error("Query", parts.table(), e))?;
         items.extend(output.items.unwrap_or_default());
         match output.last_evaluated_key {
             Some(key) if !key.is_empty() => start = Some(key),

@@ -5,7 +5,7 @@
 //! generated code.
 
 use crate::attribute::KeyAttribute;
-use crate::bucket::{BucketTime, Granularity};
+use crate::bucket::BucketTime;
 use crate::encoding::{KeyPart, KeyPartDecode};
 use crate::schema::{
     self, same_previous, same_suffix, same_template_shape, shard_count, str_eq, EntitySchema,
@@ -56,22 +56,6 @@ pub const fn assert_key_field<T: KeyPart + KeyPartDecode>() {}
 /// Requires `T: BucketTime`, for fields bucketed by a template (`{at:day}`); the derive
 /// spans the call at the field's type.
 pub const fn assert_bucket_time<T: BucketTime>() {}
-
-/// Fails compilation when the granularities the derive accepts (`names`, in order) are not the
-/// key model's [`Granularity::NAMES`]: the key model owns them, the derive's list is checked.
-pub const fn assert_granularity_names(names: &[&str]) {
-    let ours = Granularity::NAMES;
-    if names.len() != ours.len() {
-        panic!("sharded-derive and sharded-runtime disagree on the time bucket granularities: use matching versions");
-    }
-    let mut i = 0;
-    while i < ours.len() {
-        if !str_eq(names[i], ours[i]) {
-            panic!("sharded-derive and sharded-runtime disagree on the time bucket granularities: use matching versions");
-        }
-        i += 1;
-    }
-}
 
 static FALLBACK_TEMPLATE: KeyTemplate = KeyTemplate::new("", &[]);
 

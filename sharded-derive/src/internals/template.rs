@@ -4,6 +4,10 @@
 
 use syn::{Ident, LitStr};
 
+/// The time-bucket sizes of `{field:granularity}`: the key model's own, so the derive accepts
+/// exactly the names the runtime buckets by.
+pub use sharded_keys::bucket::Granularity;
+
 use super::ctxt::Ctxt;
 use super::spanned::at_span;
 use super::suggest::did_you_mean_keyword;
@@ -22,51 +26,6 @@ pub enum Segment {
     /// `{at:day}`: the label of the time bucket holding the field's value. After a refused
     /// granularity, the one it most likely meant (so the fallback keeps the range query).
     Bucket(Ident, Granularity),
-}
-
-/// The time-bucket sizes of `{field:granularity}`, named as written in templates. The
-/// runtime owns them (`sharded::bucket::Granularity`); the expansion checks this list against its
-/// `Granularity::NAMES` at compile time, so the two cannot drift apart.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Granularity {
-    Hour,
-    Day,
-    Week,
-    Month,
-}
-
-impl Granularity {
-    /// Every granularity, in the order of the runtime's `Granularity::NAMES`.
-    pub const ALL: [Granularity; 4] = [
-        Granularity::Hour,
-        Granularity::Day,
-        Granularity::Week,
-        Granularity::Month,
-    ];
-
-    /// The name written in a template (`day` in `{at:day}`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Granularity::Hour => "hour",
-            Granularity::Day => "day",
-            Granularity::Week => "week",
-            Granularity::Month => "month",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Granularity> {
-        Granularity::ALL.into_iter().find(|g| g.name() == name)
-    }
-
-    /// The runtime variant's name (`Day`).
-    pub fn variant(self) -> &'static str {
-        match self {
-            Granularity::Hour => "Hour",
-            Granularity::Day => "Day",
-            Granularity::Week => "Week",
-            Granularity::Month => "Month",
-        }
-    }
 }
 
 impl Template {
@@ -217,7 +176,7 @@ fn bucket_granularity(
     if let Some(granularity) = Granularity::from_name(written) {
         return granularity;
     }
-    let names: Vec<&str> = Granularity::ALL.iter().map(|g| g.name()).collect();
+    let names = Granularity::NAMES;
     if written.is_empty() {
         cx.error_spanned_by(
             lit,

@@ -61,16 +61,10 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
     old: &Item,
 ) -> Result<Step<CopyOutcome>, Error> {
     let Some(prepared) = Prepared::of::<E>(old)? else {
-        return Ok(Step {
-            outcome: CopyOutcome::InPlace,
-            write_units: 0.0,
-        });
+        return Ok(Step::new(CopyOutcome::InPlace, 0.0));
     };
     if is_marked(E::SCHEMA, old) {
-        return Ok(Step {
-            outcome: CopyOutcome::Taken,
-            write_units: 0.0,
-        });
+        return Ok(Step::new(CopyOutcome::Taken, 0.0));
     }
     let both = prepared.transaction_units();
     let (reasons, message, current) = match prepared.send::<E>(repo).await? {
@@ -93,10 +87,7 @@ pub(crate) async fn copy_item<E: ShardedEntity>(
             Holder::Nobody => CopyOutcome::Changed,
         },
         _ if codes.iter().any(|c| is_throttling_code(c)) => {
-            return Ok(Step {
-                outcome: CopyOutcome::Throttled,
-                write_units: 0.0,
-            })
+            return Ok(Step::new(CopyOutcome::Throttled, 0.0))
         }
         [_, "TransactionConflict"] | ["TransactionConflict", _] => CopyOutcome::Changed,
         _ => return Err(refused(E::SCHEMA, old, &reasons, message.as_deref())),
@@ -146,15 +137,14 @@ pub(crate) async fn tag_in_place<E: ShardedEntity>(
         .send()
         .await;
     match result {
-        Ok(output) => Ok(Step {
-            outcome: TagOutcome::Tagged,
-            write_units: reported(output.consumed_capacity.as_slice(), estimate),
-        }),
+        Ok(output) => Ok(Step::new(
+            TagOutcome::Tagged,
+            reported(output.consumed_capacity.as_slice(), estimate),
+        )),
         Err(e) => match e.into_service_error() {
-            UpdateItemError::ConditionalCheckFailedException(_) => Ok(Step {
-                outcome: TagOutcome::Changed,
-                write_units: estimate,
-            }),
+            UpdateItemError::ConditionalCheckFailedException(_) => {
+                Ok(Step::new(TagOutcome::Changed, estimate))
+            }
             other => throttled_or(
                 sharded_runtime::__ops::dynamo_error("UpdateItem", repo.table(), other),
                 TagOutcome::Throttled,

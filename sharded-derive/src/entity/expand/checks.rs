@@ -8,7 +8,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::params::Ctx;
-use crate::entity::model::{Granularity, Previous};
+use crate::entity::model::Previous;
 use crate::entity::resolve::{RTemplate, Resolved};
 use crate::internals::spanned::respan;
 
@@ -92,12 +92,7 @@ fn runtime_fact_checks(cx: &Ctx) -> TokenStream {
                 const _: () = #checked::assert_suffix_fits(#checked::ShardSuffix::declared(#suffix), #n);
             }
         });
-    // The granularity names the derive accepts are the runtime's `Granularity::NAMES`.
-    let granularities = bucketed_templates(cx.r).next().map(|_| {
-        let names = Granularity::ALL.map(|g| g.name());
-        quote!(const _: () = #rt::assert_granularity_names(&[#(#names),*]);)
-    });
-    quote!(#(#counts)* #written #(#attributes)* #(#suffixes)* #granularities)
+    quote!(#(#counts)* #written #(#attributes)* #(#suffixes)*)
 }
 
 /// The key attributes the entity writes, as `(name, what it holds)` expressions over the

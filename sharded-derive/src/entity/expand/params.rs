@@ -160,7 +160,7 @@ impl<'a> Ctx<'a> {
             }
             RSegment::Bucket(f, granularity) => {
                 let value = self.value_ref(*f, f.ident());
-                let variant = Ident::new(granularity.variant(), Span::call_site());
+                let variant = Ident::new(&format!("{granularity:?}"), Span::call_site());
                 Some(quote! {
                     &#rt::BucketLabel::new((&#rt::Probe(#value)).time(), #rt::Granularity::#variant)
                 })

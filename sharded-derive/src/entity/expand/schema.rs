@@ -157,7 +157,7 @@ fn template_static(rt: &TokenStream, name: &str, template: &RTemplate) -> TokenS
         }
         RSegment::Bucket(f, granularity) => {
             let f = f.ident().to_string();
-            let variant = Ident::new(granularity.variant(), Span::call_site());
+            let variant = Ident::new(&format!("{granularity:?}"), Span::call_site());
             quote!(#rt::Segment::bucket(#f, #rt::Granularity::#variant))
         }
     });

@@ -143,6 +143,16 @@ pub struct Step<T> {
     pub write_units: f64,
 }
 
+impl<T> Step<T> {
+    /// `outcome`, having used `write_units`.
+    pub fn new(outcome: T, write_units: f64) -> Self {
+        Step {
+            outcome,
+            write_units,
+        }
+    }
+}
+
 /// A move's outcome: what [`move_item`] returns.
 pub(crate) type MoveReport = Step<MoveOutcome>;
 
@@ -489,10 +499,7 @@ impl Prepared {
 pub async fn move_item<E: ShardedEntity>(repo: Store<'_>, old: &Item) -> Result<MoveReport, Error> {
     let schema = E::SCHEMA;
     let Some(prepared) = Prepared::of_in::<E>(old, repo.layout)? else {
-        return Ok(Step {
-            outcome: MoveOutcome::InPlace,
-            write_units: 0.0,
-        });
+        return Ok(Step::new(MoveOutcome::InPlace, 0.0));
     };
     if is_marked(schema, old) {
         return delete_superseded::<E>(repo, old, 0.0).await;
@@ -523,28 +530,18 @@ pub async fn move_item<E: ShardedEntity>(repo: Store<'_>, old: &Item) -> Result<
         | ["ConditionalCheckFailed", "ConditionalCheckFailed"] => {
             match prepared.holder::<E>(repo, current).await? {
                 Holder::Entity => delete_superseded::<E>(repo, old, both).await,
-                Holder::Foreign => Ok(Step {
-                    outcome: MoveOutcome::Occupied,
-                    write_units: both,
-                }),
-                Holder::Nobody => Ok(Step {
-                    outcome: MoveOutcome::Changed,
-                    write_units: both,
-                }),
+                Holder::Foreign => Ok(Step::new(MoveOutcome::Occupied, both)),
+                Holder::Nobody => Ok(Step::new(MoveOutcome::Changed, both)),
             }
         }
         // Throttled: nothing was written; the caller slows down and reads it again.
-        _ if codes.iter().any(|c| is_throttling_code(c)) => Ok(Step {
-            outcome: MoveOutcome::Throttled,
-            write_units: 0.0,
-        }),
+        _ if codes.iter().any(|c| is_throttling_code(c)) => {
+            Ok(Step::new(MoveOutcome::Throttled, 0.0))
+        }
         // The old copy changed or went since it was read, or another transaction holds one
         // of the items: nothing was written; read it again.
         [_, "ConditionalCheckFailed"] | [_, "TransactionConflict"] | ["TransactionConflict", _] => {
-            Ok(Step {
-                outcome: MoveOutcome::Changed,
-                write_units: both,
-            })
+            Ok(Step::new(MoveOutcome::Changed, both))
         }
         _ => Err(refused(schema, old, &reasons, message.as_deref())),
     }
@@ -591,10 +588,7 @@ pub fn marked(schema: &EntitySchema, old: &Item) -> Item {
 /// and tries again), anything else an error.
 pub fn throttled_or<T>(error: Error, throttled: T) -> Result<Step<T>, Error> {
     if error.is_throttling() {
-        Ok(Step {
-            outcome: throttled,
-            write_units: 0.0,
-        })
+        Ok(Step::new(throttled, 0.0))
     } else {
         Err(error)
     }
@@ -687,10 +681,7 @@ pub async fn delete_stale<E: ShardedEntity>(
             match output.attributes {
                 Some(deleted) if deleted.keys().any(|name| !old.contains_key(name)) => {
                     let restored = put_back(repo, schema, deleted).await?;
-                    Ok(Step {
-                        outcome: DeleteOutcome::Changed,
-                        write_units: write_units + restored,
-                    })
+                    Ok(Step::new(DeleteOutcome::Changed, write_units + restored))
                 }
                 _ => Ok(Step {
                     outcome: DeleteOutcome::Deleted,
@@ -699,10 +690,9 @@ pub async fn delete_stale<E: ShardedEntity>(
             }
         }
         Err(e) => match e.into_service_error() {
-            DeleteItemError::ConditionalCheckFailedException(_) => Ok(Step {
-                outcome: DeleteOutcome::Changed,
-                write_units: marking + estimate,
-            }),
+            DeleteItemError::ConditionalCheckFailedException(_) => {
+                Ok(Step::new(DeleteOutcome::Changed, marking + estimate))
+            }
             other => throttled_or(
                 Error::dynamo("DeleteItem", repo.table(), other),
                 DeleteOutcome::Throttled,
@@ -741,10 +731,9 @@ async fn mark<E: ShardedEntity>(
             reported(output.consumed_capacity.as_slice(), estimate),
         ))),
         Err(e) => match e.into_service_error() {
-            UpdateItemError::ConditionalCheckFailedException(_) => Ok(Err(Step {
-                outcome: DeleteOutcome::Changed,
-                write_units: estimate,
-            })),
+            UpdateItemError::ConditionalCheckFailedException(_) => {
+                Ok(Err(Step::new(DeleteOutcome::Changed, estimate)))
+            }
             other => throttled_or(
                 Error::dynamo("UpdateItem", repo.table(), other),
                 DeleteOutcome::Throttled,

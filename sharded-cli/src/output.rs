@@ -170,7 +170,7 @@ pub(crate) fn print_layout_outcome(
                     "{key:<32} {:>5} {:>5} {:<8} {}",
                     e.from,
                     e.to,
-                    phase_name(e.phase),
+                    e.phase.name(),
                     age(e.since)
                 );
             }
@@ -178,7 +178,7 @@ pub(crate) fn print_layout_outcome(
         LayoutOutcome::Entry(e) => println!(
             "`{key}` of {entity} is {}, from {} to {} shards; next: `layouts {}` in {wait:?} \
              (lease + margin)",
-            phase_name(e.phase),
+            e.phase.name(),
             e.from,
             e.to,
             next_step(e.phase)
@@ -204,18 +204,9 @@ fn entry_json(key: &str, e: &sharded::layouts::KeyEntry) -> Value {
         "key": key,
         "from": e.from,
         "to": e.to,
-        "phase": phase_name(e.phase),
+        "phase": e.phase.name(),
         "since": e.since.as_secs_f64(),
     })
-}
-
-fn phase_name(phase: sharded::layouts::Phase) -> &'static str {
-    use sharded::layouts::Phase;
-    match phase {
-        Phase::Reading => "reading",
-        Phase::Writing => "writing",
-        Phase::Steady => "steady",
-    }
 }
 
 /// The step that follows `phase`.

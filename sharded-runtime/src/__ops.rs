@@ -142,8 +142,3 @@ impl LayoutsParts<'_> {
         self.handle.layouts.forget(entity);
     }
 }
-
-/// How the directory item spells `phase`.
-pub fn phase_name(phase: crate::layouts::Phase) -> &'static str {
-    phase.name()
-}

@@ -7,8 +7,8 @@ use std::time::Duration;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use sharded_runtime::__ops::{
-    self, check_key, declared_n, layouts_parts, max_n, phase_name, stored_directory, to_item,
-    LayoutsParts, StoredDirectory as Stored,
+    self, check_key, declared_n, layouts_parts, max_n, stored_directory, to_item, LayoutsParts,
+    StoredDirectory as Stored,
 };
 use sharded_runtime::layouts::{KeyEntry, LayoutError, Layouts, Phase};
 use sharded_runtime::schema::KeyLayout;
@@ -49,7 +49,7 @@ pub(super) async fn begin<E: ShardedEntity>(
                     "it is changing from {} to {} shards ({}); finish that change first",
                     entry.from,
                     entry.to,
-                    phase_name(entry.phase)
+                    entry.phase.name()
                 ),
             }
             .into())

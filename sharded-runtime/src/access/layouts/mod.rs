@@ -129,8 +129,14 @@ pub enum Phase {
 }
 
 impl Phase {
-    /// The phase as the directory item spells it.
-    pub(crate) fn name(self) -> &'static str {
+    /// The phase as the layout directory's item spells it (and the command line prints it):
+    /// `reading`, `writing` or `steady`.
+    ///
+    /// ```
+    /// use sharded::layouts::Phase;
+    /// assert_eq!(Phase::Writing.name(), "writing");
+    /// ```
+    pub fn name(self) -> &'static str {
         match self {
             Phase::Reading => "reading",
             Phase::Writing => "writing",

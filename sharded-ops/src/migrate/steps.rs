@@ -117,8 +117,10 @@ pub(crate) async fn tag_in_place<E: ShardedEntity>(
 ) -> Result<Step<TagOutcome>, Error> {
     let schema = E::SCHEMA;
     let Some(tag) = schema.tag_attribute() else {
-        let entity = schema.entity;
-        return Err(sharded_runtime::update::UpdateRefusal::NoTag { entity }.into());
+        return Err(Error::Bug(format!(
+            "{} has no tag to write: its table recognises items by their keys",
+            schema.entity
+        )));
     };
     let Unchanged {
         condition,

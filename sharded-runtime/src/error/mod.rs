@@ -618,6 +618,13 @@ impl Error {
         }
     }
 
+    /// What a failed SDK builder becomes: [`Error::Build`] of `what`.
+    pub(crate) fn build(
+        what: &'static str,
+    ) -> impl FnOnce(aws_sdk_dynamodb::error::BuildError) -> Error {
+        move |source| Error::Build { what, source }
+    }
+
     /// Wraps an SDK error of `operation` on `table`.
     pub(crate) fn dynamo<E>(operation: &'static str, table: &str, err: E) -> Error
     where

@@ -34,10 +34,7 @@ pub enum QueryRefusal {
         number: u8,
     },
     /// A range query of keys that have no time bucket followed by a sort key on its field.
-    #[error(
-        "a range query needs a partition key with a time bucket and a sort key that starts \
-         with its field; `{attribute}` of {entity} is `{template}`"
-    )]
+    #[error("a range query needs a partition key with a time bucket and a sort key that starts with its field; `{attribute}` of {entity} is `{template}`")]
     NotBucketed {
         /// The entity queried.
         entity: &'static str,
@@ -47,10 +44,7 @@ pub enum QueryRefusal {
         template: &'static str,
     },
     /// A range query whose `from` is after its `to`.
-    #[error(
-        "range of `{field}` from `{from}` to `{to}`: `from` is after `to`, so no item could \
-         match; swap the bounds"
-    )]
+    #[error("range of `{field}` from `{from}` to `{to}`: `from` is after `to`, so no item could match; swap the bounds")]
     BoundsReversed {
         /// The bucketed field.
         field: &'static str,
@@ -60,21 +54,13 @@ pub enum QueryRefusal {
         to: String,
     },
     /// A range query of an entity whose layout is decided per key (`max_n`).
-    #[error(
-        "{entity} has a layout per key (`max_n`): a range query over time buckets reads many \
-         keys, each under its own layout, which is not supported; query each bucket's key with \
-         `query`"
-    )]
+    #[error("{entity} has a layout per key (`max_n`): a range query over time buckets reads many keys, each under its own layout, which is not supported; query each bucket's key with `query`")]
     PerKeyRange {
         /// The entity queried.
         entity: &'static str,
     },
     /// A collection query of a GSI that a member does not write with the same partition layout.
-    #[error(
-        "a collection query of gsi{number} needs every member to write gsi{number} with the same \
-         partition key template and shard count, and `{member}` does not: query the base table, \
-         or give every member the same #[gsi{number}(pk = ..)]"
-    )]
+    #[error("a collection query of gsi{number} needs every member to write gsi{number} with the same partition key template and shard count, and `{member}` does not: query the base table, or give every member the same #[gsi{number}(pk = ..)]")]
     CollectionGsi {
         /// The GSI number.
         number: u8,
@@ -82,10 +68,7 @@ pub enum QueryRefusal {
         member: &'static str,
     },
     /// `consistent_read(true)` on a GSI query.
-    #[error(
-        "consistent reads are not available on a GSI (`{index}`); DynamoDB indexes are \
-         eventually consistent: drop consistent_read(true) or query the base table"
-    )]
+    #[error("consistent reads are not available on a GSI (`{index}`); DynamoDB indexes are eventually consistent: drop consistent_read(true) or query the base table")]
     ConsistentGsi {
         /// The index name.
         index: &'static str,
@@ -110,11 +93,7 @@ pub enum QueryRefusal {
         reason: String,
     },
     /// A bound item of an entity the query does not read.
-    #[error(
-        "a bound item of `{entity}` given to a query of {}: give an item the query reads, or a \
-         whole key",
-        .entities.join(", ")
-    )]
+    #[error("a bound item of `{entity}` given to a query of {}: give an item the query reads, or a whole key", .entities.join(", "))]
     BoundOfOtherEntity {
         /// The bound item's entity.
         entity: &'static str,
@@ -130,10 +109,7 @@ pub enum QueryRefusal {
         reason: String,
     },
     /// A bound item without the queried index's sort attribute (a sparse index).
-    #[error(
-        "the bound item of `{entity}` has no `{attribute}`: it is not in the queried index (a \
-         sparse index); give a whole key instead"
-    )]
+    #[error("the bound item of `{entity}` has no `{attribute}`: it is not in the queried index (a sparse index); give a whole key instead")]
     BoundNotInIndex {
         /// The bound item's entity.
         entity: &'static str,
@@ -141,10 +117,7 @@ pub enum QueryRefusal {
         attribute: &'static str,
     },
     /// A bound on an index without a sort key.
-    #[error(
-        "{} has no sort key on the queried index: a bound orders nothing there",
-        .entities.join(", ")
-    )]
+    #[error("{} has no sort key on the queried index: a bound orders nothing there", .entities.join(", "))]
     NoSortKey {
         /// The entities the query reads.
         entities: Vec<&'static str>,
@@ -153,10 +126,7 @@ pub enum QueryRefusal {
     #[error("page(0, ..): a page must hold at least one item, or its cursor could never advance")]
     EmptyPage,
     /// A scan's `segments(n)` outside DynamoDB's range.
-    #[error(
-        "segments({segments}): DynamoDB splits a scan into 1 to {max} segments; choose a count \
-         in that range (a few per unit of concurrency is plenty)"
-    )]
+    #[error("segments({segments}): DynamoDB splits a scan into 1 to {max} segments; choose a count in that range (a few per unit of concurrency is plenty)")]
     ScanSegments {
         /// The count given.
         segments: u32,
@@ -167,10 +137,7 @@ pub enum QueryRefusal {
     #[error("concurrency(0): no segment could ever be read; use at least 1")]
     ScanConcurrency,
     /// A scan's `page_size(p)` outside DynamoDB's `Limit` range.
-    #[error(
-        "page_size({page_size}): DynamoDB's Limit is 1 to {max}; use a size in that range, or \
-         leave it unset for DynamoDB's 1 MB pages"
-    )]
+    #[error("page_size({page_size}): DynamoDB's Limit is 1 to {max}; use a size in that range, or leave it unset for DynamoDB's 1 MB pages")]
     ScanPageSize {
         /// The size given.
         page_size: u32,
@@ -178,19 +145,13 @@ pub enum QueryRefusal {
         max: i32,
     },
     /// A `read_units_per_second(r)` that is not a positive, finite number.
-    #[error(
-        "read_units_per_second({rate}): a rate must be a positive, finite number of read units \
-         per second; leave it unset for no limit"
-    )]
+    #[error("read_units_per_second({rate}): a rate must be a positive, finite number of read units per second; leave it unset for no limit")]
     ReadRate {
         /// The rate given.
         rate: f64,
     },
     /// DynamoDB kept the keys of a transition check unprocessed (throttled).
-    #[error(
-        "DynamoDB left {unprocessed} keys of a transition check unprocessed after {rounds} \
-         rounds (throttled): retry the query later, or give the table more read capacity"
-    )]
+    #[error("DynamoDB left {unprocessed} keys of a transition check unprocessed after {rounds} rounds (throttled): retry the query later, or give the table more read capacity")]
     TransitionCheckThrottled {
         /// The keys left.
         unprocessed: usize,
@@ -265,12 +226,7 @@ pub enum UpdateRefusal {
         source: serde_dynamo::Error,
     },
     /// An update changes part of a GSI key without setting the rest of it.
-    #[error(
-        "this update changes `{}`, part of {gsi}'s key, which is built from `{attribute}` too: \
-         set `{attribute}` in the same update with `set` (a GSI key is rebuilt from known \
-         values, so its fields must all be set together, and not by `add` or `remove`)",
-        .changed.join("`, `")
-    )]
+    #[error("this update changes `{}`, part of {gsi}'s key, which is built from `{attribute}` too: set `{attribute}` in the same update with `set` (a GSI key is rebuilt from known values, so its fields must all be set together, and not by `add` or `remove`)", .changed.join("`, `"))]
     GsiFieldNotSet {
         /// The attributes of the key the update changes.
         changed: Vec<&'static str>,
@@ -307,10 +263,7 @@ pub enum UpdateRefusal {
         attribute: &'static str,
     },
     /// An update that changes the version itself.
-    #[error(
-        "`{attribute}` is {entity}'s version, which every update adds 1 to: leave it out, and \
-         use `if_version` to require the one you read"
-    )]
+    #[error("`{attribute}` is {entity}'s version, which every update adds 1 to: leave it out, and use `if_version` to require the one you read")]
     VersionChanged {
         /// The entity.
         entity: &'static str,
@@ -324,10 +277,7 @@ pub enum UpdateRefusal {
         entity: &'static str,
     },
     /// An update that changes one attribute twice.
-    #[error(
-        "`{attribute}` is changed twice in one update of {entity}; DynamoDB allows one \
-         operation per attribute: combine them"
-    )]
+    #[error("`{attribute}` is changed twice in one update of {entity}; DynamoDB allows one operation per attribute: combine them")]
     ChangedTwice {
         /// The entity.
         entity: &'static str,
@@ -346,10 +296,7 @@ pub enum UpdateRefusal {
     #[error("DynamoDB returned no item after the update")]
     NoItemReturned,
     /// An item at its previous place kept changing while a write moved it (a transition).
-    #[error(
-        "the {entity} item at {at} kept changing while it was moved to its current place \
-         ({attempts} attempts); retry the write"
-    )]
+    #[error("the {entity} item at {at} kept changing while it was moved to its current place ({attempts} attempts); retry the write")]
     KeptChangingWhileMoved {
         /// The entity.
         entity: &'static str,
@@ -359,10 +306,7 @@ pub enum UpdateRefusal {
         attempts: usize,
     },
     /// An item at its previous place kept changing while a put superseded it (a transition).
-    #[error(
-        "the {entity} item at {at} kept changing while a put superseded it ({attempts} \
-         attempts); retry the put"
-    )]
+    #[error("the {entity} item at {at} kept changing while a put superseded it ({attempts} attempts); retry the put")]
     KeptChangingWhileSuperseded {
         /// The entity.
         entity: &'static str,
@@ -372,11 +316,7 @@ pub enum UpdateRefusal {
         attempts: usize,
     },
     /// A move's transaction canceled for reasons no outcome explains; nothing was written.
-    #[error(
-        "moving the {entity} item {key} to its current place was refused by DynamoDB for \
-         reasons {codes:?}{}; nothing was written",
-        .message.as_ref().map(|m| format!(" ({m})")).unwrap_or_default()
-    )]
+    #[error("moving the {entity} item {key} to its current place was refused by DynamoDB for reasons {codes:?}{}; nothing was written", .message.as_ref().map(|m| format!(" ({m})")).unwrap_or_default())]
     MoveRefused {
         /// The entity.
         entity: &'static str,
@@ -389,22 +329,13 @@ pub enum UpdateRefusal {
     },
     /// A migration deleted an old copy that had changed since it was read, and could not put
     /// it back: the item is here, to be written back.
-    #[error(
-        "the migration deleted an old copy that had gained an attribute after it was read, and \
-         could not put it back ({source}): the item was {item:?}; write it back yourself"
-    )]
+    #[error("the migration deleted an old copy that had gained an attribute after it was read, and could not put it back ({source}): the item was {item:?}; write it back yourself")]
     PutBackFailed {
         /// The deleted item.
         item: Item,
         /// Why the put failed.
         #[source]
         source: Box<Error>,
-    },
-    /// A tag written for an entity whose table recognises items by their keys.
-    #[error("{entity} has no tag to write: its table recognises items by their keys")]
-    NoTag {
-        /// The entity.
-        entity: &'static str,
     },
 }
 
@@ -433,11 +364,7 @@ pub enum TransactionRefusal {
     #[error("a transaction needs at least one action")]
     Empty,
     /// More actions than DynamoDB takes in one transaction.
-    #[error(
-        "{actions} actions, and DynamoDB takes at most {max} in one transaction (during a \
-         layout transition, a write's delete of its previous place counts too): split it (each \
-         part is then atomic on its own)"
-    )]
+    #[error("{actions} actions, and DynamoDB takes at most {max} in one transaction (during a layout transition, a write's delete of its previous place counts too): split it (each part is then atomic on its own)")]
     TooManyActions {
         /// The actions built (with the deletes of previous places).
         actions: usize,
@@ -445,10 +372,7 @@ pub enum TransactionRefusal {
         max: usize,
     },
     /// More bytes than DynamoDB takes in one transaction.
-    #[error(
-        "{bytes} bytes of items, keys, expressions and their values, and DynamoDB takes at most \
-         {max} in one transaction: split it, or store large values elsewhere"
-    )]
+    #[error("{bytes} bytes of items, keys, expressions and their values, and DynamoDB takes at most {max} in one transaction: split it, or store large values elsewhere")]
     TooLarge {
         /// The transaction's size.
         bytes: usize,
@@ -456,10 +380,7 @@ pub enum TransactionRefusal {
         max: usize,
     },
     /// Two actions on one item.
-    #[error(
-        "action {index} ({kind} of {entity} {key}) is on a key an earlier action already uses; \
-         DynamoDB allows one action per item in a transaction: combine them"
-    )]
+    #[error("action {index} ({kind} of {entity} {key}) is on a key an earlier action already uses; DynamoDB allows one action per item in a transaction: combine them")]
     SameKey {
         /// The later action's index, as added.
         index: usize,
@@ -471,10 +392,7 @@ pub enum TransactionRefusal {
         key: ItemKeyDisplay,
     },
     /// One item added twice to a transactional read.
-    #[error(
-        "the item {entity} {pk:?} {sk:?} is read twice; DynamoDB allows one get per item in a \
-         transactional read: add each key once"
-    )]
+    #[error("the item {entity} {pk:?} {sk:?} is read twice; DynamoDB allows one get per item in a transactional read: add each key once")]
     ReadTwice {
         /// The entity.
         entity: &'static str,
@@ -484,23 +402,11 @@ pub enum TransactionRefusal {
         sk: Option<String>,
     },
     /// A transactional read of no get, or more than DynamoDB takes.
-    #[error(
-        "a transactional read takes 1 to {max} gets, not {gets} (during a layout transition an \
-         item's previous place is a get too)"
-    )]
+    #[error("a transactional read takes 1 to {max} gets, not {gets} (during a layout transition an item's previous place is a get too)")]
     Gets {
         /// The gets built.
         gets: usize,
         /// DynamoDB's most.
         max: usize,
     },
-}
-
-impl Error {
-    /// What a failed SDK builder becomes: [`Error::Build`] of `what`.
-    pub(crate) fn build(
-        what: &'static str,
-    ) -> impl FnOnce(aws_sdk_dynamodb::error::BuildError) -> Error {
-        move |source| Error::Build { what, source }
-    }
 }

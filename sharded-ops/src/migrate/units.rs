@@ -58,7 +58,7 @@ pub(crate) fn segments_id(first: u32, end: u32, total: u32) -> String {
 impl Unit {
     /// The segments `range` of a parallel scan of the table in `total` segments. `total` is
     /// 1 to 1,000,000 (DynamoDB's range), and `range` a non-empty range within it; anything
-    /// else is [`Error::InvalidQuery`](sharded_runtime::Error::InvalidQuery).
+    /// else is [`MigrateError::Refused`](super::MigrateError::Refused).
     ///
     /// ```
     /// use sharded::migrate::Unit;
@@ -87,7 +87,7 @@ impl Unit {
     /// One logical key's previous partitions (from the generated `Entity::pk_partitions(..)`),
     /// read with Queries: the unit of a migration [`only`](super::Migration::only) this key.
     /// Partitions that declare no previous layout are
-    /// [`Error::InvalidQuery`](sharded_runtime::Error::InvalidQuery).
+    /// [`MigrateError::Refused`](super::MigrateError::Refused).
     ///
     /// ```
     /// # use serde::{Deserialize, Serialize};
@@ -388,7 +388,7 @@ impl Plan {
     /// Cuts a scan of `total_segments` into `units` units (as even as can be) to run at most
     /// `workers` at once within `write_units_per_second` together. `units` is 1 to
     /// `total_segments`, `workers` 1 to `units`, and the budget positive (`f64::INFINITY`
-    /// for none); anything else is [`Error::InvalidQuery`](sharded_runtime::Error::InvalidQuery).
+    /// for none); anything else is [`MigrateError::Refused`](super::MigrateError::Refused).
     ///
     /// ```
     /// use sharded::migrate::Plan;

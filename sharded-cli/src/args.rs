@@ -241,7 +241,7 @@ pub(crate) struct MigrateArgs {
 /// A unit id as the library reads it; a bad one is a usage error with the library's message.
 fn parse_unit(id: &str) -> Result<Unit, String> {
     id.parse::<Unit>().map_err(|e| match e {
-        MigrateError::Failed(sharded::Error::InvalidQuery(why)) => why,
+        MigrateError::Refused(why) => why.to_string(),
         other => other.to_string(),
     })
 }

@@ -16,7 +16,7 @@ pub(crate) fn dynamo_failure(table: &str, error: Error) -> Failure {
 
 /// Why `migrate` or `remaining` stopped. What the runner refuses before it sends any request
 /// (settings that cannot run, an entity with no transition, a checkpoint of another
-/// migration: `InvalidQuery`, `InvalidCheckpoint`) is bad input, [`EXIT_USAGE`](crate::EXIT_USAGE),
+/// migration: `Refused`, `InvalidCheckpoint`) is bad input, [`EXIT_USAGE`](crate::EXIT_USAGE),
 /// its message followed by the flags behind it (`given`, as typed) and what to do; anything
 /// else is a failure of the work.
 pub(crate) fn migration_failure(table: &str, error: MigrateError, given: &[String]) -> Failure {
@@ -32,8 +32,8 @@ pub(crate) fn migration_failure(table: &str, error: MigrateError, given: &[Strin
         ))
     };
     match error {
-        MigrateError::Failed(Error::InvalidQuery(why)) => refused(
-            why,
+        MigrateError::Refused(why) => refused(
+            why.to_string(),
             "change the setting it names, or leave its flag out for the default",
         ),
         MigrateError::InvalidCheckpoint(why) => refused(

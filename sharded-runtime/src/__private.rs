@@ -46,6 +46,7 @@ pub use std::string::String;
 pub use std::vec::Vec;
 
 use crate::access::entity::ShardedEntity as Entity;
+use crate::error::UpdateRefusal;
 
 /// One `GetItem` by physical key: the body of the generated `Entity::get`.
 pub async fn get_by_key<E: Entity>(
@@ -357,10 +358,13 @@ pub fn stored_value<T: serde::Serialize + ?Sized>(
     attribute: &'static str,
     value: &T,
 ) -> Result<aws_sdk_dynamodb::types::AttributeValue, Error> {
-    serde_dynamo::to_attribute_value(value).map_err(|e| {
-        Error::InvalidUpdate(format!(
-            "{entity}.{attribute} cannot be stored as a DynamoDB attribute: {e}"
-        ))
+    serde_dynamo::to_attribute_value(value).map_err(|source| {
+        UpdateRefusal::Unstorable {
+            entity,
+            attribute,
+            source,
+        }
+        .into()
     })
 }
 
@@ -373,18 +377,20 @@ pub fn rebuilt_field<T: serde::de::DeserializeOwned>(
     gsi: &'static str,
     changed: &[&'static str],
 ) -> Result<T, Error> {
-    let value = values.get(attribute).ok_or_else(|| {
-        Error::InvalidUpdate(format!(
-            "this update changes `{}`, part of {gsi}'s key, which is built from `{attribute}` too: \
-             set `{attribute}` in the same update with `set` (a GSI key is rebuilt from known \
-             values, so its fields must all be set together, and not by `add` or `remove`)",
-            changed.join("`, `")
-        ))
-    })?;
-    serde_dynamo::from_attribute_value(value.clone()).map_err(|e| {
-        Error::InvalidUpdate(format!(
-            "`{attribute}` could not be read back for {gsi}'s key: {e}"
-        ))
+    let value = values
+        .get(attribute)
+        .ok_or_else(|| UpdateRefusal::GsiFieldNotSet {
+            changed: changed.to_vec(),
+            gsi,
+            attribute,
+        })?;
+    serde_dynamo::from_attribute_value(value.clone()).map_err(|source| {
+        UpdateRefusal::GsiFieldUnreadable {
+            gsi,
+            attribute,
+            source,
+        }
+        .into()
     })
 }
 

@@ -110,6 +110,7 @@ pub mod query {
         StrictUpperBound, StringSortAttribute, TemplateSort, Unheld, WholeKeyEnd,
     };
     pub use crate::access::source::{CollectionMember, QuerySource};
+    pub use crate::error::QueryRefusal;
 }
 
 /// Cursors handed to clients: sealing them with a key, and why one was refused.
@@ -171,6 +172,7 @@ pub mod condition {
 /// ```
 pub mod update {
     pub use crate::access::update::{Addable, Removable, Updatable};
+    pub use crate::error::UpdateRefusal;
 }
 
 /// All-or-nothing writes and snapshot reads across entities and shards, started from the
@@ -198,6 +200,7 @@ pub mod transaction {
         CanceledAction, ItemKey, PreparedTransaction, TransactGet, TransactGetAnswer, Transaction,
         MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
     };
+    pub use crate::error::TransactionRefusal;
 }
 
 /// Per-key layouts: shard only what is hot.

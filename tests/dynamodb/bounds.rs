@@ -6,6 +6,7 @@
 //! and during a layout transition.
 
 use serde::{Deserialize, Serialize};
+use sharded::query::QueryRefusal;
 use sharded::query::{SortBound, WholeSortKey};
 use sharded::{Error, Query, Repo, ShardedCollection, ShardedEntity};
 
@@ -213,7 +214,13 @@ async fn a_bound_that_cannot_be_resolved_is_refused_before_any_request() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::InvalidQuery(m) if m.contains("Badge")),
+        matches!(
+            &err,
+            Error::InvalidQuery(QueryRefusal::BoundOfOtherEntity {
+                entity: "Badge",
+                ..
+            })
+        ),
         "{err}"
     );
     let err = Score::query(&repo, "g1")

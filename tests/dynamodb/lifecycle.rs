@@ -82,7 +82,13 @@ async fn updates_bump_the_version_and_only_the_version_read_wins() {
         .send()
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::InvalidUpdate(_)), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::InvalidUpdate(sharded::update::UpdateRefusal::VersionChanged { .. })
+        ),
+        "{err}"
+    );
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@ use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{AttributeValue as V, PutRequest, WriteRequest};
 use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
-use sharded::migrate::{Migrate, MigrateError};
+use sharded::migrate::{Migrate, MigrateError, MigrationRefusal};
 use sharded::{keys::Partitions, migrate, Error, Query, Repo, ShardedEntity};
 use sharded_testkit::faults::Faults;
 use sharded_testkit::history::History;
@@ -648,8 +648,8 @@ async fn settings_and_checkpoints_that_cannot_run_are_refused_before_any_request
     let client = faulty_client(&faults, 1).await;
     let repo: Repo<To20> = Repo::new(client.clone(), "no-such-table");
     let invalid = |e: MigrateError| match e {
-        MigrateError::Failed(Error::InvalidQuery(m)) => m,
-        other => panic!("expected InvalidQuery, got {other}"),
+        MigrateError::Refused(refusal) => refusal,
+        other => panic!("expected Refused, got {other}"),
     };
     for (migration, says) in [
         (repo.migrate().segments(0), "segments(0)"),
@@ -669,7 +669,7 @@ async fn settings_and_checkpoints_that_cannot_run_are_refused_before_any_request
         ),
         (repo.migrate().max_attempts(0), "max_attempts(0)"),
     ] {
-        let message = invalid(migration.run().await.unwrap_err());
+        let message = invalid(migration.run().await.unwrap_err()).to_string();
         assert!(message.starts_with(says), "{message}");
     }
     // Partitions of another template.
@@ -677,16 +677,25 @@ async fn settings_and_checkpoints_that_cannot_run_are_refused_before_any_request
         sharded::keys::ShardKeys::new("USER#u1".into(), Some(2)),
         None,
     );
-    let message = invalid(repo.migrate().only(other).run().await.unwrap_err());
-    assert!(message.contains("not a logical key of Score"), "{message}");
+    let refusal = invalid(repo.migrate().only(other).run().await.unwrap_err());
+    assert!(
+        matches!(
+            refusal,
+            MigrationRefusal::OnlyNotAKey {
+                entity: "Score",
+                ..
+            }
+        ),
+        "{refusal}"
+    );
     // An entity with no transition declared has nothing to migrate from.
     let steady: Repo<At10> = repo.for_entity();
-    let message = invalid(steady.migrate().run().await.unwrap_err());
+    let refusal = invalid(steady.migrate().run().await.unwrap_err());
     assert!(
-        message.contains("declares no layout transition"),
-        "{message}"
+        matches!(refusal, MigrationRefusal::NoTransition { .. }),
+        "{refusal}"
     );
-    let message = invalid(steady.migration_remaining().await.unwrap_err());
+    let message = invalid(steady.migration_remaining().await.unwrap_err()).to_string();
     assert!(message.contains("previous_n"), "{message}");
     // Checkpoints of other migrations: a finished run of an empty table offers a complete one.
     let real: Repo<To20> = crate::support::repo("migrate-refuse").await;

@@ -153,7 +153,9 @@ async fn gsi_scatter_gather_over_identity_shards() {
             .consistent_read(true)
             .collect()
             .await,
-        Err(Error::InvalidQuery(_))
+        Err(Error::InvalidQuery(
+            sharded::query::QueryRefusal::ConsistentGsi { .. }
+        ))
     ));
 }
 

@@ -133,7 +133,8 @@ async fn invalid_settings_are_invalid_queries_before_any_request() {
     ];
     for (call, setting) in cases {
         match setting(counted.scan()).collect().await {
-            Err(Error::InvalidQuery(message)) => {
+            Err(Error::InvalidQuery(refusal)) => {
+                let message = refusal.to_string();
                 assert!(message.starts_with(call), "{call}: {message}");
             }
             other => panic!("{call}: expected InvalidQuery, got {other:?}"),

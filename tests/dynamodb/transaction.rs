@@ -2,7 +2,8 @@
 //! key, moves of an item to a new key, and the request token that makes a retry harmless.
 
 use serde::{Deserialize, Serialize};
-use sharded::{transaction::Transaction, Error, Repo, ShardedEntity};
+use sharded::transaction::{Transaction, TransactionRefusal};
+use sharded::{Error, Repo, ShardedEntity};
 
 use crate::support::repo;
 
@@ -93,7 +94,14 @@ async fn transactions_are_checked_before_sending() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&twice, Error::InvalidTransaction(m) if m.contains("action 1")),
+        matches!(
+            &twice,
+            Error::InvalidTransaction(TransactionRefusal::SameKey {
+                index: 1,
+                kind: "update",
+                ..
+            })
+        ),
         "{twice}"
     );
     let mut big = repo.transaction();
@@ -102,11 +110,20 @@ async fn transactions_are_checked_before_sending() {
     }
     let err = big.commit().await.unwrap_err();
     assert!(
-        matches!(&err, Error::InvalidTransaction(m) if m.contains("101 actions")),
+        matches!(
+            &err,
+            Error::InvalidTransaction(TransactionRefusal::TooManyActions {
+                actions: 101,
+                max: 100
+            })
+        ),
         "{err}"
     );
     let empty = repo.transaction().commit().await.unwrap_err();
-    assert!(matches!(empty, Error::InvalidTransaction(_)));
+    assert!(matches!(
+        empty,
+        Error::InvalidTransaction(TransactionRefusal::Empty)
+    ));
     assert_eq!(
         Wallet::get(&repo, "carol").await.unwrap(),
         None,
@@ -206,7 +223,10 @@ async fn a_transactional_read_returns_each_item_by_its_slot() {
     // Each item is taken once.
     assert_eq!(answer.take(&alice).unwrap(), None);
     let empty = repo.transact_get().send().await.unwrap_err();
-    assert!(matches!(empty, Error::InvalidTransaction(_)));
+    assert!(matches!(
+        empty,
+        Error::InvalidTransaction(TransactionRefusal::Gets { gets: 0, .. })
+    ));
     // One key added twice is refused before sending: the answer finds items by key.
     let twice = repo
         .transact_get()
@@ -216,7 +236,13 @@ async fn a_transactional_read_returns_each_item_by_its_slot() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&twice, Error::InvalidTransaction(m) if m.contains("twice")),
+        matches!(
+            &twice,
+            Error::InvalidTransaction(TransactionRefusal::ReadTwice {
+                entity: "Wallet",
+                ..
+            })
+        ),
         "{twice:?}"
     );
 }

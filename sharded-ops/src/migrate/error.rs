@@ -5,15 +5,17 @@ use sharded_runtime::Error;
 
 use super::checkpoint::CheckpointError;
 use super::report::Report;
+use super::units::Unit;
 
 /// Why a migration ([`Migration::run`](super::Migration::run),
 /// [`Migration::remaining`](super::Migration::remaining)) did not give its answer.
 ///
 /// A run that read everything but could not move some items, or that stopped because a read
 /// failed, is [`Incomplete`](Self::Incomplete), with its report; a checkpoint that cannot be
-/// used is [`InvalidCheckpoint`](Self::InvalidCheckpoint); anything else the runtime refused or
-/// failed at is [`Failed`](Self::Failed), with the runtime's [`Error`] (which converts into
-/// this one with `?`).
+/// used is [`InvalidCheckpoint`](Self::InvalidCheckpoint); settings, units or a plan that
+/// cannot be used are [`Refused`](Self::Refused); anything else the runtime refused or failed
+/// at is [`Failed`](Self::Failed), with the runtime's [`Error`] (which converts into this one
+/// with `?`).
 ///
 /// ```no_run
 /// use sharded::migrate::{Migrate, MigrateError};
@@ -70,17 +72,277 @@ pub enum MigrateError {
     /// ```
     #[error("invalid migration checkpoint: {0}")]
     InvalidCheckpoint(String),
-    /// The runtime refused the migration before any request (settings that cannot run, an
-    /// entity with no transition declared: [`Error::InvalidQuery`]), or a request failed
-    /// outside the run's parts: the runtime's error, as it is.
+    /// The migration was refused before any request: settings that cannot run, an entity
+    /// with no transition declared, a unit or plan that does not fit ([`MigrationRefusal`]
+    /// says which).
+    ///
+    /// ```
+    /// use sharded::migrate::{MigrateError, MigrationRefusal};
+    /// let e = MigrateError::from(MigrationRefusal::Concurrency);
+    /// assert!(matches!(e, MigrateError::Refused(MigrationRefusal::Concurrency)));
+    /// ```
+    #[error("invalid migration: {0}")]
+    Refused(#[from] MigrationRefusal),
+    /// A request failed outside the run's parts, or the runtime refused it: the runtime's
+    /// error, as it is.
     ///
     /// ```
     /// use sharded::migrate::MigrateError;
-    /// let e = MigrateError::from(sharded::Error::InvalidQuery("concurrency(0)".into()));
+    /// use sharded::query::QueryRefusal;
+    /// let e = MigrateError::from(sharded::Error::InvalidQuery(QueryRefusal::EmptyPage));
     /// assert!(matches!(e, MigrateError::Failed(sharded::Error::InvalidQuery(_))));
     /// ```
     #[error(transparent)]
     Failed(#[from] Error),
+}
+
+/// Why a migration, a unit or a plan was refused before any request: the payload of
+/// [`MigrateError::Refused`]. Its text names the setting and what to do; its fields say
+/// what was refused.
+///
+/// ```
+/// use sharded::migrate::{MigrateError, MigrationRefusal, Unit};
+/// match "8..4/16".parse::<Unit>() {
+///     Err(MigrateError::Refused(MigrationRefusal::UnitRange { first, end, total })) => {
+///         assert_eq!((first, end, total), (8, 4, 16));
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MigrationRefusal {
+    /// An entity whose layout is decided per key: each key migrates on its own.
+    #[error(
+        "{entity} has a layout per key (`max_n` on #[pk]): each key changes, and migrates, on \
+         its own: `repo.layouts().change(key, n)`, or the ops command line's `layouts change`"
+    )]
+    PerKey {
+        /// The entity.
+        entity: &'static str,
+    },
+    /// An entity that declares no layout transition.
+    #[error(
+        "{entity} declares no layout transition (`previous_n = N` or `legacy = \"...\"` on \
+         #[pk]), so there is no previous layout to migrate from: declare the layout the items \
+         have now as the previous one"
+    )]
+    NoTransition {
+        /// The entity.
+        entity: &'static str,
+    },
+    /// `concurrency(0)`.
+    #[error("concurrency(0): no item could ever be moved; use at least 1")]
+    Concurrency,
+    /// A `page_size(p)` outside DynamoDB's `Limit` range.
+    #[error("page_size({page_size}): DynamoDB's Limit is 1 to {max}; use a size in that range")]
+    PageSize {
+        /// The size given.
+        page_size: u32,
+        /// DynamoDB's most.
+        max: i32,
+    },
+    /// A `write_units_per_second(w)` that is not a positive number.
+    #[error(
+        "write_units_per_second({rate}): a budget must be a positive number of write units per \
+         second (f64::INFINITY for none)"
+    )]
+    WriteRate {
+        /// The budget given.
+        rate: f64,
+    },
+    /// A `read_units_per_second(r)` that is not a positive, finite number.
+    #[error(
+        "read_units_per_second({rate}): a rate must be a positive, finite number of read units \
+         per second; leave it unset for no limit"
+    )]
+    ReadRate {
+        /// The rate given.
+        rate: f64,
+    },
+    /// `max_attempts(0)`.
+    #[error("max_attempts(0): every item needs at least one attempt; use at least 1")]
+    MaxAttempts,
+    /// A table's `segments(n)` outside DynamoDB's range.
+    #[error(
+        "segments({segments}): DynamoDB splits a scan into 1 to {max} segments; choose a count \
+         in that range"
+    )]
+    Segments {
+        /// The count given.
+        segments: u32,
+        /// DynamoDB's most.
+        max: u32,
+    },
+    /// A unit's run given `segments(n)` other than its plan's total.
+    #[error(
+        "segments({asked}) for the unit {unit}: a unit's scan has its plan's {total} segments; \
+         drop .segments(..) or set it to {total}"
+    )]
+    UnitSegments {
+        /// The count given.
+        asked: u32,
+        /// The unit.
+        unit: Unit,
+        /// Its plan's segment total.
+        total: u32,
+    },
+    /// A unit and `only(..)` together.
+    #[error(
+        "unit({unit}) with only(..): a unit is its own scope; run the key's unit (Unit::key) or \
+         `only`, not both"
+    )]
+    UnitWithOnly {
+        /// The unit.
+        unit: Unit,
+    },
+    /// A key's unit whose key is not one of the entity's logical keys.
+    #[error(
+        "unit({unit}): not a logical key of {entity} (template `{template}`); make it with \
+         Unit::key({entity}::pk_partitions(..))"
+    )]
+    UnitNotAKey {
+        /// The unit.
+        unit: Unit,
+        /// The entity migrated.
+        entity: &'static str,
+        /// Its partition key template.
+        template: &'static str,
+    },
+    /// `only(..)` of a key that is not one of the entity's logical keys.
+    #[error(
+        "only({logical}): not a logical key of {entity} (template `{template}`); pass \
+         {entity}::pk_partitions(..)"
+    )]
+    OnlyNotAKey {
+        /// The logical key given.
+        logical: String,
+        /// The entity migrated.
+        entity: &'static str,
+        /// Its partition key template.
+        template: &'static str,
+    },
+    /// `only(..)` of partitions that declare no previous layout.
+    #[error(
+        "only({logical}): these partitions declare no previous layout; pass \
+         {entity}::pk_partitions(..) of the entity that declares the transition"
+    )]
+    OnlyNoPreviousLayout {
+        /// The logical key given.
+        logical: String,
+        /// The entity migrated.
+        entity: &'static str,
+    },
+    /// A unit of a segment total outside DynamoDB's range.
+    #[error(
+        "unit of {total} segments: DynamoDB splits a scan into 1 to {max} segments; choose a \
+         total in that range"
+    )]
+    UnitTotal {
+        /// The total given.
+        total: u32,
+        /// DynamoDB's most.
+        max: u32,
+    },
+    /// A unit whose segments are empty or outside its total.
+    #[error(
+        "unit {first}..{end}/{total}: a unit is a non-empty range of segments within 0..{total}"
+    )]
+    UnitRange {
+        /// Its first segment.
+        first: u32,
+        /// The segment after its last.
+        end: u32,
+        /// The segment total.
+        total: u32,
+    },
+    /// A key's unit made from partitions that declare no previous layout.
+    #[error(
+        "unit key:{logical}: these partitions declare no previous layout; pass \
+         pk_partitions(..) of the entity that declares the transition"
+    )]
+    NoPreviousLayout {
+        /// The logical key.
+        logical: String,
+    },
+    /// A key's unit id given as text: it is made from its partitions.
+    #[error(
+        "unit `{id}`: a key's unit is made from its partitions: \
+         Unit::key(Entity::pk_partitions(..))"
+    )]
+    KeyUnitId {
+        /// The id given.
+        id: String,
+    },
+    /// Text that is not a unit id.
+    #[error(
+        "unit `{id}`: not a unit id; a unit of segments is `first..end/total`, as \
+         `migrate --plan` prints it (`4..8/16`)"
+    )]
+    NotUnitId {
+        /// The text given.
+        id: String,
+    },
+    /// A plan of more units than segments, or of none.
+    #[error(
+        "{units} units of {segments} segments: a unit holds at least one segment; use 1 to \
+         {segments} units, or more segments"
+    )]
+    Units {
+        /// The units asked for.
+        units: u32,
+        /// The segment total.
+        segments: u32,
+    },
+    /// A plan of more workers than units, or of none.
+    #[error(
+        "{workers} workers for {units} units: use 1 to {units} workers (more workers than units \
+         would wait, and the budget is shared by `workers`)"
+    )]
+    Workers {
+        /// The workers asked for.
+        workers: u32,
+        /// The plan's units.
+        units: u32,
+    },
+    /// A plan's status asked with another entity or layout than it was made for.
+    #[error(
+        "this plan is of entity `{plan_entity}` with layout `{plan_layout}`, not `{entity}` with \
+         `{layout}`: ask the status with the entity (and declaration) the plan was made for, or \
+         make a new plan"
+    )]
+    PlanOfOtherEntity {
+        /// The plan's entity.
+        plan_entity: String,
+        /// The plan's layout.
+        plan_layout: String,
+        /// The entity asked with.
+        entity: &'static str,
+        /// Its layout.
+        layout: String,
+    },
+    /// A plan's status asked of another table than it was made for.
+    #[error(
+        "this plan is of table `{plan_table}`, not `{table}`: ask the status of the table the \
+         plan was made for"
+    )]
+    PlanOfOtherTable {
+        /// The plan's table.
+        plan_table: String,
+        /// The table asked.
+        table: String,
+    },
+    /// DynamoDB kept a status's unit records unprocessed (throttled).
+    #[error(
+        "table `{table}`: DynamoDB left {unread} unit records unread after 10 attempts \
+         (throttled): ask again later"
+    )]
+    StatusUnread {
+        /// The table.
+        table: String,
+        /// The records left unread.
+        unread: usize,
+    },
 }
 
 /// A token that is not a checkpoint is [`MigrateError::InvalidCheckpoint`], so `?` works on

@@ -205,7 +205,7 @@ impl<E: ShardedEntity> Migration<E> {
 
     /// Spends at most about `w` write units per second on moving items, over all segments;
     /// 500 by default (half a key's limit). `f64::INFINITY` sets no limit; zero, a negative
-    /// number or NaN is [`Error::InvalidQuery`](sharded_runtime::Error::InvalidQuery) when the migration runs.
+    /// number or NaN is [`MigrateError::Refused`](super::MigrateError::Refused) when the migration runs.
     ///
     /// Every move is charged what DynamoDB reports it cost: a move is a transaction, charged
     /// twice the plain rate, of the new item and the old one (1 KB items: 4 units), plus the
@@ -252,7 +252,7 @@ impl<E: ShardedEntity> Migration<E> {
     }
 
     /// Attempts at one item before it is given up and listed as failed; 5 by default, at
-    /// least 1 (0 is [`Error::InvalidQuery`](sharded_runtime::Error::InvalidQuery) when the migration runs).
+    /// least 1 (0 is [`MigrateError::Refused`](super::MigrateError::Refused) when the migration runs).
     ///
     /// An attempt ends early when the item changed since it was read (a writer got there
     /// first: it is read again, consistently) or DynamoDB throttled it (the next attempt waits
@@ -468,7 +468,7 @@ pub trait Migrate<E>: sealed::Sealed {
     /// How many items of the previous layout are left in the table (not at their current
     /// place): a scan that moves nothing ([`Migration::remaining`] over the whole table). At
     /// 0, after a migration, the transition's declaration (`previous_n`, `legacy`) can be
-    /// removed; an entity that declares none is [`Error::InvalidQuery`](sharded_runtime::Error::InvalidQuery) (in
+    /// removed; an entity that declares none is [`MigrateError::Refused`](super::MigrateError::Refused) (in
     /// [`MigrateError::Failed`](super::MigrateError::Failed)).
     ///
     /// ```no_run

@@ -63,7 +63,7 @@ mod steps;
 mod units;
 
 pub use checkpoint::{Checkpoint, CheckpointError};
-pub use error::MigrateError;
+pub use error::{MigrateError, MigrationRefusal};
 pub use migration::{Migrate, Migration};
 pub use records::{PlanStatus, UnitProgress, UnitState, UnitStatus};
 pub use remaining::Remaining;

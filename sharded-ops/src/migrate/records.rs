@@ -21,7 +21,7 @@ use sharded_runtime::schema::EntitySchema;
 use sharded_runtime::{Error, ShardedEntity};
 
 use super::checkpoint::Checkpoint;
-use super::error::MigrateError;
+use super::error::{MigrateError, MigrationRefusal};
 use super::migration::Migration;
 use super::units::{Plan, Unit};
 
@@ -310,11 +310,13 @@ pub(crate) async fn plan_status(
     let table = plan.table.as_str();
     let layout = schema.pk.layout_description();
     if plan.entity != schema.entity || plan.layout != layout {
-        return Err(MigrateError::Failed(Error::InvalidQuery(format!(
-            "this plan is of entity `{}` with layout `{}`, not `{}` with `{layout}`: ask the \
-             status with the entity (and declaration) the plan was made for, or make a new plan",
-            plan.entity, plan.layout, schema.entity
-        ))));
+        return Err(MigrationRefusal::PlanOfOtherEntity {
+            plan_entity: plan.entity.clone(),
+            plan_layout: plan.layout.clone(),
+            entity: schema.entity,
+            layout,
+        }
+        .into());
     }
     let mut found: HashMap<String, UnitRecord> = HashMap::new();
     let pk = schema.pk.attribute;
@@ -333,7 +335,10 @@ pub(crate) async fn plan_status(
                 .set_keys(Some(keys.clone()))
                 .consistent_read(true)
                 .build()
-                .map_err(|e| Error::InvalidQuery(format!("status request: {e}")))?;
+                .map_err(|source| Error::Build {
+                    what: "a status request",
+                    source,
+                })?;
             let output = client
                 .batch_get_item()
                 .request_items(table, request)
@@ -360,11 +365,8 @@ pub(crate) async fn plan_status(
                 .unwrap_or_default();
         }
         if !keys.is_empty() {
-            return Err(MigrateError::Failed(Error::InvalidQuery(format!(
-                "table `{table}`: DynamoDB left {} unit records unread after 10 attempts \
-                 (throttled): ask again later",
-                keys.len()
-            ))));
+            let (table, unread) = (table.to_owned(), keys.len());
+            return Err(MigrationRefusal::StatusUnread { table, unread }.into());
         }
     }
     let units = plan
@@ -408,14 +410,11 @@ impl<E: ShardedEntity> Migration<E> {
     /// ```
     pub async fn status(self, plan: &Plan) -> Result<PlanStatus, MigrateError> {
         if plan.table != self.repo.table() {
-            return Err(MigrateError::Failed(sharded_runtime::Error::InvalidQuery(
-                format!(
-                    "this plan is of table `{}`, not `{}`: ask the status of the table the plan \
-                 was made for",
-                    plan.table,
-                    self.repo.table()
-                ),
-            )));
+            return Err(MigrationRefusal::PlanOfOtherTable {
+                plan_table: plan.table.clone(),
+                table: self.repo.table().to_owned(),
+            }
+            .into());
         }
         plan_status(self.repo.client(), E::SCHEMA, plan).await
     }

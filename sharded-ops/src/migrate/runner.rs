@@ -27,7 +27,7 @@ use sharded_runtime::{Error, Repo, ShardedEntity};
 
 use super::checkpoint::{Checkpoint, Position, Scope};
 use super::classify::{classify, Found};
-use super::error::MigrateError;
+use super::error::{MigrateError, MigrationRefusal};
 use super::metrics::record_progress;
 use super::migration::{
     CheckpointHook, Migration, ProgressHook, DEFAULT_CONCURRENCY, DEFAULT_PAGE_SIZE,
@@ -93,7 +93,7 @@ impl<E: ShardedEntity> Migration<E> {
     /// Returns [`MigrateError::Incomplete`] when an item could not be moved (the report
     /// lists each, with the reason; the rest were moved) or when a read failed and the run
     /// stopped (with the error, and the checkpoint to resume from);
-    /// [`MigrateError::Failed`] with [`Error::InvalidQuery`] for settings that cannot run or an
+    /// [`MigrateError::Refused`] for settings that cannot run or an
     /// entity with no transition declared, and [`MigrateError::InvalidCheckpoint`] for a
     /// checkpoint of another migration, before any request.
     ///
@@ -280,66 +280,43 @@ impl<E: ShardedEntity> Runner<E> {
     /// Checks the settings (before any request) and plans the parts.
     pub(super) fn new(mut migration: Migration<E>, counting: bool) -> Result<Self, MigrateError> {
         let schema = E::SCHEMA;
-        let invalid = |message: String| Err(Error::InvalidQuery(message).into());
+        let invalid = |refusal: MigrationRefusal| Err(refusal.into());
+        let entity = schema.entity;
         if schema.pk.per_key.is_some() {
-            return invalid(format!(
-                "{} has a layout per key (`max_n` on #[pk]): each key changes, and migrates, on \
-                 its own: `repo.layouts().change(key, n)`, or the ops command line's `layouts change`",
-                schema.entity
-            ));
+            return invalid(MigrationRefusal::PerKey { entity });
         }
         if schema.pk.previous.is_none() {
-            return invalid(format!(
-                "{} declares no layout transition (`previous_n = N` or `legacy = \"...\"` on \
-                 #[pk]), so there is no previous layout to migrate from: declare the layout the \
-                 items have now as the previous one",
-                schema.entity
-            ));
+            return invalid(MigrationRefusal::NoTransition { entity });
         }
         let concurrency = migration.options.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
         if concurrency == 0 {
-            return invalid(
-                "concurrency(0): no item could ever be moved; use at least 1".to_owned(),
-            );
+            return invalid(MigrationRefusal::Concurrency);
         }
         let asked_page_size = migration.options.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
         let page_size = match i32::try_from(asked_page_size) {
             Ok(limit) if limit > 0 => limit,
             _ => {
-                return invalid(format!(
-                    "page_size({}): DynamoDB's Limit is 1 to {}; use a size in that range",
-                    asked_page_size,
-                    i32::MAX
-                ))
+                let (page_size, max) = (asked_page_size, i32::MAX);
+                return invalid(MigrationRefusal::PageSize { page_size, max });
             }
         };
         let w = migration.write_units_per_second;
         if w.is_nan() || w <= 0.0 {
-            return invalid(format!(
-                "write_units_per_second({w}): a budget must be a positive number of write units \
-                 per second (f64::INFINITY for none)"
-            ));
+            return invalid(MigrationRefusal::WriteRate { rate: w });
         }
         if let Some(r) = migration.options.read_units_per_second {
             if !(r.is_finite() && r > 0.0) {
-                return invalid(format!(
-                    "read_units_per_second({r}): a rate must be a positive, finite number of read \
-                     units per second; leave it unset for no limit"
-                ));
+                return invalid(MigrationRefusal::ReadRate { rate: r });
             }
         }
         if migration.max_attempts == 0 {
-            return invalid(
-                "max_attempts(0): every item needs at least one attempt; use at least 1".to_owned(),
-            );
+            return invalid(MigrationRefusal::MaxAttempts);
         }
         let layout = schema.pk.layout_description();
         let resume = migration.resume.take();
         if let Some(unit) = &migration.unit {
             if migration.only.is_some() {
-                return invalid(format!(
-                    "unit({unit}) with only(..): a unit is its own scope; run the key's unit                      (Unit::key) or `only`, not both"
-                ));
+                return invalid(MigrationRefusal::UnitWithOnly { unit: unit.clone() });
             }
             if let UnitScope::Key { logical, .. } = &unit.scope {
                 let ctx = KeyContext {
@@ -347,16 +324,17 @@ impl<E: ShardedEntity> Runner<E> {
                     attribute: schema.pk.attribute,
                 };
                 if parse_key(ctx, schema.pk.template, logical, None).is_err() {
-                    return invalid(format!(
-                        "unit({unit}): not a logical key of {} (template `{}`); make it with \
-                         Unit::key({}::pk_partitions(..))",
-                        schema.entity, schema.pk.template.source, schema.entity
-                    ));
+                    let (unit, template) = (unit.clone(), schema.pk.template.source);
+                    return invalid(MigrationRefusal::UnitNotAKey {
+                        unit,
+                        entity,
+                        template,
+                    });
                 }
             }
         }
         let unit_segments = migration.unit.as_ref().and_then(|unit| match unit.scope {
-            UnitScope::Segments { first, end, total } => Some((first, end, total)),
+            UnitScope::Segments { first, end, total } => Some((first, end, total, unit)),
             UnitScope::Key { .. } => None,
         });
         let unit_partitions = migration.unit.as_ref().and_then(|unit| match &unit.scope {
@@ -367,12 +345,10 @@ impl<E: ShardedEntity> Runner<E> {
             UnitScope::Segments { .. } => None,
         });
         let (scope, parts) = match (&migration.only, unit_segments, unit_partitions) {
-            (_, Some((first, end, total)), _) => {
+            (_, Some((first, end, total, unit)), _) => {
                 if let Some(asked) = migration.options.segments.filter(|n| *n != total) {
-                    return invalid(format!(
-                        "segments({asked}) for the unit {}: a unit's scan has its plan's                          {total} segments; drop .segments(..) or set it to {total}",
-                        migration.unit.as_ref().map(Unit::to_string).unwrap_or_default()
-                    ));
+                    let unit = unit.clone();
+                    return invalid(MigrationRefusal::UnitSegments { asked, unit, total });
                 }
                 (
                     Scope::Segments { first, total },
@@ -400,10 +376,8 @@ impl<E: ShardedEntity> Runner<E> {
                     (None, _) => DEFAULT_SEGMENTS,
                 };
                 if !(1..=MAX_SEGMENTS).contains(&segments) {
-                    return invalid(format!(
-                        "segments({segments}): DynamoDB splits a scan into 1 to {MAX_SEGMENTS} \
-                         segments; choose a count in that range"
-                    ));
+                    let max = MAX_SEGMENTS;
+                    return invalid(MigrationRefusal::Segments { segments, max });
                 }
                 (
                     Scope::Table,
@@ -421,20 +395,17 @@ impl<E: ShardedEntity> Runner<E> {
                     attribute: schema.pk.attribute,
                 };
                 if parse_key(ctx, schema.pk.template, &logical, None).is_err() {
-                    return invalid(format!(
-                        "only({logical}): not a logical key of {} (template `{}`); pass \
-                         {}::pk_partitions(..)",
-                        schema.entity, schema.pk.template.source, schema.entity
-                    ));
+                    let template = schema.pk.template.source;
+                    return invalid(MigrationRefusal::OnlyNotAKey {
+                        logical,
+                        entity,
+                        template,
+                    });
                 }
                 let keys: Vec<String> = match partitions.previous() {
                     Some(previous) => previous.clone().collect(),
                     None => {
-                        return invalid(format!(
-                            "only({logical}): these partitions declare no previous layout; pass \
-                             {}::pk_partitions(..) of the entity that declares the transition",
-                            schema.entity
-                        ))
+                        return invalid(MigrationRefusal::OnlyNoPreviousLayout { logical, entity })
                     }
                 };
                 (

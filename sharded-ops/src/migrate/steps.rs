@@ -108,7 +108,7 @@ pub(crate) async fn tag_in_place<E: ShardedEntity>(
 ) -> Result<Step<TagOutcome>, Error> {
     let schema = E::SCHEMA;
     let Some(tag) = schema.tag_attribute() else {
-        return Err(Error::InvalidUpdate(format!(
+        return Err(Error::Bug(format!(
             "{} has no tag to write: its table recognises items by their keys",
             schema.entity
         )));

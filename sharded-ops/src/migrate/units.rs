@@ -15,9 +15,8 @@ use std::str::FromStr;
 use sharded_runtime::__ops::MAX_SEGMENTS;
 use sharded_runtime::capacity::{transactional_write_units, write_units};
 use sharded_runtime::keys::Partitions;
-use sharded_runtime::Error;
 
-use super::error::MigrateError;
+use super::error::{MigrateError, MigrationRefusal};
 
 /// One unit of a migration: a range of the segments of a parallel scan of the table, or the
 /// previous partitions of one logical key. Run it with
@@ -56,14 +55,10 @@ pub(crate) fn segments_id(first: u32, end: u32, total: u32) -> String {
     format!("{first}..{end}/{total}")
 }
 
-fn invalid_unit(why: String) -> MigrateError {
-    MigrateError::Failed(Error::InvalidQuery(why))
-}
-
 impl Unit {
     /// The segments `range` of a parallel scan of the table in `total` segments. `total` is
     /// 1 to 1,000,000 (DynamoDB's range), and `range` a non-empty range within it; anything
-    /// else is [`Error::InvalidQuery`](sharded_runtime::Error::InvalidQuery).
+    /// else is [`MigrateError::Refused`](super::MigrateError::Refused).
     ///
     /// ```
     /// use sharded::migrate::Unit;
@@ -73,16 +68,12 @@ impl Unit {
     /// ```
     pub fn segments(range: Range<u32>, total: u32) -> Result<Unit, MigrateError> {
         if !(1..=MAX_SEGMENTS).contains(&total) {
-            return Err(invalid_unit(format!(
-                "unit of {total} segments: DynamoDB splits a scan into 1 to {MAX_SEGMENTS} \
-                 segments; choose a total in that range"
-            )));
+            let max = MAX_SEGMENTS;
+            return Err(MigrationRefusal::UnitTotal { total, max }.into());
         }
         if range.start >= range.end || range.end > total {
-            return Err(invalid_unit(format!(
-                "unit {}..{}/{total}: a unit is a non-empty range of segments within 0..{total}",
-                range.start, range.end
-            )));
+            let (first, end) = (range.start, range.end);
+            return Err(MigrationRefusal::UnitRange { first, end, total }.into());
         }
         Ok(Unit {
             scope: UnitScope::Segments {
@@ -96,7 +87,7 @@ impl Unit {
     /// One logical key's previous partitions (from the generated `Entity::pk_partitions(..)`),
     /// read with Queries: the unit of a migration [`only`](super::Migration::only) this key.
     /// Partitions that declare no previous layout are
-    /// [`Error::InvalidQuery`](sharded_runtime::Error::InvalidQuery).
+    /// [`MigrateError::Refused`](super::MigrateError::Refused).
     ///
     /// ```
     /// # use serde::{Deserialize, Serialize};
@@ -119,10 +110,7 @@ impl Unit {
                     partitions: previous.clone().collect(),
                 },
             }),
-            None => Err(invalid_unit(format!(
-                "unit key:{logical}: these partitions declare no previous layout; pass \
-                 pk_partitions(..) of the entity that declares the transition"
-            ))),
+            None => Err(MigrationRefusal::NoPreviousLayout { logical }.into()),
         }
     }
 
@@ -175,10 +163,8 @@ impl FromStr for Unit {
     fn from_str(id: &str) -> Result<Unit, MigrateError> {
         let id = id.trim();
         if id.starts_with("key:") {
-            return Err(invalid_unit(format!(
-                "unit `{id}`: a key's unit is made from its partitions: \
-                 Unit::key(Entity::pk_partitions(..))"
-            )));
+            let id = id.to_owned();
+            return Err(MigrationRefusal::KeyUnitId { id }.into());
         }
         let parsed = id.split_once('/').and_then(|(range, total)| {
             let (first, end) = range.split_once("..")?;
@@ -186,10 +172,7 @@ impl FromStr for Unit {
         });
         match parsed {
             Some((first, end, total)) => Unit::segments(first..end, total),
-            None => Err(invalid_unit(format!(
-                "unit `{id}`: not a unit id; a unit of segments is `first..end/total`, as \
-                 `migrate --plan` prints it (`4..8/16`)"
-            ))),
+            None => Err(MigrationRefusal::NotUnitId { id: id.to_owned() }.into()),
         }
     }
 }
@@ -405,7 +388,7 @@ impl Plan {
     /// Cuts a scan of `total_segments` into `units` units (as even as can be) to run at most
     /// `workers` at once within `write_units_per_second` together. `units` is 1 to
     /// `total_segments`, `workers` 1 to `units`, and the budget positive (`f64::INFINITY`
-    /// for none); anything else is [`Error::InvalidQuery`](sharded_runtime::Error::InvalidQuery).
+    /// for none); anything else is [`MigrateError::Refused`](super::MigrateError::Refused).
     ///
     /// ```
     /// use sharded::migrate::Plan;
@@ -425,23 +408,15 @@ impl Plan {
         write_units_per_second: f64,
     ) -> Result<Plan, MigrateError> {
         if !(1..=total_segments).contains(&units) {
-            return Err(invalid_unit(format!(
-                "{units} units of {total_segments} segments: a unit holds at least one segment; \
-                 use 1 to {total_segments} units, or more segments"
-            )));
+            let segments = total_segments;
+            return Err(MigrationRefusal::Units { units, segments }.into());
         }
         if !(1..=units).contains(&workers) {
-            return Err(invalid_unit(format!(
-                "{workers} workers for {units} units: use 1 to {units} workers (more workers \
-                 than units would wait, and the budget is shared by `workers`)"
-            )));
+            return Err(MigrationRefusal::Workers { workers, units }.into());
         }
         let w = write_units_per_second;
         if w.is_nan() || w <= 0.0 {
-            return Err(invalid_unit(format!(
-                "write_units_per_second({w}): a budget must be a positive number of write units \
-                 per second (f64::INFINITY for none)"
-            )));
+            return Err(MigrationRefusal::WriteRate { rate: w }.into());
         }
         let bound = |i: u32| (u64::from(i) * u64::from(total_segments) / u64::from(units)) as u32;
         let units = (0..units)

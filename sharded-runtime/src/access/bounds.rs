@@ -17,7 +17,7 @@ use crate::access::merge::SortValue;
 use crate::access::sort_condition::{
     successor, AttributeSort, Held, SortCondition, SortKeyCondition, TemplateSort, WholeKeyEnd,
 };
-use crate::error::{Error, KeyError};
+use crate::error::{Error, KeyError, QueryRefusal};
 use crate::item::Item;
 use crate::keys::attribute::KeyValue;
 use crate::keys::schema::{KeyAttributeSchema, ScalarType};
@@ -276,7 +276,6 @@ fn value_of(
     entities: &[&'static str],
     sort: &[KeyAttributeSchema],
 ) -> Result<SortValue, Error> {
-    let invalid = |why: String| Error::InvalidQuery(why);
     // A whole key of another sort key (another index's, another attribute's).
     let wrong_sort_key = |given: &'static str| -> Error {
         KeyError::WrongSortKey {
@@ -293,30 +292,25 @@ fn value_of(
     match &bound.0 {
         BoundValue::Item { entity, item } => {
             if !entities.contains(entity) {
-                return Err(invalid(format!(
-                    "a bound item of `{entity}` given to a query of {}: give an item the query \
-                     reads, or a whole key",
-                    entities.join(", ")
-                )));
+                let (entity, entities) = (*entity, entities.to_vec());
+                return Err(QueryRefusal::BoundOfOtherEntity { entity, entities }.into());
             }
-            let item = item.as_ref().map_err(|e| {
-                invalid(format!(
-                    "the bound item of `{entity}` could not be written: {e}"
-                ))
-            })?;
+            let item = item
+                .as_ref()
+                .map_err(|reason| QueryRefusal::BoundUnwritable {
+                    entity,
+                    reason: reason.clone(),
+                })?;
             let read = |attribute: &KeyAttributeSchema| {
                 item.get(attribute.name)
                     .and_then(SortValue::from_attribute)
                     .ok_or_else(|| {
-                        invalid(format!(
-                            "the bound item of `{entity}` has no `{}`: it is not in the queried \
-                             index (a sparse index); give a whole key instead",
-                            attribute.name
-                        ))
+                        let attribute = attribute.name;
+                        QueryRefusal::BoundNotInIndex { entity, attribute }.into()
                     })
             };
             match sort {
-                [] => Err(invalid(no_sort_key(entities))),
+                [] => Err(no_sort_key(entities)),
                 [one] => read(one),
                 many => Ok(SortValue::Composite(
                     many.iter().map(read).collect::<Result<_, _>>()?,
@@ -348,17 +342,15 @@ fn value_of(
                     values.push(last);
                     SortValue::Composite(values)
                 }
-                (None, _) => return Err(invalid(no_sort_key(entities))),
+                (None, _) => return Err(no_sort_key(entities)),
             })
         }
     }
 }
 
-fn no_sort_key(entities: &[&str]) -> String {
-    format!(
-        "{} has no sort key on the queried index: a bound orders nothing there",
-        entities.join(", ")
-    )
+fn no_sort_key(entities: &[&'static str]) -> Error {
+    let entities = entities.to_vec();
+    QueryRefusal::NoSortKey { entities }.into()
 }
 
 /// The strings a string key's condition admits, as a range.

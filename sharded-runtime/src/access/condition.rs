@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 
-use crate::error::Error;
+use crate::error::{Error, QueryRefusal};
 
 /// A stored field of entity `E` whose Rust type is `T`: the operand of typed conditions.
 ///
@@ -401,11 +401,9 @@ fn name(names: &mut Names, attribute: &str) -> String {
 }
 
 fn value(values: &mut Values, value: &Value) -> Result<String, Error> {
-    let value = value.clone().map_err(|message| {
-        Error::InvalidQuery(format!(
-            "a condition's value cannot be stored as a DynamoDB attribute: {message}"
-        ))
-    })?;
+    let value = value
+        .clone()
+        .map_err(|reason| QueryRefusal::ConditionValue { reason })?;
     let placeholder = format!(":c{}", values.len());
     values.insert(placeholder.clone(), value);
     Ok(placeholder)

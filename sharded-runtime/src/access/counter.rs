@@ -10,7 +10,7 @@ use crate::access::condition::values_of;
 use crate::access::idempotent::{self, check_token, FirstSent, TokenRequest};
 use crate::access::placement::counter_shard_key;
 use crate::access::retry::RetryPolicy;
-use crate::error::Error;
+use crate::error::{Error, QueryRefusal};
 use crate::item::Item;
 use crate::keys::hash::fnv1a64;
 use crate::keys::schema::{ShardSuffix, TableDefinition, MAX_SHARDS};
@@ -98,9 +98,7 @@ impl ShardedCounter {
             });
         }
         if n == 0 || n > MAX_SHARDS {
-            return Err(Error::InvalidQuery(format!(
-                "a counter needs 1 to {MAX_SHARDS} shards, not {n}"
-            )));
+            return Err(QueryRefusal::CounterShards { n, max: MAX_SHARDS }.into());
         }
         Ok(ShardedCounter {
             client: crate::telemetry::instrument(client),
@@ -402,7 +400,7 @@ impl ShardedCounter {
             .set_expression_attribute_names(Some(add.names))
             .set_expression_attribute_values(values_of(add.values))
             .build()
-            .map_err(|e| Error::InvalidQuery(format!("a counter increment: {e}")))?;
+            .map_err(Error::build("a counter increment"))?;
         let request = request(vec![TransactWriteItem::builder().update(update).build()]);
         let sends = FirstSent::default();
         idempotent::send(&self.client, &request, &self.retry, &sends)
@@ -511,15 +509,16 @@ impl ShardedCounter {
             values[shard] = match item.get(&self.attribute) {
                 None => 0,
                 Some(AttributeValue::N(n)) => n.parse().map_err(|_| {
-                    Error::InvalidQuery(format!(
-                        "counter shard {shard} holds `{n}`, not a whole number"
-                    ))
+                    let value = n.clone();
+                    QueryRefusal::CounterNotWhole { shard, value }
                 })?,
                 Some(other) => {
-                    return Err(Error::InvalidQuery(format!(
-                        "counter shard {shard} attribute `{}` is not a number: {other:?}",
-                        self.attribute
-                    )))
+                    return Err(QueryRefusal::CounterNotNumber {
+                        shard,
+                        attribute: self.attribute.clone(),
+                        value: other.clone(),
+                    }
+                    .into())
                 }
             };
         }

@@ -655,10 +655,7 @@ fn read_value(reader: &mut Reader<'_>, depth: u8) -> Result<AttributeValue, Curs
 /// could never advance.
 pub(crate) fn page_size(size: usize) -> Result<(), crate::error::Error> {
     if size == 0 {
-        return Err(crate::error::Error::InvalidQuery(
-            "page(0, ..): a page must hold at least one item, or its cursor could never advance"
-                .to_owned(),
-        ));
+        return Err(crate::error::QueryRefusal::EmptyPage.into());
     }
     Ok(())
 }

@@ -45,7 +45,7 @@ use crate::access::scatter::Engine;
 use crate::access::sort_condition::SortCondition;
 use crate::access::sort_condition::{sort_key_condition, SortOp};
 use crate::error::foreign::Foreign;
-use crate::error::{Error, KeyError};
+use crate::error::{Error, KeyError, QueryRefusal};
 use crate::item::Item;
 use crate::keys::bucket::Granularity;
 use crate::keys::bucket::{buckets_in_range, Bucket, BucketRange};
@@ -214,18 +214,17 @@ impl Range {
         let (pk, sk) = match index {
             None => (schema.pk, schema.sk),
             Some(number) => {
-                let gsi = schema.gsi(number).ok_or_else(|| {
-                    Error::InvalidQuery(format!("{} has no gsi{number}", schema.entity))
+                let gsi = schema.gsi(number).ok_or(QueryRefusal::NoGsi {
+                    entity: schema.entity,
+                    number,
                 })?;
                 (gsi.pk, gsi.sk)
             }
         };
-        let not_bucketed = || {
-            Error::InvalidQuery(format!(
-                "a range query needs a partition key with a time bucket and a sort key that \
-                 starts with its field; `{}` of {} is `{}`",
-                pk.attribute, schema.entity, pk.template.source
-            ))
+        let not_bucketed = || QueryRefusal::NotBucketed {
+            entity: schema.entity,
+            attribute: pk.attribute,
+            template: pk.template.source,
         };
         let (_, field, granularity) = pk.template.bucket().ok_or_else(not_bucketed)?;
         let sk = sk.ok_or_else(not_bucketed)?;
@@ -237,7 +236,7 @@ impl Range {
             .find(|(_, s)| !matches!(s, Segment::Literal(_)))
             .ok_or_else(not_bucketed)?;
         if *first != Segment::Field(field) {
-            return Err(not_bucketed());
+            return Err(not_bucketed().into());
         }
         let pk_ctx = KeyContext {
             entity: schema.entity,
@@ -269,10 +268,8 @@ impl Range {
         let (to, to_key) = bound(to)?;
         // Keys sort as their values do: comparing the encodings compares the times exactly.
         if from_key > to_key {
-            return Err(Error::InvalidQuery(format!(
-                "range of `{field}` from `{from_key}` to `{to_key}`: `from` is after `to`, so no \
-                 item could match; swap the bounds"
-            )));
+            let (from, to) = (from_key, to_key);
+            return Err(QueryRefusal::BoundsReversed { field, from, to }.into());
         }
         Ok(Range {
             granularity,
@@ -700,9 +697,9 @@ async fn wait_for(
                 arrived.insert(done, (engine, result));
             }
             None => {
-                return Err(Error::InvalidQuery(format!(
-                "range query: bucket {seq} was never started (a bug in sharded; please report it)"
-            )))
+                return Err(Error::Bug(format!(
+                    "range query: bucket {seq} was never started"
+                )))
             }
         }
     }
@@ -753,7 +750,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     fn spec(&mut self) -> Result<Spec<E>, Error> {
         let range = std::mem::replace(
             &mut self.range,
-            Err(Error::InvalidQuery("a range query runs once".to_owned())),
+            Err(Error::Bug("a range query runs once".to_owned())),
         )?;
         Ok(Spec {
             handle: Arc::clone(&self.handle),

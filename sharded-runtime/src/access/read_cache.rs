@@ -808,7 +808,7 @@ mod tests {
         let failing = || {
             async {
                 tokio::time::sleep(Duration::from_millis(10)).await;
-                Err(Error::InvalidQuery("boom".into()))
+                Err(Error::Bug("boom".into()))
             }
             .boxed()
         };

@@ -30,7 +30,7 @@ use crate::access::source::{recognize_projected, ShardedProjection};
 use crate::capacity::budget::UnitBudget;
 use crate::capacity::units::{item_size, read_units, Consistency};
 use crate::capacity::SystemClock;
-use crate::error::Error;
+use crate::error::{Error, QueryRefusal};
 use crate::item::Item;
 use crate::keys::layout;
 use crate::keys::schema::EntitySchema;
@@ -353,20 +353,14 @@ impl ScanOptions {
     /// Refuses what DynamoDB (or the scan itself) could not run, naming the call and the
     /// range; fills the defaults: the segments, and the concurrency from the repository's.
     fn check(self, repo_concurrency: usize) -> Result<Checked, Error> {
-        let invalid = |message: String| Err(Error::InvalidQuery(message));
+        let invalid = |refusal: QueryRefusal| Err(refusal.into());
         let segments = self.segments.unwrap_or(DEFAULT_SEGMENTS);
         if !(1..=MAX_SEGMENTS).contains(&segments) {
-            return invalid(format!(
-                "segments({segments}): DynamoDB splits a scan into 1 to {MAX_SEGMENTS} segments; \
-                 choose a count in that range (a few per unit of concurrency is plenty)"
-            ));
+            let max = MAX_SEGMENTS;
+            return invalid(QueryRefusal::ScanSegments { segments, max });
         }
         let concurrency = match self.concurrency {
-            Some(0) => {
-                return invalid(
-                    "concurrency(0): no segment could ever be read; use at least 1".to_owned(),
-                )
-            }
+            Some(0) => return invalid(QueryRefusal::ScanConcurrency),
             Some(c) => c,
             None => repo_concurrency.clamp(1, segments as usize),
         };
@@ -375,20 +369,14 @@ impl ScanOptions {
             Some(p) => match i32::try_from(p) {
                 Ok(limit) if limit > 0 => Some(limit),
                 _ => {
-                    return invalid(format!(
-                        "page_size({p}): DynamoDB's Limit is 1 to {}; use a size in that range, \
-                         or leave it unset for DynamoDB's 1 MB pages",
-                        i32::MAX
-                    ))
+                    let (page_size, max) = (p, i32::MAX);
+                    return invalid(QueryRefusal::ScanPageSize { page_size, max });
                 }
             },
         };
         let read_units_per_second = match self.read_units_per_second {
             Some(r) if !(r.is_finite() && r > 0.0) => {
-                return invalid(format!(
-                    "read_units_per_second({r}): a rate must be a positive, finite number of \
-                     read units per second; leave it unset for no limit"
-                ))
+                return invalid(QueryRefusal::ReadRate { rate: r })
             }
             rate => rate,
         };
@@ -611,9 +599,9 @@ mod tests {
         }
     }
 
-    fn refusal(settings: ScanOptions) -> String {
+    fn refusal(settings: ScanOptions) -> QueryRefusal {
         match settings.check(32) {
-            Err(Error::InvalidQuery(message)) => message,
+            Err(Error::InvalidQuery(refusal)) => refusal,
             other => panic!("expected InvalidQuery, got {other:?}"),
         }
     }
@@ -625,9 +613,21 @@ mod tests {
             settings(MAX_SEGMENTS).check(32).unwrap().segments,
             1_000_000
         );
+        let max = MAX_SEGMENTS;
+        assert_eq!(
+            refusal(settings(0)),
+            QueryRefusal::ScanSegments { segments: 0, max }
+        );
         assert!(refusal(settings(0))
+            .to_string()
             .starts_with("segments(0): DynamoDB splits a scan into 1 to 1000000"));
-        assert!(refusal(settings(1_000_001)).starts_with("segments(1000001)"));
+        assert_eq!(
+            refusal(settings(1_000_001)),
+            QueryRefusal::ScanSegments {
+                segments: 1_000_001,
+                max
+            }
+        );
     }
 
     #[test]
@@ -643,7 +643,8 @@ mod tests {
             "the caller's choice"
         );
         set.concurrency = Some(0);
-        assert!(refusal(set).starts_with("concurrency(0)"));
+        assert_eq!(refusal(set), QueryRefusal::ScanConcurrency);
+        assert!(refusal(set).to_string().starts_with("concurrency(0)"));
     }
 
     #[test]
@@ -653,14 +654,20 @@ mod tests {
         assert_eq!(set.check(32).unwrap().page_size, Some(i32::MAX));
         for p in [0, i32::MAX as u32 + 1, u32::MAX] {
             set.page_size = Some(p);
-            assert!(refusal(set).starts_with(&format!("page_size({p})")));
+            let max = i32::MAX;
+            assert_eq!(
+                refusal(set),
+                QueryRefusal::ScanPageSize { page_size: p, max }
+            );
         }
         let mut set = settings(4);
         set.read_units_per_second = Some(0.5);
         assert_eq!(set.check(32).unwrap().read_units_per_second, Some(0.5));
         for r in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             set.read_units_per_second = Some(r);
-            assert!(refusal(set).starts_with("read_units_per_second("));
+            assert!(
+                matches!(refusal(set), QueryRefusal::ReadRate { rate } if rate.to_bits() == r.to_bits())
+            );
         }
     }
 }

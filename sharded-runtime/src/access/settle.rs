@@ -16,7 +16,7 @@ use crate::access::migrate::{move_item, MoveOutcome, Store};
 use crate::access::placement::Placement;
 use crate::access::retry::RetryPolicy;
 use crate::access::write_rules::{entity_guard, no_item};
-use crate::error::Error;
+use crate::error::{Error, UpdateRefusal};
 use crate::item::Item;
 
 /// The future of a settle, type-erased so that a transaction can hold actions of any entity.
@@ -105,7 +105,7 @@ impl Placement {
             .set_expression_attribute_values(values_of(values))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
-            .map_err(|e| build_error("the previous place's delete", e))?;
+            .map_err(Error::build("the previous place's delete"))?;
         Ok(Some((key, delete)))
     }
 
@@ -128,7 +128,7 @@ impl Placement {
             .set_expression_attribute_names(Some(names))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
-            .map_err(|e| build_error("the previous place's check", e))?;
+            .map_err(Error::build("the previous place's check"))?;
         Ok(Some((key, check)))
     }
 
@@ -169,12 +169,12 @@ impl Placement {
                 }
             }
         }
-        Err(Error::InvalidUpdate(format!(
-            "the {} item at {} kept changing while it was moved to its current place \
-             ({ATTEMPTS} attempts); retry the write",
-            self.schema().entity,
-            self.previous().unwrap_or_default()
-        )))
+        Err(UpdateRefusal::KeptChangingWhileMoved {
+            entity: self.schema().entity,
+            at: self.previous().unwrap_or_default().to_owned(),
+            attempts: ATTEMPTS,
+        }
+        .into())
     }
 
     /// The settle a transaction runs before its commit, during a transition.
@@ -184,8 +184,4 @@ impl Placement {
             run: settle_erased::<E>,
         })
     }
-}
-
-fn build_error(what: &str, e: aws_sdk_dynamodb::error::BuildError) -> Error {
-    Error::InvalidTransaction(format!("{what} could not be built: {e}"))
 }

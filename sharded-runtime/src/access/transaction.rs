@@ -27,7 +27,7 @@ use crate::access::write_rules::{
 use crate::capacity::stats::record;
 use crate::capacity::units::item_size;
 pub use crate::error::transaction::CanceledAction;
-use crate::error::Error;
+use crate::error::{Error, TransactionRefusal};
 use crate::item::{describe_key, Item};
 use crate::keys::schema::EntitySchema;
 
@@ -234,7 +234,7 @@ impl Transaction {
                                 ReturnValuesOnConditionCheckFailure::AllOld,
                             )
                             .build()
-                            .map_err(build_error)?,
+                            .map_err(Error::build("an action"))?,
                     )
                     .build();
                 let action = Action {
@@ -571,10 +571,6 @@ fn writing<'a>(
     }))
 }
 
-fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
-    Error::InvalidTransaction(format!("an action could not be built: {e}"))
-}
-
 /// What an action adds at its item's previous place during a transition.
 #[derive(Clone, Copy, PartialEq)]
 enum Previous {
@@ -686,7 +682,7 @@ fn put_action<E: ShardedEntity + 'static>(
         .set_expression_attribute_values(values_of(values))
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
         .build()
-        .map_err(build_error)?;
+        .map_err(Error::build("an action"))?;
     let action = Action {
         kind: "put",
         entity: schema.entity,
@@ -741,7 +737,7 @@ fn keyed_action<E: ShardedEntity + 'static>(
             .set_expression_attribute_values(values_of(values))
             .return_values_on_condition_check_failure(on_failure)
             .build()
-            .map_err(build_error)?;
+            .map_err(Error::build("an action"))?;
         TransactWriteItem::builder().condition_check(check).build()
     } else {
         let delete = Delete::builder()
@@ -752,7 +748,7 @@ fn keyed_action<E: ShardedEntity + 'static>(
             .set_expression_attribute_values(values_of(values))
             .return_values_on_condition_check_failure(on_failure)
             .build()
-            .map_err(build_error)?;
+            .map_err(Error::build("an action"))?;
         TransactWriteItem::builder().delete(delete).build()
     };
     let action = Action {
@@ -804,25 +800,16 @@ fn request_size(item: &Item, expressions: &[&str], names: &Names, values: &Value
 
 fn check(actions: &[Action], added_by: &[usize]) -> Result<(), Error> {
     if actions.is_empty() {
-        return Err(Error::InvalidTransaction(
-            "a transaction needs at least one action".to_owned(),
-        ));
+        return Err(TransactionRefusal::Empty.into());
     }
     if actions.len() > MAX_TRANSACTION_ACTIONS {
-        return Err(Error::InvalidTransaction(format!(
-            "{} actions, and DynamoDB takes at most {MAX_TRANSACTION_ACTIONS} in one transaction \
-             (during a layout transition, a write's delete of its previous place counts too): \
-             split it (each part is then atomic on its own)",
-            actions.len()
-        )));
+        let (actions, max) = (actions.len(), MAX_TRANSACTION_ACTIONS);
+        return Err(TransactionRefusal::TooManyActions { actions, max }.into());
     }
     let bytes: usize = actions.iter().map(|a| a.size).sum();
     if bytes > MAX_TRANSACTION_BYTES {
-        return Err(Error::InvalidTransaction(format!(
-            "{bytes} bytes of items, keys, expressions and their values, and DynamoDB takes at \
-             most {MAX_TRANSACTION_BYTES} in one transaction: split it, or store large values \
-             elsewhere"
-        )));
+        let max = MAX_TRANSACTION_BYTES;
+        return Err(TransactionRefusal::TooLarge { bytes, max }.into());
     }
     let mut seen = HashSet::new();
     for (action, index) in actions.iter().zip(added_by) {
@@ -833,13 +820,13 @@ fn check(actions: &[Action], added_by: &[usize]) -> Result<(), Error> {
             .collect();
         key.sort();
         if !seen.insert(key) {
-            return Err(Error::InvalidTransaction(format!(
-                "action {index} ({} of {} {}) is on a key an earlier action already uses; \
-                 DynamoDB allows one action per item in a transaction: combine them",
-                action.kind,
-                action.entity,
-                describe_key(action.schema, &action.key)
-            )));
+            return Err(TransactionRefusal::SameKey {
+                index: *index,
+                kind: action.kind,
+                entity: action.entity,
+                key: describe_key(action.schema, &action.key),
+            }
+            .into());
         }
     }
     Ok(())
@@ -922,15 +909,9 @@ impl TransactGet {
         };
         let added = (E::SCHEMA.entity, key.pk.clone(), key.sk.clone());
         if self.added.contains(&added) {
-            self.error.get_or_insert_with(|| {
-                Error::InvalidTransaction(format!(
-                    "the item {} {:?} {:?} is read twice; DynamoDB allows one get per item in a \
-                     transactional read: add each key once",
-                    E::SCHEMA.entity,
-                    key.pk,
-                    key.sk
-                ))
-            });
+            let (entity, pk, sk) = added.clone();
+            let twice = TransactionRefusal::ReadTwice { entity, pk, sk };
+            self.error.get_or_insert(twice.into());
         }
         self.slots.push((keys, E::SCHEMA));
         self.added.push(added);
@@ -948,10 +929,8 @@ impl TransactGet {
         self.handle.verify_layouts(&self.layout_checks).await?;
         let gets_count: usize = self.slots.iter().map(|(keys, _)| keys.len()).sum();
         if self.slots.is_empty() || gets_count > MAX_TRANSACTION_ACTIONS {
-            return Err(Error::InvalidTransaction(format!(
-                "a transactional read takes 1 to {MAX_TRANSACTION_ACTIONS} gets, not {gets_count} \
-                 (during a layout transition an item's previous place is a get too)"
-            )));
+            let (gets, max) = (gets_count, MAX_TRANSACTION_ACTIONS);
+            return Err(TransactionRefusal::Gets { gets, max }.into());
         }
         let gets: Vec<aws_sdk_dynamodb::types::TransactGetItem> = self
             .slots
@@ -967,7 +946,7 @@ impl TransactGet {
                             .get(get)
                             .build()
                     })
-                    .map_err(build_error)
+                    .map_err(Error::build("an action"))
             })
             .collect::<Result<_, _>>()?;
         // A read changes nothing, so a read canceled only because a write transaction held
@@ -1169,7 +1148,11 @@ mod tests {
         }
         let err = check(&transaction.actions, &transaction.added_by).unwrap_err();
         assert!(
-            matches!(&err, Error::InvalidTransaction(m) if m.contains("bytes")),
+            matches!(
+                &err,
+                Error::InvalidTransaction(TransactionRefusal::TooLarge { bytes, max })
+                    if *bytes > MAX_TRANSACTION_BYTES && *max == MAX_TRANSACTION_BYTES
+            ),
             "{err}"
         );
         // Ten fit.
@@ -1214,6 +1197,12 @@ mod tests {
             transaction = transaction.delete_if(&note, text.eq("y".repeat(390_000)));
         }
         let err = check(&transaction.actions, &transaction.added_by).unwrap_err();
-        assert!(matches!(&err, Error::InvalidTransaction(_)), "{err}");
+        assert!(
+            matches!(
+                &err,
+                Error::InvalidTransaction(TransactionRefusal::TooLarge { .. })
+            ),
+            "{err}"
+        );
     }
 }

@@ -22,7 +22,7 @@ use crate::access::layouts::Snapshot;
 use crate::access::placement::Placement;
 use crate::access::write_rules::{existing_entity, expect_version, stamp_update, stored_version};
 use crate::capacity::stats::record;
-use crate::error::Error;
+use crate::error::{Error, UpdateRefusal};
 use crate::item::{describe_key, Item};
 
 /// A field an update may change: a [`Field`] outside the primary key.
@@ -244,9 +244,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
     pub async fn send_returning(self) -> Result<E, Error> {
         match self.run(true).await? {
             Some(item) => E::from_item(item),
-            None => Err(Error::InvalidUpdate(
-                "DynamoDB returned no item after the update".to_owned(),
-            )),
+            None => Err(UpdateRefusal::NoItemReturned.into()),
         }
     }
 
@@ -381,10 +379,8 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
             key.pk = input.key_under(&schema.pk, state.layout.n);
         }
         if self.actions.is_empty() {
-            return Err(Error::InvalidUpdate(format!(
-                "an update of {} needs at least one operation (set, add, append, remove)",
-                schema.entity
-            )));
+            let entity = schema.entity;
+            return Err(UpdateRefusal::NoOperation { entity }.into());
         }
         let mut names = Names::new();
         let mut values = Values::new();
@@ -396,22 +392,16 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
         let mut known = key.key_values;
         for (i, (attribute, action)) in self.actions.iter().enumerate() {
             if seen.contains(attribute) {
-                return Err(Error::InvalidUpdate(format!(
-                    "`{attribute}` is changed twice in one update of {}; DynamoDB allows one \
-                     operation per attribute: combine them",
-                    schema.entity
-                )));
+                let (entity, attribute) = (schema.entity, *attribute);
+                return Err(UpdateRefusal::ChangedTwice { entity, attribute }.into());
             }
             seen.push(attribute);
             let name = format!("#u{i}");
             names.insert(name.clone(), (*attribute).to_owned());
             let mut value = |v: &Result<AttributeValue, String>| -> Result<String, Error> {
-                let v = v.clone().map_err(|message| {
-                    Error::InvalidUpdate(format!(
-                        "the value for `{attribute}` cannot be stored as a DynamoDB attribute: \
-                         {message}"
-                    ))
-                })?;
+                let v = v
+                    .clone()
+                    .map_err(|reason| UpdateRefusal::ValueUnstorable { attribute, reason })?;
                 let placeholder = format!(":u{i}");
                 values.insert(placeholder.clone(), v);
                 Ok(placeholder)

@@ -12,7 +12,7 @@ use crate::access::entity::ShardedEntity;
 use crate::access::placement::Placement;
 use crate::access::recognize::untagged_is_ours_at;
 use crate::capacity::units::check_item_size;
-use crate::error::Error;
+use crate::error::{Error, UpdateRefusal};
 use crate::item::Item;
 use crate::keys::schema::EntitySchema;
 
@@ -169,18 +169,11 @@ pub(crate) fn with_condition<E>(
 pub(crate) fn stamp_write(schema: &EntitySchema, item: &mut Item) -> Result<Option<u64>, Error> {
     let mut read = None;
     if let Some(attribute) = schema.version {
-        let version = stored_version(Some(item), attribute).ok_or_else(|| {
-            Error::InvalidUpdate(format!(
-                "{}.{attribute} is the version and must be a whole number from 0",
-                schema.entity
-            ))
-        })?;
-        let next = version.checked_add(1).ok_or_else(|| {
-            Error::InvalidUpdate(format!(
-                "{}.{attribute} cannot grow past u64",
-                schema.entity
-            ))
-        })?;
+        let entity = schema.entity;
+        let version = stored_version(Some(item), attribute)
+            .ok_or(UpdateRefusal::VersionNotWhole { entity, attribute })?;
+        let next =
+            (version.checked_add(1)).ok_or(UpdateRefusal::VersionOverflow { entity, attribute })?;
         item.insert(attribute.to_owned(), AttributeValue::N(next.to_string()));
         read = Some(version);
     }
@@ -212,11 +205,8 @@ pub(crate) fn stamp_update(
 ) -> Result<(), Error> {
     if let Some(version) = schema.version {
         if changed.contains(&version) {
-            return Err(Error::InvalidUpdate(format!(
-                "`{version}` is {}'s version, which every update adds 1 to: leave it out, \
-                 and use `if_version` to require the one you read",
-                schema.entity
-            )));
+            let (entity, attribute) = (schema.entity, version);
+            return Err(UpdateRefusal::VersionChanged { entity, attribute }.into());
         }
         names.insert("#uver".to_owned(), version.to_owned());
         values.insert(":uone".to_owned(), AttributeValue::N("1".to_owned()));

@@ -8,6 +8,7 @@
 pub(crate) mod cursor;
 pub(crate) mod foreign;
 pub(crate) mod layout;
+pub(crate) mod refusal;
 pub(crate) mod transaction;
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
@@ -15,6 +16,8 @@ use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 pub use crate::item::ItemKeyDisplay;
 
 pub use crate::keys::error::KeyError;
+
+pub use refusal::{QueryRefusal, TransactionRefusal, UpdateRefusal};
 
 /// `std::result::Result` with [`Error`] as the error unless another is named: what the
 /// crate's fallible operations return, the way `std::io::Result` and `sqlx::Result` are.
@@ -322,17 +325,30 @@ pub enum Error {
         /// The key.
         key: ItemKeyDisplay,
     },
-    /// The query cannot be run as asked.
+    /// The query cannot be run as asked ([`QueryRefusal`] says what was refused).
     #[error("invalid query: {0}")]
-    InvalidQuery(String),
+    InvalidQuery(#[from] QueryRefusal),
     /// The update cannot be sent as built (nothing to change, an attribute changed twice, a
-    /// GSI key that cannot be rebuilt from what the update sets); nothing was sent.
+    /// GSI key that cannot be rebuilt from what the update sets); nothing was sent
+    /// ([`UpdateRefusal`] says what was refused).
     #[error("invalid update: {0}")]
-    InvalidUpdate(String),
+    InvalidUpdate(#[from] UpdateRefusal),
     /// A transaction cannot be sent as built (too many actions, too large, two actions on one
-    /// key); nothing was sent.
+    /// key); nothing was sent ([`TransactionRefusal`] says what was refused).
     #[error("invalid transaction: {0}")]
-    InvalidTransaction(String),
+    InvalidTransaction(#[from] TransactionRefusal),
+    /// A DynamoDB request could not be built (the SDK's builder refused it); nothing was sent.
+    #[error("{what} could not be built: {source}")]
+    Build {
+        /// What was being built.
+        what: &'static str,
+        /// What the SDK's builder reported.
+        #[source]
+        source: aws_sdk_dynamodb::error::BuildError,
+    },
+    /// A state only a bug in `sharded` reaches; nothing more was sent.
+    #[error("{0} (a bug in sharded; please report it)")]
+    Bug(String),
     /// A `ClientRequestToken` DynamoDB would refuse (empty, or over 36 characters); nothing
     /// was sent.
     #[error("invalid ClientRequestToken `{token}`: {reason}")]
@@ -467,7 +483,7 @@ impl Error {
     /// request rate limit), here or in the shard or scan segment that failed.
     ///
     /// ```
-    /// let e = sharded::Error::InvalidQuery("x".into());
+    /// let e = sharded::Error::InvalidQuery(sharded::query::QueryRefusal::EmptyPage);
     /// assert!(!e.is_throttling());
     /// ```
     pub fn is_throttling(&self) -> bool {
@@ -479,7 +495,7 @@ impl Error {
     /// exception name.
     ///
     /// ```
-    /// let e = sharded::Error::InvalidQuery("x".into());
+    /// let e = sharded::Error::InvalidQuery(sharded::query::QueryRefusal::EmptyPage);
     /// assert!(e.throttling_reasons().is_empty());
     /// ```
     pub fn throttling_reasons(&self) -> Vec<(String, Option<String>)> {
@@ -544,7 +560,7 @@ impl Error {
     /// the request itself, never of one shard, scan segment or attempt.
     ///
     /// ```
-    /// let e = sharded::Error::InvalidQuery("x".into());
+    /// let e = sharded::Error::InvalidQuery(sharded::query::QueryRefusal::EmptyPage);
     /// assert!(!e.is_validation());
     /// ```
     pub fn is_validation(&self) -> bool {
@@ -572,7 +588,7 @@ impl Error {
     /// ```
     /// let e = sharded::Error::TransactionInProgress { token: "t1".into() };
     /// assert!(e.outcome_unknown());
-    /// assert!(!sharded::Error::InvalidQuery("x".into()).outcome_unknown());
+    /// assert!(!sharded::Error::InvalidQuery(sharded::query::QueryRefusal::EmptyPage).outcome_unknown());
     /// ```
     pub fn outcome_unknown(&self) -> bool {
         match self {
@@ -600,6 +616,13 @@ impl Error {
             ),
             _ => false,
         }
+    }
+
+    /// What a failed SDK builder becomes: [`Error::Build`] of `what`.
+    pub(crate) fn build(
+        what: &'static str,
+    ) -> impl FnOnce(aws_sdk_dynamodb::error::BuildError) -> Error {
+        move |source| Error::Build { what, source }
     }
 
     /// Wraps an SDK error of `operation` on `table`.

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use sharded::migrate::{Migrate, MigrateError, Plan, Unit, UnitState};
-use sharded::{Error, Repo};
+use sharded::migrate::{Migrate, MigrateError, MigrationRefusal, Plan, Unit, UnitState};
+use sharded::Repo;
 
 use super::{assert_settled_scores, initial, seed_legacy, Adopted, GAME};
 use crate::support::{raw_scan, repo};
@@ -183,15 +183,19 @@ async fn a_key_unit_moves_one_key_and_records_it() {
 #[tokio::test]
 async fn what_a_unit_cannot_run_is_refused_before_any_request() {
     let repo: Repo<Adopted> = repo("units-refused").await;
-    fn refused<T: std::fmt::Debug>(result: Result<T, MigrateError>) -> String {
+    fn refused<T: std::fmt::Debug>(result: Result<T, MigrateError>) -> MigrationRefusal {
         match result {
-            Err(MigrateError::Failed(Error::InvalidQuery(why))) => why,
+            Err(MigrateError::Refused(why)) => why,
             other => panic!("not refused: {other:?}"),
         }
     }
     let unit: Unit = "0..2/8".parse().unwrap();
     let why = refused(repo.migrate().unit(unit.clone()).segments(4).run().await);
-    assert!(why.contains("8 segments"), "{why}");
+    assert!(
+        matches!(&why, MigrationRefusal::UnitSegments { asked: 4, total: 8, unit: u } if *u == unit),
+        "{why}"
+    );
+    assert!(why.to_string().contains("8 segments"), "{why}");
     let why = refused(
         repo.migrate()
             .unit(unit)
@@ -199,17 +203,38 @@ async fn what_a_unit_cannot_run_is_refused_before_any_request() {
             .run()
             .await,
     );
-    assert!(why.contains("not both"), "{why}");
+    assert!(
+        matches!(why, MigrationRefusal::UnitWithOnly { .. }),
+        "{why}"
+    );
     let why = refused(repo.migrate().segments(4).plan(5, 1).await);
-    assert!(why.contains("5 units of 4 segments"), "{why}");
+    assert_eq!(
+        why,
+        MigrationRefusal::Units {
+            units: 5,
+            segments: 4
+        }
+    );
     let why = refused(repo.migrate().segments(4).plan(2, 3).await);
-    assert!(why.contains("3 workers for 2 units"), "{why}");
+    assert_eq!(
+        why,
+        MigrationRefusal::Workers {
+            workers: 3,
+            units: 2
+        }
+    );
     let why = refused(repo.migrate().segments(0).plan(1, 1).await);
-    assert!(why.contains("segments(0)"), "{why}");
+    assert!(
+        matches!(why, MigrationRefusal::Segments { segments: 0, .. }),
+        "{why}"
+    );
     // A plan of another table is not this one's status.
     let other = Plan::new("elsewhere", "Score", "L", 4, 2, 1, 100.0).unwrap();
     let why = refused(repo.migrate().status(&other).await);
-    assert!(why.contains("elsewhere"), "{why}");
+    assert!(
+        matches!(&why, MigrationRefusal::PlanOfOtherTable { plan_table, .. } if plan_table == "elsewhere"),
+        "{why}"
+    );
     // Nothing was written: no record.
     assert_eq!(records(&repo).await, 0);
 }

@@ -52,7 +52,7 @@ use crate::access::recognize::{point_read_error, Depth, ForeignReason, NotOurs};
 use crate::access::retry::RetryPolicy;
 use crate::access::write_rules::{entity_guard, key_of};
 use crate::capacity::units::{check_item_size, item_size, transactional_write_units, write_units};
-use crate::error::Error;
+use crate::error::{Error, UpdateRefusal};
 use crate::keys::schema::{EntitySchema, KeyLayout, MOVE_COPY, MOVE_MOVED};
 
 /// The table a move writes in, the client it sends with, and, for an entity whose layout is
@@ -298,7 +298,7 @@ pub(crate) fn mark_action(
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
         .build()
         .map(|update| TransactWriteItem::builder().update(update).build())
-        .map_err(|e| Error::InvalidUpdate(format!("could not build the mark of an old copy: {e}")))
+        .map_err(Error::build("the mark of an old copy"))
 }
 
 /// The update expression of a mark (see [`mark_names`]).
@@ -390,7 +390,7 @@ impl Prepared {
             // or something else.
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
-            .map_err(|e| Error::InvalidUpdate(format!("could not build the move's put: {e}")))
+            .map_err(Error::build("the move's put"))
     }
 
     /// The estimated cost of the transaction of a move: a write of the new item and one of the
@@ -435,13 +435,13 @@ pub fn refused(
     codes: &[String],
     message: Option<&str>,
 ) -> Error {
-    Error::InvalidUpdate(format!(
-        "moving the {} item {} to its current place was refused by DynamoDB for reasons \
-         {codes:?}{}; nothing was written",
-        schema.entity,
-        describe_key(schema, old),
-        message.map(|m| format!(" ({m})")).unwrap_or_default()
-    ))
+    UpdateRefusal::MoveRefused {
+        entity: schema.entity,
+        key: describe_key(schema, old),
+        codes: codes.to_vec(),
+        message: message.map(str::to_owned),
+    }
+    .into()
 }
 
 /// What a transaction of the put at an item's current place and one action on its old copy
@@ -772,12 +772,11 @@ async fn put_back(repo: Store<'_>, schema: &EntitySchema, deleted: Item) -> Resu
             Err(e) => {
                 return match e.into_service_error() {
                     PutItemError::ConditionalCheckFailedException(_) => Ok(estimate),
-                    other => Err(Error::InvalidUpdate(format!(
-                        "the migration deleted an old copy that had gained an attribute after \
-                         it was read, and could not put it back ({}): the item was {deleted:?}; \
-                         write it back yourself",
-                        Error::dynamo("PutItem", repo.table(), other)
-                    ))),
+                    other => Err(UpdateRefusal::PutBackFailed {
+                        item: deleted.clone(),
+                        source: Box::new(Error::dynamo("PutItem", repo.table(), other)),
+                    }
+                    .into()),
                 };
             }
         }

@@ -24,7 +24,7 @@ use crate::access::source::{
     recognize_projected, CollectionMember, QuerySource, ShardedCollection, ShardedProjection,
 };
 use crate::error::foreign::Foreign;
-use crate::error::{Error, KeyError};
+use crate::error::{Error, KeyError, QueryRefusal};
 use crate::item::Item;
 use crate::keys::attribute::KeyValue;
 use crate::keys::shards::Partitions;
@@ -67,7 +67,7 @@ pub struct Query<S, O = S> {
     /// The projected attributes, when `O` is a projection.
     projection: Option<&'static [&'static str]>,
     /// Why the query cannot run, found while it was built (reported when it runs).
-    invalid: Option<String>,
+    invalid: Option<QueryRefusal>,
     /// The caller's filter.
     filter: Option<Condition<()>>,
     /// Return items past their `#[sharded(ttl)]` too (DynamoDB deletes them lazily).
@@ -342,16 +342,16 @@ impl<E: ShardedEntity> Query<E> {
 fn gsi_shared(
     members: &[&'static crate::keys::schema::EntitySchema],
     number: u8,
-) -> Result<(), String> {
+) -> Result<(), QueryRefusal> {
     let first = members.first().and_then(|m| m.gsi(number));
     for member in members {
         match (first, member.gsi(number)) {
             (Some(a), Some(b)) if crate::keys::schema::same_partition_layout(&a.pk, &b.pk) => {}
             _ => {
-                return Err(format!(
-                    "a collection query of gsi{number} needs every member to write gsi{number}                      with the same partition key template and shard count, and `{}` does not:                      query the base table, or give every member the same #[gsi{number}(pk = ..)]",
-                    member.entity
-                ))
+                return Err(QueryRefusal::CollectionGsi {
+                    number,
+                    member: member.entity,
+                })
             }
         }
     }
@@ -675,12 +675,7 @@ impl<S: QuerySource, O> Query<S, O> {
         limit: Option<usize>,
     ) -> Result<Engine, Error> {
         if S::LAYOUT.pk.per_key.is_some() {
-            return Err(Error::InvalidQuery(format!(
-                "{} has a layout per key (`max_n`): a range query over time buckets reads many \
-                 keys, each under its own layout, which is not supported; query each bucket's \
-                 key with `query`",
-                S::NAME
-            )));
+            return Err(QueryRefusal::PerKeyRange { entity: S::NAME }.into());
         }
         let planned = self.plan(None)?;
         let resume = match resume {

@@ -12,7 +12,7 @@ use crate::access::scatter::{Expiry, Placement, Plan, Transition};
 use crate::access::sort_condition::{successor, SortCondition};
 use crate::access::source::QuerySource;
 use crate::capacity::stats::record;
-use crate::error::Error;
+use crate::error::{Error, QueryRefusal};
 use crate::keys::schema::{EntitySchema, KeyAttributeSchema, KeyLayout, ScalarType, SortKeySchema};
 use crate::keys::shards::{render_attributes, Partitions, ShardKeys};
 use crate::keys::template::Segment;
@@ -93,7 +93,7 @@ impl<S: QuerySource, O> Query<S, O> {
     /// queried key's partitions and transition are its entry's; see [`Query::layouts`]).
     pub(super) fn plan(&self, layouts: Option<&Arc<Snapshot>>) -> Result<Planned, Error> {
         if let Some(invalid) = &self.invalid {
-            return Err(Error::InvalidQuery(invalid.clone()));
+            return Err(invalid.clone().into());
         }
         let (schema, partitions) = match layouts.filter(|_| self.index.is_none()) {
             Some(layouts) => key_layout(S::LAYOUT, layouts, self.partitions.clone()?),
@@ -113,62 +113,61 @@ impl<S: QuerySource, O> Query<S, O> {
                 .collect()
         };
         // The partition attributes (one for a string key) and the sort attributes.
-        let (index, pk_attributes, sort_key, sort_attributes, position_attributes) = match self
-            .index
-        {
-            None => (
-                None,
-                vec![schema.pk.attribute],
-                schema.sk,
-                string_sort(schema.sk),
-                schema
-                    .sk
-                    .map(|sk| sk.attribute)
-                    .into_iter()
-                    .collect::<Vec<_>>(),
-            ),
-            Some(number) => {
-                let gsi = schema.gsi(number).ok_or_else(|| {
-                    Error::InvalidQuery(format!("{} has no gsi{number}", S::NAME))
-                })?;
-                if self.options.consistent {
-                    return Err(Error::InvalidQuery(format!(
-                        "consistent reads are not available on a GSI (`{}`); DynamoDB indexes are \
-                         eventually consistent: drop consistent_read(true) or query the base table",
-                        gsi.index_name
-                    )));
-                }
-                if gsi.attributes.is_some() != partitions.is_attributes() {
-                    return Err(Error::InvalidQuery(format!(
-                        "gsi{number} of {} is keyed {}: query it with the generated `query_gsi{number}`",
-                        S::NAME,
-                        match gsi.attributes {
+        let (index, pk_attributes, sort_key, sort_attributes, position_attributes) =
+            match self.index {
+                None => (
+                    None,
+                    vec![schema.pk.attribute],
+                    schema.sk,
+                    string_sort(schema.sk),
+                    schema
+                        .sk
+                        .map(|sk| sk.attribute)
+                        .into_iter()
+                        .collect::<Vec<_>>(),
+                ),
+                Some(number) => {
+                    let entity = S::NAME;
+                    let gsi = schema
+                        .gsi(number)
+                        .ok_or(QueryRefusal::NoGsi { entity, number })?;
+                    if self.options.consistent {
+                        let index = gsi.index_name;
+                        return Err(QueryRefusal::ConsistentGsi { index }.into());
+                    }
+                    if gsi.attributes.is_some() != partitions.is_attributes() {
+                        let keyed = match gsi.attributes {
                             Some(key) => key.describe(),
                             None => format!("by the string `{}`", gsi.pk.attribute),
+                        };
+                        return Err(QueryRefusal::GsiKeyedOtherwise {
+                            entity,
+                            number,
+                            keyed,
                         }
-                    )));
+                        .into());
+                    }
+                    let (pk_attributes, sort_attributes) = match gsi.attributes {
+                        Some(key) => (
+                            key.partition_attributes().map(|a| a.name).collect(),
+                            key.sort.to_vec(),
+                        ),
+                        None => (vec![gsi.pk.attribute], string_sort(gsi.sk)),
+                    };
+                    // A GSI's ExclusiveStartKey holds the index keys and the table's keys.
+                    let mut position: Vec<&'static str> =
+                        sort_attributes.iter().map(|a| a.name).collect();
+                    position.push(schema.pk.attribute);
+                    position.extend(schema.sk.map(|sk| sk.attribute));
+                    (
+                        Some(gsi.index_name),
+                        pk_attributes,
+                        gsi.sk,
+                        sort_attributes,
+                        position,
+                    )
                 }
-                let (pk_attributes, sort_attributes) = match gsi.attributes {
-                    Some(key) => (
-                        key.partition_attributes().map(|a| a.name).collect(),
-                        key.sort.to_vec(),
-                    ),
-                    None => (vec![gsi.pk.attribute], string_sort(gsi.sk)),
-                };
-                // A GSI's ExclusiveStartKey holds the index keys and the table's keys.
-                let mut position: Vec<&'static str> =
-                    sort_attributes.iter().map(|a| a.name).collect();
-                position.push(schema.pk.attribute);
-                position.extend(schema.sk.map(|sk| sk.attribute));
-                (
-                    Some(gsi.index_name),
-                    pk_attributes,
-                    gsi.sk,
-                    sort_attributes,
-                    position,
-                )
-            }
-        };
+            };
         let pk_attribute = pk_attributes[0];
         // Without an explicit condition, the literal prefix of the sort-key template keeps
         // the query to this entity's items at the key level (the entity check catches the

@@ -32,7 +32,7 @@ impl<E: ShardedEntity> Repo<E> {
             .enabled(true)
             .attribute_name(attribute)
             .build()
-            .map_err(|e| Error::InvalidQuery(format!("time to live on `{attribute}`: {e}")))?;
+            .map_err(Error::build("the time to live specification"))?;
         self.handle
             .client
             .update_time_to_live()

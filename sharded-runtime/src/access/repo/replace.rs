@@ -21,11 +21,11 @@ use crate::access::entity::{is_ours, ShardedEntity};
 use crate::access::migrate::moves::{delete_stale, mark_action, marked, Unchanged};
 use crate::access::migrate::Store;
 use crate::access::placement::Placement;
-use crate::error::Error;
+use crate::error::{Error, UpdateRefusal};
 use crate::item::Item;
 use crate::keys::schema::MOVE_REPLACE;
 
-use super::write::{build_error, Guard, Pair, Sent};
+use super::write::{Guard, Pair, Sent};
 use super::Repo;
 
 /// How many times the old copy is read again when it changes while it is superseded.
@@ -44,9 +44,8 @@ impl<E: ShardedEntity> Repo<E> {
         let table = self.handle.table();
         for _ in 0..ATTEMPTS {
             let Some((previous_key, vacant)) = placement.previous_vacancy(table)? else {
-                return Err(Error::InvalidTransaction(
-                    "a put with the previous place's check needs a transition".to_owned(),
-                ));
+                let why = "a put with the previous place's check needs a transition";
+                return Err(Error::Bug(why.to_owned()));
             };
             let put = guarded_put(table, item.clone(), guard)?;
             let vacant = TransactWriteItem::builder().condition_check(vacant).build();
@@ -69,12 +68,12 @@ impl<E: ShardedEntity> Repo<E> {
                 return Ok(sent);
             }
         }
-        Err(Error::InvalidUpdate(format!(
-            "the {} item at {} kept changing while a put superseded it ({ATTEMPTS} attempts); \
-             retry the put",
-            E::SCHEMA.entity,
-            placement.previous().unwrap_or_default()
-        )))
+        Err(UpdateRefusal::KeptChangingWhileSuperseded {
+            entity: E::SCHEMA.entity,
+            at: placement.previous().unwrap_or_default().to_owned(),
+            attempts: ATTEMPTS,
+        }
+        .into())
     }
 
     /// Writes `item` marked `replace` and marks `old` (the item at its previous place, as
@@ -118,6 +117,6 @@ fn guarded_put(table: &str, item: Item, guard: &Guard) -> Result<TransactWriteIt
         .set_expression_attribute_values(values_of(guard.values.clone()))
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
         .build()
-        .map_err(build_error)?;
+        .map_err(Error::build("a write"))?;
     Ok(TransactWriteItem::builder().put(put).build())
 }

@@ -293,7 +293,7 @@ impl<E: ShardedEntity> Repo<E> {
                         .set_expression_attribute_values(values)
                         .return_values_on_condition_check_failure(refusal)
                         .build()
-                        .map_err(build_error)?;
+                        .map_err(Error::build("a write"))?;
                     let delete = TransactWriteItem::builder().delete(delete).build();
                     self.with_previous_delete(placement, delete).await
                 }
@@ -353,9 +353,8 @@ impl<E: ShardedEntity> Repo<E> {
         write: TransactWriteItem,
     ) -> Result<Sent, Error> {
         let Some((previous_key, delete)) = placement.previous_delete(self.handle.table())? else {
-            return Err(Error::InvalidTransaction(
-                "a write with the previous place's delete needs a transition".to_owned(),
-            ));
+            let why = "a write with the previous place's delete needs a transition";
+            return Err(Error::Bug(why.to_owned()));
         };
         let delete = TransactWriteItem::builder().delete(delete).build();
         match self.transact_pair(write, delete).await? {
@@ -582,7 +581,7 @@ impl<E: ShardedEntity> Repo<E> {
             .set_expression_attribute_names(Some(names))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
-            .map_err(build_error)?;
+            .map_err(Error::build("a write"))?;
         let check = TransactWriteItem::builder().condition_check(check).build();
         let result = self
             .transact(vec![check, TransactWriteItem::builder().put(put).build()])
@@ -806,10 +805,6 @@ pub(super) enum Sent {
     Done(Option<Box<ConsumedCapacity>>),
     /// The write's own condition failed; the item DynamoDB returned, if any.
     Refused(Option<Item>),
-}
-
-pub(super) fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
-    Error::InvalidTransaction(format!("a write could not be built: {e}"))
 }
 
 /// Whether two items hold the same data apart from the attribute `except` (an item's two

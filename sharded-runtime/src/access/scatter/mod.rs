@@ -77,7 +77,7 @@ use crate::access::placement::marked_moved;
 use crate::access::recognize::{Depth, NotOurs};
 use crate::access::sort_condition::SortCondition;
 use crate::error::foreign::Foreign;
-use crate::error::Error;
+use crate::error::{Error, QueryRefusal};
 use crate::item::Item;
 use crate::keys::attribute::KeyValue;
 use crate::keys::schema::{EntitySchema, KeyAttributeSchema, ScalarType};
@@ -990,9 +990,8 @@ impl std::future::Future for ShardRequest {
         let shard = self.shard;
         std::pin::Pin::new(&mut self.task).poll(cx).map(|joined| {
             let page = joined.unwrap_or_else(|stopped| {
-                Err(Error::InvalidQuery(format!(
-                    "the request of shard {shard} stopped before answering: {stopped}"
-                )))
+                let reason = stopped.to_string();
+                Err(QueryRefusal::ShardStopped { shard, reason }.into())
             });
             (shard, page)
         })

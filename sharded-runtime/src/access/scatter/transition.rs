@@ -41,7 +41,7 @@ use std::sync::Arc;
 
 use crate::access::layouts::Snapshot;
 use crate::access::placement::marked_moved;
-use crate::error::Error;
+use crate::error::{Error, QueryRefusal};
 use crate::item::Item;
 use crate::keys::layout::ShardInput;
 use crate::keys::schema::PartitionKeySchema;
@@ -287,12 +287,11 @@ async fn present_items(
         let mut round = 0;
         while !pending.is_empty() {
             if round == LOOKUP_ROUNDS {
-                return Err(Error::InvalidQuery(format!(
-                    "DynamoDB left {} keys of a transition check unprocessed after {LOOKUP_ROUNDS} \
-                     rounds (throttled): retry the query later, or give the table more read \
-                     capacity",
-                    pending.len()
-                )));
+                return Err(QueryRefusal::TransitionCheckThrottled {
+                    unprocessed: pending.len(),
+                    rounds: LOOKUP_ROUNDS,
+                }
+                .into());
             }
             if round > 0 {
                 tokio::time::sleep(Duration::from_millis(25 << round.min(6))).await;
@@ -305,7 +304,7 @@ async fn present_items(
                 .set_expression_attribute_names(on_index.then(|| names.clone()))
                 .set_consistent_read(consistent.then_some(true))
                 .build()
-                .map_err(|e| Error::InvalidQuery(format!("a transition check: {e}")))?;
+                .map_err(Error::build("a transition check"))?;
             let output = plan
                 .client
                 .batch_get_item()

@@ -259,7 +259,7 @@ pub const fn assert_collection_member(first: &EntitySchema, member: &EntitySchem
 }
 
 /// Fails compilation when a collection's member decides its layout per logical key (`max_n`
-/// on its #[pk]): a collection reads one layout for every member, the default, and would
+/// on its `#[pk]`): a collection reads one layout for every member, the default, and would
 /// miss the items of a widened key. `member` and `collection` are the types as written; the
 /// derive spans the call at the member's type.
 pub const fn assert_member_not_per_key(schema: &EntitySchema, member: &str, collection: &str) {

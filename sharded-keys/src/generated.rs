@@ -91,7 +91,7 @@ impl EntityKey {
 
 /// Autoref specialisation: `(&Probe(&v)).part()` is `&v as &dyn KeyPart` when the value's
 /// type has a `KeyPart`, and otherwise resolves to [`FallbackProbe`], so a key field type
-/// without an encoding is reported once, by [`assert_key_field`] at the user's type, and
+/// without an encoding is reported once, by [`assert_key_field`](crate::checks::assert_key_field) at the user's type, and
 /// not again at every generated builder.
 pub struct Probe<'a, T: ?Sized>(pub &'a T);
 
@@ -122,7 +122,7 @@ impl<T: ?Sized> FallbackProbe for &Probe<'_, T> {
 
 /// The time of a bucketed field: `(&Probe(v)).time()` is `v as &dyn BucketTime` when the
 /// value's type is a time, and otherwise resolves to [`NotATime`], so a bucketed field that is
-/// not a time is reported once, by [`assert_bucket_time`] at the user's type.
+/// not a time is reported once, by [`assert_bucket_time`](crate::checks::assert_bucket_time) at the user's type.
 pub trait TimeProbe {
     /// The value as a time.
     fn time(&self) -> &dyn BucketTime;

@@ -207,8 +207,8 @@ pub mod transaction {
 ///
 /// An entity whose `#[pk]` declares `max_n` keeps every logical key at the declared `n`
 /// (`n = 1`: one Query, one `GetItem`) except the keys the table's layout directory lists,
-/// each at its own count up to `max_n`. [`Layouts`] (from `repo.layouts()`) reads what the
-/// directory lists; [`LayoutTiming`] sets the lease every process reads the directory under
+/// each at its own count up to `max_n`. [`Layouts`](crate::layouts::Layouts) (from `repo.layouts()`) reads what the
+/// directory lists; [`LayoutTiming`](crate::layouts::LayoutTiming) sets the lease every process reads the directory under
 /// (`Repo::with_layout_timing`). Widening or narrowing one key online is the operator's:
 /// `sharded-ops`' `layouts::ChangeLayout` (`sharded::layouts::ChangeLayout` under the facade's
 /// feature `ops`). The protocol and its timing assumptions are in the guide's "Shard only what

@@ -40,7 +40,7 @@ use sharded_runtime::{Error, ShardedEntity};
 pub use moves::KeyMigration;
 
 /// Adds the steps that widen or narrow one key online to
-/// [`Layouts`](sharded_runtime::layouts::Layouts) (`repo.layouts()`): changing a layout is an
+/// [`Layouts`] (`repo.layouts()`): changing a layout is an
 /// operator's action (this crate, `sharded-ops`), so the runtime's `Layouts` gains it where
 /// this trait is imported.
 ///

@@ -387,7 +387,7 @@ impl<E: ShardedEntity> Migration<E> {
     /// - [`status`](Self::status) says which units are done or failed, wherever they ran.
     ///
     /// Give it the plan's share of the budget
-    /// ([`Plan::unit_write_units_per_second`]): that, not this, keeps the fleet within the
+    /// ([`Plan::unit_write_units_per_second`](super::Plan::unit_write_units_per_second)): that, not this, keeps the fleet within the
     /// migration's budget. A unit's segment count is the plan's (a different
     /// [`segments`](Self::segments) is refused), and a key unit is [`only`](Self::only) its
     /// key (both at once are refused).

@@ -21,7 +21,7 @@ use super::error::{MigrateError, MigrationRefusal};
 /// One unit of a migration: a range of the segments of a parallel scan of the table, or the
 /// previous partitions of one logical key. Run it with
 /// [`Migration::unit`](super::Migration::unit); its progress is recorded in the table, so
-/// any process can resume it and [`Plan::status`](super::Plan::status) can say where it is.
+/// any process can resume it and [`Migration::status`](super::Migration::status) can say where it is.
 ///
 /// A unit's id ([`Display`](fmt::Display), [`FromStr`]) is `first..end/total` for segments
 /// (`4..8/16`: segments 4 to 7 of a scan in 16) and `key:<logical key>` for a key.

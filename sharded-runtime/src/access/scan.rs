@@ -44,7 +44,7 @@ pub const MAX_SEGMENTS: u32 = 1_000_000;
 
 /// A parallel scan of every item of entity `E` in the repository's table.
 ///
-/// Built by [`Repo::scan`], refined, then run with [`stream`](Self::stream),
+/// Built by [`Repo::scan`](crate::Repo::scan), refined, then run with [`stream`](Self::stream),
 /// [`collect`](Self::collect) or [`count`](Self::count). DynamoDB splits the table into
 /// [`segments`](Self::segments) and each one is read page by page, at most
 /// [`concurrency`](Self::concurrency) segments at a time. Items of other entities in the same
@@ -161,7 +161,7 @@ impl<E: ShardedEntity, O> Scan<E, O> {
         concurrency = [
             ///
             /// By default as many as there are segments, up to the repository's concurrency
-            /// ([`Repo::with_concurrency`], 32 unless set).
+            /// ([`Repo::with_concurrency`](crate::Repo::with_concurrency), 32 unless set).
         ],
         page_size = [
             ///

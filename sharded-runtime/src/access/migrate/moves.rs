@@ -159,7 +159,7 @@ pub(crate) type MoveReport = Step<MoveOutcome>;
 /// The item `old` as it is stored at its current place: its own attributes (kept, so nothing
 /// the struct does not know is lost), overlaid with what the entity writes (the current key,
 /// index keys, the tag). An untagged item is completed from its keys first (see
-/// [`recognize`](crate::access::recognize)); one whose keys are not in canonical form (a
+/// `recognize`); one whose keys are not in canonical form (a
 /// re-key the caller asked for) is read from its attributes alone.
 pub fn rebuilt<E: ShardedEntity>(old: &Item) -> Result<Item, Error> {
     rebuilt_in::<E>(old, None)

@@ -692,7 +692,7 @@ impl<S: QuerySource, O> Query<S, O> {
     /// repository already in flight (same entity, index, key, sort condition, filter,
     /// projection, order, expiry mode, `limit` and `page_size`) instead of sending its own
     /// scatter-gather, unless no write through the repository completed since that one
-    /// started (then it sends its own); [`Repo::with_single_flight`] turns this off. A
+    /// started (then it sends its own); [`Repo::with_single_flight`](crate::Repo::with_single_flight) turns this off. A
     /// strongly consistent query never joins another (read-your-writes), unless it asks for
     /// [`max_staleness`](Self::max_staleness).
     pub async fn collect(self) -> Result<Vec<O>, Error> {

@@ -23,7 +23,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// Enables DynamoDB's time to live on the entity's `#[sharded(ttl)]` attribute (nothing
     /// to do without one): DynamoDB then deletes items whose expiry has passed, lazily,
     /// typically within days. Until then they are still stored: queries hide them unless
-    /// asked not to ([`Query::include_expired`]).
+    /// asked not to ([`Query::include_expired`](crate::Query::include_expired)).
     pub async fn enable_ttl(&self) -> Result<(), Error> {
         let Some(attribute) = E::SCHEMA.ttl else {
             return Ok(());

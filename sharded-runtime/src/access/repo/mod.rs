@@ -173,7 +173,7 @@ impl<E: ShardedEntity> Repo<E> {
     }
 
     /// Whether identical eventually consistent queries (`collect`) in flight at the same time
-    /// share one scatter-gather (default `true`; see [`Query::collect`]). Strongly consistent
+    /// share one scatter-gather (default `true`; see [`Query::collect`](crate::Query::collect)). Strongly consistent
     /// queries never do, unless they ask for a staleness bound.
     pub fn with_single_flight(mut self, on: bool) -> Self {
         Arc::make_mut(&mut self.handle).single_flight = on;
@@ -182,8 +182,8 @@ impl<E: ShardedEntity> Repo<E> {
 
     /// Lets eventually consistent queries' `collect` answer from an answer of the same query
     /// at most `bound` old (off by default; strongly consistent queries are never answered
-    /// from it unless they ask with [`Query::max_staleness`], which also overrides this per
-    /// query). See [`Query::max_staleness`] for what it promises and what it cannot.
+    /// from it unless they ask with [`Query::max_staleness`](crate::Query::max_staleness), which also overrides this per
+    /// query). See [`Query::max_staleness`](crate::Query::max_staleness) for what it promises and what it cannot.
     ///
     /// ```no_run
     /// # use serde::{Deserialize, Serialize};

@@ -492,7 +492,7 @@ impl<E: ShardedEntity> Repo<E> {
     /// [`Error::KeyTakenByOtherEntity`], and nothing changes. A write that passes the
     /// condition costs what an unconditional one does. Refused before sending: items over
     /// 400 KB ([`Error::ItemTooLarge`]), keys over DynamoDB's size limits
-    /// ([`KeyError::KeyTooLong`]).
+    /// ([`KeyError::KeyTooLong`](crate::KeyError::KeyTooLong)).
     ///
     /// During a layout transition (`previous_n`, `legacy`), the put and a check that the
     /// item's previous place is empty go as one `TransactWriteItems` (twice the write units of

@@ -5,7 +5,6 @@ use sharded_runtime::Error;
 
 use super::checkpoint::CheckpointError;
 use super::report::Report;
-use super::units::Unit;
 
 /// Why a migration ([`Migration::run`](super::Migration::run),
 /// [`Migration::remaining`](super::Migration::remaining)) did not give its answer.
@@ -182,8 +181,8 @@ pub enum MigrationRefusal {
     UnitSegments {
         /// The count given.
         asked: u32,
-        /// The unit.
-        unit: Unit,
+        /// The unit's id, as [`Unit`](super::Unit) writes it (`4..8/16`, `key:GAME#g1`).
+        unit: String,
         /// Its plan's segment total.
         total: u32,
     },
@@ -193,8 +192,8 @@ pub enum MigrationRefusal {
          `only`, not both"
     )]
     UnitWithOnly {
-        /// The unit.
-        unit: Unit,
+        /// The unit's id, as [`Unit`](super::Unit) writes it (`4..8/16`, `key:GAME#g1`).
+        unit: String,
     },
     /// A key's unit whose key is not one of the entity's logical keys.
     #[error(
@@ -202,8 +201,8 @@ pub enum MigrationRefusal {
          Unit::key({entity}::pk_partitions(..))"
     )]
     UnitNotAKey {
-        /// The unit.
-        unit: Unit,
+        /// The unit's id, as [`Unit`](super::Unit) writes it (`4..8/16`, `key:GAME#g1`).
+        unit: String,
         /// The entity migrated.
         entity: &'static str,
         /// Its partition key template.

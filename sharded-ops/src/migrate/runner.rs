@@ -316,7 +316,9 @@ impl<E: ShardedEntity> Runner<E> {
         let resume = migration.resume.take();
         if let Some(unit) = &migration.unit {
             if migration.only.is_some() {
-                return invalid(MigrationRefusal::UnitWithOnly { unit: unit.clone() });
+                return invalid(MigrationRefusal::UnitWithOnly {
+                    unit: unit.to_string(),
+                });
             }
             if let UnitScope::Key { logical, .. } = &unit.scope {
                 let ctx = KeyContext {
@@ -324,7 +326,7 @@ impl<E: ShardedEntity> Runner<E> {
                     attribute: schema.pk.attribute,
                 };
                 if parse_key(ctx, schema.pk.template, logical, None).is_err() {
-                    let (unit, template) = (unit.clone(), schema.pk.template.source);
+                    let (unit, template) = (unit.to_string(), schema.pk.template.source);
                     return invalid(MigrationRefusal::UnitNotAKey {
                         unit,
                         entity,
@@ -347,7 +349,7 @@ impl<E: ShardedEntity> Runner<E> {
         let (scope, parts) = match (&migration.only, unit_segments, unit_partitions) {
             (_, Some((first, end, total, unit)), _) => {
                 if let Some(asked) = migration.options.segments.filter(|n| *n != total) {
-                    let unit = unit.clone();
+                    let unit = unit.to_string();
                     return invalid(MigrationRefusal::UnitSegments { asked, unit, total });
                 }
                 (

@@ -192,7 +192,7 @@ async fn what_a_unit_cannot_run_is_refused_before_any_request() {
     let unit: Unit = "0..2/8".parse().unwrap();
     let why = refused(repo.migrate().unit(unit.clone()).segments(4).run().await);
     assert!(
-        matches!(&why, MigrationRefusal::UnitSegments { asked: 4, total: 8, unit: u } if *u == unit),
+        matches!(&why, MigrationRefusal::UnitSegments { asked: 4, total: 8, unit: u } if *u == unit.to_string()),
         "{why}"
     );
     assert!(why.to_string().contains("8 segments"), "{why}");

@@ -27,15 +27,15 @@ pub use crate::access::entity::{decode, recognize, spelled_otherwise};
 pub use crate::access::layouts::{
     check_key, declared_n, max_n, stored as stored_directory, to_item, Stored as StoredDirectory,
 };
-pub use crate::access::migrate::moves::{
+pub use crate::access::options::ScanOptions;
+pub use crate::access::placement::Placement;
+pub use crate::access::read::scan::MAX_SEGMENTS;
+pub use crate::access::recognize::{Depth, NotOurs};
+pub use crate::access::write::moves::{
     delete_stale, is_marked, is_throttling_code, marked, move_item, rebuilt, refused, reported,
     throttled_or, DeleteOutcome, Holder, MoveOutcome, Prepared, Sent, Step, Store, Unchanged,
 };
-pub use crate::access::options::ScanOptions;
-pub use crate::access::placement::Placement;
-pub use crate::access::recognize::{Depth, NotOurs};
-pub use crate::access::scan::MAX_SEGMENTS;
-pub use crate::access::write_rules::key_of;
+pub use crate::access::write::write_rules::key_of;
 pub use crate::capacity::budget::UnitBudget;
 pub use crate::capacity::stats::split_shard;
 pub use crate::capacity::stats::window::{

@@ -3,10 +3,9 @@
 //! this one module, so the rest of the runtime can change freely.
 
 pub use crate::access::condition::{Data, Field, PrimaryKey};
-pub use crate::access::counter::ShardedCounter;
 pub use crate::access::entity::{Item, ItemKeys, ShardedEntity};
-pub use crate::access::query::Query;
-pub use crate::access::range::RangeQuery;
+pub use crate::access::read::query::Query;
+pub use crate::access::read::range::RangeQuery;
 pub use crate::access::repo::range_query;
 pub use crate::access::repo::Repo;
 pub use crate::access::sort_condition::{
@@ -16,8 +15,9 @@ pub use crate::access::sort_condition::{
 pub use crate::access::source::{
     CollectionMember, QuerySource, ShardedCollection, ShardedProjection,
 };
-pub use crate::access::transaction::ItemKey;
-pub use crate::access::update::{GsiRewrite, Update, UpdateKey};
+pub use crate::access::write::counter::ShardedCounter;
+pub use crate::access::write::transaction::ItemKey;
+pub use crate::access::write::update::{GsiRewrite, Update, UpdateKey};
 pub use crate::error::Error;
 pub use crate::keys::attribute::{KeyArg, KeyAttribute, KeyValue};
 pub use crate::keys::bucket::{Bucket, BucketTime, Granularity};

@@ -55,14 +55,14 @@ pub mod schema {
 }
 
 pub use access::condition::Condition;
-pub use access::counter::ShardedCounter;
-pub use access::cursor::Cursor;
+pub use access::engine::cursor::Cursor;
 pub use access::entity::ShardedEntity;
-pub use access::query::{Page, Query};
+pub use access::read::query::{Page, Query};
 pub use access::repo::Repo;
 pub use access::retry::RetryPolicy;
 pub use access::source::{ShardedCollection, ShardedProjection};
-pub use access::update::Update;
+pub use access::write::counter::ShardedCounter;
+pub use access::write::update::Update;
 pub use error::{Error, Result};
 pub use sharded_keys::{KeyError, ShardedTable};
 
@@ -97,14 +97,14 @@ pub use sharded_keys::{KeyError, ShardedTable};
 /// # Ok(()) }
 /// ```
 pub mod query {
-    pub use crate::access::bounds::{SortBound, WholeSortKey};
+    pub use crate::access::engine::scatter::ShardFailure;
     pub use crate::access::handle::MAX_FAN_OUT;
-    pub use crate::access::query::{Answer, Around, Partial, Rank, STREAM_PAGE_ITEMS};
-    pub use crate::access::range::RangeQuery;
-    pub use crate::access::read_cache::DEFAULT_CACHE_ITEMS;
+    pub use crate::access::read::bounds::{SortBound, WholeSortKey};
+    pub use crate::access::read::query::{Answer, Around, Partial, Rank, STREAM_PAGE_ITEMS};
+    pub use crate::access::read::range::RangeQuery;
+    pub use crate::access::read::read_cache::DEFAULT_CACHE_ITEMS;
+    pub use crate::access::read::scan::Scan;
     pub use crate::access::recognize::{Foreign, ForeignItem, ForeignReason, MAX_FOREIGN_EXAMPLES};
-    pub use crate::access::scan::Scan;
-    pub use crate::access::scatter::ShardFailure;
     pub use crate::access::sort_condition::{
         AttributeSort, EndsInLiteral, Held, NextSortAttribute, RangeSet, SortKeyCondition,
         StrictUpperBound, StringSortAttribute, TemplateSort, Unheld, WholeKeyEnd,
@@ -129,7 +129,7 @@ pub mod query {
 /// # Ok::<(), sharded::cursor::CursorKeyError>(())
 /// ```
 pub mod cursor {
-    pub use crate::access::cursor::{CursorError, CursorKey, CursorKeyError};
+    pub use crate::access::engine::cursor::{CursorError, CursorKey, CursorKeyError};
 }
 
 /// The parts of typed conditions: fields, their operands, sizes and elements.
@@ -171,7 +171,7 @@ pub mod condition {
 /// # Ok(()) }
 /// ```
 pub mod update {
-    pub use crate::access::update::{Addable, Removable, Updatable};
+    pub use crate::access::write::update::{Addable, Removable, Updatable};
     pub use crate::error::UpdateRefusal;
 }
 
@@ -195,8 +195,8 @@ pub mod update {
 /// # Ok(()) }
 /// ```
 pub mod transaction {
-    pub use crate::access::idempotent::{IDEMPOTENCY_WINDOW, MAX_TOKEN_CHARS};
-    pub use crate::access::transaction::{
+    pub use crate::access::write::idempotent::{IDEMPOTENCY_WINDOW, MAX_TOKEN_CHARS};
+    pub use crate::access::write::transaction::{
         CanceledAction, ItemKey, PreparedTransaction, TransactGet, TransactGetAnswer, Transaction,
         MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
     };
@@ -255,11 +255,11 @@ pub mod __ops;
 #[cfg(feature = "bench-internals")]
 #[doc(hidden)]
 pub mod __bench {
-    pub use crate::access::merge::{top_k, SortValue};
+    pub use crate::access::engine::merge::{top_k, SortValue};
 
     /// Turns the read-ahead of streams and collects off (`false`) or back on, for this
     /// process: the "before" side of the stream benchmark (`benches/scale.rs`).
     pub fn set_read_ahead(on: bool) {
-        crate::access::scatter::READ_AHEAD.store(on, std::sync::atomic::Ordering::Relaxed);
+        crate::access::engine::scatter::READ_AHEAD.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 }

@@ -16,7 +16,7 @@ use crate::access::entity::ShardedEntity;
 use crate::access::item_key::ItemKey;
 use crate::access::layouts::{Directory, KeyState, Snapshot};
 use crate::access::placement::Placement;
-use crate::access::read_cache::{ReadCache, Written};
+use crate::access::read::read_cache::{ReadCache, Written};
 use crate::access::retry::RetryPolicy;
 use crate::capacity::stats::{split_shard, HotKeyStats};
 use crate::error::Error;

@@ -8,10 +8,10 @@
 //! provided methods, so that the setters stay inherent: callers need no trait import, and
 //! rustdoc lists them with the builder's other methods.
 
-use crate::access::cursor::CursorKey;
+use crate::access::engine::cursor::CursorKey;
 
-/// The settings of a query, shared by [`Query`](crate::access::query::Query) and
-/// [`RangeQuery`](crate::access::range::RangeQuery), written by [`read_setters!`].
+/// The settings of a query, shared by [`Query`](crate::access::read::query::Query) and
+/// [`RangeQuery`](crate::access::read::range::RangeQuery), written by [`read_setters!`].
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ReadOptions {
     /// At most this many items (the top ones in the query's order).
@@ -91,7 +91,7 @@ macro_rules! read_setters {
 
         /// Seals the cursors of [`page`](Self::page) with `key` (HMAC-SHA256), and accepts
         /// only cursors sealed with it (or with an older key it accepts during a rotation:
-        /// [`CursorKey::accepting`](crate::access::cursor::CursorKey::accepting)): for cursors handed to
+        /// [`CursorKey::accepting`](crate::access::engine::cursor::CursorKey::accepting)): for cursors handed to
         /// untrusted clients as API page tokens.
         ///
         /// The seal covers the token and everything that shapes the query's answer (entity,
@@ -99,15 +99,15 @@ macro_rules! read_setters {
         /// expired items, layout): a cursor is accepted only by the very query that issued it.
         /// A cursor that was edited, made up, sealed with another key, issued by another query,
         /// or not sealed at all is refused
-        /// ([`CursorError::Unverified`](crate::access::cursor::CursorError::Unverified),
-        /// [`CursorError::WrongQuery`](crate::access::cursor::CursorError::WrongQuery),
-        /// [`CursorError::NotSealed`](crate::access::cursor::CursorError::NotSealed)) before any request is
+        /// ([`CursorError::Unverified`](crate::access::engine::cursor::CursorError::Unverified),
+        /// [`CursorError::WrongQuery`](crate::access::engine::cursor::CursorError::WrongQuery),
+        /// [`CursorError::NotSealed`](crate::access::engine::cursor::CursorError::NotSealed)) before any request is
         /// sent. What sealing adds and what it does not (it authenticates, it does not
-        /// encrypt) is on [`Cursor`](crate::access::cursor::Cursor).
+        /// encrypt) is on [`Cursor`](crate::access::engine::cursor::Cursor).
         $(#[$seal])*
         ///
         #[doc = concat!("```no_run\n", $demo, "\nlet key = sharded::cursor::CursorKey::new(b\"32 random bytes from your secrets manager\")?;\nlet token: Option<String> = None; // the client's page token, as it sent it\nlet cursor = token.map(sharded::Cursor::from);\nlet page = q.seal_cursors(&key).page(20, cursor.as_ref()).await?;\nlet next_token: Option<String> = page.cursor.map(|c| c.to_string());\n# Ok(()) }\n```")]
-        pub fn seal_cursors(mut self, key: &$crate::access::cursor::CursorKey) -> Self {
+        pub fn seal_cursors(mut self, key: &$crate::access::engine::cursor::CursorKey) -> Self {
             self.options.seal = Some(key.clone());
             self
         }
@@ -115,7 +115,7 @@ macro_rules! read_setters {
 }
 pub(crate) use read_setters;
 
-/// The settings of a read of the whole table, shared by [`Scan`](crate::access::scan::Scan) and
+/// The settings of a read of the whole table, shared by [`Scan`](crate::access::read::scan::Scan) and
 /// the migration (`sharded-ops`' `Migration`, through `__ops`), written by [`scan_setters!`].
 /// `None` is the builder's default.
 #[derive(Debug, Clone, Copy, Default)]

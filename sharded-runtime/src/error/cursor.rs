@@ -1,5 +1,5 @@
 //! Why a cursor was refused: the error `Error::Cursor` carries, beside the error type so that
-//! it imports nothing from `access/` (the cursor codec, which raises it, is `access/cursor.rs`;
+//! it imports nothing from `access/` (the cursor codec, which raises it, is `access/engine/cursor.rs`;
 //! the wire codec every token shares is the leaf `token`).
 
 use crate::token::Malformed;

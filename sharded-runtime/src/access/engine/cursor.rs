@@ -21,7 +21,7 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::AttributeValue;
 use hmac::{KeyInit, Mac};
 
-use crate::access::description::{Description, FINGERPRINT_LEN};
+use crate::access::engine::description::{Description, FINGERPRINT_LEN};
 pub use crate::error::cursor::{CursorError, CursorKeyError};
 // The format versions written and read: defined beside the error that names them.
 use crate::error::cursor::{MIN_KEY_LEN, RANGE_VERSION, VERSION};
@@ -41,7 +41,7 @@ const HEADER_LEN: usize = 2 + FINGERPRINT_LEN;
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
 /// A position in a scatter-gather query, to resume from with
-/// [`Query::page`](crate::access::query::Query::page).
+/// [`Query::page`](crate::access::read::query::Query::page).
 ///
 /// It is a plain string, safe in URLs. Treat it as opaque, but know that whoever holds it can
 /// read it, and, unless it is sealed with a [`CursorKey`], edit it (read the last sections

@@ -12,8 +12,8 @@
 //! most the items whose key equals a strict end are read in vain: one per shard on the base
 //! table, the items sharing that index key on a GSI.
 
+use crate::access::engine::merge::SortValue;
 use crate::access::entity::ShardedEntity;
-use crate::access::merge::SortValue;
 use crate::access::sort_condition::{
     successor, AttributeSort, Held, SortCondition, SortKeyCondition, TemplateSort, WholeKeyEnd,
 };

@@ -35,13 +35,13 @@ use futures::future::Either;
 use futures::stream::{self, FuturesUnordered, StreamExt, TryStreamExt};
 use futures::Stream;
 
-use crate::access::cursor::{self, Cursor, CursorError, Resume};
-use crate::access::description::{Description, KeyShape, QueryShape};
+use crate::access::engine::cursor::{self, Cursor, CursorError, Resume};
+use crate::access::engine::description::{Description, KeyShape, QueryShape};
+use crate::access::engine::scatter::Engine;
 use crate::access::entity::ShardedEntity;
 use crate::access::handle::Handle;
 use crate::access::options::{read_setters, ReadOptions};
-use crate::access::query::{Page, Query, STREAM_PAGE_ITEMS};
-use crate::access::scatter::Engine;
+use crate::access::read::query::{Page, Query, STREAM_PAGE_ITEMS};
 use crate::access::sort_condition::SortCondition;
 use crate::access::sort_condition::{sort_key_condition, SortOp};
 use crate::error::foreign::Foreign;

@@ -3,10 +3,10 @@
 
 use std::collections::HashSet;
 
-use crate::access::batch;
 use crate::access::entity::ShardedEntity;
 use crate::access::placement::Placement;
-use crate::access::write_rules::physical_item;
+use crate::access::read::batch;
+use crate::access::write::write_rules::physical_item;
 use crate::capacity::stats::record;
 use crate::error::Error;
 use crate::item::Item;

@@ -13,7 +13,7 @@ use aws_sdk_dynamodb::Client;
 
 use crate::access::entity::ShardedEntity;
 use crate::access::handle::Handle;
-use crate::access::read_cache::ReadCache;
+use crate::access::read::read_cache::ReadCache;
 use crate::access::retry::RetryPolicy;
 use crate::capacity::stats::HotKeyStats;
 use crate::capacity::Clock;

@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
-use crate::access::batch;
 use crate::access::entity::ShardedEntity;
-use crate::access::migrate::moves::is_marked;
 use crate::access::placement::Placement;
-use crate::access::query::Query;
-use crate::access::range::RangeQuery;
-use crate::access::scan::Scan;
-use crate::access::transaction::{ItemKey, TransactGet};
+use crate::access::read::batch;
+use crate::access::read::query::Query;
+use crate::access::read::range::RangeQuery;
+use crate::access::read::scan::Scan;
+use crate::access::write::moves::is_marked;
+use crate::access::write::transaction::{ItemKey, TransactGet};
 use crate::capacity::stats::record;
 use crate::capacity::units::Consistency;
 use crate::error::{Error, KeyError};

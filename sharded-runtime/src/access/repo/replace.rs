@@ -18,9 +18,9 @@ use aws_sdk_dynamodb::types::{
 
 use crate::access::condition::values_of;
 use crate::access::entity::{is_ours, ShardedEntity};
-use crate::access::migrate::moves::{delete_stale, mark_action, marked, Unchanged};
-use crate::access::migrate::Store;
 use crate::access::placement::Placement;
+use crate::access::write::moves::Store;
+use crate::access::write::moves::{delete_stale, mark_action, marked, Unchanged};
 use crate::error::{Error, UpdateRefusal};
 use crate::item::Item;
 use crate::keys::schema::MOVE_REPLACE;

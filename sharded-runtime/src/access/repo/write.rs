@@ -13,12 +13,12 @@ use aws_sdk_dynamodb::types::{
 
 use crate::access::condition::{values_of, Condition, Names, Values};
 use crate::access::entity::{is_ours, same_item, ShardedEntity};
-use crate::access::idempotent;
 use crate::access::placement::Placement;
 use crate::access::recognize::tagged_as;
-use crate::access::transaction::{ItemKey, Transaction};
-use crate::access::update::{GsiRewrite, Update, UpdateKey};
-use crate::access::write_rules::{
+use crate::access::write::idempotent;
+use crate::access::write::transaction::{ItemKey, Transaction};
+use crate::access::write::update::{GsiRewrite, Update, UpdateKey};
+use crate::access::write::write_rules::{
     entity_guard, no_item, own_entity, physical_item, put_guard, stamp_write, stored_version,
     with_condition,
 };

@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use aws_sdk_dynamodb::Client;
 
-use crate::access::batch;
 use crate::access::condition::values_of;
-use crate::access::idempotent::{self, check_token, FirstSent, TokenRequest};
 use crate::access::placement::counter_shard_key;
+use crate::access::read::batch;
 use crate::access::retry::RetryPolicy;
+use crate::access::write::idempotent::{self, check_token, FirstSent, TokenRequest};
 use crate::error::{Error, QueryRefusal};
 use crate::item::Item;
 use crate::keys::hash::fnv1a64;

@@ -46,11 +46,11 @@ use aws_sdk_dynamodb::Client;
 
 use crate::access::condition::{values_of, Names, Values};
 use crate::access::entity::{decode, describe_key, is_ours, recognize, Item, ShardedEntity};
-use crate::access::idempotent::{self, FirstSent, TokenRequest};
 use crate::access::placement::marked_moved;
 use crate::access::recognize::{point_read_error, Depth, ForeignReason, NotOurs};
 use crate::access::retry::RetryPolicy;
-use crate::access::write_rules::{entity_guard, key_of};
+use crate::access::write::idempotent::{self, FirstSent, TokenRequest};
+use crate::access::write::write_rules::{entity_guard, key_of};
 use crate::capacity::units::{check_item_size, item_size, transactional_write_units, write_units};
 use crate::error::{Error, UpdateRefusal};
 use crate::keys::schema::{EntitySchema, KeyLayout, MOVE_COPY, MOVE_MOVED};

@@ -9,13 +9,13 @@ use std::pin::Pin;
 use aws_sdk_dynamodb::types::{ConditionCheck, Delete, ReturnValuesOnConditionCheckFailure};
 use aws_sdk_dynamodb::Client;
 
-use crate::access::batch;
 use crate::access::condition::{values_of, Names, Values};
 use crate::access::entity::{is_ours, ShardedEntity};
-use crate::access::migrate::{move_item, MoveOutcome, Store};
 use crate::access::placement::Placement;
+use crate::access::read::batch;
 use crate::access::retry::RetryPolicy;
-use crate::access::write_rules::{entity_guard, no_item};
+use crate::access::write::moves::{move_item, MoveOutcome, Store};
+use crate::access::write::write_rules::{entity_guard, no_item};
 use crate::error::{Error, UpdateRefusal};
 use crate::item::Item;
 

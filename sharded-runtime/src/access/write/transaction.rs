@@ -13,14 +13,14 @@ use aws_sdk_dynamodb::types::{
 use crate::access::condition::{values_of, Condition, Names, Values};
 use crate::access::entity::ShardedEntity;
 use crate::access::handle::{Handle, LayoutCheck};
-use crate::access::idempotent::{self, FirstSent, TokenRequest};
 pub use crate::access::item_key::ItemKey;
 use crate::access::placement::{marked_moved, Placement};
-use crate::access::read_cache::{ReadCache, Written};
+use crate::access::read::read_cache::{ReadCache, Written};
 use crate::access::retry::RetryPolicy;
-use crate::access::settle::PendingSettle;
-use crate::access::update::{GsiRewrite, Update};
-use crate::access::write_rules::{
+use crate::access::write::idempotent::{self, FirstSent, TokenRequest};
+use crate::access::write::settle::PendingSettle;
+use crate::access::write::update::{GsiRewrite, Update};
+use crate::access::write::write_rules::{
     entity_guard, key_of, no_item, own_entity, physical_item, put_guard, stamp_write,
     with_condition,
 };
@@ -415,7 +415,7 @@ struct ActionLabel {
 /// confirming the first one; under a new token it may apply the change twice.
 ///
 /// **The 10-minute window.** DynamoDB remembers a token for 10 minutes
-/// ([`IDEMPOTENCY_WINDOW`](crate::access::idempotent::IDEMPOTENCY_WINDOW)). A prepared
+/// ([`IDEMPOTENCY_WINDOW`](crate::access::write::idempotent::IDEMPOTENCY_WINDOW)). A prepared
 /// transaction first sent more than 9 minutes earlier is not sent again
 /// ([`Error::TokenExpired`]): read the items to see whether it was applied.
 ///
@@ -1075,7 +1075,7 @@ mod tests {
     use super::*;
     use crate::access::condition::{Data, Field};
     use crate::access::entity::ItemKeys;
-    use crate::access::update::UpdateKey;
+    use crate::access::write::update::UpdateKey;
     use crate::error::KeyError;
     use crate::keys::schema::{KeyTemplate, PartitionKeySchema, Segment, Sharding};
 

@@ -20,7 +20,9 @@ use crate::access::handle::{Handle, LayoutCheck};
 use crate::access::layouts::KeyState;
 use crate::access::layouts::Snapshot;
 use crate::access::placement::Placement;
-use crate::access::write_rules::{existing_entity, expect_version, stamp_update, stored_version};
+use crate::access::write::write_rules::{
+    existing_entity, expect_version, stamp_update, stored_version,
+};
 use crate::capacity::stats::record;
 use crate::error::{Error, UpdateRefusal};
 use crate::item::{describe_key, Item};
@@ -302,7 +304,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
             let moved_away = matches!(
                 result.as_ref().map_err(|e| e.as_service_error()),
                 Err(Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(c)))
-                    if c.item.as_ref().is_some_and(|item| crate::access::migrate::moves::is_marked(schema, item))
+                    if c.item.as_ref().is_some_and(|item| crate::access::write::moves::is_marked(schema, item))
             );
             attempts += 1;
             if !moved_away || attempts >= SETTLE_ATTEMPTS {

@@ -2,7 +2,7 @@
 //! `Transaction` action, a migration's move): the physical item and its key sizes, the entity
 //! guard, the version check and bump, and the `created_at`/`updated_at` stamps (the idempotency
 //! token of a `TransactWriteItems` and its resends are [`idempotent`](super::idempotent)'s). Each operation states only what is its own
-//! (which guard, which condition); where an item lives is [`placement`](super::placement)'s.
+//! (which guard, which condition); where an item lives is [`placement`](crate::access::placement)'s.
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -50,7 +50,7 @@ pub fn key_of(schema: &EntitySchema, item: &Item) -> Item {
 }
 
 /// The condition "the item stored under partition key `pk` is this entity's", in the
-/// table's terms (see [`recognize`](super::recognize)), for an update, a `delete_if`, a check,
+/// table's terms (see [`recognize`](crate::access::recognize)), for an update, a `delete_if`, a check,
 /// the old half of a move: its tag is the entity's name, or it has none where an untagged
 /// item at the entity's own key is the entity's ([`untagged_is_ours_at`]: a table that
 /// recognises untagged items, or a previous layout's place); in a table without a tag, an

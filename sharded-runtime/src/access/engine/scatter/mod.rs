@@ -68,11 +68,11 @@ pub(crate) use transition::{Placement, Transition};
 
 use request::{query_shard, ShardPage};
 
-use crate::access::bounds::KeyRange;
+use crate::access::read::bounds::KeyRange;
 
 use crate::access::condition::Condition;
-use crate::access::cursor::{MergePosition, Resume, ShardPosition};
-use crate::access::merge::{HeadHeap, SortValue};
+use crate::access::engine::cursor::{MergePosition, Resume, ShardPosition};
+use crate::access::engine::merge::{HeadHeap, SortValue};
 use crate::access::placement::marked_moved;
 use crate::access::recognize::{Depth, NotOurs};
 use crate::access::sort_condition::SortCondition;

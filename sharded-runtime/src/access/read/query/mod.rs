@@ -9,16 +9,16 @@ use std::time::Duration;
 
 use futures::{FutureExt, Stream};
 
-use crate::access::bounds::{Bounds, WholeSortKey};
 use crate::access::condition::Condition;
-use crate::access::cursor::{self, Cursor, Resume};
+use crate::access::engine::cursor::{self, Cursor, Resume};
+use crate::access::engine::scatter::{self, Engine, ShardFailure};
 use crate::access::entity::ShardedEntity;
 use crate::access::handle::Handle;
 use crate::access::layouts::Snapshot;
 use crate::access::options::{read_setters, ReadOptions};
-use crate::access::read_cache::{Gathered, ReadPolicy};
+use crate::access::read::bounds::{Bounds, WholeSortKey};
+use crate::access::read::read_cache::{Gathered, ReadPolicy};
 use crate::access::recognize::{Depth, NotOurs};
-use crate::access::scatter::{self, Engine, ShardFailure};
 use crate::access::sort_condition::{SortCondition, SortKeyCondition};
 use crate::access::source::{
     recognize_projected, CollectionMember, QuerySource, ShardedCollection, ShardedProjection,

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use super::Query;
-use crate::access::cursor::{self, Cursor, CursorKey, Resume, ShardPosition};
-use crate::access::description::{Description, KeyShape, QueryShape};
+use crate::access::engine::cursor::{self, Cursor, CursorKey, Resume, ShardPosition};
+use crate::access::engine::description::{Description, KeyShape, QueryShape};
+use crate::access::engine::scatter::{Expiry, Placement, Plan, Transition};
 use crate::access::layouts::{layout_schema, Snapshot};
-use crate::access::scatter::{Expiry, Placement, Plan, Transition};
 use crate::access::sort_condition::{successor, SortCondition};
 use crate::access::source::QuerySource;
 use crate::capacity::stats::record;

@@ -14,7 +14,7 @@
 //! | [`handle`] | what `Repo` and every builder share behind one `Arc`: client, table, settings, read cache, stats |
 //! | [`repo`] | `Repo`: its configuration (`mod.rs`), and its operations by kind: `admin`, `read`, `write`, `batches`, `replace` |
 //! | [`read`] | the reads, one per file: `query` (the builder, and `plan`), `range`, `scan`, `bounds` (rank and neighbours), `batch`, `read_cache` (single flight and the cache of hot answers) |
-//! | [`write`] | the writes, one per file: `update`, `transaction` and `idempotent` (how it is sent again), `counter` (the vote-counter pattern), `write_rules` (the guards every write carries), `settle` (what a write does about the previous place), `moves` (one item's move, shared with the operator's migration) |
+//! | [`write`](mod@write) | the writes, one per file: `update`, `transaction` and `idempotent` (how it is sent again), `counter` (the vote-counter pattern), `write_rules` (the guards every write carries), `settle` (what a write does about the previous place), `moves` (one item's move, shared with the operator's migration) |
 //! | [`engine`] | the scatter-gather engine: `scatter` (fan-out, per-shard paging, what a transition adds), `merge` (the k-way merge in DynamoDB's sort order), `cursor`, `description` (what a cursor is bound to) |
 //! | [`sort_condition`] | the typed sort-key conditions, re-exported from `sharded-keys` (key arithmetic: a field range turned into key bounds; the one check of an inverted range) |
 //! | [`options`] | the settings two builders share (`Query`/`RangeQuery`, `Scan` and the migration of `sharded-ops`), and the macros that write their setters once |

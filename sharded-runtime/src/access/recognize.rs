@@ -172,7 +172,7 @@ pub(crate) fn untagged_is_ours_at(schema: &EntitySchema, pk: &str) -> bool {
     }
 }
 
-/// What a read does with an item [`recognize`] refused: another entity's item is left out;
+/// What a read does with an item [`recognize`](crate::access::entity::recognize) refused: another entity's item is left out;
 /// a foreign one is counted in `foreign`, in the metric, and named in a `DEBUG` event.
 pub(crate) fn skip(schema: &EntitySchema, item: &Item, not_ours: NotOurs, foreign: &mut Foreign) {
     let NotOurs::Foreign(reason) = not_ours else {

@@ -8,7 +8,7 @@ use crate::token::Malformed;
 pub(crate) const VERSION: u8 = 4;
 /// The cursor format version written and read by a range query.
 pub(crate) const RANGE_VERSION: u8 = 5;
-/// The shortest secret a [`CursorKey`](crate::CursorKey) accepts, in bytes.
+/// The shortest secret a [`CursorKey`](crate::cursor::CursorKey) accepts, in bytes.
 pub(crate) const MIN_KEY_LEN: usize = 16;
 
 /// Why a cursor was refused. Nothing is guessed: a refused cursor never yields a page.

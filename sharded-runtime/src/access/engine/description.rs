@@ -1,7 +1,7 @@
 //! The canonical description of a query: everything that shapes its answer, as bytes that a
 //! cursor is bound to.
 //!
-//! A [`Query`](crate::Query) and a [`RangeQuery`](crate::RangeQuery) describe themselves
+//! A [`Query`](crate::Query) and a [`RangeQuery`](crate::query::RangeQuery) describe themselves
 //! through the one type here, [`QueryShape`], so a part added to what shapes an answer is
 //! added for both. The bytes are specified on [`Cursor`](crate::Cursor) ("The query
 //! description"); [`Description`] holds them with their fingerprint. They are written with
@@ -42,7 +42,7 @@ pub(crate) enum KeyShape<'a> {
 /// a page stops, not what the listing holds), and strongly consistent reads (they change how
 /// fresh each read is, not which items the query selects; a listing may continue with either).
 /// A shard count is not here either: it is in the cursor's own bytes, checked against the
-/// query ([`CursorError::ShardCount`](crate::CursorError::ShardCount)).
+/// query ([`CursorError::ShardCount`](crate::cursor::CursorError::ShardCount)).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct QueryShape<'a> {
     /// The entity or collection queried.

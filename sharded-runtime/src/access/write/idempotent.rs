@@ -19,7 +19,7 @@
 //!
 //! What is not: a condition that failed, a validation error, and
 //! `IdempotentParameterMismatchException` (the token was used for another request), which the
-//! caller maps to [`Error::IdempotentParameterMismatch`](crate::Error::IdempotentParameterMismatch).
+//! caller maps to [`Error::IdempotentParameterMismatch`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};

@@ -215,7 +215,7 @@ pub struct Unchanged {
 }
 
 impl Unchanged {
-    /// The condition that `old` is unchanged (see [`unchanged`]).
+    /// The condition that `old` is unchanged (see `unchanged`).
     pub fn of<E: ShardedEntity>(old: &Item) -> Result<Unchanged, Error> {
         let own = entity_of_old::<E>(old)?.to_item()?;
         let (mut names, mut values) = (Names::new(), Values::new());

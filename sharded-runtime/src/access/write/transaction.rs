@@ -129,7 +129,7 @@ impl Placed {
 }
 
 impl Transaction {
-    /// An empty transaction on the handle's table: what [`Repo::transaction`] returns.
+    /// An empty transaction on the handle's table: what [`Repo::transaction`](crate::Repo::transaction) returns.
     pub(crate) fn new(handle: Arc<Handle>) -> Self {
         Transaction {
             handle,
@@ -835,7 +835,7 @@ fn check(actions: &[Action], added_by: &[usize]) -> Result<(), Error> {
 /// A transactional read of up to 100 items of any entities and shards: one
 /// `TransactGetItems`, a snapshot no concurrent transaction is half-applied in.
 ///
-/// Started from the repository ([`Repo::transact_get`](crate::Repo::transact_get)); each item is added with its key
+/// Started from the repository ([`Repo::transact_get`](crate::Repo::transact_get)(crate::Repo::transact_get)); each item is added with its key
 /// and taken from the answer with the same key.
 ///
 /// ```no_run
@@ -863,7 +863,7 @@ pub struct TransactGet {
 }
 
 impl TransactGet {
-    /// An empty read on the handle's table: what [`Repo::transact_get`] returns.
+    /// An empty read on the handle's table: what [`Repo::transact_get`](crate::Repo::transact_get) returns.
     pub(crate) fn new(handle: Arc<Handle>) -> Self {
         TransactGet {
             handle,

@@ -100,23 +100,19 @@ impl ShardedCounter {
         if n == 0 || n > MAX_SHARDS {
             return Err(QueryRefusal::CounterShards { n, max: MAX_SHARDS }.into());
         }
-        Ok(ShardedCounter {
-            client: crate::telemetry::instrument(client),
-            table: table.into(),
-            pk_attribute: definition.partition_key,
-            sk_attribute: definition.sort_key,
-            sort_key: COUNTER_SORT_KEY.to_owned(),
-            tag: definition.schema.recognition.tag_attribute(),
+        // Checked above, so the clamp below changes nothing.
+        let client = crate::telemetry::instrument(client);
+        Ok(Self::for_entity_item(
+            client,
+            table,
+            definition,
             logical_key,
             n,
-            suffix: ShardSuffix::DEFAULT,
-            attribute: "count".to_owned(),
-            retry: RetryPolicy::default(),
-            consistent_read: false,
-        })
+        ))
     }
 
-    /// A counter whose key the derive built (never empty) and whose `n` the compiler checked.
+    /// A counter whose key is not empty and whose `n` is in range: the derive built and the
+    /// compiler checked them, or [`new`](Self::new) did.
     pub(crate) fn for_entity_item(
         client: Client,
         table: impl Into<String>,

@@ -16,6 +16,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 use aws_sdk_dynamodb::Client;
 
 use sharded_runtime::__ops::dynamo_error;
+use sharded_runtime::capacity::{item_size, write_units};
 use sharded_runtime::keys::Item;
 use sharded_runtime::schema::EntitySchema;
 use sharded_runtime::{Error, ShardedEntity};
@@ -261,7 +262,7 @@ pub(crate) async fn read_record(
     table: &str,
     schema: &EntitySchema,
     unit: &Unit,
-) -> Result<Option<UnitRecord>, Error> {
+) -> Result<StoredRecord, Error> {
     let output = client
         .get_item()
         .table_name(table)
@@ -271,33 +272,67 @@ pub(crate) async fn read_record(
         .await
         .map_err(|e| dynamo_error("GetItem", table, e))?;
     let layout = schema.pk.layout_description();
-    Ok(output
-        .item
-        .as_ref()
-        .and_then(from_item)
-        .filter(|record| record.checkpoint.layout == layout))
+    Ok(StoredRecord {
+        record: output
+            .item
+            .as_ref()
+            .and_then(from_item)
+            .filter(|record| record.checkpoint.layout == layout),
+        bytes: output.item.as_ref().map_or(0, item_size),
+    })
 }
 
-/// Replaces `unit`'s record; returns the write units it used.
+/// What a unit's run finds of its record when it starts.
+pub(crate) struct StoredRecord {
+    /// The record, if it is one this release reads, of the entity's layout.
+    pub record: Option<UnitRecord>,
+    /// The stored item's size, whatever it holds (0: none): replacing it is charged by the
+    /// larger of it and the new record.
+    pub bytes: usize,
+}
+
+/// `record` as the item to write, its size and the write units writing it costs, with those
+/// units counted in its own `write_units`: the record of a finished run then holds every write
+/// unit the run reported, its last write included. DynamoDB charges a `PutItem` that replaces
+/// an item by the larger of the two, so `stored_bytes` is the record's size in the table.
+pub(crate) fn counting_its_own_write(
+    schema: &EntitySchema,
+    unit: &Unit,
+    mut record: UnitRecord,
+    stored_bytes: usize,
+) -> (Item, usize, f64) {
+    let spent = record.progress.write_units;
+    let mut own = 1.0;
+    loop {
+        record.progress.write_units = spent + own;
+        let item = record_item(schema, unit, &record);
+        let bytes = item_size(&item);
+        // The count only grows with `own`, and the item with the count: this ends at the
+        // first `own` that covers the item it is written into.
+        let units = write_units(bytes.max(stored_bytes) as u64) as f64;
+        if units <= own {
+            return (item, bytes, own);
+        }
+        own = units;
+    }
+}
+
+/// Replaces a unit's record with `item` (see [`counting_its_own_write`]); returns the write
+/// units DynamoDB says it used, if it says.
 pub(crate) async fn write_record(
     client: &Client,
     table: &str,
-    schema: &EntitySchema,
-    unit: &Unit,
-    record: &UnitRecord,
-) -> Result<f64, Error> {
+    item: Item,
+) -> Result<Option<f64>, Error> {
     let output = client
         .put_item()
         .table_name(table)
-        .set_item(Some(record_item(schema, unit, record)))
+        .set_item(Some(item))
         .return_consumed_capacity(aws_sdk_dynamodb::types::ReturnConsumedCapacity::Total)
         .send()
         .await
         .map_err(|e| dynamo_error("PutItem", table, e))?;
-    Ok(output
-        .consumed_capacity
-        .and_then(|c| c.capacity_units)
-        .unwrap_or(1.0))
+    Ok(output.consumed_capacity.and_then(|c| c.capacity_units))
 }
 
 /// Where each unit of `plan` is, from the records in the table (`BatchGetItem`, strongly

@@ -34,7 +34,10 @@ use super::migration::{
     DEFAULT_SEGMENTS,
 };
 use super::pages::{PageSource, Parts};
-use super::records::{now_ms, read_record, write_record, UnitProgress, UnitRecord, RECORD_EVERY};
+use super::records::{
+    counting_its_own_write, now_ms, read_record, write_record, UnitProgress, UnitRecord,
+    RECORD_EVERY,
+};
 use super::remaining::Remaining;
 use super::report::{Failure, Progress, Rekeyed, Report};
 use super::resume::check_resume;
@@ -119,9 +122,14 @@ impl<E: ShardedEntity> Migration<E> {
         let resumes_from_record = self.resume.is_none() && !self.from_start;
         let mut runner = Runner::new(self, false)?;
         if let Some(unit) = &runner.unit {
-            let record =
+            let stored =
                 read_record(runner.repo.client(), runner.repo.table(), E::SCHEMA, unit).await?;
-            if let Some(record) = record {
+            runner
+                .recorded
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner)
+                .bytes = stored.bytes;
+            if let Some(record) = stored.record {
                 if resumes_from_record {
                     runner.resume(record.checkpoint)?;
                 }
@@ -247,8 +255,17 @@ pub(super) struct Runner<E> {
     earlier: Option<UnitProgress>,
     /// When this run started, on the machine's wall clock (a unit's first run records it).
     started_at_ms: u64,
-    /// When the unit's record was last written (`None`: not yet by this run).
-    recorded: Mutex<Option<tokio::time::Instant>>,
+    /// The unit's record as this run last wrote or found it.
+    recorded: Mutex<Recorded>,
+}
+
+/// The unit's record as a run last wrote or found it.
+#[derive(Default)]
+struct Recorded {
+    /// When this run last wrote it (`None`: not yet).
+    at: Option<tokio::time::Instant>,
+    /// Its size in the table, which the next write's cost depends on (0: none).
+    bytes: usize,
 }
 
 struct State {
@@ -466,7 +483,7 @@ impl<E: ShardedEntity> Runner<E> {
             unit: migration.unit,
             earlier: None,
             started_at_ms: now_ms(),
-            recorded: Mutex::new(None),
+            recorded: Mutex::default(),
             base,
             state: Mutex::new(State {
                 progress: Progress::default(),
@@ -1069,24 +1086,26 @@ impl<E: ShardedEntity> Runner<E> {
     }
 
     /// Replaces the unit's record in the table, if this run is a unit's: when one is due
-    /// (at most every [`RECORD_EVERY`]), or `now`. Its write is charged to the budget.
+    /// (at most every [`RECORD_EVERY`]), or `now`. Its write is charged to the budget, and
+    /// counted in the record it writes, so a finished run's record holds all it spent.
     async fn record(&self, now: bool) -> Result<(), Error> {
         let Some(unit) = &self.unit else {
             return Ok(());
         };
-        {
+        let stored_bytes = {
             let mut last = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
-            let due = now || last.is_none_or(|at| at.elapsed() >= RECORD_EVERY);
+            let due = now || last.at.is_none_or(|at| at.elapsed() >= RECORD_EVERY);
             if !due {
                 return Ok(());
             }
-            *last = Some(tokio::time::Instant::now());
-        }
-        let record = {
-            let state = self.state();
+            last.at = Some(tokio::time::Instant::now());
+            last.bytes
+        };
+        let (item, bytes, own) = {
+            let mut state = self.state();
             let earlier = self.earlier.unwrap_or_default();
             let p = &state.progress;
-            UnitRecord {
+            let record = UnitRecord {
                 checkpoint: self.checkpoint(&state),
                 progress: UnitProgress {
                     scanned: earlier.scanned + p.scanned,
@@ -1101,18 +1120,30 @@ impl<E: ShardedEntity> Runner<E> {
                     },
                     updated_at_ms: now_ms(),
                 },
-            }
+            };
+            let written = counting_its_own_write(E::SCHEMA, unit, record, stored_bytes);
+            // Counted with the snapshot it is written into: the report and the record agree.
+            state.progress.write_units += written.2;
+            written
         };
-        let reserved = self.reserve(1.0).await;
-        let written = write_record(
-            self.repo.client(),
-            self.repo.table(),
-            E::SCHEMA,
-            unit,
-            &record,
-        )
-        .await;
-        self.settle(reserved, *written.as_ref().unwrap_or(&0.0));
+        let reserved = self.reserve(own).await;
+        let written = write_record(self.repo.client(), self.repo.table(), item).await;
+        let used = match &written {
+            Ok(reported) => {
+                let mut last = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+                last.bytes = bytes;
+                reported.unwrap_or(own)
+            }
+            Err(_) => 0.0,
+        };
+        if let Some(budget) = &self.writes {
+            budget.settle(reserved, used);
+        }
+        // Where DynamoDB charged other than the estimate (or nothing), the next record
+        // carries the difference.
+        if used != own {
+            self.tally(|p| p.write_units += used - own);
+        }
         written.map(|_| ())
     }
 

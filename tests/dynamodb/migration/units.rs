@@ -64,6 +64,13 @@ async fn units_run_out_of_order_move_everything_once_and_a_second_run_changes_no
         moved += report.progress.moved;
         let status = repo.migrate().status(&plan).await.unwrap();
         assert_eq!(status.units[i].state, UnitState::Done, "{status:?}");
+        // The record holds every write unit the run reported, its own last write included.
+        assert_eq!(
+            status.units[i].progress.unwrap().write_units,
+            report.progress.write_units,
+            "unit {}",
+            plan.units[i]
+        );
     }
     // Every score of every game moved once: the units' segments cover the table once.
     assert_eq!(moved, 160 + 3 * 20);
@@ -132,7 +139,8 @@ async fn a_unit_killed_part_way_resumes_from_its_record() {
     }
     let status = repo.migrate().status(&plan).await.unwrap();
     assert_eq!(status.units[0].state, UnitState::Started, "{status:?}");
-    let recorded = status.units[0].progress.expect("a record").moved;
+    let killed = status.units[0].progress.expect("a record");
+    let recorded = killed.moved;
     assert!(recorded > 0 && recorded < 300, "recorded {recorded}");
 
     let resumed = repo
@@ -157,6 +165,11 @@ async fn a_unit_killed_part_way_resumes_from_its_record() {
         p.moved > recorded && p.moved <= 300 && p.moved == recorded + resumed.progress.moved,
         "{p:?}, recorded {recorded} before the kill, {} moved after",
         resumed.progress.moved
+    );
+    // And every write unit: the killed run's as far as it recorded, and all of the run again's.
+    assert_eq!(
+        p.write_units,
+        killed.write_units + resumed.progress.write_units
     );
     assert_eq!(repo.migration_remaining().await.unwrap(), 0);
     assert_settled_scores(&repo, &scores).await;

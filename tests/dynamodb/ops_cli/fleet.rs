@@ -204,7 +204,7 @@ async fn four_worker_processes_migrate_the_units_one_killed_and_run_again() {
     let mut queue: VecDeque<usize> = (0..UNITS as usize).collect();
     let mut running: Vec<(usize, Child)> = Vec::new();
     let mut killed: Option<usize> = None;
-    let mut outputs: Vec<serde_json::Value> = Vec::new();
+    let mut outputs: Vec<(usize, serde_json::Value)> = Vec::new();
     let started = Instant::now();
     while !queue.is_empty() || !running.is_empty() {
         while running.len() < WORKERS {
@@ -241,7 +241,8 @@ async fn four_worker_processes_migrate_the_units_one_killed_and_run_again() {
                 out.status,
                 String::from_utf8_lossy(&out.stderr)
             );
-            outputs.push(serde_json::from_str(&stdout).expect("the worker's JSON report"));
+            let report = serde_json::from_str(&stdout).expect("the worker's JSON report");
+            outputs.push((index, report));
         }
         running = still;
         assert!(
@@ -258,10 +259,16 @@ async fn four_worker_processes_migrate_the_units_one_killed_and_run_again() {
     // Completion, from the units' records, wherever they ran.
     let status = repo.migrate().status(&plan).await.unwrap();
     assert!(status.is_complete(), "{status:?}");
+    // The killed worker may have sent its unit's last record just before the kill (the
+    // table applies a request already sent): its run again then finds the unit done, reads
+    // nothing and leaves the record as it is, as a done unit's run does.
+    let (_, again) = outputs.iter().find(|(i, _)| *i == killed).unwrap();
+    let found_done = again["scanned"] == 0 && again["write_units"] == 0.0;
     let rerun = status.units[killed].progress.unwrap();
     assert_eq!(
-        rerun.runs, 2,
-        "the killed unit's record, then its run again"
+        rerun.runs,
+        if found_done { 1 } else { 2 },
+        "the killed unit's record, then its run again (it found the unit done: {found_done})"
     );
     let remaining = ops(&[
         "remaining",
@@ -325,12 +332,14 @@ async fn four_worker_processes_migrate_the_units_one_killed_and_run_again() {
         rate <= BUDGET * 1.1,
         "the fleet spent {rate:.0} WCU/s, over its budget of {BUDGET}"
     );
+    // Each record counts its own writes, so the records hold every unit the finished runs
+    // reported, and the killed run's as far as it recorded besides.
     let reported: f64 = outputs
         .iter()
-        .map(|o| o["write_units"].as_f64().unwrap())
+        .map(|(_, o)| o["write_units"].as_f64().unwrap())
         .sum();
     assert!(
-        reported <= total.write_units + 1.0,
+        reported <= total.write_units,
         "the records count every unit the finished runs reported ({reported} > {})",
         total.write_units
     );

@@ -103,6 +103,11 @@ pub(crate) struct RemainingArgs {
     /// `migrate --plan` cut them).
     #[arg(long, requires = "segments")]
     pub(crate) units: Option<u32>,
+    /// With a plan, when the declaration can be removed (every unit done, nothing left):
+    /// delete the units' records too, the migration's own items in the table (other
+    /// services' scans see them). Kept otherwise, and said so.
+    #[arg(long)]
+    pub(crate) forget: bool,
 }
 
 #[derive(Args, Debug)]

@@ -50,6 +50,12 @@ async fn remaining(
     if args.plan_file.is_some() || args.segments.is_some() {
         return crate::units::remaining_with_plan(entity, client, output, &args).await;
     }
+    if args.forget {
+        return Err(Failure::usage(
+            "--forget deletes a plan's unit records: give the plan (--plan-file, or --segments \
+             and --units)",
+        ));
+    }
     let table = args.table;
     let left = entity
         .remaining(client, table.clone())

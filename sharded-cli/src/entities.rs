@@ -100,6 +100,14 @@ pub(crate) trait EntityOps: Send + Sync {
         plan: Plan,
     ) -> BoxFuture<'static, Result<PlanStatus, MigrateError>>;
 
+    /// Deletes the records of `plan`'s done units (`Migration::forget`).
+    fn forget(
+        &self,
+        client: Client,
+        table: String,
+        plan: Plan,
+    ) -> BoxFuture<'static, Result<usize, MigrateError>>;
+
     fn layouts(
         &self,
         client: Client,
@@ -201,6 +209,18 @@ impl<E: ShardedEntity> EntityOps for Registered<E> {
         Box::pin(async move {
             let repo: Repo<E> = Repo::new(client, table);
             repo.migrate().status(&plan).await
+        })
+    }
+
+    fn forget(
+        &self,
+        client: Client,
+        table: String,
+        plan: Plan,
+    ) -> BoxFuture<'static, Result<usize, MigrateError>> {
+        Box::pin(async move {
+            let repo: Repo<E> = Repo::new(client, table);
+            repo.migrate().forget(&plan).await
         })
     }
 

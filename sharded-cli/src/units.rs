@@ -306,20 +306,42 @@ pub(crate) async fn remaining_with_plan(
         }
     };
     let status = entity
-        .status(client.clone(), table.clone(), plan)
+        .status(client.clone(), table.clone(), plan.clone())
         .await
         .map_err(|e| crate::failures::migration_failure(&table, e, &[]))?;
     let left = entity
-        .remaining(client, table.clone())
+        .remaining(client.clone(), table.clone())
         .await
         .map_err(|e| crate::failures::migration_failure(&table, e, &[]))?;
     let removable = status.is_complete() && left == 0;
-    match output {
-        Output::Json => println!(
-            "{:#}",
-            status_json(&table, schema.entity, &status, &left, removable)
+    // Only when the declaration can go: a unit's record is where its next run resumes.
+    let forgotten = match args.forget && removable {
+        true => Some(
+            entity
+                .forget(client, table.clone(), plan)
+                .await
+                .map_err(|e| crate::failures::migration_failure(&table, e, &[]))?,
         ),
-        Output::Table => print_status(schema.entity, &status, &left, removable),
+        false => None,
+    };
+    match output {
+        Output::Json => {
+            let mut json = status_json(&table, schema.entity, &status, &left, removable);
+            if args.forget {
+                json["forgotten"] = json!(forgotten.unwrap_or(0));
+            }
+            println!("{json:#}");
+        }
+        Output::Table => {
+            print_status(schema.entity, &status, &left, removable);
+            match forgotten {
+                Some(n) => println!("{n} unit record(s) deleted"),
+                None if args.forget => {
+                    println!("the unit records stay: the declaration cannot be removed yet")
+                }
+                None => {}
+            }
+        }
     }
     Ok(if removable { EXIT_OK } else { EXIT_INCOMPLETE })
 }

@@ -1348,6 +1348,33 @@ async fn bad_units_indexes_and_plans_exit_2_saying_what_to_do() {
         "{}",
         other_entity.stderr
     );
+    // --forget deletes records only when the declaration can go, and needs the plan.
+    let remaining = |more: &[&str]| {
+        let mut args = vec![
+            "remaining",
+            "--entity",
+            "Score",
+            "--table",
+            &table,
+            "--forget",
+        ];
+        args.extend_from_slice(more);
+        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let kept = run(remaining(&["--plan-file", plan_arg])).await;
+    assert_eq!(kept.code, 3, "not removable: {}", kept.stderr);
+    assert!(
+        kept.stdout.contains("the unit records stay"),
+        "{}",
+        kept.stdout
+    );
+    let no_plan = run(remaining(&[])).await;
+    assert_eq!(no_plan.code, 2, "{}", no_plan.stderr);
+    assert!(
+        no_plan.stderr.contains("give the plan"),
+        "{}",
+        no_plan.stderr
+    );
     std::fs::write(&plan_file, "{\"units\": 3}").unwrap();
     let not_a_plan = run(migrate(&["--plan-file", plan_arg, "--unit-index", "0"])).await;
     assert_eq!(not_a_plan.code, 2, "{}", not_a_plan.stderr);

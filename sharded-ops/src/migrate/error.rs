@@ -342,6 +342,18 @@ pub enum MigrationRefusal {
         /// The records left unread.
         unread: usize,
     },
+    /// [`Migration::forget`](super::Migration::forget) of a plan with a unit that is not
+    /// done: its record is where its next run resumes (or which items it could not move).
+    #[error(
+        "unit {unit} of the plan is {state}: its record is where its next run resumes, so the \
+         plan's records stay until every unit is done; run the unit to its end, then forget"
+    )]
+    UnitNotDone {
+        /// The unit (as [`Unit`](super::Unit) displays it).
+        unit: String,
+        /// Its state: "started", or "failed" (items it could not move).
+        state: &'static str,
+    },
 }
 
 /// A token that is not a checkpoint is [`MigrateError::InvalidCheckpoint`], so `?` works on

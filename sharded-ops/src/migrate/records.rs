@@ -7,12 +7,14 @@
 //! one), tagged `_sharded#migration` where the table tags items, so no query, scan or
 //! migration of any entity takes it for one of its items. It holds the unit's checkpoint
 //! token and its counts, and is replaced (last writer wins) at most every second while the
-//! unit runs and when it stops.
+//! unit runs and when it stops. [`Migration::forget`] deletes a plan's records once its units
+//! are done.
 
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
 use aws_sdk_dynamodb::Client;
 
 use sharded_runtime::__ops::dynamo_error;
@@ -452,5 +454,72 @@ impl<E: ShardedEntity> Migration<E> {
             .into());
         }
         plan_status(self.repo.client(), E::SCHEMA, plan).await
+    }
+
+    /// Deletes the records of `plan`'s done units, once the migration is over: they are
+    /// items of the migration's own in the entity's table, which other services' scans see
+    /// too. Returns how many it deleted. Nothing else is touched.
+    ///
+    /// Refused ([`MigrationRefusal::UnitNotDone`]), deleting nothing, while a unit is started
+    /// or failed: its record is where its next run resumes. A unit with no record has
+    /// nothing to delete, so forgetting twice, or after a forget that stopped half-way, is
+    /// fine. A record is deleted only while it still says done (a run started again in the
+    /// meantime keeps it, and is refused as above). Forget once every unit is done and
+    /// [`migration_remaining`](super::Migrate::migration_remaining) is 0 (the ops command
+    /// line's `remaining --plan-file F --forget` does exactly that): a status read afterwards
+    /// says "not started" for every unit.
+    ///
+    /// ```no_run
+    /// use sharded::migrate::Migrate;
+    /// # async fn demo<E: sharded::ShardedEntity>(repo: &sharded::Repo<E>, plan: &sharded::migrate::Plan) -> Result<(), sharded::migrate::MigrateError> {
+    /// let status = repo.migrate().status(plan).await?;
+    /// if status.is_complete() && repo.migration_remaining().await? == 0 {
+    ///     let deleted = repo.migrate().forget(plan).await?;
+    ///     println!("{deleted} unit records deleted; the layout declaration can go");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn forget(self, plan: &Plan) -> Result<usize, MigrateError> {
+        let (client, table) = (self.repo.client().clone(), self.repo.table().to_owned());
+        let status = self.status(plan).await?;
+        let not_done = status.units.iter().find_map(|u| match u.state {
+            UnitState::Started => Some((u, "started")),
+            UnitState::Failed { .. } => Some((u, "failed")),
+            UnitState::Done | UnitState::NotStarted => None,
+        });
+        if let Some((u, state)) = not_done {
+            let unit = u.unit.to_string();
+            return Err(MigrationRefusal::UnitNotDone { unit, state }.into());
+        }
+        let mut deleted = 0;
+        for u in status.units.iter().filter(|u| u.state == UnitState::Done) {
+            let result = client
+                .delete_item()
+                .table_name(&table)
+                .set_key(Some(record_key(E::SCHEMA, &u.unit)))
+                // Gone already (another forget) is fine; a run started again is not.
+                .condition_expression("attribute_not_exists(#pk) OR #complete = :done")
+                .expression_attribute_names("#pk", E::SCHEMA.pk.attribute)
+                .expression_attribute_names("#complete", "complete")
+                .expression_attribute_values(":done", AttributeValue::Bool(true))
+                .return_values(ReturnValue::AllOld)
+                .send()
+                .await;
+            match result {
+                Ok(output) => deleted += usize::from(output.attributes.is_some()),
+                Err(e)
+                    if matches!(
+                        e.as_service_error(),
+                        Some(DeleteItemError::ConditionalCheckFailedException(_))
+                    ) =>
+                {
+                    let unit = u.unit.to_string();
+                    let state = "started";
+                    return Err(MigrationRefusal::UnitNotDone { unit, state }.into());
+                }
+                Err(e) => return Err(dynamo_error("DeleteItem", &table, e).into()),
+            }
+        }
+        Ok(deleted)
     }
 }

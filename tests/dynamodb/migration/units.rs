@@ -1,6 +1,6 @@
-//! A migration cut into units (`Migration::plan`, `unit`, `status`): units run out of order,
-//! a unit killed part-way and run again (resuming from its record in the table), a unit run
-//! twice, a key's unit, and what is refused.
+//! A migration cut into units (`Migration::plan`, `unit`, `status`, `forget`): units run out
+//! of order, a unit killed part-way and run again (resuming from its record in the table), a
+//! unit run twice, the records forgotten once it is over, a key's unit, and what is refused.
 
 use std::sync::Arc;
 
@@ -143,6 +143,15 @@ async fn a_unit_killed_part_way_resumes_from_its_record() {
     let recorded = killed.moved;
     assert!(recorded > 0 && recorded < 300, "recorded {recorded}");
 
+    // A started unit's record is where it resumes: forget refuses, and deletes nothing.
+    match repo.migrate().forget(&plan).await {
+        Err(MigrateError::Refused(MigrationRefusal::UnitNotDone { unit: u, state })) => {
+            assert_eq!((u, state), (unit.to_string(), "started"));
+        }
+        other => panic!("forget of a started unit: {other:?}"),
+    }
+    assert_eq!(records(&repo).await, 1);
+
     let resumed = repo
         .migrate()
         .unit(unit.clone())
@@ -172,6 +181,16 @@ async fn a_unit_killed_part_way_resumes_from_its_record() {
         killed.write_units + resumed.progress.write_units
     );
     assert_eq!(repo.migration_remaining().await.unwrap(), 0);
+    assert_settled_scores(&repo, &scores).await;
+
+    // Over: forget deletes the record, and only it; again, there is nothing to delete.
+    let items = raw_scan(repo.client(), repo.table()).await.len();
+    assert_eq!(repo.migrate().forget(&plan).await.unwrap(), 1);
+    assert_eq!(records(&repo).await, 0);
+    assert_eq!(raw_scan(repo.client(), repo.table()).await.len(), items - 1);
+    let status = repo.migrate().status(&plan).await.unwrap();
+    assert_eq!(status.units[0].state, UnitState::NotStarted);
+    assert_eq!(repo.migrate().forget(&plan).await.unwrap(), 0);
     assert_settled_scores(&repo, &scores).await;
 }
 

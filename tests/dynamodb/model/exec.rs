@@ -971,6 +971,7 @@ impl Run {
                 of,
                 fresh,
                 twice,
+                forget,
             } => {
                 // Run twice: the second run finds the unit done and reads nothing.
                 let runs = [Some(*fresh), twice.then_some(false)];
@@ -979,6 +980,13 @@ impl Run {
                         self.migrate_unit::<L::Doc>(*unit, *of, fresh).await?;
                     } else {
                         self.migrate_unit::<L::Item>(*unit, *of, fresh).await?;
+                    }
+                }
+                if *forget {
+                    if *doc {
+                        self.forget_units::<L::Doc>(*unit, *of).await?;
+                    } else {
+                        self.forget_units::<L::Item>(*unit, *of).await?;
                     }
                 }
                 Ok(Outcome::Ok)
@@ -1729,6 +1737,37 @@ impl Run {
     /// Unit `index` of the migration of `E` cut into `of` units of a scan in 4 segments, run
     /// to its end (from its start when `fresh`): a unit its record says is done, run again,
     /// reads nothing; after the run, the record says it is done.
+    /// Deletes the records of the plan of `of` units (`Migration::forget`) right after unit
+    /// `index` ran to its end: every unit of it is done or never ran (units run to their end
+    /// here), so it deletes at least that unit's record, and `status` then says not started.
+    async fn forget_units<E: ModelEntity>(&self, index: u8, of: u8) -> Result<(), Failure> {
+        let repo = self.repo::<E>();
+        let plan = match repo.migrate().segments(4).plan(of.into(), 1).await {
+            Ok(plan) => plan,
+            Err(e) => return fail("Migration::plan", format!("{of} units of 4: {e}")),
+        };
+        match repo.migrate().forget(&plan).await {
+            Ok(deleted) if deleted >= 1 => {}
+            other => {
+                return fail(
+                    "Migration::forget",
+                    format!("{of} units, unit {index} just done: {other:?}"),
+                )
+            }
+        }
+        match repo.migrate().status(&plan).await {
+            Ok(status)
+                if status.count(|s| s == migrate::UnitState::NotStarted) == plan.units.len() =>
+            {
+                Ok(())
+            }
+            other => fail(
+                "Migration::forget",
+                format!("{of} units forgotten, the status still shows records: {other:?}"),
+            ),
+        }
+    }
+
     async fn migrate_unit<E: ModelEntity>(
         &self,
         index: u8,

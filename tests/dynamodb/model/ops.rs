@@ -191,13 +191,15 @@ pub enum Op {
     /// a scan in 4 segments (`Migration::plan`), run to its end (`Migration::unit`), from its
     /// start when `fresh`, and run again at once when `twice`: units run in any order, a unit
     /// run twice. A unit done before and run again (not `fresh`) reads nothing; after a run
-    /// the unit is done (`status`).
+    /// the unit is done (`status`). With `forget`, the plan's records are then deleted
+    /// (`Migration::forget`: at least this unit's, and after it `status` says not started).
     MigrateUnit {
         doc: bool,
         unit: u8,
         of: u8,
         fresh: bool,
         twice: bool,
+        forget: bool,
     },
     /// The migration run to its end, then the transition's declaration removed; with
     /// `rekey`, asked to re-key the items stored under a key not in canonical form
@@ -746,6 +748,7 @@ impl Generator {
                     of,
                     fresh: self.rng.u8(..4) == 0,
                     twice: self.rng.bool(),
+                    forget: self.rng.u8(..4) == 0,
                 }
             }
             93..=94 if model.phase.transition() => Op::MigrateResume {

@@ -3,7 +3,8 @@
 //! runs them), one of them killed mid-unit and its unit run again, while a writer in this
 //! process rewrites, deletes and adds items. Afterwards every item is at its current place
 //! exactly once with what the writer last wrote, `remaining` is 0, the plan's status is
-//! complete, and the fleet spent no more than its budget (within 10%).
+//! complete (and its records forgotten), and the fleet spent no more than its budget (within
+//! 10%).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::process::{Child, Command, Stdio};
@@ -278,6 +279,7 @@ async fn four_worker_processes_migrate_the_units_one_killed_and_run_again() {
         &table,
         "--plan-file",
         &plan_file,
+        "--forget",
         "--output",
         "json",
     ])
@@ -290,15 +292,18 @@ async fn four_worker_processes_migrate_the_units_one_killed_and_run_again() {
     let r = json(&remaining);
     assert_eq!(r["remaining"], 0);
     assert_eq!(r["removable"], true);
+    // Removable, so the units' records were deleted: the table holds the entity's items only.
+    assert_eq!(r["forgotten"], UNITS);
     assert_eq!(repo.migration_remaining().await.unwrap(), 0);
 
     // Every item at its current place exactly once, as the writer last wrote it.
     let mut stored: BTreeMap<Key, Option<String>> = BTreeMap::new();
     for item in raw_scan(repo.client(), &table).await {
         let pk = item["pk"].as_s().unwrap().clone();
-        if pk.starts_with("_sharded#") {
-            continue;
-        }
+        assert!(
+            !pk.starts_with("_sharded#"),
+            "{pk}: a record left after --forget"
+        );
         let score = Noted::from_item(item).unwrap();
         assert_eq!(
             pk,

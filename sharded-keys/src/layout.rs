@@ -248,8 +248,16 @@ pub struct Place {
     pub previous: bool,
 }
 
+/// The partition key prefix of the items `sharded` keeps in a table for itself: a per-key
+/// layout directory (`_sharded#layouts#<Entity>`), a migration unit's record
+/// (`_sharded#migration#<Entity>#<unit>`). Such a key is never an entity's, whatever its
+/// template: a bare `{field}` template would otherwise read one as an item of the entity.
+pub const OWN_ITEMS_PREFIX: &str = "_sharded#";
+
 /// Where the stored partition key `text` sits among `key`'s layouts, or `None` when it is no
-/// key of any of them (its template, suffix and shard range checked, not its fields' types).
+/// key of any of them (its template, suffix and shard range checked, not its fields' types),
+/// or is one of `sharded`'s own items ([`OWN_ITEMS_PREFIX`]). Every check of an untagged
+/// item's keys starts here.
 ///
 /// ```
 /// use sharded::schema::*;
@@ -262,6 +270,9 @@ pub struct Place {
 /// assert!(locate("E", &PK, "H#a").is_none());
 /// ```
 pub fn locate(entity: &'static str, key: &PartitionKeySchema, text: &str) -> Option<Place> {
+    if text.starts_with(OWN_ITEMS_PREFIX) {
+        return None;
+    }
     let ctx = context(entity, key);
     let current = parse(entity, key, text).is_ok();
     let previous = match key.previous {
@@ -451,6 +462,52 @@ mod tests {
             }
         }
         Ok(())
+    }
+
+    #[test]
+    fn sharded_s_own_items_are_no_entity_s_whatever_its_template() {
+        // Legacy layouts of bare fields, as a table adopted from another service may have.
+        static THREE: KeyTemplate = KeyTemplate::new(
+            "{a}#{b}#{c}",
+            &[
+                Segment::field("a"),
+                Segment::literal("#"),
+                Segment::field("b"),
+                Segment::literal("#"),
+                Segment::field("c"),
+            ],
+        );
+        static FOUR: KeyTemplate = KeyTemplate::new(
+            "{a}#{b}#{c}#{d}",
+            &[
+                Segment::field("a"),
+                Segment::literal("#"),
+                Segment::field("b"),
+                Segment::literal("#"),
+                Segment::field("c"),
+                Segment::literal("#"),
+                Segment::field("d"),
+            ],
+        );
+        for (template, own) in [
+            (&THREE, "_sharded#layouts#Score"),
+            (&FOUR, "_sharded#migration#Score#0..4/16"),
+        ] {
+            let pk = PartitionKeySchema::new("pk", &T, Sharding::random(4))
+                .with_previous(PreviousLayout::legacy(template));
+            assert!(
+                locate("Score", &pk, "x#y#z#w").is_some()
+                    || locate("Score", &pk, "x#y#z").is_some()
+            );
+            assert!(
+                parse_key_with(ctx(), template, own, None).is_ok(),
+                "the template alone takes {own}"
+            );
+            assert!(
+                locate("Score", &pk, own).is_none(),
+                "{own} is sharded's own"
+            );
+        }
     }
 
     #[test]

@@ -28,7 +28,8 @@ use super::error::{MigrateError, MigrationRefusal};
 use super::migration::Migration;
 use super::units::{Plan, Unit};
 
-/// The partition key prefix of a unit's record (the entity's name and the unit's id follow).
+/// The partition key prefix of a unit's record (the entity's name and the unit's id follow);
+/// one of `OWN_ITEMS_PREFIX`'s, never an entity's key.
 pub(crate) const RECORD_PREFIX: &str = "_sharded#migration#";
 
 /// The sort key of a unit's record, in a table with a sort key; also its tag.

@@ -55,7 +55,8 @@ use crate::error::layout::LayoutError;
 use crate::item::Item;
 use crate::keys::schema::{EntitySchema, KeyLayout};
 
-/// The partition key prefix of a layout directory item (the entity's name follows).
+/// The partition key prefix of a layout directory item (the entity's name follows); one of
+/// [`OWN_ITEMS_PREFIX`](crate::keys::layout::OWN_ITEMS_PREFIX)'s, never an entity's key.
 pub const DIRECTORY_PREFIX: &str = "_sharded#layouts#";
 
 /// The sort key of a directory item, in a table with a sort key; also its tag.

@@ -315,14 +315,11 @@ pub(crate) async fn remaining_with_plan(
         .map_err(|e| crate::failures::migration_failure(&table, e, &[]))?;
     let removable = status.is_complete() && left == 0;
     // Only when the declaration can go: a unit's record is where its next run resumes.
-    let forgotten = match args.forget && removable {
-        true => Some(
-            entity
-                .forget(client, table.clone(), plan)
-                .await
-                .map_err(|e| crate::failures::migration_failure(&table, e, &[]))?,
-        ),
-        false => None,
+    let forgotten = if args.forget && removable {
+        let deleted = entity.forget(client, table.clone(), plan).await;
+        Some(deleted.map_err(|e| crate::failures::migration_failure(&table, e, &[]))?)
+    } else {
+        None
     };
     match output {
         Output::Json => {

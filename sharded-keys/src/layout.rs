@@ -489,15 +489,15 @@ mod tests {
                 Segment::field("d"),
             ],
         );
-        for (template, own) in [
-            (&THREE, "_sharded#layouts#Score"),
-            (&FOUR, "_sharded#migration#Score#0..4/16"),
+        for (template, theirs, own) in [
+            (&THREE, "x#y#z", "_sharded#layouts#Score"),
+            (&FOUR, "x#y#z#w", "_sharded#migration#Score#0..4/16"),
         ] {
             let pk = PartitionKeySchema::new("pk", &T, Sharding::random(4))
                 .with_previous(PreviousLayout::legacy(template));
             assert!(
-                locate("Score", &pk, "x#y#z#w").is_some()
-                    || locate("Score", &pk, "x#y#z").is_some()
+                locate("Score", &pk, theirs).is_some_and(|p| p.previous),
+                "{theirs} is at the legacy place"
             );
             assert!(
                 parse_key_with(ctx(), template, own, None).is_ok(),

@@ -81,6 +81,20 @@ fn fail<T>(check: impl Into<String>, detail: impl Into<String>) -> Result<T, Fai
     Err(failure(check, detail))
 }
 
+/// The plan `MigrateUnit` cuts: `of` units of a scan in 4 segments (`Migration::plan`).
+async fn unit_plan<E: ModelEntity>(repo: &Repo<E>, of: u8) -> Result<migrate::Plan, Failure> {
+    match repo
+        .migrate()
+        .segments(4)
+        .write_units_per_second(100_000.0)
+        .plan(of.into(), 1)
+        .await
+    {
+        Ok(plan) => Ok(plan),
+        Err(e) => fail("Migration::plan", format!("{of} units of 4: {e}")),
+    }
+}
+
 /// Every page of a listing, `size` items at a time, at most `max_pages` of them: `page`
 /// reads one page, of the query sealed with [`cursor_key`] or not, from a cursor. Each page
 /// holds at most `size` items; the first cursor is also offered to the query sealed the
@@ -1734,18 +1748,12 @@ impl Run {
         }
     }
 
-    /// Unit `index` of the migration of `E` cut into `of` units of a scan in 4 segments, run
-    /// to its end (from its start when `fresh`): a unit its record says is done, run again,
-    /// reads nothing; after the run, the record says it is done.
     /// Deletes the records of the plan of `of` units (`Migration::forget`) right after unit
     /// `index` ran to its end: every unit of it is done or never ran (units run to their end
     /// here), so it deletes at least that unit's record, and `status` then says not started.
     async fn forget_units<E: ModelEntity>(&self, index: u8, of: u8) -> Result<(), Failure> {
         let repo = self.repo::<E>();
-        let plan = match repo.migrate().segments(4).plan(of.into(), 1).await {
-            Ok(plan) => plan,
-            Err(e) => return fail("Migration::plan", format!("{of} units of 4: {e}")),
-        };
+        let plan = unit_plan(&repo, of).await?;
         match repo.migrate().forget(&plan).await {
             Ok(deleted) if deleted >= 1 => {}
             other => {
@@ -1768,6 +1776,9 @@ impl Run {
         }
     }
 
+    /// Unit `index` of the migration of `E` cut into `of` units of a scan in 4 segments, run
+    /// to its end (from its start when `fresh`): a unit its record says is done, run again,
+    /// reads nothing; after the run, the record says it is done.
     async fn migrate_unit<E: ModelEntity>(
         &self,
         index: u8,
@@ -1775,16 +1786,7 @@ impl Run {
         fresh: bool,
     ) -> Result<(), Failure> {
         let repo = self.repo::<E>();
-        let plan = match repo
-            .migrate()
-            .segments(4)
-            .write_units_per_second(100_000.0)
-            .plan(of.into(), 1)
-            .await
-        {
-            Ok(plan) => plan,
-            Err(e) => return fail("Migration::plan", format!("{of} units of 4: {e}")),
-        };
+        let plan = unit_plan(&repo, of).await?;
         let Some(unit) = plan.units.get(usize::from(index)).cloned() else {
             return fail(
                 "Migration::plan",

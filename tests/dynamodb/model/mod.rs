@@ -31,9 +31,9 @@
 //! counted by `Migration::remaining`; units of a migration cut by `Migration::plan` (1 to 4
 //! units over 4 segments) run in any order, from their start or from their record in the
 //! table, and run twice (a done unit read again reads nothing; after a run, `status` says it
-//! is done), their records then forgotten (`forget`: `status` says not started); increments and totals of a sharded counter, spelled in
-//! the adopted table as the vote-counter pattern's hand-made one (`votes`, `METADATA`,
-//! `#SHARD_{n}`).
+//! is done), their records then forgotten (`forget`: `status` says not started); increments
+//! and totals of a sharded counter, spelled in the adopted table as the vote-counter
+//! pattern's hand-made one (`votes`, `METADATA`, `#SHARD_{n}`).
 //! A tenth of the steps are time-bucketed events
 //! (`events`): `put`, `batch_put` and `delete` of events on hour edges, and `RangeQuery` read by
 //! `collect`, `stream`, `count`, `count_by_bucket` and `page` continued with plain or sealed

@@ -504,7 +504,9 @@ async fn migrate(
     // `--resume` must still find the file it is told to use.
     let last_checkpoint = match &result {
         Ok(report) => Some(&report.checkpoint),
-        Err(MigrateError::Incomplete { report, .. }) => Some(&report.checkpoint),
+        Err(MigrateError::Incomplete { report, .. } | MigrateError::Superseded { report, .. }) => {
+            Some(&report.checkpoint)
+        }
         Err(_) => None,
     };
     if let (Some(path), Some(checkpoint)) = (&args.checkpoint, last_checkpoint) {
@@ -519,12 +521,18 @@ async fn migrate(
     {
         eprintln!("warning: {message}");
     }
+    // A superseded unit's run says why it stopped, in the words of its error.
+    let stopped = result.as_ref().err().map(ToString::to_string);
     let (report, code) = match result {
         Ok(report) => (report, EXIT_OK),
         Err(MigrateError::Incomplete { report, source }) => {
             if let Some(source) = source {
                 eprintln!("stopped: {source}");
             }
+            (*report, EXIT_INCOMPLETE)
+        }
+        Err(MigrateError::Superseded { report, .. }) => {
+            eprintln!("stopped: {}", stopped.unwrap_or_default());
             (*report, EXIT_INCOMPLETE)
         }
         Err(e) => return Err(migration_failure(&args.table, e, &given)),

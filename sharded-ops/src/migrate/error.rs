@@ -58,6 +58,38 @@ pub enum MigrateError {
         #[source]
         source: Option<Box<Error>>,
     },
+    /// A unit's run stopped because a later run of the same unit started since: the unit's
+    /// record in the table is that run's (run number `newer_run`, against this run's
+    /// `this_run`), and this run leaves it alone rather than replace it with an older
+    /// checkpoint. Nothing was lost: what this run moved stays moved (moving is idempotent,
+    /// the newer run finds those items in place), and `report` has this run's counts. If the
+    /// newer run is going, there is nothing to do; if it is not (a run killed after its first
+    /// record), run the unit again: it resumes from the newer run's record.
+    ///
+    /// ```
+    /// use sharded::migrate::MigrateError;
+    /// fn explain(e: &MigrateError) {
+    ///     if let MigrateError::Superseded { unit, newer_run, .. } = e {
+    ///         eprintln!("unit {unit} is run {newer_run}'s now: this worker moves on");
+    ///     }
+    /// }
+    /// ```
+    #[error(
+        "unit {unit}: run {this_run} stopped, because run {newer_run} of the unit started since \
+         (the unit's record in the table is that run's); what this run moved stays moved. \
+         Nothing to do while that run is going; if it is not, run the unit again: it resumes \
+         from that run's record"
+    )]
+    Superseded {
+        /// The unit (as [`Unit`](super::Unit) displays it).
+        unit: String,
+        /// This run's number (one more than the record it started from).
+        this_run: u32,
+        /// The number of the run whose record the table holds.
+        newer_run: u32,
+        /// What this run did before it stopped.
+        report: Box<Report>,
+    },
     /// A migration checkpoint that cannot be used: one of another migration (table, entity,
     /// layout, scope, segment count), or not a token `Checkpoint` made (a
     /// [`CheckpointError`], converted with `?`).

@@ -6,15 +6,21 @@
 //! `_sharded#migration#<Entity>#<unit id>` (sort key `_sharded#migration` when the table has
 //! one), tagged `_sharded#migration` where the table tags items, so no query, scan or
 //! migration of any entity takes it for one of its items. It holds the unit's checkpoint
-//! token and its counts, and is replaced (last writer wins) at most every second while the
-//! unit runs and when it stops. [`Migration::forget`] deletes a plan's records once its units
-//! are done.
+//! token, its counts and its layout, and is replaced at most every second while the unit runs
+//! and when it stops: by the run that wrote it or by a later run of the unit, never by an
+//! earlier one (a run whose unit was started again since stops with
+//! [`MigrateError::Superseded`](super::MigrateError::Superseded), so a killed worker's last
+//! write landing late cannot hide the newer run's record). [`Migration::forget`] deletes a
+//! plan's records once its units are done.
 
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, KeysAndAttributes, ReturnValue, ReturnValuesOnConditionCheckFailure,
+};
 use aws_sdk_dynamodb::Client;
 
 use sharded_runtime::__ops::dynamo_error;
@@ -39,6 +45,10 @@ pub(crate) const RECORD_MARK: &str = "_sharded#migration";
 /// killed in between resumes from a checkpoint at most this old, reading again what it read
 /// since (moving is idempotent).
 pub(crate) const RECORD_EVERY: Duration = Duration::from_secs(1);
+
+/// The record's attribute naming the layout it is of: the fence between runs of a unit only
+/// holds within one layout (a new layout's first run must replace an old layout's record).
+const LAYOUT: &str = "layout";
 
 /// What a unit's runs did, added up over every run of it (but `failed` and `complete`, which
 /// are its last run's).
@@ -214,6 +224,10 @@ fn record_item(schema: &EntitySchema, unit: &Unit, record: &UnitRecord) -> Item 
         ),
         ("unit".to_owned(), AttributeValue::S(unit.to_string())),
         (
+            LAYOUT.to_owned(),
+            AttributeValue::S(record.checkpoint.layout.clone()),
+        ),
+        (
             "complete".to_owned(),
             AttributeValue::Bool(record.checkpoint.is_complete()),
         ),
@@ -320,22 +334,70 @@ pub(crate) fn counting_its_own_write(
     }
 }
 
-/// Replaces a unit's record with `item` (see [`counting_its_own_write`]); returns the write
-/// units DynamoDB says it used, if it says.
+/// What became of a record's write.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum RecordWrite {
+    /// Written; the write units DynamoDB says it used, if it says.
+    Written(Option<f64>),
+    /// Not written: the stored record is a later run's of the unit (`newer_run`), which this
+    /// run must leave alone.
+    Superseded { newer_run: u32 },
+}
+
+/// Replaces a unit's record with `item` (see [`counting_its_own_write`]), the record of the
+/// unit's run number `run`, unless the stored record is a later run's of the same layout.
+///
+/// Runs of a unit are numbered by their records (a run's number is one more than the record
+/// it found), so a run started after another has the higher number once it has read that
+/// run's record. The condition keeps a killed worker's write, sent before the kill and landing
+/// late, from replacing its unit's run again's newer record, and stops the earlier of two runs
+/// of one unit at its next record.
 pub(crate) async fn write_record(
     client: &Client,
     table: &str,
+    schema: &EntitySchema,
     item: Item,
-) -> Result<Option<f64>, Error> {
+    run: u32,
+) -> Result<RecordWrite, Error> {
+    let layout = item.get(LAYOUT).cloned();
     let output = client
         .put_item()
         .table_name(table)
         .set_item(Some(item))
+        .condition_expression(
+            "attribute_not_exists(#pk) OR attribute_not_exists(#layout) OR #layout <> :layout \
+             OR attribute_not_exists(#runs) OR #runs <= :run",
+        )
+        .expression_attribute_names("#pk", schema.pk.attribute)
+        .expression_attribute_names("#layout", LAYOUT)
+        .expression_attribute_names("#runs", "runs")
+        .set_expression_attribute_values(Some(HashMap::from([
+            (
+                ":layout".to_owned(),
+                layout.unwrap_or(AttributeValue::Null(true)),
+            ),
+            (":run".to_owned(), AttributeValue::N(run.to_string())),
+        ])))
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
         .return_consumed_capacity(aws_sdk_dynamodb::types::ReturnConsumedCapacity::Total)
         .send()
-        .await
-        .map_err(|e| dynamo_error("PutItem", table, e))?;
-    Ok(output.consumed_capacity.and_then(|c| c.capacity_units))
+        .await;
+    match output {
+        Ok(output) => Ok(RecordWrite::Written(
+            output.consumed_capacity.and_then(|c| c.capacity_units),
+        )),
+        Err(e) => match e.as_service_error() {
+            Some(PutItemError::ConditionalCheckFailedException(stored)) => {
+                let newer_run = stored
+                    .item()
+                    .and_then(|item| item.get("runs")?.as_n().ok()?.parse::<u32>().ok())
+                    // Only a later run's record fails the condition.
+                    .unwrap_or(run.saturating_add(1));
+                Ok(RecordWrite::Superseded { newer_run })
+            }
+            _ => Err(dynamo_error("PutItem", table, e)),
+        },
+    }
 }
 
 /// Where each unit of `plan` is, from the records in the table (`BatchGetItem`, strongly
@@ -413,22 +475,26 @@ pub(crate) async fn plan_status(
         .map(|unit| {
             let key = format!("{RECORD_PREFIX}{}#{unit}", schema.entity);
             let record = found.get(&key).filter(|r| r.checkpoint.layout == layout);
-            let state = match record {
-                None => UnitState::NotStarted,
-                Some(r) if r.checkpoint.is_complete() => UnitState::Done,
-                Some(r) if r.progress.failed > 0 => UnitState::Failed {
-                    items: r.progress.failed,
-                },
-                Some(_) => UnitState::Started,
-            };
             UnitStatus {
                 unit: unit.clone(),
-                state,
+                state: state_of(record),
                 progress: record.map(|r| r.progress),
             }
         })
         .collect();
     Ok(PlanStatus { units })
+}
+
+/// Where a unit is, from its record of the plan's layout (`None`: none).
+fn state_of(record: Option<&UnitRecord>) -> UnitState {
+    match record {
+        None => UnitState::NotStarted,
+        Some(r) if r.checkpoint.is_complete() => UnitState::Done,
+        Some(r) if r.progress.failed > 0 => UnitState::Failed {
+            items: r.progress.failed,
+        },
+        Some(_) => UnitState::Started,
+    }
 }
 
 /// The status entry point, here beside the records so the builder's file needs nothing of them.
@@ -504,21 +570,26 @@ impl<E: ShardedEntity> Migration<E> {
                 .expression_attribute_names("#complete", "complete")
                 .expression_attribute_values(":done", AttributeValue::Bool(true))
                 .return_values(ReturnValue::AllOld)
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
                 .send()
                 .await;
             match result {
                 Ok(output) => deleted += usize::from(output.attributes.is_some()),
-                Err(e)
-                    if matches!(
-                        e.as_service_error(),
-                        Some(DeleteItemError::ConditionalCheckFailedException(_))
-                    ) =>
-                {
-                    let unit = u.unit.to_string();
-                    let state = "started";
-                    return Err(MigrationRefusal::UnitNotDone { unit, state }.into());
-                }
-                Err(e) => return Err(dynamo_error("DeleteItem", &table, e).into()),
+                Err(e) => match e.as_service_error() {
+                    Some(DeleteItemError::ConditionalCheckFailedException(stored)) => {
+                        // A run started again since: what its record says now.
+                        let record = stored.item().and_then(from_item);
+                        let unit = u.unit.to_string();
+                        let state = match state_of(record.as_ref()) {
+                            UnitState::Failed { .. } => "failed",
+                            _ => "started",
+                        };
+                        return Err(MigrationRefusal::UnitNotDone { unit, state }.into());
+                    }
+                    _ => return Err(dynamo_error("DeleteItem", &table, e).into()),
+                },
             }
         }
         Ok(deleted)

@@ -5,7 +5,7 @@
 //! Nothing is spawned: the whole run is one future, so dropping it stops every request.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -35,8 +35,8 @@ use super::migration::{
 };
 use super::pages::{PageSource, Parts};
 use super::records::{
-    counting_its_own_write, now_ms, read_record, write_record, UnitProgress, UnitRecord,
-    RECORD_EVERY,
+    counting_its_own_write, now_ms, read_record, write_record, RecordWrite, UnitProgress,
+    UnitRecord, RECORD_EVERY,
 };
 use super::remaining::Remaining;
 use super::report::{Failure, Progress, Rekeyed, Report};
@@ -257,6 +257,9 @@ pub(super) struct Runner<E> {
     started_at_ms: u64,
     /// The unit's record as this run last wrote or found it.
     recorded: Mutex<Recorded>,
+    /// The number of a later run of the unit whose record the table holds (0: none): every
+    /// part stops at its next page, and this run writes no record again.
+    superseded_by: AtomicU32,
 }
 
 /// The unit's record as a run last wrote or found it.
@@ -483,6 +486,7 @@ impl<E: ShardedEntity> Runner<E> {
             unit: migration.unit,
             earlier: None,
             started_at_ms: now_ms(),
+            superseded_by: AtomicU32::new(0),
             recorded: Mutex::default(),
             base,
             state: Mutex::new(State {
@@ -544,7 +548,7 @@ impl<E: ShardedEntity> Runner<E> {
             .iter()
             .all(|p| matches!(p, Position::Done));
         let mut result = __ops::within(span.clone(), self.parts(false)).await;
-        if !already_done {
+        if !already_done && self.superseded_by().is_none() {
             if let Err(error) = self.record(true).await {
                 result = result.and(Err(error));
             }
@@ -564,6 +568,19 @@ impl<E: ShardedEntity> Runner<E> {
                 checkpoint: self.checkpoint(&state),
             }
         };
+        match (result, self.superseded_by(), &self.unit) {
+            (Ok(()), Some(newer_run), Some(unit)) => Err(MigrateError::Superseded {
+                unit: unit.to_string(),
+                this_run: self.run_number(),
+                newer_run,
+                report: Box::new(report),
+            }),
+            (result, ..) => Self::outcome(result, report),
+        }
+    }
+
+    /// A run's result from its parts' and its report.
+    fn outcome(result: Result<(), Error>, report: Report) -> Result<Report, MigrateError> {
         match result {
             Err(source) => Err(MigrateError::Incomplete {
                 report: Box::new(report),
@@ -619,6 +636,9 @@ impl<E: ShardedEntity> Runner<E> {
                     self.reached(part, end, counting);
                     if !counting {
                         self.record(false).await?;
+                        if self.superseded_by().is_some() {
+                            return Ok(());
+                        }
                     }
                 }
                 read = async {
@@ -1088,10 +1108,16 @@ impl<E: ShardedEntity> Runner<E> {
     /// Replaces the unit's record in the table, if this run is a unit's: when one is due
     /// (at most every [`RECORD_EVERY`]), or `now`. Its write is charged to the budget, and
     /// counted in the record it writes, so a finished run's record holds all it spent.
+    ///
+    /// A later run of the unit holding the record stops this one
+    /// ([`superseded_by`](Self::superseded_by)), its record left as that run wrote it.
     async fn record(&self, now: bool) -> Result<(), Error> {
         let Some(unit) = &self.unit else {
             return Ok(());
         };
+        if self.superseded_by().is_some() {
+            return Ok(());
+        }
         let stored_bytes = {
             let mut last = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
             let due = now || last.at.is_none_or(|at| at.elapsed() >= RECORD_EVERY);
@@ -1113,7 +1139,7 @@ impl<E: ShardedEntity> Runner<E> {
                     failed: p.failed,
                     write_units: earlier.write_units + p.write_units,
                     elapsed: earlier.elapsed + self.clock.now().saturating_sub(self.started),
-                    runs: earlier.runs + 1,
+                    runs: self.run_number(),
                     started_at_ms: match earlier.runs {
                         0 => self.started_at_ms,
                         _ => earlier.started_at_ms,
@@ -1127,12 +1153,19 @@ impl<E: ShardedEntity> Runner<E> {
             written
         };
         let reserved = self.reserve(own).await;
-        let written = write_record(self.repo.client(), self.repo.table(), item).await;
+        let (client, table) = (self.repo.client(), self.repo.table());
+        let written = write_record(client, table, E::SCHEMA, item, self.run_number()).await;
         let used = match &written {
-            Ok(reported) => {
+            Ok(RecordWrite::Written(reported)) => {
                 let mut last = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
                 last.bytes = bytes;
                 reported.unwrap_or(own)
+            }
+            // A write whose condition fails is charged all the same (DynamoDB does not say
+            // how much on a failure): the estimate.
+            Ok(RecordWrite::Superseded { newer_run }) => {
+                self.superseded_by.store(*newer_run, Ordering::Relaxed);
+                own
             }
             Err(_) => 0.0,
         };
@@ -1145,6 +1178,19 @@ impl<E: ShardedEntity> Runner<E> {
             self.tally(|p| p.write_units += used - own);
         }
         written.map(|_| ())
+    }
+
+    /// This run's number among the unit's runs: one more than the record it started from.
+    fn run_number(&self) -> u32 {
+        self.earlier.map_or(0, |e| e.runs).saturating_add(1)
+    }
+
+    /// The number of the later run of the unit that holds its record, if one does.
+    fn superseded_by(&self) -> Option<u32> {
+        match self.superseded_by.load(Ordering::Relaxed) {
+            0 => None,
+            run => Some(run),
+        }
     }
 
     fn checkpoint(&self, state: &State) -> Checkpoint {

@@ -195,6 +195,61 @@ async fn a_unit_killed_part_way_resumes_from_its_record() {
 }
 
 #[tokio::test]
+async fn a_run_superseded_by_a_later_run_of_its_unit_stops_and_leaves_that_runs_record() {
+    let repo: Repo<Adopted> = repo("units-superseded").await;
+    let scores = initial(300);
+    seed_legacy(repo.client(), repo.table(), GAME, &scores).await;
+    let plan = plan(&repo, 1, 1).await;
+    let unit = plan.units[0].clone();
+    let halfway = Arc::new(tokio::sync::Notify::new());
+    let notifier = halfway.clone();
+    // The first run is slow (records every second come well before its end) and keeps going
+    // while a second run of the same unit starts from its record and finishes.
+    let first = repo
+        .migrate()
+        .unit(unit.clone())
+        .page_size(10)
+        .write_units_per_second(150.0)
+        .on_progress(move |p| {
+            if p.moved >= 90 {
+                notifier.notify_one();
+            }
+        })
+        .run();
+    let second = async {
+        halfway.notified().await;
+        let status = repo.migrate().status(&plan).await.unwrap();
+        assert_eq!(status.units[0].state, UnitState::Started, "{status:?}");
+        assert_eq!(status.units[0].progress.map(|p| p.runs), Some(1));
+        repo.migrate().unit(unit.clone()).page_size(10).run().await
+    };
+    let (first, second) = tokio::join!(first, second);
+    let second = second.expect("the second run finishes");
+    match first {
+        Err(MigrateError::Superseded {
+            unit: u,
+            this_run,
+            newer_run,
+            report,
+        }) => {
+            assert_eq!((u, this_run, newer_run), (unit.to_string(), 1, 2));
+            assert!(report.progress.moved >= 90, "{}", report.progress);
+        }
+        other => panic!("the earlier run of the unit went on: {other:?}"),
+    }
+    // The record is the later run's, complete: the earlier run's writes after it started
+    // (its checkpoints further back) did not replace it.
+    let status = repo.migrate().status(&plan).await.unwrap();
+    assert!(status.is_complete(), "{status:?}");
+    let p = status.units[0].progress.unwrap();
+    assert_eq!(p.runs, 2);
+    assert!(p.moved >= second.progress.moved && p.moved <= 300, "{p:?}");
+    assert_eq!(repo.migration_remaining().await.unwrap(), 0);
+    assert_settled_scores(&repo, &scores).await;
+    assert_eq!(records(&repo).await, 1);
+}
+
+#[tokio::test]
 async fn a_key_unit_moves_one_key_and_records_it() {
     let repo: Repo<Adopted> = repo("units-key").await;
     let scores = initial(40);

@@ -1,7 +1,8 @@
 //! Requests applied whose responses are lost (`Faults::drop_responses`): the SDK retries
 //! them, and what the retry finds is the first attempt's own write.
 
-use sharded::{Error, Repo};
+use serde::{Deserialize, Serialize};
+use sharded::{Error, Repo, ShardedEntity};
 use sharded_testkit::faults::Faults;
 
 use crate::entities::{score, Score};
@@ -40,6 +41,52 @@ async fn a_put_new_retried_after_its_response_was_lost_succeeds() {
             ..
         })
     ));
+}
+
+/// A versioned document: `put` replaces only the version read.
+#[derive(ShardedEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[pk(template = "DOC#{doc_id}")]
+struct Doc {
+    doc_id: String,
+    body: String,
+    #[sharded(version)]
+    version: u64,
+}
+
+#[tokio::test]
+async fn a_versioned_put_retried_after_its_response_was_lost_succeeds() {
+    let plain: Repo<Doc> = repo("lost-versioned").await;
+    let doc = |body: &str, version| Doc {
+        doc_id: "d1".into(),
+        body: body.into(),
+        version,
+    };
+    plain.put(&doc("v0", 0)).await.unwrap();
+    let faults = Faults::new();
+    let repo = Repo::new(faulty_client(&faults, 3).await, plain.table());
+    let read = Doc::get(&repo, "d1").await.unwrap().unwrap();
+    faults.drop_responses("PutItem", 1);
+    repo.put(&doc("v1", read.version)).await.unwrap();
+    assert_eq!(
+        (faults.requests("PutItem"), faults.injected("PutItem")),
+        (2, 1),
+        "written, answer lost, retried and refused by its own write: reported as success"
+    );
+    assert_eq!(
+        Doc::get(&plain, "d1").await.unwrap(),
+        Some(doc("v1", read.version + 1))
+    );
+    // Another writer from the same read still loses, the stored item untouched.
+    match repo.put(&doc("late", read.version)).await {
+        Err(Error::VersionConflict {
+            expected, found, ..
+        }) => assert_eq!((expected, found), (read.version, Some(read.version + 1))),
+        other => panic!("a second writer from the same read: {other:?}"),
+    }
+    assert_eq!(
+        Doc::get(&plain, "d1").await.unwrap(),
+        Some(doc("v1", read.version + 1))
+    );
 }
 
 #[tokio::test]

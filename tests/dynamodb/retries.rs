@@ -360,6 +360,37 @@ async fn a_transactional_read_canceled_for_a_conflict_is_read_again() {
     );
 }
 
+/// A commit whose caller stopped waiting (a timeout drops the future while the request is on
+/// its way) may have been applied: the next commit of the same prepared transaction, refused
+/// for a reason that says nothing about the earlier one (a conflict), says the outcome is
+/// unknown, and the identical request settles it.
+#[tokio::test]
+async fn a_commit_dropped_on_its_way_leaves_the_outcome_unknown() {
+    let plain = repo::<Account>("retry-dropped").await;
+    let faults = Faults::new();
+    let repo = through(&plain, &faults, 1).await;
+    let prepared = repo
+        .transaction()
+        .with_retry(once())
+        .put(&account("kim", 7))
+        .prepare()
+        .await
+        .unwrap();
+    faults.set_latency(std::time::Duration::from_secs(5));
+    let waited = tokio::time::timeout(std::time::Duration::from_millis(200), prepared.commit());
+    assert!(waited.await.is_err(), "the commit was still on its way");
+    faults.clear();
+    faults.fail_next("TransactWriteItems", InjectedError::TransactionConflict, 1);
+    let err = prepared.commit().await.unwrap_err();
+    assert!(err.outcome_unknown(), "{err:?}");
+    assert!(
+        matches!(&err, Error::OutcomeUnknown { token, .. } if token == prepared.token()),
+        "{err:?}"
+    );
+    prepared.commit().await.unwrap();
+    assert_eq!(coins(&plain, "kim").await, Some(7));
+}
+
 /// A send whose outcome is unknown (DynamoDB's own failure here; a lost answer alike), then
 /// refusals that say nothing about it (conflicts) until the retries end: the error still says
 /// the outcome is unknown, whichever send refused last, the SDK's own retries included, and

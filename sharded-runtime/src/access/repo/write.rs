@@ -645,8 +645,10 @@ impl<E: ShardedEntity> Repo<E> {
         // The version read (the struct's), before this write bumps it.
         let read_version = stamp_write(E::SCHEMA, &mut item)?;
         let key = describe_key(E::SCHEMA, &item);
-        // Kept to compare with the item a refusal returns (`put_new`) or to record.
-        let kept = (mode == PutMode::New || self.handle.stats.is_some()).then(|| item.clone());
+        // Kept to compare with the item a refusal returns (`put_new`, a versioned put) or to
+        // record.
+        let compared = mode == PutMode::New || read_version.is_some();
+        let kept = (compared || self.handle.stats.is_some()).then(|| item.clone());
         let (mut names, mut values) = (Names::new(), Values::new());
         let condition = match mode {
             // Optimistic locking too: replace only the version read (a new item only from 0).
@@ -679,6 +681,14 @@ impl<E: ShardedEntity> Repo<E> {
                     entity: own,
                     key: key.clone(),
                 }),
+                // Versioned, and the item stored is exactly this write, its version bumped:
+                // our own earlier attempt, applied but unanswered and sent again by the SDK.
+                (PutMode::Replace, Some(found))
+                    if read_version.is_some()
+                        && kept.as_ref().is_some_and(|item| same_item(found, item)) =>
+                {
+                    Ok(None)
+                }
                 // Versioned: the item is ours but at another version, or gone.
                 (PutMode::Replace, found)
                     if read_version.is_some() && found.is_none_or(is_ours::<E>) =>

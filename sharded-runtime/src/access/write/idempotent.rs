@@ -102,11 +102,16 @@ impl TokenRequest {
 /// What the sends of one request so far tell, kept across calls of [`send`] for a request the
 /// caller may commit again: when it was first sent (the start of its token's window, set once,
 /// by the first send), and whether any attempt, the SDK's own retries included, left its
-/// outcome unknown.
+/// outcome unknown: one got no answer, or a send was given up while waiting for its answer
+/// (its caller dropped the future, by a timeout or a cancelled task), which the next send
+/// finds still in flight.
 #[derive(Debug, Default)]
 pub(crate) struct FirstSent {
     at: OnceLock<Instant>,
     unknown: Arc<AtomicBool>,
+    /// Set before each send, cleared when its answer comes: still set at the next send means
+    /// the last one was dropped on its way, and may have been applied.
+    in_flight: AtomicBool,
 }
 
 impl FirstSent {
@@ -188,6 +193,9 @@ pub(crate) async fn send(
     let mut attempt = 0;
     loop {
         let started = *first_sent.at.get_or_init(Instant::now);
+        if first_sent.in_flight.swap(true, Ordering::SeqCst) {
+            first_sent.unknown.store(true, Ordering::SeqCst);
+        }
         let mut builder = client
             .transact_write_items()
             .set_transact_items(Some(request.items.clone()))
@@ -200,6 +208,7 @@ pub(crate) async fn send(
             .interceptor(AttemptWatch(first_sent.unknown.clone()))
             .send()
             .await;
+        first_sent.in_flight.store(false, Ordering::SeqCst);
         attempt += 1;
         let Err(error) = &result else {
             return result;

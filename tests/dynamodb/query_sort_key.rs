@@ -358,3 +358,85 @@ async fn query_typed_sort_key_errors_come_back_from_the_query() {
         .unwrap();
     assert_eq!(got.len(), SCORES.len());
 }
+
+/// On an index, items share sort keys: every score of p1 in g1 is `GAME#g1` on gsi1. Paging a
+/// condition whose last key is that shared key reads every item that has it, whatever the page
+/// size, in both directions (a shard standing on the condition's last key may hold more items
+/// with that key).
+#[tokio::test]
+async fn paging_an_index_condition_ending_on_a_shared_sort_key_reads_every_tied_item() {
+    let repo = repo::<Score>("q-gsi-ties").await;
+    let mut scores: Vec<Score> = (0..40).map(|s| score("g1", "p1", s)).collect();
+    scores.extend((0..8).map(|s| score("g0", "p1", s)));
+    scores.extend((0..8).map(|s| score("g2", "p1", s)));
+    repo.batch_put(&scores).await.unwrap();
+    let sorted = |mut keys: Vec<(String, u64)>| {
+        keys.sort();
+        keys
+    };
+    let want = |keep: &dyn Fn(&str) -> bool| {
+        sorted(
+            scores
+                .iter()
+                .filter(|s| keep(&s.game_id))
+                .map(|s| (s.game_id.clone(), s.score))
+                .collect(),
+        )
+    };
+    for size in [1, 3, 7] {
+        for descending in [false, true] {
+            let cases: [(&str, SortKeyCondition, Vec<(String, u64)>); 3] = [
+                (
+                    "eq g1",
+                    Score::gsi1_sort().eq("g1").into(),
+                    want(&|g| g == "g1"),
+                ),
+                (
+                    "le g1",
+                    Score::gsi1_sort().le("g1").into(),
+                    want(&|g| g <= "g1"),
+                ),
+                (
+                    "ge g1",
+                    Score::gsi1_sort().ge("g1").into(),
+                    want(&|g| g >= "g1"),
+                ),
+            ];
+            for (label, condition, want) in cases {
+                let pages = page_to_end(
+                    || {
+                        let query = Score::query_gsi1(&repo, "p1").sk(condition.clone());
+                        if descending {
+                            query.descending()
+                        } else {
+                            query
+                        }
+                    },
+                    size,
+                )
+                .await;
+                let got: Vec<(String, u64)> = pages
+                    .into_iter()
+                    .flatten()
+                    .map(|s| (s.game_id, s.score))
+                    .collect();
+                let in_order = got.windows(2).all(|w| {
+                    if descending {
+                        w[0].0 >= w[1].0
+                    } else {
+                        w[0].0 <= w[1].0
+                    }
+                });
+                assert!(
+                    in_order,
+                    "{label}, page {size}, descending {descending}: {got:?}"
+                );
+                assert_eq!(
+                    sorted(got),
+                    want,
+                    "{label}, page {size}, descending {descending}: every item exactly once"
+                );
+            }
+        }
+    }
+}

@@ -446,10 +446,12 @@ impl Engine {
                 };
                 let resume_at = from_position.or(own);
                 // A shard that stands at the end of the sort-key condition holds nothing more
-                // in it (DynamoDB refuses a start key on the condition's last key).
+                // in it (DynamoDB refuses a start key on the condition's last key). On an
+                // index, items share sort keys: one standing on the last key may have more
+                // items with it, so only a shard past it is at the end.
                 let at_end = resume_at
                     .and_then(|values| values.first())
-                    .is_some_and(|sort| at_condition_end(&plan, sort));
+                    .is_some_and(|sort| at_condition_end(&plan, sort, !sort_only));
                 let next_start = resume_at.map(|values| start_key(&plan, pk, values));
                 ShardState {
                     buffer: VecDeque::new(),
@@ -1072,8 +1074,9 @@ fn position_values(plan: &Plan, item: &Item) -> Vec<AttributeValue> {
 
 /// Whether a shard standing after the item with sort key `sort` has nothing left in the
 /// query's sort-key condition: `sort` is its last key in the query's order (the upper end of
-/// an ascending range, the lower end of a descending one) or past it.
-fn at_condition_end(plan: &Plan, sort: &AttributeValue) -> bool {
+/// an ascending range, the lower end of a descending one) or past it; with `ties` (an index,
+/// where items share sort keys), only past it.
+fn at_condition_end(plan: &Plan, sort: &AttributeValue, ties: bool) -> bool {
     // A multi-attribute sort key's range is on one of several attributes: nothing to tell
     // from the first position value alone.
     if plan.sort_attributes.len() != 1 {
@@ -1085,11 +1088,11 @@ fn at_condition_end(plan: &Plan, sort: &AttributeValue) -> bool {
     let sort = sort.as_str();
     match (condition, plan.descending) {
         (SortCondition::Between(_, high), false) | (SortCondition::Le(high), false) => {
-            sort >= high.as_str()
+            sort > high.as_str() || (!ties && sort == high.as_str())
         }
         (SortCondition::Lt(end), false) => sort >= end.as_str(),
         (SortCondition::Between(low, _), true) | (SortCondition::Ge(low), true) => {
-            sort <= low.as_str()
+            sort < low.as_str() || (!ties && sort == low.as_str())
         }
         _ => false,
     }

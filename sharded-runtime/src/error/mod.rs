@@ -161,10 +161,12 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
-    /// The query joined an identical query in flight (single flight), and that query failed
-    /// with `source`: the same error this query would most likely have met. Its checks
-    /// (`is_throttling`, `throttling_reasons`, `is_validation`, `outcome_unknown`) answer as
-    /// `source`'s.
+    /// The query shared its answer with an identical query in flight (single flight), and
+    /// that answer was the error `source`: the same error this query would most likely have
+    /// met. Any caller of the shared flight may get it, the one whose requests ran included,
+    /// so match on [`unshared`](Error::unshared) to see the error itself
+    /// (`Error::ShardFailed`, ...). Its checks (`is_throttling`, `throttling_reasons`,
+    /// `is_validation`, `outcome_unknown`) answer as `source`'s.
     #[error("{source} (the error of an identical query running at the same time, whose answer this query shared)")]
     Coalesced {
         /// The shared query's error.
@@ -479,6 +481,25 @@ pub enum Error {
 }
 
 impl Error {
+    /// The error itself, or for [`Error::Coalesced`] the error of the query whose answer this
+    /// one shared (single flight): what to match on when a query's failure matters, whichever
+    /// caller of a shared flight got it.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use sharded::query::QueryRefusal;
+    /// use sharded::Error;
+    /// let refused = Error::InvalidQuery(QueryRefusal::EmptyPage);
+    /// let shared = Error::Coalesced { source: Arc::new(refused) };
+    /// assert!(matches!(shared.unshared(), Error::InvalidQuery(QueryRefusal::EmptyPage)));
+    /// ```
+    pub fn unshared(&self) -> &Error {
+        match self {
+            Error::Coalesced { source } => source.unshared(),
+            other => other,
+        }
+    }
+
     /// Whether DynamoDB refused the request for capacity (a hot key, a throttled index, a
     /// request rate limit), here or in the shard or scan segment that failed.
     ///

@@ -14,7 +14,7 @@ pub const REQUEST_SPAN: &str = "sharded.request";
 pub const ITEM_SPAN: &str = "sharded.item";
 /// The span of one scatter-gather query page or collect (`Query` builders).
 pub const QUERY_SPAN: &str = "sharded.query";
-/// The span of one scatter-gather count (`Select=COUNT` on every shard).
+/// The span of one scatter-gather count (a keys read on every shard).
 pub const COUNT_SPAN: &str = "sharded.count";
 /// The span of one `repo.scan()` (a collect, a count, a stream), the parent of every
 /// segment's requests.

@@ -469,7 +469,7 @@ impl<E: ShardedEntity> Spec<E> {
         Ok((query, skip))
     }
 
-    /// The items of `bucket` in the range (`Select=COUNT` on every shard).
+    /// The items of `bucket` in the range (counted on every shard).
     async fn count_bucket(&self, bucket: Bucket) -> Result<(String, u64), Error> {
         let (query, skip) = self.bucket_query(&bucket)?;
         let mut count = query.count().await?;
@@ -902,7 +902,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
         })
     }
 
-    /// Counts the items of the range: `Select=COUNT` on every shard of every bucket, summed.
+    /// Counts the items of the range: counted on every shard of every bucket, summed.
     ///
     /// ```no_run
     /// # use sharded::{Error, query::RangeQuery, ShardedEntity};
@@ -922,7 +922,7 @@ impl<E: ShardedEntity> RangeQuery<E> {
     /// The count of each bucket of the range, as `(label, count)` in the query's order, empty
     /// buckets included (`("2026-11-22", 0)`): how the buckets are filled.
     ///
-    /// Each bucket is one `Select=COUNT` Query per shard (following DynamoDB's pages), the
+    /// Each bucket is one counting Query per shard (following DynamoDB's pages), the
     /// edge buckets with the range's sort-key condition; `W` buckets are counted at once, so
     /// requests in flight stay within the repository's concurrency. A failed shard fails the
     /// count.

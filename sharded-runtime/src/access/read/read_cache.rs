@@ -822,5 +822,9 @@ mod tests {
         assert!(results
             .iter()
             .any(|r| matches!(r, Err(Error::Coalesced { .. }))));
+        // Whichever caller ran the query, its error is one match away.
+        assert!(results
+            .iter()
+            .all(|r| matches!(r.as_ref().map_err(Error::unshared), Err(Error::Bug(_)))));
     }
 }

@@ -1,6 +1,6 @@
 //! Request building: one logical query's `Query` request against one shard partition (key
 //! condition, entity, user and expiry filters, projection, start key, limit), and the
-//! `Select=COUNT` counts built on it.
+//! counts built on it.
 
 use std::collections::HashMap;
 
@@ -303,9 +303,9 @@ pub(crate) async fn count_shard(plan: &Plan, shard: usize) -> Result<ShardCount,
     }
 }
 
-/// `Select=COUNT` on every shard, concurrently and bounded: the count of each shard, in
-/// shard order. A failed shard fails the count, naming the shard: a partial sum would be a
-/// wrong number that looks right.
+/// A count on every shard (a read of the keys and tag of what it counts), concurrently and
+/// bounded: the count of each shard, in shard order. A failed shard fails the count, naming
+/// the shard: a partial sum would be a wrong number that looks right.
 pub(crate) async fn count_by_shard(plan: &Plan) -> Result<Counted, Error> {
     let span = {
         use crate::telemetry::*;

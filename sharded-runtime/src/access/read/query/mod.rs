@@ -686,7 +686,8 @@ impl<S: QuerySource, O> Query<S, O> {
     }
 
     /// Runs the query and returns every item (up to `limit`) in sort-key order. A failed
-    /// shard fails the query with [`Error::ShardFailed`].
+    /// shard fails the query with [`Error::ShardFailed`] (inside [`Error::Coalesced`] when the
+    /// answer was shared with an identical query: match on [`Error::unshared`]).
     ///
     /// **Hot reads.** An eventually consistent query joins an identical query of the same
     /// repository already in flight (same entity, index, key, sort condition, filter,
@@ -863,7 +864,8 @@ impl<S: QuerySource, O> Query<S, O> {
         })
     }
 
-    /// Counts the matching items over every shard (`Select=COUNT` per shard, summed). A failed
+    /// Counts the matching items over every shard (per shard, summed; each shard reads the
+    /// keys and tag of what it counts, so only the entity's items are counted). A failed
     /// shard fails the count.
     ///
     /// During a layout transition (`previous_n` or `legacy` declared) a base-table count

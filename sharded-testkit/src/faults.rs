@@ -331,6 +331,17 @@ impl Faults {
             .unwrap_or(0)
     }
 
+    /// The requests in flight now: sent through these faults and neither answered nor
+    /// dropped by their caller (a request whose future is dropped leaves at once).
+    ///
+    /// ```
+    /// let faults = sharded_testkit::faults::Faults::new();
+    /// assert_eq!(faults.in_flight(), 0);
+    /// ```
+    pub fn in_flight(&self) -> usize {
+        self.state.in_flight.load(Ordering::SeqCst)
+    }
+
     /// The most requests that were in flight at the same moment.
     pub fn max_in_flight(&self) -> usize {
         self.state.max_in_flight.load(Ordering::SeqCst)

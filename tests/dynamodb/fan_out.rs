@@ -108,3 +108,32 @@ async fn a_skewed_top_k_costs_one_round_after_its_first_run() {
         .unwrap();
     assert!(faults.requests("Query") > 10);
 }
+
+/// A query dropped while its shards' requests are on their way (a caller's timeout, a
+/// cancelled task) takes them with it: none is left running after its query.
+#[tokio::test]
+async fn a_dropped_query_leaves_no_request_running() {
+    let plain = repo::<Score>("fan-out-dropped").await;
+    let scores: Vec<Score> = (0..50).map(|i| score("g1", &format!("p{i}"), i)).collect();
+    plain.batch_put(&scores).await.unwrap();
+    let faults = Faults::new();
+    let repo = Repo::<Score>::new(faulty_client(&faults, 1).await, plain.table());
+    faults.set_latency(Duration::from_secs(3));
+    let wait = Duration::from_millis(200);
+    let top = Score::query(&repo, "g1").descending().limit(20).collect();
+    let top_dropped = tokio::time::timeout(wait, top).await.is_err();
+    assert_nothing_left_of(top_dropped, &faults).await;
+    faults.reset_counts();
+    let page = Score::query(&repo, "g1").page(10, None);
+    let page_dropped = tokio::time::timeout(wait, page).await.is_err();
+    assert_nothing_left_of(page_dropped, &faults).await;
+}
+
+/// The query was dropped waiting for its shards, which had been asked, and none of their
+/// requests is still in flight, well within the faults' latency.
+async fn assert_nothing_left_of(dropped: bool, faults: &Faults) {
+    assert!(dropped, "the query was still waiting for its shards");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(faults.requests("Query") > 0, "the shards were asked");
+    assert_eq!(faults.in_flight(), 0, "requests outlived their query");
+}

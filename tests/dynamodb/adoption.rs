@@ -470,6 +470,27 @@ async fn randomly_placed_shard_suffixed_items_are_read_found_and_adopted() {
     };
     repo.put(&moved).await.unwrap();
     assert_eq!(ActiveUser::query(&repo).collect().await.unwrap().len(), 60);
+    // Another service wrote u33 twice, at two shards not its hash's: a delete leaves neither
+    // copy behind to come back.
+    let hash = ActiveUser::shard_for("u33").unwrap();
+    for shard in (0..10).filter(|s| *s != hash).take(2) {
+        raw_put(
+            repo.client(),
+            repo.table(),
+            item(&[
+                ("pk", s(&format!("ACTIVE_USERS#SHARD_{shard}"))),
+                ("sk", s("USER#u33")),
+                ("user_id", s("u33")),
+                ("activity", s("written twice")),
+            ]),
+        )
+        .await;
+    }
+    ActiveUser::delete(&repo, "u33").await.unwrap();
+    assert_eq!(ActiveUser::get(&repo, "u33").await.unwrap(), None);
+    let left = ActiveUser::query(&repo).collect().await.unwrap();
+    assert_eq!(left.len(), 59, "every copy of u33 deleted");
+    assert!(left.iter().all(|u| u.user_id != "u33"));
     // The migration puts every item at its hash shard, nothing lost, nothing doubled.
     let remaining = repo.migration_remaining().await.unwrap();
     assert!(remaining.items <= misplaced, "{remaining}");
@@ -477,7 +498,7 @@ async fn randomly_placed_shard_suffixed_items_are_read_found_and_adopted() {
     assert_eq!(report.left_alone, []);
     assert_eq!(repo.migration_remaining().await.unwrap(), 0);
     let stored = raw_scan(repo.client(), repo.table()).await;
-    assert_eq!(stored.len(), 60);
+    assert_eq!(stored.len(), 59);
     for item in &stored {
         let user = item["user_id"].as_s().unwrap();
         let expected = format!(

@@ -137,8 +137,9 @@ impl Placement {
     /// it is empty, delete the old copy if unchanged; when the current place already holds
     /// the item, the stale old copy is deleted), so the condition sees the item where the
     /// write goes, and nothing is left behind. Costs one consistent `GetItem` of the previous
-    /// place, plus the move's transaction when the item was there. An item changed by someone
-    /// else while it is moved is read again (a few times).
+    /// place, plus the move's transaction when the item was there (and, where the placement
+    /// is unknown, one more look for another copy). An item changed by someone else while it
+    /// is moved is read again (a few times).
     pub(crate) async fn settle<E: ShardedEntity>(
         &self,
         client: &Client,
@@ -148,7 +149,15 @@ impl Placement {
         if !self.has_previous() && !self.previous_unknown() {
             return Ok(());
         }
-        for _ in 0..ATTEMPTS {
+        // Where the placement is unknown, another service may have written the item at
+        // several previous shards: each copy is settled in turn (the first moved, the others
+        // then stale), so that a delete leaves none behind to come back.
+        let copies = if self.previous_unknown() {
+            self.candidates().len()
+        } else {
+            0
+        };
+        for _ in 0..ATTEMPTS + copies {
             let Some(old) = self.old_copy::<E>(client, table).await? else {
                 return Ok(());
             };
@@ -156,6 +165,7 @@ impl Placement {
                 .in_layout(self.layout())
                 .overwriting(self.prefers_previous());
             match move_item::<E>(store, &old).await?.outcome {
+                MoveOutcome::Moved | MoveOutcome::Superseded if self.previous_unknown() => {}
                 // Occupied: the current place holds another service's item; the write that
                 // follows is refused by its guard, naming it.
                 MoveOutcome::Moved

@@ -89,6 +89,78 @@ async fn a_versioned_put_retried_after_its_response_was_lost_succeeds() {
     );
 }
 
+/// A conditional delete and a versioned update applied, their answers lost, sent again by the
+/// SDK and refused: the refusal may be the first attempt's doing, so the error says the
+/// outcome is unknown (`Error::WriteOutcomeUnknown`) instead of "nothing was written".
+#[tokio::test]
+async fn a_conditional_write_refused_after_a_lost_answer_says_its_outcome_is_unknown() {
+    let plain: Repo<Doc> = repo("lost-conditional").await;
+    let doc = |id: &str, body: &str, version| Doc {
+        doc_id: id.into(),
+        body: body.into(),
+        version,
+    };
+    plain.put(&doc("d1", "v0", 0)).await.unwrap();
+    plain.put(&doc("d2", "v0", 0)).await.unwrap();
+    let faults = Faults::new();
+    let repo = Repo::new(faulty_client(&faults, 3).await, plain.table());
+    let f = Doc::fields();
+
+    let read = Doc::get(&repo, "d1").await.unwrap().unwrap();
+    faults.drop_responses("UpdateItem", 1);
+    let err = Doc::update(&repo, "d1")
+        .set(f.body, "v1")
+        .if_version(read.version)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        faults.requests("UpdateItem"),
+        2,
+        "applied, answer lost, sent again"
+    );
+    assert!(err.outcome_unknown(), "{err:?}");
+    match &err {
+        Error::WriteOutcomeUnknown {
+            operation, last, ..
+        } => {
+            assert_eq!(*operation, "UpdateItem");
+            assert!(matches!(**last, Error::VersionConflict { .. }), "{last:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let stored = Doc::get(&plain, "d1").await.unwrap().unwrap();
+    assert_eq!(
+        (stored.body.as_str(), stored.version),
+        ("v1", read.version + 1)
+    );
+
+    let read = Doc::get(&repo, "d2").await.unwrap().unwrap();
+    faults.drop_responses("DeleteItem", 1);
+    let err = repo
+        .delete_if(&read, f.body.eq("v0".to_owned()))
+        .await
+        .unwrap_err();
+    assert!(err.outcome_unknown(), "{err:?}");
+    assert!(
+        matches!(&err, Error::WriteOutcomeUnknown { operation: "DeleteItem", last, .. }
+            if matches!(**last, Error::ConditionFailed { current: None, .. })),
+        "{err:?}"
+    );
+    assert_eq!(
+        Doc::get(&plain, "d2").await.unwrap(),
+        None,
+        "it was applied"
+    );
+
+    // Without a lost attempt, a refusal is what it says.
+    let stale = doc("d1", "late", read.version);
+    assert!(matches!(
+        repo.put(&stale).await,
+        Err(Error::VersionConflict { .. })
+    ));
+}
+
 #[tokio::test]
 async fn a_dropped_response_is_applied_then_lost() {
     let plain = repo::<Score>("lost-applied").await;

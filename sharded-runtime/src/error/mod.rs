@@ -404,6 +404,37 @@ pub enum Error {
         /// Why the last send was refused.
         last: Box<Error>,
     },
+    /// A conditional write (a versioned `put`, `put_if`, `delete_if`, an update with a
+    /// condition or a version) whose earlier attempt got no answer (a timeout, a dropped
+    /// connection, DynamoDB's own failure) was sent again by the SDK, and that attempt was
+    /// refused (`last`): the earlier one may have been applied, and the refusal may be its
+    /// own doing. Nothing tells which without reading: read the item and see whether it holds
+    /// this write. A `put` whose refusal returns exactly the item it wrote is its own write,
+    /// and succeeds instead.
+    ///
+    /// ```
+    /// # fn demo(e: sharded::Error) {
+    /// if let sharded::Error::WriteOutcomeUnknown { last, .. } = &e {
+    ///     assert!(e.outcome_unknown());
+    ///     eprintln!("may have been applied; the retry was refused: {last}");
+    /// }
+    /// # }
+    /// ```
+    #[error(
+        "the {operation} of {entity} {key} may have been applied: an earlier attempt got no \
+         answer, and the SDK's retry was refused ({last}); read the item to see whether it \
+         holds this write"
+    )]
+    WriteOutcomeUnknown {
+        /// The operation (`PutItem`, `DeleteItem`, `UpdateItem`).
+        operation: &'static str,
+        /// The entity written.
+        entity: &'static str,
+        /// The item's key.
+        key: ItemKeyDisplay,
+        /// The refusal of the last attempt, as it would be reported had no attempt been lost.
+        last: Box<Error>,
+    },
     /// A prepared transaction was first sent more than 9 minutes ago: DynamoDB remembers a
     /// `ClientRequestToken` for 10 minutes, so sending it again could apply it twice. Nothing
     /// was sent. Read the items to see whether the transaction was applied, and build a new
@@ -602,7 +633,9 @@ impl Error {
     /// Whether the error leaves unknown whether a write was applied: its answer never came (a
     /// timeout, a dropped connection), DynamoDB failed on its side (a 5xx), or an earlier send
     /// with the same token was still in progress, in the last send or in any send before it
-    /// ([`Error::OutcomeUnknown`]: a lost answer followed by throttles is still unknown). For a token-carrying write (a
+    /// ([`Error::OutcomeUnknown`]: a lost answer followed by throttles is still unknown), or a
+    /// conditional write's retry was refused after an attempt without answer
+    /// ([`Error::WriteOutcomeUnknown`]). For a token-carrying write (a
     /// [`PreparedTransaction`](crate::transaction::PreparedTransaction), a counter increment with a token)
     /// sending the identical request again settles it: it is applied at most once.
     ///
@@ -614,7 +647,9 @@ impl Error {
     pub fn outcome_unknown(&self) -> bool {
         match self {
             Error::Coalesced { source } => source.outcome_unknown(),
-            Error::TransactionInProgress { .. } | Error::OutcomeUnknown { .. } => true,
+            Error::TransactionInProgress { .. }
+            | Error::OutcomeUnknown { .. }
+            | Error::WriteOutcomeUnknown { .. } => true,
             Error::Dynamo { source, .. } => match source.code() {
                 None => true,
                 Some(code) => matches!(code, "InternalServerError" | "ServiceUnavailable"),

@@ -2,6 +2,7 @@
 //! generated `delete`, each guarded (another entity's item is never touched) and, during a
 //! layout transition, settled first so no copy is left at the previous place.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
@@ -15,7 +16,7 @@ use crate::access::condition::{values_of, Condition, Names, Values};
 use crate::access::entity::{is_ours, same_item, ShardedEntity};
 use crate::access::placement::Placement;
 use crate::access::recognize::tagged_as;
-use crate::access::write::idempotent;
+use crate::access::write::idempotent::{self, AttemptWatch};
 use crate::access::write::transaction::{ItemKey, Transaction};
 use crate::access::write::update::{GsiRewrite, Update, UpdateKey};
 use crate::access::write::write_rules::{
@@ -121,6 +122,11 @@ impl<E: ShardedEntity> Repo<E> {
         {
             Sent::Done(consumed) => Ok(consumed.map(|c| *c)),
             Sent::Refused(found) => Err(self.refused("PutItem", key, found, read_version)),
+            Sent::RefusedAfterLostAttempt(found) => Err(after_lost_attempt::<E>(
+                "PutItem",
+                key.clone(),
+                self.refused("PutItem", key, found, read_version),
+            )),
         };
         // A transaction's writes are recorded by `transact`.
         if let Some(item) = &kept {
@@ -237,6 +243,11 @@ impl<E: ShardedEntity> Repo<E> {
         {
             Sent::Done(consumed) => Ok(consumed.map(|c| *c)),
             Sent::Refused(found) => Err(refused(found)),
+            Sent::RefusedAfterLostAttempt(found) => Err(after_lost_attempt::<E>(
+                "DeleteItem",
+                shown.clone(),
+                refused(found),
+            )),
         };
         // Recorded with its key: the units come from DynamoDB's answer (a transaction's
         // writes are recorded by `transact`).
@@ -300,6 +311,16 @@ impl<E: ShardedEntity> Repo<E> {
             };
         }
         let capacity = self.handle.capacity_request();
+        // An attempt without answer that the SDK sent again: a refusal after it may be the
+        // earlier attempt's own doing.
+        let lost = Arc::new(AtomicBool::new(false));
+        let refused = |found: Option<Item>| {
+            if lost.load(Ordering::SeqCst) {
+                Sent::RefusedAfterLostAttempt(found)
+            } else {
+                Sent::Refused(found)
+            }
+        };
         match write {
             Write::Put(item) => {
                 let sent = (self.handle.client().put_item())
@@ -310,12 +331,14 @@ impl<E: ShardedEntity> Repo<E> {
                     .set_expression_attribute_values(values)
                     .set_return_consumed_capacity(capacity)
                     .return_values_on_condition_check_failure(refusal)
+                    .customize()
+                    .interceptor(AttemptWatch(lost.clone()))
                     .send()
                     .await;
                 match sent.map_err(|e| e.into_service_error()) {
                     Ok(output) => Ok(Sent::Done(output.consumed_capacity.map(Box::new))),
-                    Err(PutItemError::ConditionalCheckFailedException(refused)) => {
-                        Ok(Sent::Refused(refused.item))
+                    Err(PutItemError::ConditionalCheckFailedException(stored)) => {
+                        Ok(refused(stored.item))
                     }
                     Err(other) => Err(Error::dynamo("PutItem", table, other)),
                 }
@@ -329,12 +352,14 @@ impl<E: ShardedEntity> Repo<E> {
                     .set_expression_attribute_values(values)
                     .set_return_consumed_capacity(capacity)
                     .return_values_on_condition_check_failure(refusal)
+                    .customize()
+                    .interceptor(AttemptWatch(lost.clone()))
                     .send()
                     .await;
                 match sent.map_err(|e| e.into_service_error()) {
                     Ok(output) => Ok(Sent::Done(output.consumed_capacity.map(Box::new))),
-                    Err(DeleteItemError::ConditionalCheckFailedException(refused)) => {
-                        Ok(Sent::Refused(refused.item))
+                    Err(DeleteItemError::ConditionalCheckFailedException(stored)) => {
+                        Ok(refused(stored.item))
                     }
                     Err(other) => Err(Error::dynamo("DeleteItem", table, other)),
                 }
@@ -723,6 +748,10 @@ impl<E: ShardedEntity> Repo<E> {
         {
             Ok(Sent::Done(consumed)) => Ok(consumed.map(|c| *c)),
             Ok(Sent::Refused(found)) => refusal(found.as_ref()),
+            // Our own write recognised (exactly the item sent) succeeds; any other refusal
+            // may be the lost attempt's doing.
+            Ok(Sent::RefusedAfterLostAttempt(found)) => refusal(found.as_ref())
+                .map_err(|e| after_lost_attempt::<E>("PutItem", key.clone(), e)),
             Err(e) => Err(e),
         };
         // During a transition the transaction recorded the put and the delete (`transact`),
@@ -815,6 +844,24 @@ pub(super) enum Sent {
     Done(Option<Box<ConsumedCapacity>>),
     /// The write's own condition failed; the item DynamoDB returned, if any.
     Refused(Option<Item>),
+    /// As `Refused`, in an attempt the SDK sent after one that got no answer, which may have
+    /// been applied: the refusal may be its doing ([`Error::WriteOutcomeUnknown`]).
+    RefusedAfterLostAttempt(Option<Item>),
+}
+
+/// `error`, the refusal of a write's retry after an attempt without answer, as
+/// [`Error::WriteOutcomeUnknown`].
+fn after_lost_attempt<E: ShardedEntity>(
+    operation: &'static str,
+    key: ItemKeyDisplay,
+    error: Error,
+) -> Error {
+    Error::WriteOutcomeUnknown {
+        operation,
+        entity: E::SCHEMA.entity,
+        key,
+        last: Box::new(error),
+    }
 }
 
 /// Whether two items hold the same data apart from the attribute `except` (an item's two

@@ -138,7 +138,7 @@ impl FirstSent {
 /// Watches every attempt of a send, the SDK's own retries included (our loop sees only the
 /// last of them): an attempt whose outcome is unknown is remembered in its [`FirstSent`].
 #[derive(Debug)]
-struct AttemptWatch(Arc<AtomicBool>);
+pub(crate) struct AttemptWatch(pub(crate) Arc<AtomicBool>);
 
 impl Intercept for AttemptWatch {
     fn name(&self) -> &'static str {

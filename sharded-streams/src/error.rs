@@ -80,6 +80,20 @@ pub enum FoldError {
         /// What it holds.
         found: String,
     },
+    /// The record's item is tagged as the entity counted but does not decode as it (a field
+    /// missing or of another type: written by another version of the entity): counting it
+    /// or leaving it out could both be wrong, so the fold stops there.
+    #[error(
+        "the item `{key}` is tagged as the entity counted but does not decode as it ({reason}): \
+         it cannot be counted or left out without making the total wrong; make the entity read \
+         it (a `#[serde(default)]` on a new field, say), then deliver the batch again"
+    )]
+    Undecodable {
+        /// The item's key as [`PhysicalKey`](crate::PhysicalKey) displays it.
+        key: String,
+        /// The decoding error.
+        reason: String,
+    },
     /// The total would leave the range of an `i64`.
     #[error("the delta of the record does not fit a 64-bit total")]
     Overflow,

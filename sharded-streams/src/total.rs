@@ -9,7 +9,7 @@ use sharded_runtime::keys::Item;
 use sharded_runtime::query::QuerySource;
 use sharded_runtime::ShardedCounter;
 
-use crate::change::{ChangeKind, Decoded};
+use crate::change::{ChangeKind, Decoded, NotOurs, NotOursReason};
 use crate::decode::{decode, has_images};
 use crate::error::FoldError;
 use crate::record::Record;
@@ -298,6 +298,16 @@ impl Total {
             }
             Decoded::NeedsImage(missing) => Err(FoldError::NeedsImages {
                 view_type: missing.view_type,
+            }),
+            // The entity's item by its tag, which a count cannot place: +1 on its insert and
+            // nothing on its remove (or the reverse) would leave the total wrong for good.
+            Decoded::NotOurs(NotOurs {
+                reason: NotOursReason::Undecodable { reason },
+                key,
+                ..
+            }) => Err(FoldError::Undecodable {
+                key: key.to_string(),
+                reason,
             }),
             _ => Ok(Step::Other),
         })

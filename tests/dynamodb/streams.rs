@@ -18,8 +18,8 @@ use aws_sdk_dynamodb::Client;
 use serde::{Deserialize, Serialize};
 use sharded::schema::CreateTable;
 use sharded::streams::{
-    decode, ChangeKind, Decoded, FoldError, Folded, LogicalKey, NotOursReason, Record, Stopped,
-    Total,
+    decode, ChangeKind, Decoded, EventName, FoldError, Folded, LogicalKey, NotOursReason, Record,
+    SequenceNumber, Stopped, Total,
 };
 use sharded::{Repo, ShardedCounter, ShardedEntity};
 use sharded_testkit::backend::unique_table_name;
@@ -442,5 +442,46 @@ async fn a_reshard_in_the_stream_is_moves_and_the_replay_still_gives_the_content
     assert_eq!(
         scores.get().await.expect("the count") as usize,
         replayed.len()
+    );
+}
+
+/// An item tagged as the entity counted whose image does not decode as it (written by another
+/// version of the entity: a field missing) stops the count at its record: +1 on its insert
+/// and nothing on its remove would leave the total wrong for good.
+#[tokio::test]
+async fn a_count_stops_at_an_item_of_the_entity_it_cannot_read() {
+    let (client, table) = table_with_stream::<Score4>("streams_undecodable").await;
+    let mut item = Score4::new("p1", 5, 1).to_item().expect("an item");
+    let good = Record::new(
+        EventName::Insert,
+        SequenceNumber::parse("10").unwrap(),
+        item.clone(),
+    )
+    .with_images(None, Some(item.clone()));
+    item.remove("points");
+    let older = Record::new(
+        EventName::Insert,
+        SequenceNumber::parse("11").unwrap(),
+        item.clone(),
+    )
+    .with_images(None, Some(item));
+    let count_key = RawItem::from([
+        ("pk".to_string(), V::S("TOTAL#undecodable".into())),
+        ("sk".to_string(), V::S("TOTAL".into())),
+    ]);
+    let scores = Total::new(client.clone(), &table, count_key);
+    let stopped = scores
+        .fold_count::<Score4>(&[good, older])
+        .await
+        .expect_err("the count stops");
+    assert_eq!((stopped.applied, stopped.index), (1, 1));
+    assert!(
+        matches!(&stopped.error, FoldError::Undecodable { reason, .. } if reason.contains("points")),
+        "{stopped}"
+    );
+    assert_eq!(
+        scores.get().await.expect("the count"),
+        1,
+        "the first counted"
     );
 }

@@ -143,7 +143,10 @@ pub(crate) enum Side {
 impl HotKeyStats {
     /// A collector over the last `window` of traffic, on the system clock.
     pub fn new(window: Duration) -> Self {
-        let window_secs = (window.as_secs() + u64::from(window.subsec_nanos() > 0)).max(1);
+        let window_secs = window
+            .as_secs()
+            .saturating_add(u64::from(window.subsec_nanos() > 0))
+            .max(1);
         let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
         let start = clock.now();
         Self {
@@ -330,5 +333,19 @@ mod tests {
         stats.record_write(None, "LATE", 1.0, None);
         let tracked: usize = stats.lock().indexes.values().map(HashMap::len).sum();
         assert_eq!(tracked, 1);
+    }
+
+    #[test]
+    fn any_window_is_accepted_without_a_panic() {
+        for window in [Duration::ZERO, Duration::from_nanos(1), Duration::MAX] {
+            let clock = ManualClock::new();
+            let stats = HotKeyStats::new(window).with_clock(Arc::new(clock.clone()));
+            stats.record_write(None, "K", 1.0, None);
+            clock.advance(Duration::from_secs(3));
+            stats.record_write(None, "K", 2.0, None);
+            assert!(stats.window() >= Duration::from_secs(1), "{window:?}");
+            let tracked: usize = stats.lock().indexes.values().map(HashMap::len).sum();
+            assert_eq!(tracked, 1, "{window:?}");
+        }
     }
 }

@@ -58,10 +58,11 @@ pub enum MigrateError {
         #[source]
         source: Option<Box<Error>>,
     },
-    /// A unit's run stopped because a later run of the same unit started since: the unit's
-    /// record in the table is that run's (run number `newer_run`, against this run's
-    /// `this_run`), and this run leaves it alone rather than replace it with an older
-    /// checkpoint. Nothing was lost: what this run moved stays moved (moving is idempotent,
+    /// A unit's run stopped because another run of the same unit holds its record: one
+    /// started since (run number `newer_run`, above this run's `this_run`), or one started
+    /// from the same record that claimed the number first (`newer_run == this_run`; then
+    /// this run stopped before its first move). This run leaves the record alone rather than
+    /// replace it with an older checkpoint. Nothing was lost: what this run moved stays moved (moving is idempotent,
     /// the newer run finds those items in place), and `report` has this run's counts. If the
     /// newer run is going, there is nothing to do; if it is not (a run killed after its first
     /// record), run the unit again: it resumes from the newer run's record.
@@ -75,10 +76,10 @@ pub enum MigrateError {
     /// }
     /// ```
     #[error(
-        "unit {unit}: run {this_run} stopped, because run {newer_run} of the unit started since \
-         (the unit's record in the table is that run's); what this run moved stays moved. \
-         Nothing to do while that run is going; if it is not, run the unit again: it resumes \
-         from that run's record"
+        "unit {unit}: this run ({this_run}) stopped, because another run of the unit (run \
+         {newer_run}) holds its record in the table; what this run moved stays moved. Nothing \
+         to do while that run is going; if it is not, run the unit again: it resumes from that \
+         run's record"
     )]
     Superseded {
         /// The unit (as [`Unit`](super::Unit) displays it).

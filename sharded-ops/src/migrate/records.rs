@@ -345,29 +345,33 @@ pub(crate) enum RecordWrite {
 }
 
 /// Replaces a unit's record with `item` (see [`counting_its_own_write`]), the record of the
-/// unit's run number `run`, unless the stored record is a later run's of the same layout.
+/// unit's run number `run`, unless the stored record is a later run's of the same layout, or,
+/// when the write is the run's `claim` (its first), the run's own number.
 ///
 /// Runs of a unit are numbered by their records (a run's number is one more than the record
-/// it found), so a run started after another has the higher number once it has read that
-/// run's record. The condition keeps a killed worker's write, sent before the kill and landing
-/// late, from replacing its unit's run again's newer record, and stops the earlier of two runs
-/// of one unit at its next record.
+/// it found), and a run claims its number with its first write, before it reads: of two runs
+/// started from the same record, the second claim is refused. So a record is only ever
+/// replaced by the run that claimed it or a later one: a killed worker's write, sent before
+/// the kill and landing late, cannot replace its unit's run again's newer record, and the
+/// earlier of two runs of one unit stops at its next record.
 pub(crate) async fn write_record(
     client: &Client,
     table: &str,
     schema: &EntitySchema,
     item: Item,
     run: u32,
+    claim: bool,
 ) -> Result<RecordWrite, Error> {
     let layout = item.get(LAYOUT).cloned();
     let output = client
         .put_item()
         .table_name(table)
         .set_item(Some(item))
-        .condition_expression(
+        .condition_expression(format!(
             "attribute_not_exists(#pk) OR attribute_not_exists(#layout) OR #layout <> :layout \
-             OR attribute_not_exists(#runs) OR #runs <= :run",
-        )
+             OR attribute_not_exists(#runs) OR #runs {} :run",
+            if claim { "<" } else { "<=" }
+        ))
         .expression_attribute_names("#pk", schema.pk.attribute)
         .expression_attribute_names("#layout", LAYOUT)
         .expression_attribute_names("#runs", "runs")
@@ -391,8 +395,9 @@ pub(crate) async fn write_record(
                 let newer_run = stored
                     .item()
                     .and_then(|item| item.get("runs")?.as_n().ok()?.parse::<u32>().ok())
-                    // Only a later run's record fails the condition.
-                    .unwrap_or(run.saturating_add(1));
+                    // Only a later run's record (or, for a claim, another of the same number)
+                    // fails the condition.
+                    .unwrap_or(run.saturating_add(u32::from(!claim)));
                 Ok(RecordWrite::Superseded { newer_run })
             }
             _ => Err(dynamo_error("PutItem", table, e)),

@@ -260,6 +260,8 @@ pub(super) struct Runner<E> {
     /// The number of a later run of the unit whose record the table holds (0: none): every
     /// part stops at its next page, and this run writes no record again.
     superseded_by: AtomicU32,
+    /// Whether this run wrote its record once: its first write claims its number.
+    claimed: AtomicBool,
 }
 
 /// The unit's record as a run last wrote or found it.
@@ -487,6 +489,7 @@ impl<E: ShardedEntity> Runner<E> {
             earlier: None,
             started_at_ms: now_ms(),
             superseded_by: AtomicU32::new(0),
+            claimed: AtomicBool::new(false),
             recorded: Mutex::default(),
             base,
             state: Mutex::new(State {
@@ -547,7 +550,17 @@ impl<E: ShardedEntity> Runner<E> {
             .positions
             .iter()
             .all(|p| matches!(p, Position::Done));
-        let mut result = __ops::within(span.clone(), self.parts(false)).await;
+        // A unit's run claims its number before it reads: of two runs started from the same
+        // record, one goes on and the other stops here, before any move.
+        let claimed = if already_done {
+            Ok(())
+        } else {
+            self.record(true).await
+        };
+        let mut result = match (claimed, self.superseded_by()) {
+            (Ok(()), None) => __ops::within(span.clone(), self.parts(false)).await,
+            (claimed, _) => claimed,
+        };
         if !already_done && self.superseded_by().is_none() {
             if let Err(error) = self.record(true).await {
                 result = result.and(Err(error));
@@ -1154,7 +1167,10 @@ impl<E: ShardedEntity> Runner<E> {
         };
         let reserved = self.reserve(own).await;
         let (client, table) = (self.repo.client(), self.repo.table());
-        let written = write_record(client, table, E::SCHEMA, item, self.run_number()).await;
+        // The first write claims the run's number: only over a record of an earlier run.
+        let claim = !self.claimed.swap(true, Ordering::SeqCst);
+        let run = self.run_number();
+        let written = write_record(client, table, E::SCHEMA, item, run, claim).await;
         let used = match &written {
             Ok(RecordWrite::Written(reported)) => {
                 let mut last = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);

@@ -249,6 +249,46 @@ async fn a_run_superseded_by_a_later_run_of_its_unit_stops_and_leaves_that_runs_
     assert_eq!(records(&repo).await, 1);
 }
 
+/// Two runs of one unit started from the same record (an orchestrator's retry racing its
+/// first attempt, two pods given one index): one claims the run's number and goes on, the
+/// other stops with `Superseded`; the unit ends done, every item moved once.
+#[tokio::test]
+async fn of_two_runs_of_a_unit_started_together_one_goes_on() {
+    let repo: Repo<Adopted> = repo("units-twins").await;
+    let scores = initial(200);
+    seed_legacy(repo.client(), repo.table(), GAME, &scores).await;
+    let plan = plan(&repo, 1, 1).await;
+    let unit = plan.units[0].clone();
+    let run = || repo.migrate().unit(unit.clone()).page_size(10).run();
+    let (a, b) = tokio::join!(run(), run());
+    let (done, stopped) = match (a, b) {
+        (Ok(done), Err(stopped)) | (Err(stopped), Ok(done)) => (done, stopped),
+        other => panic!("exactly one run goes on: {other:?}"),
+    };
+    let MigrateError::Superseded {
+        this_run,
+        newer_run,
+        report,
+        ..
+    } = stopped
+    else {
+        panic!("the other run stops as superseded: {stopped:?}");
+    };
+    assert!(newer_run >= this_run, "{this_run} {newer_run}");
+    if newer_run == this_run {
+        assert_eq!(
+            report.progress.moved, 0,
+            "a lost claim stops before any move"
+        );
+    }
+    let status = repo.migrate().status(&plan).await.unwrap();
+    assert!(status.is_complete(), "{status:?}");
+    assert_eq!(status.units[0].progress.map(|p| p.runs), Some(newer_run));
+    assert!(done.progress.moved > 0, "{}", done.progress);
+    assert_eq!(repo.migration_remaining().await.unwrap(), 0);
+    assert_settled_scores(&repo, &scores).await;
+}
+
 #[tokio::test]
 async fn a_key_unit_moves_one_key_and_records_it() {
     let repo: Repo<Adopted> = repo("units-key").await;

@@ -307,11 +307,17 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
                 .send()
                 .await;
             // Refused because a writer a phase apart (a per-key layout changing) moved the
-            // item away between the settle and the update: settle again, update there.
+            // item away between the settle and the update (it left a marked copy, or none:
+            // it moved the item to this place's other count and deleted it here): settle
+            // again, update there. No item at all is looked for once more only (an item that
+            // does not exist costs one settle and update more, not five).
             let moved_away = matches!(
                 result.as_ref().map_err(|e| e.as_service_error()),
                 Err(Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(c)))
-                    if c.item.as_ref().is_some_and(|item| crate::access::write::moves::is_marked(schema, item))
+                    if c.item.as_ref().map_or(
+                        built.placement.has_previous() && attempts == 0,
+                        |item| crate::access::write::moves::is_marked(schema, item),
+                    )
             );
             attempts += 1;
             if !moved_away || attempts >= SETTLE_ATTEMPTS {

@@ -438,3 +438,51 @@ async fn an_entity_with_one_layout_has_no_per_key_steps() {
         "{e}"
     );
 }
+
+/// A key's migration holds an item to its keys, as the migration runner does: a tagged item in
+/// the key's partition whose fields give another key is not the key's, and stays where it is.
+#[tokio::test]
+async fn a_key_migration_leaves_an_item_whose_fields_give_another_key() {
+    let clock = ManualClock::new();
+    let timing = LayoutTiming::new(Duration::from_secs(10), Duration::from_secs(5));
+    let repo = repo::<Play>("perkey_strays").await.with_layout_clocks(
+        timing,
+        Arc::new(clock.clone()),
+        Arc::new(clock.clone()),
+    );
+    for p in 0..6 {
+        repo.put(&play("g", p, p)).await.unwrap();
+    }
+    // Tagged as Play, in g's partition, but its fields say game h.
+    let mut stray = play("h", 7, 7).to_item().unwrap();
+    let g_key = play("g", 7, 7).to_item().unwrap()["pk"].clone();
+    stray.insert("pk".to_owned(), g_key.clone());
+    crate::support::raw_put(repo.client(), repo.table(), stray.clone()).await;
+
+    let layouts = repo.layouts();
+    layouts.begin("GAME#g", 4).await.unwrap();
+    clock.advance(Duration::from_secs(15));
+    layouts.advance("GAME#g").await.unwrap();
+    clock.advance(Duration::from_secs(15));
+    let moved = layouts.migrate("GAME#g").await.unwrap();
+    assert_eq!(moved.not_ours, 1, "{moved:?}");
+    assert_eq!(moved.left, 0, "{moved:?}");
+    let stored = raw_scan(repo.client(), repo.table()).await;
+    assert!(
+        stored.iter().any(|item| item == &stray),
+        "the stray item stays as it was, where it was"
+    );
+    let moved_plays = stored
+        .iter()
+        .filter(|item| {
+            item.get("game_id")
+                .and_then(|v| v.as_s().ok())
+                .map(String::as_str)
+                == Some("g")
+        })
+        .count();
+    assert_eq!(
+        moved_plays, 6,
+        "g's own items, moved or in place, once each"
+    );
+}

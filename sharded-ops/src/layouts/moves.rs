@@ -9,8 +9,8 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures::{stream, StreamExt};
 use sharded_runtime::__ops::{
-    decode, delete_stale, dynamo_error, is_marked, marked, move_item, recognize, Depth,
-    LayoutsParts, MoveOutcome, Prepared, Sent, Store,
+    decode, delete_stale, dynamo_error, is_marked, marked, move_item, recognize, DeleteOutcome,
+    Depth, LayoutsParts, MoveOutcome, Prepared, Sent, Store,
 };
 use sharded_runtime::keys::Item;
 use sharded_runtime::layouts::KeyEntry;
@@ -90,7 +90,7 @@ pub(super) async fn migrate_key<E: ShardedEntity>(
             .map(|item| {
                 let partition = &partition;
                 async move {
-                    match target::<E>(&item, entry)? {
+                    match target::<E>(&item, partition, entry)? {
                         None => Ok(Outcome::NotOurs),
                         Some(target) if target == *partition => Ok(Outcome::InPlace),
                         Some(_) => copy::<E>(store, layout, item).await,
@@ -124,11 +124,16 @@ pub(super) async fn migrate_key<E: ShardedEntity>(
             tokio::time::sleep(DELETE_DELAY).await;
         }
         for old in copied {
-            // Copied: the item is at its new place whatever the delete meets (an old copy a
-            // writer changed since stays, marked, and reads take the new place's).
+            // Copied: the item is at its new place whatever the delete meets. An old copy that
+            // stays (a writer changed it since, or the delete was throttled) is marked, so reads
+            // take the new place's, but it is left: the migration is run again, and `finish`
+            // finds it.
             let deleted = delete_stale::<E>(store, &marked(E::SCHEMA, &old)).await?;
             report.write_units += deleted.write_units;
-            report.moved += 1;
+            match deleted.outcome {
+                DeleteOutcome::Deleted => report.moved += 1,
+                DeleteOutcome::Changed | DeleteOutcome::Throttled => report.left += 1,
+            }
         }
         if let Some(budget) = parts.write_units_per_second.filter(|b| *b > 0.0) {
             let due = std::time::Duration::from_secs_f64(report.write_units / budget);
@@ -168,7 +173,7 @@ pub(super) async fn remaining<E: ShardedEntity>(
     let mut left = 0;
     for partition in previous_partitions::<E>(key, entry) {
         for item in read_partition::<E>(parts, &partition).await? {
-            if target::<E>(&item, entry)?.is_some_and(|target| target != partition) {
+            if target::<E>(&item, &partition, entry)?.is_some_and(|target| target != partition) {
                 left += 1;
             }
         }
@@ -196,16 +201,27 @@ fn previous_partitions<E: ShardedEntity>(key: &str, entry: KeyEntry) -> Vec<Stri
         .collect()
 }
 
-/// The place of `item` at the new count, or `None` when it is not the entity's.
-fn target<E: ShardedEntity>(item: &Item, entry: KeyEntry) -> Result<Option<String>, Error> {
+/// The place of `item`, stored in `partition`, at the new count, or `None` when it is not the
+/// entity's: not recognised, or its fields give neither its place at the previous count nor at
+/// the new one (a tagged item is held to its keys, as the migration runner holds it).
+fn target<E: ShardedEntity>(
+    item: &Item,
+    partition: &str,
+    entry: KeyEntry,
+) -> Result<Option<String>, Error> {
     let mut completed = item.clone();
     if recognize::<E>(&mut completed, Depth::Whole).is_err() {
         return Ok(None);
     }
     let entity = decode::<E>(completed)?;
-    Ok(entity
-        .__shard_input()?
-        .map(|input| input.key_under(&E::SCHEMA.pk, entry.to)))
+    let Some(input) = entity.__shard_input()? else {
+        return Ok(None);
+    };
+    let (from, to) = (
+        input.key_under(&E::SCHEMA.pk, entry.from),
+        input.key_under(&E::SCHEMA.pk, entry.to),
+    );
+    Ok((partition == from || partition == to).then_some(to))
 }
 
 /// Every item of one partition, read consistently.

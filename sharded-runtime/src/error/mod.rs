@@ -404,13 +404,13 @@ pub enum Error {
         /// Why the last send was refused.
         last: Box<Error>,
     },
-    /// A conditional write (a versioned `put`, `put_if`, `delete_if`, an update with a
-    /// condition or a version) whose earlier attempt got no answer (a timeout, a dropped
+    /// A conditional write (`put_new`, a versioned `put`, `put_if`, `delete_if`, an update
+    /// with a condition or a version) whose earlier attempt got no answer (a timeout, a dropped
     /// connection, DynamoDB's own failure) was sent again by the SDK, and that attempt was
     /// refused (`last`): the earlier one may have been applied, and the refusal may be its
     /// own doing. Nothing tells which without reading: read the item and see whether it holds
-    /// this write. A `put` whose refusal returns exactly the item it wrote is its own write,
-    /// and succeeds instead.
+    /// this write. A `put` or `put_new` whose refusal returns exactly the item it wrote is its
+    /// own write, and succeeds instead.
     ///
     /// ```
     /// # fn demo(e: sharded::Error) {

@@ -62,10 +62,11 @@ pub enum MigrateError {
     /// started since (run number `newer_run`, above this run's `this_run`), or one started
     /// from the same record that claimed the number first (`newer_run == this_run`; then
     /// this run stopped before its first move). This run leaves the record alone rather than
-    /// replace it with an older checkpoint. Nothing was lost: what this run moved stays moved (moving is idempotent,
-    /// the newer run finds those items in place), and `report` has this run's counts. If the
-    /// newer run is going, there is nothing to do; if it is not (a run killed after its first
-    /// record), run the unit again: it resumes from the newer run's record.
+    /// replace it with an older checkpoint. Nothing was lost: what this run moved stays moved
+    /// (moving is idempotent, the newer run finds those items in place), and `report` has this
+    /// run's counts. If the newer run is going, there is nothing to do; if it is not (a run
+    /// killed after its first record), run the unit again: it resumes from the newer run's
+    /// record.
     ///
     /// ```
     /// use sharded::migrate::MigrateError;

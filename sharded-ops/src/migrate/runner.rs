@@ -260,8 +260,6 @@ pub(super) struct Runner<E> {
     /// The number of a later run of the unit whose record the table holds (0: none): every
     /// part stops at its next page, and this run writes no record again.
     superseded_by: AtomicU32,
-    /// Whether this run wrote its record once: its first write claims its number.
-    claimed: AtomicBool,
 }
 
 /// The unit's record as a run last wrote or found it.
@@ -489,7 +487,6 @@ impl<E: ShardedEntity> Runner<E> {
             earlier: None,
             started_at_ms: now_ms(),
             superseded_by: AtomicU32::new(0),
-            claimed: AtomicBool::new(false),
             recorded: Mutex::default(),
             base,
             state: Mutex::new(State {
@@ -1131,14 +1128,16 @@ impl<E: ShardedEntity> Runner<E> {
         if self.superseded_by().is_some() {
             return Ok(());
         }
-        let stored_bytes = {
+        let (stored_bytes, claim) = {
             let mut last = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
             let due = now || last.at.is_none_or(|at| at.elapsed() >= RECORD_EVERY);
             if !due {
                 return Ok(());
             }
+            // The run's first write claims its number: only over a record of an earlier run.
+            let claim = last.at.is_none();
             last.at = Some(tokio::time::Instant::now());
-            last.bytes
+            (last.bytes, claim)
         };
         let (item, bytes, own) = {
             let mut state = self.state();
@@ -1167,8 +1166,6 @@ impl<E: ShardedEntity> Runner<E> {
         };
         let reserved = self.reserve(own).await;
         let (client, table) = (self.repo.client(), self.repo.table());
-        // The first write claims the run's number: only over a record of an earlier run.
-        let claim = !self.claimed.swap(true, Ordering::SeqCst);
         let run = self.run_number();
         let written = write_record(client, table, E::SCHEMA, item, run, claim).await;
         let used = match &written {

@@ -2,7 +2,6 @@
 //! generated `delete`, each guarded (another entity's item is never touched) and, during a
 //! layout transition, settled first so no copy is left at the previous place.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
@@ -16,7 +15,7 @@ use crate::access::condition::{values_of, Condition, Names, Values};
 use crate::access::entity::{is_ours, same_item, ShardedEntity};
 use crate::access::placement::Placement;
 use crate::access::recognize::tagged_as;
-use crate::access::write::idempotent::{self, AttemptWatch};
+use crate::access::write::idempotent::{self, after_lost_attempt, LostAttempts};
 use crate::access::write::transaction::{ItemKey, Transaction};
 use crate::access::write::update::{GsiRewrite, Update, UpdateKey};
 use crate::access::write::write_rules::{
@@ -122,8 +121,9 @@ impl<E: ShardedEntity> Repo<E> {
         {
             Sent::Done(consumed) => Ok(consumed.map(|c| *c)),
             Sent::Refused(found) => Err(self.refused("PutItem", key, found, read_version)),
-            Sent::RefusedAfterLostAttempt(found) => Err(after_lost_attempt::<E>(
+            Sent::RefusedAfterLostAttempt(found) => Err(after_lost_attempt(
                 "PutItem",
+                E::SCHEMA.entity,
                 key.clone(),
                 self.refused("PutItem", key, found, read_version),
             )),
@@ -243,8 +243,9 @@ impl<E: ShardedEntity> Repo<E> {
         {
             Sent::Done(consumed) => Ok(consumed.map(|c| *c)),
             Sent::Refused(found) => Err(refused(found)),
-            Sent::RefusedAfterLostAttempt(found) => Err(after_lost_attempt::<E>(
+            Sent::RefusedAfterLostAttempt(found) => Err(after_lost_attempt(
                 "DeleteItem",
+                E::SCHEMA.entity,
                 shown.clone(),
                 refused(found),
             )),
@@ -311,11 +312,9 @@ impl<E: ShardedEntity> Repo<E> {
             };
         }
         let capacity = self.handle.capacity_request();
-        // An attempt without answer that the SDK sent again: a refusal after it may be the
-        // earlier attempt's own doing.
-        let lost = Arc::new(AtomicBool::new(false));
+        let lost = LostAttempts::default();
         let refused = |found: Option<Item>| {
-            if lost.load(Ordering::SeqCst) {
+            if lost.any() {
                 Sent::RefusedAfterLostAttempt(found)
             } else {
                 Sent::Refused(found)
@@ -332,7 +331,7 @@ impl<E: ShardedEntity> Repo<E> {
                     .set_return_consumed_capacity(capacity)
                     .return_values_on_condition_check_failure(refusal)
                     .customize()
-                    .interceptor(AttemptWatch(lost.clone()))
+                    .interceptor(lost.watch())
                     .send()
                     .await;
                 match sent.map_err(|e| e.into_service_error()) {
@@ -353,7 +352,7 @@ impl<E: ShardedEntity> Repo<E> {
                     .set_return_consumed_capacity(capacity)
                     .return_values_on_condition_check_failure(refusal)
                     .customize()
-                    .interceptor(AttemptWatch(lost.clone()))
+                    .interceptor(lost.watch())
                     .send()
                     .await;
                 match sent.map_err(|e| e.into_service_error()) {
@@ -751,7 +750,7 @@ impl<E: ShardedEntity> Repo<E> {
             // Our own write recognised (exactly the item sent) succeeds; any other refusal
             // may be the lost attempt's doing.
             Ok(Sent::RefusedAfterLostAttempt(found)) => refusal(found.as_ref())
-                .map_err(|e| after_lost_attempt::<E>("PutItem", key.clone(), e)),
+                .map_err(|e| after_lost_attempt("PutItem", E::SCHEMA.entity, key.clone(), e)),
             Err(e) => Err(e),
         };
         // During a transition the transaction recorded the put and the delete (`transact`),
@@ -847,21 +846,6 @@ pub(super) enum Sent {
     /// As `Refused`, in an attempt the SDK sent after one that got no answer, which may have
     /// been applied: the refusal may be its doing ([`Error::WriteOutcomeUnknown`]).
     RefusedAfterLostAttempt(Option<Item>),
-}
-
-/// `error`, the refusal of a write's retry after an attempt without answer, as
-/// [`Error::WriteOutcomeUnknown`].
-fn after_lost_attempt<E: ShardedEntity>(
-    operation: &'static str,
-    key: ItemKeyDisplay,
-    error: Error,
-) -> Error {
-    Error::WriteOutcomeUnknown {
-        operation,
-        entity: E::SCHEMA.entity,
-        key,
-        last: Box::new(error),
-    }
 }
 
 /// Whether two items hold the same data apart from the attribute `except` (an item's two

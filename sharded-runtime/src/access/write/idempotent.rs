@@ -37,7 +37,7 @@ use aws_smithy_runtime_api::box_error::BoxError;
 use tokio::time::Instant;
 
 use crate::access::retry::{self, RetryPolicy};
-use crate::error::{is_throttling_code, Error};
+use crate::error::{is_throttling_code, Error, ItemKeyDisplay};
 
 /// How long DynamoDB remembers a `ClientRequestToken` after the request that first used it:
 /// within it, the identical request sent again is not applied again.
@@ -108,7 +108,7 @@ impl TokenRequest {
 #[derive(Debug, Default)]
 pub(crate) struct FirstSent {
     at: OnceLock<Instant>,
-    unknown: Arc<AtomicBool>,
+    unknown: LostAttempts,
     /// Set before each send, cleared when its answer comes: still set at the next send means
     /// the last one was dropped on its way, and may have been applied.
     in_flight: AtomicBool,
@@ -125,7 +125,7 @@ impl FirstSent {
     /// Whether any attempt so far got no answer, DynamoDB's own failure (a 5xx), or found an
     /// earlier send still in progress: the request may have been applied.
     pub(crate) fn outcome_unknown(&self) -> bool {
-        self.unknown.load(Ordering::SeqCst)
+        self.unknown.any()
     }
 
     /// Marks the request sent now, without sending it.
@@ -135,10 +135,66 @@ impl FirstSent {
     }
 }
 
+/// Whether any attempt of a request, the SDK's own retries included, left its outcome unknown
+/// (it got no answer, or DynamoDB failed on its side): a refusal after such an attempt may be
+/// the earlier attempt's own doing. A transaction's sends keep one in their [`FirstSent`]; a
+/// single-item conditional write keeps its own ([`Error::WriteOutcomeUnknown`](crate::Error::WriteOutcomeUnknown)).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct LostAttempts(Arc<AtomicBool>);
+
+impl LostAttempts {
+    /// The interceptor to put on the request (`.customize().interceptor(..)`).
+    pub(crate) fn watch(&self) -> AttemptWatch {
+        AttemptWatch(self.clone())
+    }
+
+    /// Whether an attempt so far left its outcome unknown.
+    pub(crate) fn any(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    fn mark(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// `refused`, a refusal of the write these attempts are of, as it is, or as
+    /// [`Error::WriteOutcomeUnknown`] when an attempt was lost ([`after_lost_attempt`]).
+    pub(crate) fn refusal(
+        &self,
+        operation: &'static str,
+        entity: &'static str,
+        key: &ItemKeyDisplay,
+        refused: Error,
+    ) -> Error {
+        if self.any() {
+            after_lost_attempt(operation, entity, key.clone(), refused)
+        } else {
+            refused
+        }
+    }
+}
+
+/// `refused`, the refusal of a write's attempt sent after one that got no answer, as
+/// [`Error::WriteOutcomeUnknown`]: the lost attempt may have been applied, and the refusal
+/// be its own doing.
+pub(crate) fn after_lost_attempt(
+    operation: &'static str,
+    entity: &'static str,
+    key: ItemKeyDisplay,
+    refused: Error,
+) -> Error {
+    Error::WriteOutcomeUnknown {
+        operation,
+        entity,
+        key,
+        last: Box::new(refused),
+    }
+}
+
 /// Watches every attempt of a send, the SDK's own retries included (our loop sees only the
-/// last of them): an attempt whose outcome is unknown is remembered in its [`FirstSent`].
+/// last of them): an attempt whose outcome is unknown is marked in its [`LostAttempts`].
 #[derive(Debug)]
-pub(crate) struct AttemptWatch(pub(crate) Arc<AtomicBool>);
+pub(crate) struct AttemptWatch(LostAttempts);
 
 impl Intercept for AttemptWatch {
     fn name(&self) -> &'static str {
@@ -174,7 +230,7 @@ impl Intercept for AttemptWatch {
             || server_failed
             || in_progress
         {
-            self.0.store(true, Ordering::SeqCst);
+            self.0.mark();
         }
         Ok(())
     }
@@ -194,7 +250,7 @@ pub(crate) async fn send(
     loop {
         let started = *first_sent.at.get_or_init(Instant::now);
         if first_sent.in_flight.swap(true, Ordering::SeqCst) {
-            first_sent.unknown.store(true, Ordering::SeqCst);
+            first_sent.unknown.mark();
         }
         let mut builder = client
             .transact_write_items()
@@ -205,7 +261,7 @@ pub(crate) async fn send(
         }
         let result = builder
             .customize()
-            .interceptor(AttemptWatch(first_sent.unknown.clone()))
+            .interceptor(first_sent.unknown.watch())
             .send()
             .await;
         first_sent.in_flight.store(false, Ordering::SeqCst);

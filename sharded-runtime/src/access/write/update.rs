@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::{
@@ -21,7 +20,7 @@ use crate::access::handle::{Handle, LayoutCheck};
 use crate::access::layouts::KeyState;
 use crate::access::layouts::Snapshot;
 use crate::access::placement::Placement;
-use crate::access::write::idempotent::AttemptWatch;
+use crate::access::write::idempotent::LostAttempts;
 use crate::access::write::write_rules::{
     existing_entity, expect_version, stamp_update, stored_version,
 };
@@ -271,9 +270,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
         let schema = E::SCHEMA;
         let _written = handle.writing(&built.placement);
         let mut attempts = 0;
-        // An attempt without answer that the SDK sent again: a refusal after it may be the
-        // earlier attempt's own doing.
-        let lost = Arc::new(AtomicBool::new(false));
+        let lost = LostAttempts::default();
         let result = loop {
             // During a transition, an item still at its previous place is moved to its current
             // place first, so the update changes it there (instead of finding no item) and no
@@ -303,7 +300,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
                     handle.stats().map(|_| ReturnConsumedCapacity::Indexes),
                 )
                 .customize()
-                .interceptor(AttemptWatch(lost.clone()))
+                .interceptor(lost.watch())
                 .send()
                 .await;
             // Refused because a writer a phase apart (a per-key layout changing) moved the
@@ -339,18 +336,7 @@ impl<E: ShardedEntity + GsiRewrite> Update<E> {
                     _ => None,
                 };
                 let key = describe_key(schema, &built.key);
-                let refusal = |error: Error| {
-                    if lost.load(Ordering::SeqCst) {
-                        Error::WriteOutcomeUnknown {
-                            operation: "UpdateItem",
-                            entity: schema.entity,
-                            key: key.clone(),
-                            last: Box::new(error),
-                        }
-                    } else {
-                        error
-                    }
-                };
+                let refusal = |error| lost.refusal("UpdateItem", schema.entity, &key, error);
                 match current {
                     Some(current) => Err(refusal(match (schema.version, built.expected_version) {
                         (Some(attribute), Some(expected))
